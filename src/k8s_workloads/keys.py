@@ -1,0 +1,125 @@
+"""Workload identities: which task instance or callback a pod runs.
+
+Keys are frozen value objects validated at construction, so an invalid key never exists.
+Unlike Airflow's ``TaskInstanceKey`` (a named tuple) a key here equals only a key of the
+same kind with the same fields: never a plain tuple, never a string, and a task key never
+equals a callback key. That is what lets executors keep both kinds in one ``running`` set
+without "if it is not a task it must be a callback" reasoning (apache/airflow#66973).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    _Validator = Callable[[object, attrs.Attribute[Any], object], None]
+
+__all__ = [
+    "CallbackKey",
+    "InvalidKey",
+    "TaskInstanceKey",
+    "WorkloadKey",
+]
+
+
+class InvalidKey(ValueError):
+    """A workload key field has a value no workload can have."""
+
+
+def _non_empty_str(owner: str) -> _Validator:
+    def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if not isinstance(value, str) or not value:
+            raise InvalidKey(f"{owner}.{attribute.name} must be a non-empty string, got {value!r}")
+
+    return check
+
+
+def _optional_run_id(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    # The provider writes no run_id annotation for an empty run id, so "" could never
+    # round-trip through a pod; None is the one spelling of "no run id".
+    if value is not None and (not isinstance(value, str) or not value):
+        raise InvalidKey(
+            f"TaskInstanceKey.run_id must be a non-empty string or None, got {value!r}"
+        )
+
+
+def _int_at_least(owner: str, minimum: int) -> _Validator:
+    def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise InvalidKey(f"{owner}.{attribute.name} must be an int >= {minimum}, got {value!r}")
+
+    return check
+
+
+@attrs.frozen(repr=True)
+class TaskInstanceKey:
+    """Identity of one try of one (possibly mapped) task instance.
+
+    ``map_index`` is -1 for an unmapped task, as in Airflow. ``run_id`` is None only for
+    keys of pods that carried no run id (Airflow 2 pods decoded without a database).
+    """
+
+    dag_id: str = attrs.field(validator=_non_empty_str("TaskInstanceKey"))
+    task_id: str = attrs.field(validator=_non_empty_str("TaskInstanceKey"))
+    run_id: str | None = attrs.field(validator=_optional_run_id)
+    try_number: int = attrs.field(default=1, validator=_int_at_least("TaskInstanceKey", 0))
+    map_index: int = attrs.field(default=-1, validator=_int_at_least("TaskInstanceKey", -1))
+
+    @property
+    def primary(self) -> tuple[str, str, str | None, int]:
+        """The key without its try number, as Airflow's ``primary``: (dag, task, run, map)."""
+        return (self.dag_id, self.task_id, self.run_id, self.map_index)
+
+    def with_try_number(self, try_number: int) -> TaskInstanceKey:
+        """A copy of this key for another try."""
+        return attrs.evolve(self, try_number=try_number)
+
+    def as_tuple(self) -> tuple[str, str, str | None, int, int]:
+        """The five fields in Airflow's positional order, for interop with its named tuple."""
+        return (self.dag_id, self.task_id, self.run_id, self.try_number, self.map_index)
+
+    @classmethod
+    def from_tuple(cls, fields: Sequence[Any]) -> TaskInstanceKey:
+        """Build from Airflow's positional ``(dag_id, task_id, run_id, try_number, map_index)``."""
+        if isinstance(fields, (str, bytes)) or len(fields) != 5:
+            raise InvalidKey(
+                "a task instance key tuple has five fields "
+                f"(dag_id, task_id, run_id, try_number, map_index), got {fields!r}"
+            )
+        dag_id, task_id, run_id, try_number, map_index = fields
+        return cls(dag_id, task_id, run_id, try_number, map_index)
+
+
+def _canonical_uuid(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    # Airflow coerces callback ids to ``str(uuid)``; anything else would make pod names,
+    # annotations and equality depend on how the id happened to be spelled.
+    if not isinstance(value, str):
+        raise InvalidKey(f"CallbackKey.id must be a UUID string, got {value!r}")
+    try:
+        canonical = str(uuid.UUID(value))
+    except ValueError:
+        raise InvalidKey(f"CallbackKey.id must be a UUID string, got {value!r}") from None
+    if canonical != value:
+        raise InvalidKey(
+            f"CallbackKey.id must be a canonical (lower-case, hyphenated) UUID: "
+            f"got {value!r}, expected {canonical!r}"
+        )
+
+
+@attrs.frozen(repr=True)
+class CallbackKey:
+    """Identity of one callback workload (an Airflow ``ExecuteCallback``), by its UUID."""
+
+    id: str = attrs.field(validator=_canonical_uuid)
+
+    def __str__(self) -> str:
+        return self.id
+
+
+WorkloadKey: TypeAlias = TaskInstanceKey | CallbackKey
+"""Either kind of workload key; narrow with ``isinstance``."""

@@ -1,0 +1,212 @@
+"""Workload states, the executor's pseudo-states, and typed job/result records.
+
+The values are Airflow's strings, but the enums are plain :class:`enum.Enum` rather than
+``str`` subclasses: in Airflow ``CallbackState.FAILED == TaskInstanceState.FAILED ==
+"failed"``, which hides a callback result being handled as a task's. Here a state equals
+only itself; convert at the boundary with ``TaskInstanceState(value)`` / ``.value``.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypedDict, TypeVar, overload
+
+import attrs
+
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = [
+    "CALLBACK_ACTIVE_STATES",
+    "CALLBACK_TERMINAL_STATES",
+    "TASK_ADOPTABLE_STATES",
+    "TASK_FINISHED_STATES",
+    "TASK_UNFINISHED_STATES",
+    "CallbackJob",
+    "CallbackResult",
+    "CallbackState",
+    "ExecutorPseudoState",
+    "FailureDetails",
+    "KubernetesJob",
+    "KubernetesResult",
+    "TaskInstanceState",
+    "TaskJob",
+    "TaskResult",
+    "WorkloadResult",
+    "WorkloadState",
+    "state_class_for_key",
+]
+
+
+class TaskInstanceState(enum.Enum):
+    """Airflow's task instance states (``airflow.utils.state.TaskInstanceState``)."""
+
+    REMOVED = "removed"
+    SCHEDULED = "scheduled"
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCESS = "success"
+    RESTARTING = "restarting"
+    FAILED = "failed"
+    UP_FOR_RETRY = "up_for_retry"
+    UP_FOR_RESCHEDULE = "up_for_reschedule"
+    UPSTREAM_FAILED = "upstream_failed"
+    SKIPPED = "skipped"
+    DEFERRED = "deferred"
+
+
+class CallbackState(enum.Enum):
+    """Airflow 3.3's callback states (values fit the 10-character database column)."""
+
+    SCHEDULED = "scheduled"
+    PENDING = "pending"
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCESS = "success"
+    FAILED = "failed"
+
+
+TASK_FINISHED_STATES: frozenset[TaskInstanceState] = frozenset(
+    {
+        TaskInstanceState.SUCCESS,
+        TaskInstanceState.FAILED,
+        TaskInstanceState.SKIPPED,
+        TaskInstanceState.UPSTREAM_FAILED,
+        TaskInstanceState.REMOVED,
+    }
+)
+"""Airflow's ``State.finished``."""
+
+TASK_UNFINISHED_STATES: frozenset[TaskInstanceState | None] = frozenset(
+    {
+        None,
+        TaskInstanceState.SCHEDULED,
+        TaskInstanceState.QUEUED,
+        TaskInstanceState.RUNNING,
+        TaskInstanceState.RESTARTING,
+        TaskInstanceState.UP_FOR_RETRY,
+        TaskInstanceState.UP_FOR_RESCHEDULE,
+        TaskInstanceState.DEFERRED,
+    }
+)
+"""Airflow's ``State.unfinished`` (``None``, "no state yet", included as upstream)."""
+
+TASK_ADOPTABLE_STATES: frozenset[TaskInstanceState] = frozenset(
+    {TaskInstanceState.QUEUED, TaskInstanceState.RUNNING, TaskInstanceState.RESTARTING}
+)
+"""Task states whose pods a restarted scheduler may adopt."""
+
+CALLBACK_ACTIVE_STATES: frozenset[CallbackState] = frozenset(
+    {CallbackState.PENDING, CallbackState.QUEUED, CallbackState.RUNNING}
+)
+"""Callback states from which an executor result may still move the callback."""
+
+CALLBACK_TERMINAL_STATES: frozenset[CallbackState] = frozenset(
+    {CallbackState.SUCCESS, CallbackState.FAILED}
+)
+"""Callback states that are final and must never be overwritten."""
+
+
+class ExecutorPseudoState(enum.Enum):
+    """Results that are not a workload state but tell the executor what happened.
+
+    Airflow passes these through the same ``state`` slot as strings or ``None``; here
+    they are their own type so they cannot be mistaken for a workload state.
+    """
+
+    ADOPTED = "adopted"
+    """The pod is now owned by another scheduler: free the slot, emit nothing."""
+    COMPLETED = "completed"
+    """An adopted pod that had already Succeeded: only clean it up."""
+    LOOKUP = "lookup"
+    """The pod Succeeded; read the workload's real state from Airflow (upstream ``None``)."""
+
+
+WorkloadState: TypeAlias = TaskInstanceState | CallbackState
+
+
+class FailureDetails(TypedDict, total=False):
+    """Why a pod failed, as the provider's ``FailureDetails`` (every key optional)."""
+
+    pod_status: str | None
+    pod_reason: str | None
+    pod_message: str | None
+    container_state: str | None
+    container_reason: str | None
+    container_message: str | None
+    exit_code: int | None
+    container_type: Literal["init", "main"] | None
+    container_name: str | None
+
+
+K = TypeVar("K", TaskInstanceKey, CallbackKey)
+S = TypeVar("S", TaskInstanceState, CallbackState)
+
+
+@attrs.frozen
+class KubernetesJob(Generic[K]):
+    """A workload waiting for its pod to be created.
+
+    ``command`` is the container ``args``; ``pod_override`` a pod manifest (or None);
+    ``pod_template_file`` a template path chosen for this workload (or None);
+    ``kube_image`` an image chosen for this workload's queue (or None).
+    """
+
+    key: K
+    command: tuple[str, ...] = attrs.field(converter=tuple)
+    pod_override: Mapping[str, Any] | None = None
+    pod_template_file: str | None = None
+    kube_image: str | None = None
+
+
+TaskJob: TypeAlias = KubernetesJob[TaskInstanceKey]
+CallbackJob: TypeAlias = KubernetesJob[CallbackKey]
+
+
+@attrs.frozen
+class KubernetesResult(Generic[K, S]):
+    """What the watcher learned about one workload's pod.
+
+    Use the concrete :class:`TaskResult` and :class:`CallbackResult`: mypy then knows
+    that a callback result's ``state`` is a :class:`CallbackState` (or a pseudo-state)
+    and ``isinstance`` narrows a :data:`WorkloadResult`.
+    """
+
+    key: K
+    state: S | ExecutorPseudoState
+    pod_name: str
+    namespace: str
+    resource_version: str
+    failure_details: FailureDetails | None = None
+
+
+@attrs.frozen
+class TaskResult(KubernetesResult[TaskInstanceKey, TaskInstanceState]):
+    """A result for a task instance pod."""
+
+
+@attrs.frozen
+class CallbackResult(KubernetesResult[CallbackKey, CallbackState]):
+    """A result for a callback pod."""
+
+
+WorkloadResult: TypeAlias = TaskResult | CallbackResult
+
+
+@overload
+def state_class_for_key(key: TaskInstanceKey) -> type[TaskInstanceState]: ...
+@overload
+def state_class_for_key(key: CallbackKey) -> type[CallbackState]: ...
+def state_class_for_key(key: WorkloadKey) -> type[TaskInstanceState | CallbackState]:
+    """The state enum a workload of this key moves through.
+
+    Raises :class:`TypeError` for anything that is not a workload key, as Airflow's
+    ``state_class_for_key`` does.
+    """
+    if isinstance(key, TaskInstanceKey):
+        return TaskInstanceState
+    if isinstance(key, CallbackKey):
+        return CallbackState
+    raise TypeError(f"Unknown workload key type: {type(key).__name__}")

@@ -1,0 +1,305 @@
+"""The Kubernetes naming and size rules the API server enforces, as plain functions.
+
+Schema validators (``kubernetes-validate``, kubeconform) check types only: a pod named
+``Bad_Name!`` with a 100-character label value passes them. These are the rules from
+``k8s.io/apimachinery/pkg/util/validation/validation.go`` and
+``pkg/api/validation/objectmeta.go`` that they miss.
+
+Each ``*_errors`` function returns the violations it finds (empty when the value is
+valid); each violation is a typed :class:`NamingRuleViolation` that names the field.
+The ``is_*`` predicates are the fast boolean forms used on hot paths.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+__all__ = [
+    "DNS1123_LABEL_MAX_LENGTH",
+    "DNS1123_SUBDOMAIN_MAX_LENGTH",
+    "LABEL_VALUE_MAX_LENGTH",
+    "POD_NAME_MAX_LENGTH",
+    "TOTAL_ANNOTATION_SIZE_LIMIT_BYTES",
+    "AnnotationsTooLarge",
+    "DuplicateContainerName",
+    "InvalidAnnotationKey",
+    "InvalidDNS1123Label",
+    "InvalidDNS1123Subdomain",
+    "InvalidLabelKey",
+    "InvalidLabelValue",
+    "InvalidPodName",
+    "NamingRuleViolation",
+    "annotation_errors",
+    "container_name_errors",
+    "dns1123_label_errors",
+    "dns1123_subdomain_errors",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_label_value",
+    "label_errors",
+    "label_key_errors",
+    "label_value_errors",
+    "pod_name_errors",
+]
+
+DNS1123_LABEL_MAX_LENGTH = 63
+"""``validation.DNS1123LabelMaxLength``."""
+DNS1123_SUBDOMAIN_MAX_LENGTH = 253
+"""``validation.DNS1123SubdomainMaxLength``."""
+LABEL_VALUE_MAX_LENGTH = 63
+"""``validation.LabelValueMaxLength``; also the limit of a label key's name part."""
+POD_NAME_MAX_LENGTH = 63
+"""Pod names may be 253 long, but the kubelet cuts the hostname to 63 and Airflow looks
+pods up by it (apache/airflow#10292, #28237), so executor pods stay within 63."""
+TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024
+"""``TotalAnnotationSizeLimitB``: sum of key and value lengths in UTF-8 bytes."""
+
+# validation.go: dns1123LabelFmt.
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+# validation.go: dns1123SubdomainFmt (labels joined by dots).
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+# validation.go: qualifiedNameFmt, the name part of a label or annotation key.
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+# validation.go: labelValueFmt; the empty value is allowed.
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+class NamingRuleViolation(ValueError):
+    """A name, label or annotation breaks a Kubernetes validation rule."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        """Where the bad value sits, e.g. ``metadata.labels['dag_id']``."""
+
+
+class InvalidDNS1123Label(NamingRuleViolation):
+    """Not a DNS-1123 label (lower-case alphanumerics and '-', at most 63)."""
+
+
+class InvalidDNS1123Subdomain(NamingRuleViolation):
+    """Not a DNS-1123 subdomain (dot-separated DNS-1123 labels, at most 253)."""
+
+
+class InvalidPodName(NamingRuleViolation):
+    """Not a usable executor pod name (DNS-1123 subdomain of at most 63 characters)."""
+
+
+class InvalidLabelKey(NamingRuleViolation):
+    """Not a label key ([prefix/]name)."""
+
+
+class InvalidLabelValue(NamingRuleViolation):
+    """Not a label value (at most 63; alphanumerics at both ends, '-_.' between)."""
+
+
+class InvalidAnnotationKey(NamingRuleViolation):
+    """Not an annotation key (a label key once lower-cased)."""
+
+
+class AnnotationsTooLarge(NamingRuleViolation):
+    """Annotations exceed 256 KiB in total (keys plus values, UTF-8 bytes)."""
+
+
+class DuplicateContainerName(NamingRuleViolation):
+    """Two containers of one pod share a name."""
+
+
+def is_dns1123_label(value: str) -> bool:
+    """Whether ``value`` is a DNS-1123 label."""
+    return len(value) <= DNS1123_LABEL_MAX_LENGTH and _DNS1123_LABEL.fullmatch(value) is not None
+
+
+def is_dns1123_subdomain(value: str) -> bool:
+    """Whether ``value`` is a DNS-1123 subdomain."""
+    return (
+        len(value) <= DNS1123_SUBDOMAIN_MAX_LENGTH
+        and _DNS1123_SUBDOMAIN.fullmatch(value) is not None
+    )
+
+
+def is_label_value(value: str) -> bool:
+    """Whether ``value`` is a valid label value (the empty string is)."""
+    return len(value) <= LABEL_VALUE_MAX_LENGTH and _LABEL_VALUE.fullmatch(value) is not None
+
+
+def _not_a_string(
+    field: str, value: object, error: type[NamingRuleViolation]
+) -> list[NamingRuleViolation]:
+    return [error(field, f"must be a string, got {type(value).__name__}")]
+
+
+def dns1123_label_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
+    """Violations of the DNS-1123 label rule (namespaces, container names)."""
+    if not isinstance(value, str):
+        return _not_a_string(field, value, InvalidDNS1123Label)
+    if is_dns1123_label(value):
+        return []
+    if len(value) > DNS1123_LABEL_MAX_LENGTH:
+        return [InvalidDNS1123Label(field, f"{value!r} is longer than 63 characters")]
+    return [
+        InvalidDNS1123Label(
+            field,
+            f"{value!r} must consist of lower-case alphanumerics or '-' and start and end "
+            "with an alphanumeric",
+        )
+    ]
+
+
+def dns1123_subdomain_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
+    """Violations of the DNS-1123 subdomain rule."""
+    if not isinstance(value, str):
+        return _not_a_string(field, value, InvalidDNS1123Subdomain)
+    if is_dns1123_subdomain(value):
+        return []
+    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        return [InvalidDNS1123Subdomain(field, f"{value[:40]!r}... is longer than 253 characters")]
+    return [
+        InvalidDNS1123Subdomain(
+            field,
+            f"{value!r} must consist of lower-case alphanumerics, '-' or '.' and start and "
+            "end with an alphanumeric",
+        )
+    ]
+
+
+def pod_name_errors(value: object, *, field: str = "metadata.name") -> list[NamingRuleViolation]:
+    """Violations of the executor pod-name rule: DNS-1123 subdomain and at most 63 long."""
+    if not isinstance(value, str):
+        return _not_a_string(field, value, InvalidPodName)
+    if len(value) > POD_NAME_MAX_LENGTH:
+        return [InvalidPodName(field, f"{value!r} is longer than {POD_NAME_MAX_LENGTH} characters")]
+    if _DNS1123_SUBDOMAIN.fullmatch(value) is None:
+        return [
+            InvalidPodName(
+                field,
+                f"{value!r} must consist of lower-case alphanumerics, '-' or '.' and start "
+                "and end with an alphanumeric",
+            )
+        ]
+    return []
+
+
+def _key_errors(
+    key: str, *, field: str, error: type[NamingRuleViolation]
+) -> list[NamingRuleViolation]:
+    # validation.go IsQualifiedName: [prefix/]name, prefix a DNS-1123 subdomain.
+    parts = key.split("/")
+    if len(parts) == 1:
+        prefix, name = None, parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+    else:
+        return [error(field, f"{key!r} may contain at most one '/'")]
+    found: list[NamingRuleViolation] = []
+    if prefix is not None:
+        if not prefix:
+            found.append(error(field, f"{key!r} has an empty prefix before '/'"))
+        elif not is_dns1123_subdomain(prefix):
+            found.append(error(field, f"the prefix of {key!r} must be a DNS-1123 subdomain"))
+    if not name:
+        found.append(error(field, f"{key!r} has an empty name part"))
+    elif len(name) > LABEL_VALUE_MAX_LENGTH:
+        found.append(error(field, f"the name part of {key!r} is longer than 63 characters"))
+    elif _QUALIFIED_NAME.fullmatch(name) is None:
+        found.append(
+            error(
+                field,
+                f"the name part of {key!r} must consist of alphanumerics, '-', '_' or '.' "
+                "and start and end with an alphanumeric",
+            )
+        )
+    return found
+
+
+def label_key_errors(key: object, *, field: str) -> list[NamingRuleViolation]:
+    """Violations of the label-key rule."""
+    if not isinstance(key, str):
+        return _not_a_string(field, key, InvalidLabelKey)
+    return _key_errors(key, field=field, error=InvalidLabelKey)
+
+
+def label_value_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
+    """Violations of the label-value rule."""
+    if not isinstance(value, str):
+        return _not_a_string(field, value, InvalidLabelValue)
+    if is_label_value(value):
+        return []
+    if len(value) > LABEL_VALUE_MAX_LENGTH:
+        return [InvalidLabelValue(field, f"{value!r} is longer than 63 characters")]
+    return [
+        InvalidLabelValue(
+            field,
+            f"{value!r} must be empty or consist of alphanumerics, '-', '_' or '.' and start "
+            "and end with an alphanumeric",
+        )
+    ]
+
+
+def label_errors(
+    labels: object, *, field: str = "metadata.labels"
+) -> list[NamingRuleViolation]:
+    """Violations in a whole label mapping (keys and values)."""
+    if labels is None:
+        return []
+    if not isinstance(labels, Mapping):
+        return [InvalidLabelKey(field, f"must be a mapping, got {type(labels).__name__}")]
+    found: list[NamingRuleViolation] = []
+    for key, value in labels.items():
+        entry = f"{field}[{key!r}]"
+        found += label_key_errors(key, field=entry)
+        found += label_value_errors(value, field=entry)
+    return found
+
+
+def annotation_errors(
+    annotations: object, *, field: str = "metadata.annotations"
+) -> list[NamingRuleViolation]:
+    """Violations in an annotation mapping: key syntax, string values, total size."""
+    if annotations is None:
+        return []
+    if not isinstance(annotations, Mapping):
+        return [InvalidAnnotationKey(field, f"must be a mapping, got {type(annotations).__name__}")]
+    found: list[NamingRuleViolation] = []
+    total = 0
+    for key, value in annotations.items():
+        entry = f"{field}[{key!r}]"
+        if not isinstance(key, str):
+            found += _not_a_string(entry, key, InvalidAnnotationKey)
+            continue
+        # objectmeta.go ValidateAnnotations checks the lower-cased key.
+        found += _key_errors(key.lower(), field=entry, error=InvalidAnnotationKey)
+        if not isinstance(value, str):
+            found += _not_a_string(entry, value, InvalidAnnotationKey)
+            continue
+        # Go's len() counts bytes, not code points.
+        total += len(key.encode()) + len(value.encode())
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
+        found.append(
+            AnnotationsTooLarge(
+                field,
+                f"total size {total} bytes exceeds {TOTAL_ANNOTATION_SIZE_LIMIT_BYTES} bytes",
+            )
+        )
+    return found
+
+
+def container_name_errors(
+    names: Iterable[object], *, field: str = "spec.containers"
+) -> list[NamingRuleViolation]:
+    """Violations among a pod's container names: each a DNS-1123 label, all distinct.
+
+    Pass the names of containers, init containers and ephemeral containers together: the
+    API server requires uniqueness across all of them.
+    """
+    found: list[NamingRuleViolation] = []
+    seen: set[str] = set()
+    for index, name in enumerate(names):
+        entry = f"{field}[{index}].name"
+        found += dns1123_label_errors(name, field=entry)
+        if isinstance(name, str):
+            if name in seen:
+                found.append(DuplicateContainerName(entry, f"{name!r} is used twice"))
+            seen.add(name)
+    return found
