@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from k8s_workloads import __version__
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
-from k8s_workloads.compat import InvalidVersion, installed_airflow_version
+from k8s_workloads.compat import InvalidVersion, installed_airflow_version, release_tuple
 from k8s_workloads.keys import CallbackKey, WorkloadKey
 
 if TYPE_CHECKING:
@@ -71,6 +71,8 @@ def _decode(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -
     if labels is not None and not isinstance(labels, dict):
         raise UsageError("--labels: expected a JSON object")
     version = args.airflow_version or installed_airflow_version()
+    if version is not None:
+        release_tuple(version)  # a bad --airflow-version is a usage error, whatever the pod
     try:
         key = annotations_to_key(annotations, labels, airflow_version=version)
     except InvalidAnnotations as error:

@@ -16,7 +16,7 @@ import attrs
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
 __all__ = [
     "CALLBACK_ACTIVE_STATES",
@@ -145,6 +145,10 @@ K = TypeVar("K", TaskInstanceKey, CallbackKey)
 S = TypeVar("S", TaskInstanceState, CallbackState)
 
 
+def _str_tuple(command: Iterable[str]) -> tuple[str, ...]:
+    return tuple(command)
+
+
 @attrs.frozen
 class KubernetesJob(Generic[K]):
     """A workload waiting for its pod to be created.
@@ -155,7 +159,7 @@ class KubernetesJob(Generic[K]):
     """
 
     key: K
-    command: tuple[str, ...] = attrs.field(converter=tuple)
+    command: tuple[str, ...] = attrs.field(converter=_str_tuple)
     pod_override: Mapping[str, Any] | None = None
     pod_template_file: str | None = None
     kube_image: str | None = None

@@ -1,0 +1,346 @@
+"""Foundation benchmarks: import cost, label values and the annotation codec.
+
+    .venv-airflow/bin/python benchmarks/bench_foundation.py   # with the provider comparisons
+    .venv/bin/python benchmarks/bench_foundation.py           # our numbers only
+    ... bench_foundation.py --quick                           # fewer iterations
+
+Every target is a ratio or difference against a baseline measured in the same run, so
+the numbers mean the same on a laptop and on a 2-core CI machine. Nothing here asserts
+on timing: each target prints PASS or MISS and the script exits 0 whatever the numbers
+(it fails only if it cannot run at all, e.g. ``k8s_workloads`` is not importable).
+
+Targets:
+
+1. ``import k8s_workloads`` leaves ``kubernetes`` out of ``sys.modules`` and costs less
+   than 50 ms over a bare interpreter start (median of fresh subprocesses, same flags).
+2. ``make_safe_label_value`` is no slower per call than the provider's
+   (``airflow.providers.cncf.kubernetes.pod_generator``) on one mixed input set.
+3. ``annotations_to_key`` is no slower per call than the provider's
+   (``airflow.providers.cncf.kubernetes.kubernetes_helper_functions``) on task
+   annotations that carry a ``run_id``, so the provider never touches its database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import timeit
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from k8s_workloads import TaskInstanceKey, annotations_to_key, make_safe_label_value
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+IMPORT_BUDGET_MS = 50.0
+"""Target 1: what ``import k8s_workloads`` may add to the interpreter's own start-up."""
+RATIO_TARGET = 1.0
+"""Targets 2 and 3: ours / provider's time per call must not exceed this."""
+REPEATS = 5
+"""timeit repeats; the best (minimum) is reported, as the timeit docs recommend."""
+
+PROVIDER_LABELS_MODULE = "airflow.providers.cncf.kubernetes.pod_generator"
+PROVIDER_CODEC_MODULE = "airflow.providers.cncf.kubernetes.kubernetes_helper_functions"
+PROVIDER_MISSING = "provider not installed: comparison skipped; run with .venv-airflow/bin/python"
+
+RUN_ID = "manual__2026-06-07T01:50:23.457423+00:00"
+
+LABEL_INPUTS: tuple[str, ...] = (
+    # Valid and short: returned unchanged.
+    "example_dag",
+    "extract_orders",
+    "load-to-warehouse.v2",
+    "12345",
+    "True",
+    # Run ids: ':' and '+' are not allowed, so they are cleaned and hashed.
+    RUN_ID,
+    "scheduled__2026-06-07T00:00:00+00:00",
+    "backfill__2026-01-01T00:00:00+00:00",
+    "dataset_triggered__2026-06-07T01:50:23.457423+00:00",
+    # Short but invalid: spaces, slashes, non-ASCII, bad ends.
+    "my dag!",
+    "team/etl/daily",
+    "_private_task_",
+    "café_crème",
+    "---",
+    # Long: over 63 characters, valid characters and not.
+    "a_really_long_dag_identifier_that_keeps_going_well_past_the_label_value_limit",
+    "group.subgroup.task_with_a_name_long_enough_to_need_truncation_and_a_hash_suffix",
+    "x" * 64,
+    "nested/task/group/" * 6,
+)
+
+CODEC_INPUTS: tuple[dict[str, str], ...] = (
+    {"dag_id": "example_dag", "task_id": "extract_orders", "try_number": "1", "run_id": RUN_ID},
+    {
+        "dag_id": "warehouse_daily",
+        "task_id": "transform.clean_rows",
+        "try_number": "2",
+        "run_id": "scheduled__2026-06-07T00:00:00+00:00",
+    },
+    {
+        "dag_id": "fan_out",
+        "task_id": "process_partition",
+        "try_number": "1",
+        "map_index": "17",
+        "run_id": "manual__2026-06-07T01:50:23.457423+00:00",
+    },
+    {
+        "dag_id": "ml_training",
+        "task_id": "train_model",
+        "try_number": "3",
+        "map_index": "0",
+        "run_id": "dataset_triggered__2026-06-07T01:50:23.457423+00:00",
+    },
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    name: str
+    passed: bool | None
+    """None: not measured here (the provider is not installed)."""
+
+
+def _verdict(passed: bool | None) -> str:
+    if passed is None:
+        return "SKIP"
+    return "PASS" if passed else "MISS"
+
+
+def _header(title: str) -> None:
+    print()
+    print(title)
+    print("-" * len(title))
+
+
+# --------------------------------------------------------------------------- target 1
+
+
+def _run_python(code: str, flags: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - our own interpreter, fixed code
+        [sys.executable, *flags, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+def _wall_ms(code: str) -> float:
+    start = time.perf_counter()
+    _run_python(code)
+    return (time.perf_counter() - start) * 1000.0
+
+
+def _direct_external_imports(importtime_log: str) -> list[tuple[int, str, str]]:
+    """(cumulative µs, module, our importer) of non-k8s_workloads modules our modules import.
+
+    ``-X importtime`` lists a module after everything it imported, indented by two
+    spaces per level; each module appears once, under whichever imported it first.
+    """
+    pending: dict[int, list[tuple[str, int]]] = {}
+    found: list[tuple[int, str, str]] = []
+    for line in importtime_log.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        fields = line[len("import time:") :].split("|")
+        if len(fields) != 3 or not fields[1].strip().isdigit():
+            continue  # the header line
+        cumulative = int(fields[1])
+        name_field = fields[2].rstrip()
+        name = name_field.strip()
+        depth = (len(name_field) - len(name) - 1) // 2
+        children = pending.pop(depth + 1, [])
+        if name.split(".", 1)[0] == "k8s_workloads":
+            found.extend(
+                (child_us, child, name)
+                for child, child_us in children
+                if child.split(".", 1)[0] != "k8s_workloads"
+            )
+        pending.setdefault(depth, []).append((name, cumulative))
+    return sorted(found, reverse=True)
+
+
+def bench_import(runs: int) -> list[Outcome]:
+    _header(f"1. import k8s_workloads (median of {runs} fresh subprocesses each)")
+    print(f"interpreter: {sys.executable}")
+
+    leaked = _run_python("import k8s_workloads, sys; print('kubernetes' in sys.modules)")
+    kubernetes_loaded = leaked.stdout.strip() == "True"
+    print(
+        f"'kubernetes' in sys.modules after import: {kubernetes_loaded}"
+        f"  (target: False)  {_verdict(not kubernetes_loaded)}"
+    )
+
+    baseline_code = "pass"
+    import_code = "import k8s_workloads"
+    # One untimed run of each warms the file-system cache and writes any missing .pyc.
+    _wall_ms(baseline_code)
+    _wall_ms(import_code)
+    baseline: list[float] = []
+    imported: list[float] = []
+    for _ in range(runs):  # interleaved, so drift in machine load hits both alike
+        baseline.append(_wall_ms(baseline_code))
+        imported.append(_wall_ms(import_code))
+    base_ms = statistics.median(baseline)
+    import_ms = statistics.median(imported)
+    cost_ms = import_ms - base_ms
+    print(f'python -c "pass"                : {base_ms:8.1f} ms')
+    print(f'python -c "import k8s_workloads": {import_ms:8.1f} ms')
+    within = cost_ms < IMPORT_BUDGET_MS
+    print(
+        f"import cost (difference)        : {cost_ms:8.1f} ms"
+        f"  (target: < {IMPORT_BUDGET_MS:.0f} ms)  {_verdict(within)}"
+    )
+
+    if not within:
+        log = _run_python(import_code, ["-X", "importtime"]).stderr
+        heaviest = _direct_external_imports(log)[:6]
+        if heaviest:
+            print("heaviest modules our package imports (-X importtime, one run, cumulative):")
+            for micros, module, importer in heaviest:
+                print(f"  {micros / 1000.0:7.1f} ms  {module:<24} first imported by {importer}")
+
+    return [
+        Outcome("import: kubernetes not imported", not kubernetes_loaded),
+        Outcome(f"import: cost < {IMPORT_BUDGET_MS:.0f} ms", within),
+    ]
+
+
+# ----------------------------------------------------------------------- targets 2, 3
+
+
+def _load_provider(module: str, attribute: str) -> object | None:
+    try:
+        loaded = importlib.import_module(module)
+    except ImportError:
+        return None
+    found: object = getattr(loaded, attribute)
+    return found
+
+
+def _per_call_us(call: Callable[[], object], calls_per_loop: int, min_seconds: float) -> float:
+    """Best-of-REPEATS µs per call; ``call`` makes ``calls_per_loop`` calls each time."""
+    timer = timeit.Timer(call)
+    call()  # warm-up: first-call imports and caches are not what is measured
+    number = 1
+    while timer.timeit(number) < min_seconds:
+        number *= 2
+    best = min(timer.repeat(repeat=REPEATS, number=number))
+    return best / (number * calls_per_loop) * 1e6
+
+
+def _report_ratio(label: str, ours_us: float, provider_us: float | None) -> list[Outcome]:
+    print(f"ours      : {ours_us:8.3f} µs/call")
+    if provider_us is None:
+        print(PROVIDER_MISSING)
+        return [Outcome(f"{label}: ratio <= {RATIO_TARGET:.1f} (provider not installed)", None)]
+    ratio = ours_us / provider_us
+    passed = ratio <= RATIO_TARGET
+    print(f"provider  : {provider_us:8.3f} µs/call")
+    print(
+        f"ratio     : {ratio:8.3f}  (ours / provider; target: <= {RATIO_TARGET:.1f})"
+        f"  {_verdict(passed)}"
+    )
+    return [Outcome(f"{label}: ratio <= {RATIO_TARGET:.1f}", passed)]
+
+
+def bench_labels(min_seconds: float) -> list[Outcome]:
+    inputs = LABEL_INPUTS
+    _header(f"2. make_safe_label_value ({len(inputs)} mixed inputs, best of {REPEATS})")
+
+    def ours() -> None:
+        for value in inputs:
+            make_safe_label_value(value)
+
+    ours_us = _per_call_us(ours, len(inputs), min_seconds)
+
+    provider = _load_provider(PROVIDER_LABELS_MODULE, "make_safe_label_value")
+    provider_us: float | None = None
+    if provider is not None:
+        theirs_fn = cast("Callable[[str], str]", provider)
+
+        def theirs() -> None:
+            for value in inputs:
+                theirs_fn(value)
+
+        provider_us = _per_call_us(theirs, len(inputs), min_seconds)
+        same = sum(make_safe_label_value(value) == theirs_fn(value) for value in inputs)
+        print(f"same output as the provider on {same}/{len(inputs)} inputs (info)")
+    return _report_ratio("make_safe_label_value", ours_us, provider_us)
+
+
+def bench_codec(min_seconds: float) -> list[Outcome]:
+    inputs: tuple[Mapping[str, str], ...] = CODEC_INPUTS
+    sets = f"{len(inputs)} task annotation sets with run_id"
+    _header(f"3. annotations_to_key ({sets}, best of {REPEATS})")
+
+    def ours() -> None:
+        for annotations in inputs:
+            annotations_to_key(annotations)
+
+    ours_us = _per_call_us(ours, len(inputs), min_seconds)
+
+    provider = _load_provider(PROVIDER_CODEC_MODULE, "annotations_to_key")
+    provider_us: float | None = None
+    if provider is not None:
+        # Takes a dict; returns Airflow's TaskInstanceKey, a named tuple of the same fields.
+        theirs_fn = cast("Callable[[Mapping[str, str]], tuple[object, ...]]", provider)
+
+        def theirs() -> None:
+            for annotations in inputs:
+                theirs_fn(annotations)
+
+        provider_us = _per_call_us(theirs, len(inputs), min_seconds)
+        same = 0
+        for annotations in inputs:
+            key = annotations_to_key(annotations)
+            if isinstance(key, TaskInstanceKey):
+                same += key.as_tuple() == tuple(theirs_fn(annotations))
+        print(f"same key as the provider on {same}/{len(inputs)} inputs (info)")
+    return _report_ratio("annotations_to_key", ours_us, provider_us)
+
+
+# ------------------------------------------------------------------------------ main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Print the foundation's performance targets as PASS/MISS (never fails)."
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer subprocesses and shorter timing loops (noisier numbers)",
+    )
+    args = parser.parse_args(argv)
+    import_runs = 5 if args.quick else 15
+    min_seconds = 0.05 if args.quick else 0.2
+
+    print(f"python {platform.python_version()} ({sys.executable})")
+    print(f"cpus: {os.cpu_count()}, mode: {'quick' if args.quick else 'full'}")
+
+    outcomes = [*bench_import(import_runs), *bench_labels(min_seconds), *bench_codec(min_seconds)]
+
+    _header("Summary")
+    for outcome in outcomes:
+        print(f"{_verdict(outcome.passed)}  {outcome.name}")
+    measured = [outcome for outcome in outcomes if outcome.passed is not None]
+    met = sum(bool(outcome.passed) for outcome in measured)
+    skipped = len(outcomes) - len(measured)
+    print(
+        f"{met}/{len(measured)} measured targets met, {skipped} skipped"
+        " (timings are printed, never asserted)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

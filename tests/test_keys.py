@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import pickle
+import uuid
+
+import attrs
+import pytest
+from hypothesis import given
+
+from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey
+from tests.strategies import callback_keys, task_keys
+
+CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
+
+
+def test_task_key_defaults_match_airflow() -> None:
+    key = TaskInstanceKey("dag", "task", "run")
+    assert key.try_number == 1
+    assert key.map_index == -1
+
+
+def test_task_key_primary_and_with_try_number() -> None:
+    key = TaskInstanceKey("dag", "task", "run", 3, 5)
+    assert key.primary == ("dag", "task", "run", 5)
+    retry = key.with_try_number(4)
+    assert retry == TaskInstanceKey("dag", "task", "run", 4, 5)
+    assert key.try_number == 3  # the original is unchanged
+
+
+def test_task_key_is_frozen() -> None:
+    key = TaskInstanceKey("dag", "task", "run")
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        key.dag_id = "other"  # type: ignore[misc]
+
+
+def test_task_key_never_equals_tuple_string_or_callback_key() -> None:
+    key = TaskInstanceKey("dag", "task", "run", 1, -1)
+    assert key != ("dag", "task", "run", 1, -1)  # type: ignore[comparison-overlap]
+    assert key.as_tuple() == ("dag", "task", "run", 1, -1)
+    assert key != "dag"  # type: ignore[comparison-overlap]
+    callback = CallbackKey(CALLBACK_ID)
+    assert callback != CALLBACK_ID  # type: ignore[comparison-overlap]
+    assert key != callback  # type: ignore[comparison-overlap]
+    assert len({key, callback, CALLBACK_ID, key.as_tuple()}) == 4
+
+
+def test_from_tuple_round_trip_and_errors() -> None:
+    key = TaskInstanceKey.from_tuple(("dag", "task", "run", 2, 0))
+    assert key == TaskInstanceKey("dag", "task", "run", 2, 0)
+    with pytest.raises(InvalidKey, match="five fields"):
+        TaskInstanceKey.from_tuple(("dag", "task"))
+    with pytest.raises(InvalidKey, match="five fields"):
+        TaskInstanceKey.from_tuple("abcde")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"dag_id": ""}, "dag_id"),
+        ({"dag_id": 5}, "dag_id"),
+        ({"task_id": ""}, "task_id"),
+        ({"run_id": ""}, "run_id"),
+        ({"run_id": 7}, "run_id"),
+        ({"try_number": -1}, "try_number"),
+        ({"try_number": True}, "try_number"),
+        ({"try_number": "1"}, "try_number"),
+        ({"map_index": -2}, "map_index"),
+        ({"map_index": 1.5}, "map_index"),
+    ],
+)
+def test_task_key_rejects_bad_fields_naming_them(kwargs: dict[str, object], field: str) -> None:
+    fields: dict[str, object] = {"dag_id": "d", "task_id": "t", "run_id": "r"} | kwargs
+    with pytest.raises(InvalidKey, match=rf"TaskInstanceKey\.{field} "):
+        TaskInstanceKey(**fields)  # type: ignore[arg-type]
+
+
+def test_run_id_may_be_none() -> None:
+    assert TaskInstanceKey("d", "t", None).run_id is None
+
+
+def test_callback_key_str_is_its_id() -> None:
+    key = CallbackKey(CALLBACK_ID)
+    assert str(key) == CALLBACK_ID
+    assert key == CallbackKey(CALLBACK_ID)
+    assert hash(key) == hash(CallbackKey(CALLBACK_ID))
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "not-a-uuid", CALLBACK_ID.upper(), CALLBACK_ID.replace("-", ""), 5, None]
+)
+def test_callback_key_requires_canonical_uuid(bad: object) -> None:
+    with pytest.raises(InvalidKey, match=r"CallbackKey\.id"):
+        CallbackKey(bad)  # type: ignore[arg-type]
+
+
+@given(task_keys())
+def test_task_keys_hash_consistently_and_pickle(key: TaskInstanceKey) -> None:
+    clone = TaskInstanceKey(*key.as_tuple())
+    assert clone == key
+    assert hash(clone) == hash(key)
+    assert pickle.loads(pickle.dumps(key)) == key  # noqa: S301 - our own bytes
+
+
+@given(callback_keys())
+def test_callback_keys_accept_every_uuid(key: CallbackKey) -> None:
+    assert str(uuid.UUID(key.id)) == key.id
+    assert pickle.loads(pickle.dumps(key)) == key  # noqa: S301 - our own bytes

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import pytest
+
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from k8s_workloads.states import (
+    CALLBACK_ACTIVE_STATES,
+    CALLBACK_TERMINAL_STATES,
+    TASK_ADOPTABLE_STATES,
+    TASK_FINISHED_STATES,
+    TASK_UNFINISHED_STATES,
+    CallbackResult,
+    CallbackState,
+    ExecutorPseudoState,
+    KubernetesJob,
+    TaskInstanceState,
+    TaskResult,
+    state_class_for_key,
+)
+
+CALLBACK = CallbackKey("019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e")
+TASK = TaskInstanceKey("dag", "task", "run")
+
+
+def test_values_are_airflows_strings() -> None:
+    assert {s.value for s in TaskInstanceState} == {
+        "removed", "scheduled", "queued", "running", "success", "restarting", "failed",
+        "up_for_retry", "up_for_reschedule", "upstream_failed", "skipped", "deferred",
+    }  # fmt: skip
+    assert {s.value for s in CallbackState} == {
+        "scheduled", "pending", "queued", "running", "success", "failed",
+    }  # fmt: skip
+    # The database column for callback states is String(10).
+    assert max(len(s.value) for s in CallbackState) <= 10
+
+
+def test_states_of_different_kinds_never_compare_equal() -> None:
+    assert CallbackState.FAILED != TaskInstanceState.FAILED  # type: ignore[comparison-overlap]
+    assert TaskInstanceState.FAILED != "failed"  # type: ignore[comparison-overlap]
+    assert ExecutorPseudoState.ADOPTED != "adopted"  # type: ignore[comparison-overlap]
+    assert CallbackState.FAILED.value == TaskInstanceState.FAILED.value == "failed"
+
+
+def test_groups() -> None:
+    assert {CallbackState.PENDING, CallbackState.QUEUED, CallbackState.RUNNING} == (
+        CALLBACK_ACTIVE_STATES
+    )
+    assert {CallbackState.SUCCESS, CallbackState.FAILED} == CALLBACK_TERMINAL_STATES
+    assert not CALLBACK_ACTIVE_STATES & CALLBACK_TERMINAL_STATES
+    assert CallbackState.SCHEDULED not in CALLBACK_ACTIVE_STATES | CALLBACK_TERMINAL_STATES
+    assert not TASK_FINISHED_STATES & TASK_UNFINISHED_STATES
+    assert set(TaskInstanceState) | {None} == TASK_FINISHED_STATES | TASK_UNFINISHED_STATES
+    assert TASK_ADOPTABLE_STATES <= TASK_UNFINISHED_STATES
+
+
+def test_state_class_for_key() -> None:
+    assert state_class_for_key(TASK) is TaskInstanceState
+    assert state_class_for_key(CALLBACK) is CallbackState
+    with pytest.raises(TypeError, match="Unknown workload key type: tuple"):
+        state_class_for_key(TASK.as_tuple())  # type: ignore[call-overload]
+
+
+def test_records_hold_typed_values() -> None:
+    job = KubernetesJob(CALLBACK, ["python", "-m", "x"])
+    assert job.command == ("python", "-m", "x")
+    assert job.pod_override is None
+    result = CallbackResult(CALLBACK, CallbackState.SUCCESS, "pod", "ns", "12")
+    assert result.failure_details is None
+    task_result = TaskResult(TASK, ExecutorPseudoState.LOOKUP, "pod", "ns", "12")
+    assert task_result != result  # type: ignore[comparison-overlap]
+    assert type(task_result).__mro__[1].__name__ == "KubernetesResult"

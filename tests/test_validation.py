@@ -1,0 +1,148 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from k8s_workloads.validation import (
+    TOTAL_ANNOTATION_SIZE_LIMIT_BYTES,
+    AnnotationsTooLarge,
+    DuplicateContainerName,
+    InvalidAnnotationKey,
+    InvalidDNS1123Label,
+    InvalidDNS1123Subdomain,
+    InvalidLabelKey,
+    InvalidLabelValue,
+    InvalidPodName,
+    annotation_errors,
+    container_name_errors,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_label_value,
+    label_errors,
+    label_key_errors,
+    label_value_errors,
+    pod_name_errors,
+)
+
+# Independent spellings of the apimachinery rules, used as oracles.
+DNS_LABEL = re.compile(r"\A[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+LABEL_VALUE = re.compile(r"\A(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
+
+
+@pytest.mark.parametrize("value", ["a", "a-b", "0", "abc123", "a" * 63])
+def test_valid_dns_labels(value: str) -> None:
+    assert is_dns1123_label(value)
+    assert dns1123_label_errors(value, field="f") == []
+
+
+@pytest.mark.parametrize("value", ["", "-a", "a-", "A", "a_b", "a.b", "a" * 64, "ü", "a\n"])
+def test_invalid_dns_labels_name_the_field(value: str) -> None:
+    assert not is_dns1123_label(value)
+    (error,) = dns1123_label_errors(value, field="spec.containers[0].name")
+    assert isinstance(error, InvalidDNS1123Label)
+    assert isinstance(error, ValueError)
+    assert error.field == "spec.containers[0].name"
+    assert str(error).startswith("spec.containers[0].name: ")
+
+
+def test_dns_subdomain() -> None:
+    assert is_dns1123_subdomain("a.b-c.d")
+    assert not is_dns1123_subdomain("a..b")
+    assert not is_dns1123_subdomain("a.-b")
+    assert not is_dns1123_subdomain("a" * 254)
+    assert is_dns1123_subdomain("a" * 253)
+    (error,) = dns1123_subdomain_errors("Bad_Name!", field="metadata.name")
+    assert isinstance(error, InvalidDNS1123Subdomain)
+
+
+def test_pod_names_stay_within_63() -> None:
+    assert pod_name_errors("task-id-abcdefgh") == []
+    (error,) = pod_name_errors("a" * 64)
+    assert isinstance(error, InvalidPodName)
+    assert "longer than 63" in str(error)
+    (error,) = pod_name_errors("Bad_Name!")
+    assert error.field == "metadata.name"
+    (error,) = pod_name_errors(None)
+    assert "must be a string" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("key", "valid"),
+    [
+        ("dag_id", True),
+        ("airflow-worker", True),
+        ("app.kubernetes.io/name", True),
+        ("example.com/a.b_c-d", True),
+        ("/name", False),
+        ("a/b/c", False),
+        ("Example.com/name", False),
+        ("example.com/", False),
+        ("-name", False),
+        ("n" * 63, True),
+        ("n" * 64, False),
+        ("", False),
+    ],
+)
+def test_label_keys(key: str, *, valid: bool) -> None:
+    errors = label_key_errors(key, field="k")
+    assert (errors == []) is valid
+    assert all(isinstance(e, InvalidLabelKey) for e in errors)
+
+
+def test_label_values_and_mappings() -> None:
+    assert label_value_errors("", field="v") == []
+    assert label_value_errors("True", field="v") == []
+    (error,) = label_value_errors("-8a7ab20ec", field="v")
+    assert isinstance(error, InvalidLabelValue)
+    errors = label_errors({"good": "ok", "bad key!": "ok", "k": "x" * 64, "n": 5})
+    assert [e.field for e in errors] == [
+        "metadata.labels['bad key!']",
+        "metadata.labels['k']",
+        "metadata.labels['n']",
+    ]
+    assert label_errors(None) == []
+    (error,) = label_errors(["not", "a", "mapping"])
+    assert "must be a mapping" in str(error)
+
+
+def test_annotation_keys_are_checked_lower_cased() -> None:
+    # ValidateAnnotations lower-cases the key first, so an upper-case prefix is fine.
+    assert annotation_errors({"Example.COM/Key": "v"}) == []
+    (error,) = annotation_errors({"a/b/c": "v"})
+    assert isinstance(error, InvalidAnnotationKey)
+    (error,) = annotation_errors({"k": 5})
+    assert "must be a string" in str(error)
+
+
+def test_annotation_size_counts_utf8_bytes() -> None:
+    # 'é' is one code point but two bytes: a character count would let this through.
+    value = "é" * ((TOTAL_ANNOTATION_SIZE_LIMIT_BYTES // 2) - 1)
+    assert annotation_errors({"k": value}) == []
+    errors = annotation_errors({"k": value + "é"})
+    assert [type(e) for e in errors] == [AnnotationsTooLarge]
+    assert "262145 bytes" in str(errors[0])
+
+
+def test_container_names_unique_and_valid() -> None:
+    assert container_name_errors(["base", "sidecar"]) == []
+    errors = container_name_errors(["base", "Base_Container", "base"])
+    assert [type(e) for e in errors] == [InvalidDNS1123Label, DuplicateContainerName]
+    assert errors[1].field == "spec.containers[2].name"
+
+
+@given(st.text(max_size=80))
+def test_predicates_agree_with_independent_oracles(value: str) -> None:
+    assert is_dns1123_label(value) is bool(len(value) <= 63 and DNS_LABEL.match(value))
+    assert is_label_value(value) is bool(len(value) <= 63 and LABEL_VALUE.match(value))
+    assert (label_value_errors(value, field="v") == []) is is_label_value(value)
+
+
+@given(st.dictionaries(st.text(max_size=70), st.text(max_size=70), max_size=5))
+def test_error_functions_never_raise(labels: dict[str, str]) -> None:
+    for error in label_errors(labels) + annotation_errors(labels):
+        assert error.field.startswith("metadata.")

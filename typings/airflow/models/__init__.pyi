@@ -1,0 +1,1 @@
+# Package marker for airflow.models.taskinstancekey (see typings/airflow/__init__.pyi).
