@@ -266,6 +266,9 @@ def test_date_labels_case_23() -> None:
     assert label_safe_datestring_to_datetime("2020-08-24T00_00_00_plus_00_00") == aware
     with pytest.raises(InvalidDateLabel):
         label_safe_datestring_to_datetime("yesterday")
+    # A sub-second offset would be silently rounded by fromisoformat: refused instead.
+    with pytest.raises(InvalidDateLabel, match="same date"):
+        label_safe_datestring_to_datetime("2020-01-01T00_00_00_plus_00_00_00.000030")
 
 
 @given(st.datetimes() | st.datetimes(timezones=st.timezones()))
@@ -323,3 +326,18 @@ def test_selectors() -> None:
     assert callback_pods_selector(42).label_selector == (
         "airflow-workload-type=callback,airflow-worker=42"
     )
+
+
+# The provider's clean-up spelled as one regex with three alternatives (reference §3.2).
+PROVIDER_STYLE_CLEANUP = re.compile(r"^[^a-z0-9A-Z]*|[^a-zA-Z0-9_\-\.]|[^a-z0-9A-Z]*$")
+
+
+@given(st.one_of(hostile_text, label_alphabet_text, st.text(alphabet="-_.a\n:ü ", max_size=20)))
+def test_cleanup_keeps_the_same_characters_as_the_provider_regex(value: str) -> None:
+    cleaned = PROVIDER_STYLE_CLEANUP.sub("", value)
+    expected = cleaned if cleaned == value and len(value) <= 63 else None
+    safe = make_safe_label_value(value)
+    if expected is not None and cleaned:
+        assert safe == value
+    elif cleaned:
+        assert safe == f"{cleaned[:53]}-{safe[-9:]}"

@@ -11,7 +11,6 @@ callers that want it.
 from __future__ import annotations
 
 import re
-from importlib import metadata
 
 __all__ = [
     "CALLBACKS_MIN_VERSION",
@@ -95,6 +94,9 @@ def installed_airflow_version() -> str | None:
     Looks at ``apache-airflow-core`` (Airflow 3) and then ``apache-airflow``; None when
     neither is installed.
     """
+    # Deferred: importlib.metadata costs ~40 ms to import, and only this helper needs it.
+    from importlib import metadata  # noqa: PLC0415
+
     for distribution in ("apache-airflow-core", "apache-airflow"):
         try:
             return metadata.version(distribution)

@@ -93,10 +93,11 @@ ALL_NAMESPACES = "ALL_NAMESPACES"
 _HASH_LENGTH = 9
 _SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
 
-# The provider's clean-up: drop leading and trailing non-alphanumerics and every character
-# a label value may not hold. The same pattern keeps outputs byte-identical, including its
-# quirk that ``$`` also matches before a final newline.
-_LABEL_VALUE_CLEANUP = re.compile(r"^[^A-Za-z0-9]*|[^A-Za-z0-9_.\-]|[^A-Za-z0-9]*$")
+# The provider's clean-up drops the leading and trailing runs of non-alphanumerics and
+# every character a label value may not hold. Dropping the disallowed characters first and
+# then stripping '-', '_' and '.' from the ends keeps exactly the same characters (those
+# between the first and last ASCII alphanumeric), in one cheap pass each.
+_NOT_LABEL_VALUE_CHARS = re.compile(r"[^-A-Za-z0-9_.]+")
 
 
 class InvalidDateLabel(ValueError):
@@ -116,9 +117,9 @@ def make_safe_label_value(value: str) -> str:
     distinct. Where nothing alphanumeric is left the provider returns ``-<hash>``, which
     Kubernetes rejects; this returns ``<hash>`` alone.
     """
-    if len(value) <= LABEL_VALUE_MAX_LENGTH and is_label_value(value):
+    if is_label_value(value):
         return value
-    cleaned = _LABEL_VALUE_CLEANUP.sub("", value)
+    cleaned = _NOT_LABEL_VALUE_CHARS.sub("", value).strip("-_.")
     digest = _short_hash(value)
     if not cleaned:
         return digest
@@ -195,9 +196,14 @@ def label_safe_datestring_to_datetime(value: str) -> datetime.datetime:
     """The inverse of :func:`datetime_to_label_safe_datestring`."""
     text = value.replace("_plus_", "+").replace("_", ":")
     try:
-        return datetime.datetime.fromisoformat(text)
+        parsed = datetime.datetime.fromisoformat(text)
     except ValueError:
         raise InvalidDateLabel(f"not a label-safe date string: {value!r}") from None
+    # fromisoformat rounds some offsets (sub-second ones on 3.11); never return a date
+    # that would not write the same label back.
+    if datetime_to_label_safe_datestring(parsed) != value:
+        raise InvalidDateLabel(f"{value!r} does not read back to the same date")
+    return parsed
 
 
 def build_labels_for_k8s_executor_pod(

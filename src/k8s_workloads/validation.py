@@ -61,8 +61,11 @@ _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 # validation.go: qualifiedNameFmt, the name part of a label or annotation key.
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-# validation.go: labelValueFmt; the empty value is allowed.
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+# validation.go: labelValueFmt, (([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?, checked as
+# "allowed characters only" plus "alphanumeric at both ends": the same language without
+# the backtracking that makes the one-regex form slow to reject a long invalid value.
+_LABEL_VALUE_CHARS = re.compile(r"[-A-Za-z0-9_.]+")
+_NOT_ALNUM_ENDS = frozenset("-_.")
 
 
 class NamingRuleViolation(ValueError):
@@ -121,7 +124,14 @@ def is_dns1123_subdomain(value: str) -> bool:
 
 def is_label_value(value: str) -> bool:
     """Whether ``value`` is a valid label value (the empty string is)."""
-    return len(value) <= LABEL_VALUE_MAX_LENGTH and _LABEL_VALUE.fullmatch(value) is not None
+    if not value:
+        return True
+    return (
+        len(value) <= LABEL_VALUE_MAX_LENGTH
+        and _LABEL_VALUE_CHARS.fullmatch(value) is not None
+        and value[0] not in _NOT_ALNUM_ENDS
+        and value[-1] not in _NOT_ALNUM_ENDS
+    )
 
 
 def _not_a_string(
