@@ -1,0 +1,380 @@
+"""Worker pod manifests for task instances and callbacks.
+
+:func:`construct_task_pod` gives, for the same inputs, the manifest the provider's
+``PodGenerator.construct_pod`` followed by ``sanitize_for_serialization`` gives: the same
+name handling, image precedence, annotations, labels, ``base`` container and merge chain
+(template → dynamic pod → ``pod_override``). :func:`construct_callback_pod` builds the
+minimal pod for an Airflow 3.3 ``ExecuteCallback``. Both then apply an optional mutation
+hook and check that the identity the watcher decodes is still on the pod.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from k8s_workloads.compat import require_callback_support
+from k8s_workloads.keys import CallbackKey
+from k8s_workloads.labels import (
+    AIRFLOW_WORKER_LABEL,
+    CALLBACK_ID_ANNOTATION,
+    CALLBACK_WORKLOAD_TYPE,
+    DAG_ID_KEY,
+    KUBERNETES_EXECUTOR_LABEL,
+    LOGICAL_DATE_KEY,
+    MAP_INDEX_KEY,
+    RUN_ID_KEY,
+    TASK_ID_KEY,
+    TRUE_LABEL_VALUE,
+    TRY_NUMBER_KEY,
+    WORKLOAD_TYPE_LABEL,
+    add_unique_suffix,
+    build_labels_for_callback_pod,
+    build_labels_for_k8s_executor_pod,
+    make_safe_label_value,
+)
+from k8s_workloads.reconcile import (
+    Manifest,
+    PodReconciliationError,
+    clean_manifest,
+    merge_pair,
+)
+from k8s_workloads.validation import POD_NAME_MAX_LENGTH
+
+if TYPE_CHECKING:
+    import datetime
+    import random
+    from collections.abc import Sequence
+
+__all__ = [
+    "BASE_CONTAINER_NAME",
+    "EXECUTE_WORKLOAD_MODULE",
+    "EXECUTOR_POD_ENV",
+    "MutationHook",
+    "PodMutationHookError",
+    "callback_pod_name",
+    "construct_callback_pod",
+    "construct_task_pod",
+    "parse_callback_log_path",
+    "workload_command_args",
+]
+
+BASE_CONTAINER_NAME = "base"
+"""The worker container's name; the provider reads logs from it."""
+EXECUTOR_POD_ENV = {"name": "AIRFLOW_IS_K8S_EXECUTOR_POD", "value": "True"}
+EXECUTE_WORKLOAD_MODULE = "airflow.sdk.execution_time.execute_workload"
+
+MutationHook: TypeAlias = Callable[[Manifest], "Manifest | None"]
+"""Called with the final manifest; mutates it in place (returns None) or returns a new one.
+
+Wrap an Airflow-style ``pod_mutation_hook(V1Pod)`` with
+:func:`k8s_workloads.adapters.v1pod_mutation_hook`.
+"""
+
+
+class PodMutationHookError(ValueError):
+    """The mutation hook raised, or removed or changed the pod's identity."""
+
+
+def workload_command_args(workload_json: str | Mapping[str, Any]) -> list[str]:
+    """The container ``args`` that run one Airflow 3 workload (task or callback).
+
+    ``workload_json`` is the workload's JSON (``workload.model_dump_json()``), or a
+    mapping to serialise. The JSON carries the Execution API token: see
+    :mod:`k8s_workloads.payload` to keep it out of the pod spec.
+    """
+    if isinstance(workload_json, Mapping):
+        text = json.dumps(workload_json, separators=(",", ":"))
+    elif isinstance(workload_json, str):
+        text = workload_json
+    else:
+        raise TypeError(
+            f"workload_json must be a JSON string or a mapping, got {type(workload_json).__name__}"
+        )
+    return ["python", "-m", EXECUTE_WORKLOAD_MODULE, "--json-string", text]
+
+
+# executor_callbacks/<dag_id>/<run_id>/<callback uuid>, as Airflow 3.3 writes log paths of
+# callbacks; run ids may hold '/' in theory, dag ids may not.
+_CALLBACK_LOG_PATH = re.compile(
+    r"(?:.*/)?executor_callbacks/(?P<dag_id>[^/]+)/(?P<run_id>.+)/(?P<callback_id>[^/]+?)(?:\.log)?"
+)
+
+
+def parse_callback_log_path(log_path: str | None) -> tuple[str, str, str] | None:
+    """(dag_id, run_id, callback_id) from a callback's log path, or None if it is not one."""
+    if not log_path:
+        return None
+    match = _CALLBACK_LOG_PATH.fullmatch(log_path)
+    if match is None:
+        return None
+    return match["dag_id"], match["run_id"], match["callback_id"]
+
+
+def _base_pod(base_worker_pod: Mapping[str, Any] | None) -> Manifest:
+    if base_worker_pod is None:
+        return {}
+    pod = clean_manifest(base_worker_pod, where="base_worker_pod")
+    if not isinstance(pod, dict):
+        raise PodReconciliationError(
+            f"base_worker_pod must be an object, got {type(base_worker_pod).__name__}"
+        )
+    return pod
+
+
+def _override_image(pod_override: Manifest | None) -> str | None:
+    # The provider reads pod_override.spec.containers[0].image inside a bare try.
+    try:
+        image = pod_override["spec"]["containers"][0]["image"]  # type: ignore[index]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return image if isinstance(image, str) and image else None
+
+
+def _apply_hook(manifest: Manifest, hook: MutationHook | None) -> Manifest:
+    if hook is None:
+        return manifest
+    try:
+        returned = hook(manifest)
+    except Exception as error:  # any failure of user code is reported, typed, with its cause
+        raise PodMutationHookError(f"the pod mutation hook raised {error!r}") from error
+    result = manifest if returned is None else returned
+    if not isinstance(result, dict):
+        raise PodMutationHookError(
+            f"the pod mutation hook returned {type(result).__name__}, not a manifest"
+        )
+    return result
+
+
+def _check_identity(
+    manifest: Manifest,
+    *,
+    annotations: Mapping[str, str],
+    labels: Mapping[str, str],
+    forbidden_annotations: Sequence[str],
+    forbidden_labels: Sequence[str],
+    stage: str,
+    error: type[ValueError],
+) -> None:
+    metadata = manifest.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    found_annotations = metadata.get("annotations")
+    found_annotations = found_annotations if isinstance(found_annotations, dict) else {}
+    found_labels = metadata.get("labels")
+    found_labels = found_labels if isinstance(found_labels, dict) else {}
+    problems = [
+        f"annotation {key!r} is {found_annotations.get(key)!r}, expected {value!r}"
+        for key, value in annotations.items()
+        if found_annotations.get(key) != value
+    ]
+    problems += [
+        f"label {key!r} is {found_labels.get(key)!r}, expected {value!r}"
+        for key, value in labels.items()
+        if found_labels.get(key) != value
+    ]
+    problems += [
+        f"annotation {key!r} must not be set"
+        for key in forbidden_annotations
+        if key in found_annotations
+    ]
+    problems += [
+        f"label {key!r} must not be set" for key in forbidden_labels if key in found_labels
+    ]
+    if problems:
+        raise error(
+            f"{stage} changed the identity the executor reads back: " + "; ".join(problems)
+        )
+
+
+def _finish(
+    layers: list[Manifest],
+    *,
+    hook: MutationHook | None,
+    identity: dict[str, Any],
+) -> Manifest:
+    merged = layers[0]
+    try:
+        for layer in layers[1:]:
+            merged = merge_pair(merged, layer)
+    except PodReconciliationError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        raise PodReconciliationError(f"the pods could not be merged: {error!r}") from error
+    _check_identity(
+        merged, stage="the template or pod_override", error=PodReconciliationError, **identity
+    )
+    if hook is None:
+        return merged
+    # The hook may keep references or mutate in place: hand it a pod nothing else shares.
+    final = _apply_hook(clean_manifest(merged), hook)
+    _check_identity(final, stage="the pod mutation hook", error=PodMutationHookError, **identity)
+    return final
+
+
+def _main_container(args: Sequence[str], image: str | None) -> Manifest:
+    container: Manifest = {"name": BASE_CONTAINER_NAME, "args": list(args)}
+    if image is not None:
+        container["image"] = image
+    container["env"] = [dict(EXECUTOR_POD_ENV)]
+    return container
+
+
+def construct_task_pod(
+    *,
+    namespace: str,
+    scheduler_job_id: str | int,
+    pod_id: str,
+    dag_id: str,
+    task_id: str,
+    kube_image: str | None,
+    try_number: int,
+    args: Sequence[str],
+    airflow_version: str,
+    run_id: str | None = None,
+    map_index: int = -1,
+    date: datetime.datetime | None = None,
+    pod_override: Mapping[str, Any] | None = None,
+    base_worker_pod: Mapping[str, Any] | None = None,
+    mutation_hook: MutationHook | None = None,
+    logical_date_key: str = LOGICAL_DATE_KEY,
+    rng: random.Random | None = None,
+) -> Manifest:
+    """The manifest of a task instance's worker pod (a new dict, safe to mutate).
+
+    A ``pod_id`` over 63 characters is cut and given a new random suffix (with a
+    ``UserWarning``, as the provider). The image is the override's first container's, if
+    set, else ``kube_image``. Raises :class:`PodReconciliationError` when the layers
+    cannot be merged or the template/override overwrite the pod's identity, and
+    :class:`PodMutationHookError` when the hook fails or does.
+    """
+    if len(pod_id) > POD_NAME_MAX_LENGTH:
+        warnings.warn(
+            f"pod_id supplied is longer than {POD_NAME_MAX_LENGTH} characters; "
+            "truncating and adding unique suffix.",
+            UserWarning,
+            stacklevel=2,
+        )
+        pod_id = add_unique_suffix(name=pod_id, max_len=POD_NAME_MAX_LENGTH, rng=rng)
+    template = _base_pod(base_worker_pod)
+    override = None
+    if pod_override is not None:
+        override = clean_manifest(pod_override, where="pod_override")
+        if not isinstance(override, dict):
+            raise PodReconciliationError(
+                f"pod_override must be an object, got {type(pod_override).__name__}"
+            )
+    image = _override_image(override) or kube_image
+
+    annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: str(try_number)}
+    if map_index >= 0:
+        annotations[MAP_INDEX_KEY] = str(map_index)
+    if date:
+        annotations[logical_date_key] = date.isoformat()
+    if run_id:
+        annotations[RUN_ID_KEY] = run_id
+    labels = build_labels_for_k8s_executor_pod(
+        dag_id=dag_id,
+        task_id=task_id,
+        try_number=try_number,
+        airflow_worker=scheduler_job_id,
+        map_index=map_index,
+        logical_date=date,
+        run_id=run_id,
+        airflow_version=airflow_version,
+        logical_date_key=logical_date_key,
+    )
+    dynamic: Manifest = {
+        "metadata": {
+            "namespace": namespace,
+            "annotations": dict(annotations),
+            "name": pod_id,
+            "labels": dict(labels),
+        },
+        "spec": {"containers": [_main_container(args, image)]},
+    }
+    layers = [template, dynamic] if override is None else [template, dynamic, override]
+    identity = {
+        "annotations": annotations,
+        "labels": {
+            AIRFLOW_WORKER_LABEL: labels[AIRFLOW_WORKER_LABEL],
+            KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
+        },
+        "forbidden_annotations": (CALLBACK_ID_ANNOTATION,),
+        "forbidden_labels": (WORKLOAD_TYPE_LABEL,),
+    }
+    return _finish(layers, hook=mutation_hook, identity=identity)
+
+
+def callback_pod_name(callback_id: str, *, rng: random.Random | None = None) -> str:
+    """``callback-<first 8 hex digits of the id>-<8 random [a-z0-9]>``: 26 characters."""
+    key = CallbackKey(callback_id)
+    return add_unique_suffix(name=f"callback-{key.id.replace('-', '')[:8]}", rng=rng)
+
+
+def construct_callback_pod(
+    *,
+    callback_id: str,
+    namespace: str,
+    scheduler_job_id: str | int,
+    kube_image: str | None,
+    args: Sequence[str],
+    airflow_version: str,
+    base_worker_pod: Mapping[str, Any] | None = None,
+    dag_id: str | None = None,
+    run_id: str | None = None,
+    pod_id: str | None = None,
+    mutation_hook: MutationHook | None = None,
+    rng: random.Random | None = None,
+) -> Manifest:
+    """The manifest of a callback workload's pod (Airflow 3.3+; a new dict).
+
+    Annotated ``callback_id=<id>`` (and ``dag_id`` / ``run_id`` when known; see
+    :func:`parse_callback_log_path`), labelled ``airflow-workload-type=callback``,
+    ``kubernetes_executor=True``, ``airflow-worker=<job id>`` and ``airflow_version``;
+    never task annotations. Merged over the global pod template with the task rules; as
+    for tasks, a configured ``kube_image`` wins over the template's image. Raises
+    :class:`~k8s_workloads.compat.CallbackWorkloadsUnsupported` below Airflow 3.3 and
+    :class:`~k8s_workloads.keys.InvalidKey` for an id that is not a UUID.
+    """
+    require_callback_support(airflow_version)
+    key = CallbackKey(callback_id)
+    name = pod_id or callback_pod_name(key.id, rng=rng)
+    if len(name) > POD_NAME_MAX_LENGTH:
+        warnings.warn(
+            f"pod_id supplied is longer than {POD_NAME_MAX_LENGTH} characters; "
+            "truncating and adding unique suffix.",
+            UserWarning,
+            stacklevel=2,
+        )
+        name = add_unique_suffix(name=name, max_len=POD_NAME_MAX_LENGTH, rng=rng)
+    annotations = {CALLBACK_ID_ANNOTATION: key.id}
+    if dag_id:
+        annotations[DAG_ID_KEY] = dag_id
+    if run_id:
+        annotations[RUN_ID_KEY] = run_id
+    labels = build_labels_for_callback_pod(
+        scheduler_job_id=scheduler_job_id, airflow_version=airflow_version
+    )
+    dynamic: Manifest = {
+        "metadata": {
+            "namespace": namespace,
+            "annotations": dict(annotations),
+            "name": name,
+            "labels": dict(labels),
+        },
+        "spec": {"containers": [_main_container(args, kube_image)]},
+    }
+    identity = {
+        "annotations": {CALLBACK_ID_ANNOTATION: key.id},
+        "labels": {
+            WORKLOAD_TYPE_LABEL: CALLBACK_WORKLOAD_TYPE,
+            AIRFLOW_WORKER_LABEL: make_safe_label_value(str(scheduler_job_id)),
+            KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
+        },
+        "forbidden_annotations": (TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
+        "forbidden_labels": (TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
+    }
+    return _finish([_base_pod(base_worker_pod), dynamic], hook=mutation_hook, identity=identity)
