@@ -97,9 +97,13 @@ def _merge_model(base: Manifest | None, client: Manifest | None, maps: frozenset
     if client is None:
         return base
     merged = dict(client)
-    for key, base_value in base.items():
-        if not _is_set(client.get(key), is_map=key in maps):
-            merged[key] = base_value
+    merged.update(
+        {
+            key: base_value
+            for key, base_value in base.items()
+            if not _is_set(client.get(key), is_map=key in maps)
+        }
+    )
     return merged
 
 
