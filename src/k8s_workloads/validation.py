@@ -41,6 +41,7 @@ __all__ = [
     "label_key_errors",
     "label_value_errors",
     "pod_name_errors",
+    "validate_manifest",
 ]
 
 DNS1123_LABEL_MAX_LENGTH = 63
@@ -303,13 +304,52 @@ def container_name_errors(
     Pass the names of containers, init containers and ephemeral containers together: the
     API server requires uniqueness across all of them.
     """
+    return _container_name_errors(
+        (f"{field}[{index}].name", name) for index, name in enumerate(names)
+    )
+
+
+def _container_name_errors(named: Iterable[tuple[str, object]]) -> list[NamingRuleViolation]:
     found: list[NamingRuleViolation] = []
     seen: set[str] = set()
-    for index, name in enumerate(names):
-        entry = f"{field}[{index}].name"
-        found += dns1123_label_errors(name, field=entry)
+    for field, name in named:
+        found += dns1123_label_errors(name, field=field)
         if isinstance(name, str):
             if name in seen:
-                found.append(DuplicateContainerName(entry, f"{name!r} is used twice"))
+                found.append(DuplicateContainerName(field, f"{name!r} is used twice"))
             seen.add(name)
     return found
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
+    """Every naming and size violation in a pod manifest (empty when it passes).
+
+    Checks the pod name (DNS-1123 subdomain within 63), namespace (DNS-1123 label),
+    label keys and values, annotation keys and total size, and the names of all
+    containers, init containers and ephemeral containers (DNS-1123 labels, unique).
+    Types and unknown fields are the schema's business (``kubernetes-validate``).
+    """
+    pod = _mapping(manifest)
+    metadata = _mapping(pod.get("metadata"))
+    spec = _mapping(pod.get("spec"))
+    found: list[NamingRuleViolation] = []
+    if not isinstance(manifest, Mapping):
+        found.append(InvalidPodName("pod", f"must be an object, got {type(manifest).__name__}"))
+    found += pod_name_errors(metadata.get("name"), field="metadata.name")
+    if metadata.get("namespace") is not None:
+        found += dns1123_label_errors(metadata.get("namespace"), field="metadata.namespace")
+    found += label_errors(metadata.get("labels"))
+    found += annotation_errors(metadata.get("annotations"))
+    named: list[tuple[str, object]] = []
+    for kind in ("containers", "initContainers", "ephemeralContainers"):
+        containers = spec.get(kind)
+        if isinstance(containers, list):
+            named += [
+                (f"spec.{kind}[{index}].name", _mapping(container).get("name"))
+                for index, container in enumerate(containers)
+            ]
+    return found + _container_name_errors(named)
