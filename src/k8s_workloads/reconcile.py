@@ -23,7 +23,7 @@ Every function returns new dicts for what it merges and never mutates its argume
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 __all__ = [
     "Manifest",
@@ -53,28 +53,56 @@ _CONTAINER_LISTS = ("volumeMounts", "env", "envFrom", "ports", "volumeDevices")
 _METADATA_CHECKED_LISTS = ("managedFields", "finalizers", "ownerReferences")
 
 
-def clean_manifest(value: object, *, where: str = "pod") -> Any:  # noqa: ANN401 - JSON value
-    """A deep copy of a JSON-like value with every ``None`` mapping entry dropped.
+class _NotPlainJSON(Exception):
+    """A value the fast copy does not handle: take the general, path-reporting copy."""
 
-    Mappings become dicts and tuples become lists; anything that is not JSON-like raises
-    :class:`PodReconciliationError` naming where it sits.
-    """
+
+def _plain_copy(value: object) -> Any:  # noqa: ANN401 - JSON value
+    # The hot path: exact dicts, lists and scalars, no per-node path strings. Anything
+    # else (other mappings, tuples, bad values) falls back to _general_copy.
+    kind = type(value)
+    if kind is dict:
+        mapping = cast("dict[object, object]", value)
+        copied = {key: _plain_copy(item) for key, item in mapping.items() if item is not None}
+        if not all(type(key) is str for key in copied):
+            raise _NotPlainJSON
+        return copied
+    if kind is list:
+        return [_plain_copy(item) for item in cast("list[object]", value)]
+    if kind is str or kind is int or kind is bool or kind is float:
+        return value
+    raise _NotPlainJSON
+
+
+def _general_copy(value: object, where: str) -> Any:  # noqa: ANN401 - JSON value
     if isinstance(value, Mapping):
         copied: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise PodReconciliationError(f"{where}: keys must be strings, got {key!r}")
             if item is not None:
-                copied[key] = clean_manifest(item, where=f"{where}.{key}")
+                copied[key] = _general_copy(item, f"{where}.{key}")
         return copied
     if isinstance(value, (list, tuple)):
-        return [clean_manifest(item, where=f"{where}[{index}]") for index, item in enumerate(value)]
+        return [_general_copy(item, f"{where}[{index}]") for index, item in enumerate(value)]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     raise PodReconciliationError(
         f"{where}: {type(value).__name__} is not a JSON value (pass manifests, or use "
         "k8s_workloads.adapters.to_manifest for kubernetes objects)"
     )
+
+
+def clean_manifest(value: object, *, where: str = "pod") -> Any:  # noqa: ANN401 - JSON value
+    """A deep copy of a JSON-like value with every ``None`` mapping entry dropped.
+
+    Mappings become dicts and tuples become lists; anything that is not JSON-like raises
+    :class:`PodReconciliationError` naming where it sits.
+    """
+    try:
+        return _plain_copy(value)
+    except _NotPlainJSON:
+        return _general_copy(value, where)
 
 
 def _is_set(value: object, *, is_map: bool) -> bool:
