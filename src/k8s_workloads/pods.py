@@ -23,6 +23,7 @@ from k8s_workloads.labels import (
     CALLBACK_ID_ANNOTATION,
     CALLBACK_WORKLOAD_TYPE,
     DAG_ID_KEY,
+    EXECUTION_DATE_KEY,
     KUBERNETES_EXECUTOR_LABEL,
     LOGICAL_DATE_KEY,
     MAP_INDEX_KEY,
@@ -302,7 +303,14 @@ def construct_task_pod(
             AIRFLOW_WORKER_LABEL: labels[AIRFLOW_WORKER_LABEL],
             KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
         },
-        "forbidden_annotations": (CALLBACK_ID_ANNOTATION,),
+        # An annotation the pod must not carry would decode to another key: a map index
+        # on an unmapped task, a run id or date the task does not have.
+        "forbidden_annotations": (
+            CALLBACK_ID_ANNOTATION,
+            *((MAP_INDEX_KEY,) if map_index < 0 else ()),
+            *((RUN_ID_KEY,) if not run_id else ()),
+            *((LOGICAL_DATE_KEY, EXECUTION_DATE_KEY) if not (date or run_id) else ()),
+        ),
         "forbidden_labels": (WORKLOAD_TYPE_LABEL,),
     }
     return _finish(layers, hook=mutation_hook, identity=identity)

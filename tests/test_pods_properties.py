@@ -1,0 +1,224 @@
+"""Properties of every pod manifest construct_task_pod and construct_callback_pod build.
+
+Over generated templates, overrides and hostile ids (Unicode, 500 characters, punctuation
+only), every manifest is valid Kubernetes (our naming rules and the 1.37 schema, strictly),
+decodes back to the workload it runs, is plain JSON, and is a new object: building never
+changes the template, override or args, and shares no list or dict with them.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import uuid
+from collections.abc import Iterator
+
+import kubernetes_validate  # type: ignore[import-untyped]
+import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from k8s_workloads.codec import annotations_to_key
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from k8s_workloads.labels import create_unique_id
+from k8s_workloads.pods import construct_callback_pod, construct_task_pod
+from k8s_workloads.reconcile import Manifest, PodReconciliationError
+from k8s_workloads.validation import validate_manifest
+from tests.pod_strategies import (
+    container_args,
+    hostile_ids,
+    hostile_run_ids,
+    kube_images,
+    namespaces,
+    pod_templates,
+    scheduler_job_ids,
+    templates_and_overrides,
+)
+
+AIRFLOW_VERSION = "3.3.2"
+KUBERNETES_VERSION = "1.37"
+
+
+def _assert_valid(manifest: Manifest) -> None:
+    assert validate_manifest(manifest) == []
+    kubernetes_validate.validate(
+        {"apiVersion": "v1", "kind": "Pod", **manifest}, KUBERNETES_VERSION, strict=True
+    )
+
+
+def _containers_of(value: object) -> Iterator[object]:
+    """Every dict and list inside a JSON-like value, itself included."""
+    if isinstance(value, dict):
+        yield value
+        for item in value.values():
+            yield from _containers_of(item)
+    elif isinstance(value, list):
+        yield value
+        for item in value:
+            yield from _containers_of(item)
+
+
+def _assert_independent(manifest: Manifest, *inputs: object) -> None:
+    """The manifest shares no dict or list with the inputs, and is plain JSON."""
+    given_ids = {id(found) for value in inputs for found in _containers_of(value)}
+    assert not any(id(found) in given_ids for found in _containers_of(manifest))
+    assert json.loads(json.dumps(manifest)) == manifest
+
+
+def _scribble(value: object) -> None:
+    """Empty every dict and list inside a JSON-like value, innermost first."""
+    for found in reversed(list(_containers_of(value))):
+        if isinstance(found, (dict, list)):
+            found.clear()
+
+
+def _snapshot(*values: object) -> tuple[object, ...]:
+    return copy.deepcopy(values)
+
+
+@given(
+    dag_id=hostile_ids,
+    task_id=hostile_ids,
+    run_id=st.one_of(st.none(), hostile_run_ids),
+    try_number=st.integers(0, 10**6),
+    map_index=st.integers(-1, 10**4),
+    kube_image=kube_images,
+    args=container_args,
+    namespace=namespaces,
+    scheduler_job_id=scheduler_job_ids,
+    pair=templates_and_overrides(valid=True),
+    seed=st.integers(0, 2**32),
+)
+def test_task_pods_are_valid_and_decode_back(
+    *,
+    dag_id: str,
+    task_id: str,
+    run_id: str | None,
+    try_number: int,
+    map_index: int,
+    kube_image: str | None,
+    args: list[str],
+    namespace: str,
+    scheduler_job_id: str | int,
+    pair: tuple[Manifest | None, Manifest | None],
+    seed: int,
+) -> None:
+    template, override = pair
+    rng = random.Random(seed)
+    before = _snapshot(template, override, args)
+    manifest = construct_task_pod(
+        namespace=namespace,
+        scheduler_job_id=scheduler_job_id,
+        pod_id=create_unique_id(dag_id, task_id, rng=rng),
+        dag_id=dag_id,
+        task_id=task_id,
+        kube_image=kube_image,
+        try_number=try_number,
+        args=args,
+        airflow_version=AIRFLOW_VERSION,
+        run_id=run_id,
+        map_index=map_index,
+        pod_override=override,
+        base_worker_pod=template,
+        rng=rng,
+    )
+    event(f"template: {template is not None}, override: {override is not None}")
+    _assert_valid(manifest)
+    metadata = manifest["metadata"]
+    key = annotations_to_key(
+        metadata["annotations"], metadata["labels"], airflow_version=AIRFLOW_VERSION
+    )
+    assert key == TaskInstanceKey(dag_id, task_id, run_id or None, try_number, map_index)
+    _assert_independent(manifest, template, override, args)
+    assert _snapshot(template, override, args) == before
+    _scribble(manifest)
+    assert _snapshot(template, override, args) == before
+
+
+@given(
+    callback_id=st.uuids(),
+    template=st.one_of(st.none(), pod_templates()),
+    dag_id=st.one_of(st.none(), hostile_ids),
+    run_id=st.one_of(st.none(), hostile_run_ids),
+    kube_image=kube_images,
+    args=container_args,
+    namespace=namespaces,
+    scheduler_job_id=scheduler_job_ids,
+    seed=st.integers(0, 2**32),
+)
+def test_callback_pods_are_valid_and_decode_back(
+    *,
+    callback_id: uuid.UUID,
+    template: Manifest | None,
+    dag_id: str | None,
+    run_id: str | None,
+    kube_image: str | None,
+    args: list[str],
+    namespace: str,
+    scheduler_job_id: str | int,
+    seed: int,
+) -> None:
+    before = _snapshot(template, args)
+    manifest = construct_callback_pod(
+        callback_id=str(callback_id),
+        namespace=namespace,
+        scheduler_job_id=scheduler_job_id,
+        kube_image=kube_image,
+        args=args,
+        airflow_version=AIRFLOW_VERSION,
+        base_worker_pod=template,
+        dag_id=dag_id,
+        run_id=run_id,
+        rng=random.Random(seed),
+    )
+    _assert_valid(manifest)
+    metadata = manifest["metadata"]
+    key = annotations_to_key(
+        metadata["annotations"], metadata["labels"], airflow_version=AIRFLOW_VERSION
+    )
+    assert key == CallbackKey(str(callback_id))
+    _assert_independent(manifest, template, args)
+    assert _snapshot(template, args) == before
+    _scribble(manifest)
+    assert _snapshot(template, args) == before
+
+
+# Identity annotations the executor's pod does not have when the task is unmapped and has
+# no run id: a pod_override adding one would make the pod decode to another key (or, for a
+# date, to none without the Airflow database), so construct_task_pod refuses it.
+_ABSENT_IDENTITY = [
+    ("map_index", "3"),
+    ("run_id", "manual__someone-else"),
+    ("logical_date", "2026-01-01T00:00:00+00:00"),
+    ("execution_date", "2026-01-01T00:00:00+00:00"),
+]
+
+
+@given(
+    pair=templates_and_overrides(valid=True),
+    added=st.sampled_from(_ABSENT_IDENTITY),
+    layer=st.sampled_from(["template", "override"]),
+)
+def test_layers_adding_identity_the_pod_lacks_are_refused(
+    pair: tuple[Manifest | None, Manifest | None], added: tuple[str, str], layer: str
+) -> None:
+    template, override = (copy.deepcopy(pod) if pod is not None else {} for pod in pair)
+    target = template if layer == "template" else override
+    target.setdefault("metadata", {}).setdefault("annotations", {})[added[0]] = added[1]
+    with pytest.raises(PodReconciliationError, match=added[0]):
+        construct_task_pod(
+            namespace="airflow",
+            scheduler_job_id=1,
+            pod_id="pod",
+            dag_id="dag",
+            task_id="task",
+            kube_image="img",
+            try_number=1,
+            args=["run"],
+            airflow_version=AIRFLOW_VERSION,
+            run_id=None,
+            map_index=-1,
+            pod_override=override,
+            base_worker_pod=template,
+        )

@@ -1,0 +1,6 @@
+# airflow.providers.cncf.kubernetes.exceptions (provider 10.25.0).
+
+from airflow.exceptions import AirflowException
+
+class PodMutationHookException(AirflowException): ...
+class PodReconciliationError(AirflowException): ...
