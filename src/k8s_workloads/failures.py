@@ -1,0 +1,426 @@
+"""Why a pod failed: failure details, classification, and pending-pod demystification.
+
+:func:`collect_failure_details` follows the provider's ``collect_pod_failure_details``.
+:func:`classify_failure` says whether a failure was the infrastructure's (eviction,
+preemption, node loss, a deleted pod) or the application's (OOMKilled, a non-zero exit),
+reading the ``DisruptionTarget`` pod condition that no reference system reads, and always
+keeping the original reason. :func:`demystify_pending` is the opt-in, Flyte-style reading
+of a Pending pod with per-reason grace periods; it takes ``now`` and never reads a clock.
+
+Everything here works on pod manifests (camelCase dicts) and is total: odd shapes give
+``None`` / "unknown", never an exception.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from k8s_workloads.states import FailureDetails
+
+__all__ = [
+    "DEFAULT_FATAL_PENDING_REASONS",
+    "DISRUPTION_REASONS",
+    "INFRASTRUCTURE_POD_REASONS",
+    "FailureClassification",
+    "FailureKind",
+    "PendingPolicy",
+    "PendingVerdict",
+    "classify_failure",
+    "collect_failure_details",
+    "demystify_pending",
+    "describe_failure",
+    "oom_killed_container",
+]
+
+DEFAULT_FATAL_PENDING_REASONS: frozenset[str] = frozenset(
+    {
+        "CreateContainerConfigError",
+        "ErrImagePull",
+        "CreateContainerError",
+        "ImageInspectError",
+        "InvalidImageName",
+    }
+)
+"""The provider's ``worker_pod_pending_fatal_container_state_reasons`` default."""
+
+INFRASTRUCTURE_POD_REASONS: frozenset[str] = frozenset(
+    {
+        "Evicted",  # kubelet node-pressure eviction
+        "Preempting",  # preempted by a higher-priority pod
+        "NodeShutdown",  # graceful node shutdown (GKE preemption, spot reclaim)
+        "NodeLost",  # node controller: the node stopped reporting
+        "NodeAffinity",  # kubelet admission rejected the pod before node labels applied
+        "UnexpectedAdmissionError",  # kubelet admission failed (device plugin, etc.)
+        "Shutdown",
+        "Terminated",
+        "PodDeleted",  # a running pod deleted by someone else (reported by the resolver)
+        "ProviderFailed",  # virtual kubelet could not run the pod
+    }
+)
+"""Pod ``status.reason`` values that mean the infrastructure, not the workload, failed."""
+
+DISRUPTION_REASONS: frozenset[str] = frozenset(
+    {
+        "PreemptionByScheduler",
+        "TerminationByKubelet",
+        "EvictionByEvictionAPI",
+        "DeletionByTaintManager",
+        "DeletionByPodGC",
+    }
+)
+"""Reasons of the ``DisruptionTarget`` pod condition (Kubernetes 1.26+)."""
+
+_APPLICATION_CONTAINER_REASONS = frozenset({"OOMKilled", "Error", "ContainerCannotRun"})
+
+
+class FailureKind(enum.Enum):
+    """Whose fault a failure was."""
+
+    INFRASTRUCTURE = "infrastructure"
+    """The cluster's: retrying on healthy capacity should succeed."""
+    APPLICATION = "application"
+    """The workload's: its own retry policy decides."""
+    UNKNOWN = "unknown"
+    """No evidence either way."""
+
+
+@attrs.frozen
+class FailureClassification:
+    """A failure's kind, whether a retry is likely to help, and the evidence."""
+
+    kind: FailureKind
+    retryable: bool
+    """True when the failure is not the workload's and a plain retry should fix it."""
+    reason: str | None
+    """The original reason (``Evicted``, ``OOMKilled``, ``EvictionByEvictionAPI`` …)."""
+    evidence: str
+    """Where the reason was read: ``pod reason``, ``DisruptionTarget condition`` …"""
+
+
+def _map(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _exit_code(terminated: Mapping[str, Any]) -> int:
+    code = terminated.get("exitCode")
+    # A missing exit code counts as 0, as the provider does; a non-int is not one.
+    return code if isinstance(code, int) and not isinstance(code, bool) else 0
+
+
+def _analyse_containers(statuses: object, container_type: str) -> FailureDetails | None:
+    waiting: FailureDetails | None = None
+    for status in _list(statuses):
+        status_map = _map(status)
+        state = _map(status_map.get("state"))
+        name = _str(status_map.get("name")) or "unknown"
+        terminated = state.get("terminated")
+        if isinstance(terminated, Mapping):
+            reason = _str(terminated.get("reason"))
+            code = _exit_code(terminated)
+            if code != 0 and reason != "Completed":
+                return {
+                    "container_state": "terminated",
+                    "container_reason": reason,
+                    "container_message": _str(terminated.get("message")),
+                    "exit_code": code,
+                    "container_type": "init" if container_type == "init" else "main",
+                    "container_name": name,
+                }
+        elif isinstance(state.get("waiting"), Mapping):
+            waiting_state = _map(state.get("waiting"))
+            waiting = {
+                "container_state": "waiting",
+                "container_reason": _str(waiting_state.get("reason")),
+                "container_message": _str(waiting_state.get("message")),
+                "container_type": "init" if container_type == "init" else "main",
+                "container_name": name,
+            }
+    return waiting
+
+
+def collect_failure_details(pod: Mapping[str, Any]) -> FailureDetails | None:
+    """Failure details of a Failed pod (None for any other phase), as the provider's.
+
+    Pod phase, reason and message; then the first init container that terminated with a
+    non-zero exit code (reason not ``Completed``), else the first such main container,
+    else the last waiting container of the first list that has one.
+    """
+    status = _map(_map(pod).get("status"))
+    if status.get("phase") != "Failed":
+        return None
+    details: FailureDetails = {
+        "pod_status": "Failed",
+        "pod_reason": _str(status.get("reason")),
+        "pod_message": _str(status.get("message")),
+    }
+    container = _analyse_containers(status.get("initContainerStatuses"), "init")
+    if not container:
+        container = _analyse_containers(status.get("containerStatuses"), "main")
+    if container:
+        details.update(container)
+    return details
+
+
+def _disruption(pod: Mapping[str, Any]) -> str | None:
+    for condition in _list(_map(_map(pod).get("status")).get("conditions")):
+        condition_map = _map(condition)
+        is_disruption = condition_map.get("type") == "DisruptionTarget"
+        if is_disruption and condition_map.get("status") == "True":
+            return _str(condition_map.get("reason")) or "DisruptionTarget"
+    return None
+
+
+def oom_killed_container(pod: Mapping[str, Any]) -> str | None:
+    """The name of a container the kernel OOM-killed (now or in its last run), if any."""
+    status = _map(_map(pod).get("status"))
+    for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
+        for container in _list(status.get(key)):
+            container_map = _map(container)
+            for state_key in ("state", "lastState"):
+                terminated = _map(_map(container_map.get(state_key)).get("terminated"))
+                if terminated.get("reason") == "OOMKilled":
+                    return _str(container_map.get("name")) or "unknown"
+    return None
+
+
+def classify_failure(
+    pod: Mapping[str, Any],
+    details: FailureDetails | None = None,
+    *,
+    deleted_while_running: bool = False,
+) -> FailureClassification:
+    """Classify a pod's failure from its status (and details, if already collected).
+
+    In order: a deleted running pod, the ``DisruptionTarget`` condition and an
+    infrastructure pod reason are infrastructure (retryable) and win over container
+    evidence, as a node that runs out of memory OOM-kills containers it then evicts; an
+    OOMKilled container (even in a pod that reports success), ``Error`` or
+    ``ContainerCannotRun`` is the application's; anything else is unknown.
+    """
+    if details is None:
+        details = collect_failure_details(pod)
+    if deleted_while_running:
+        return FailureClassification(
+            FailureKind.INFRASTRUCTURE, True, "PodDeleted", "deleted while running"
+        )
+    disruption = _disruption(pod)
+    if disruption is not None:
+        return FailureClassification(
+            FailureKind.INFRASTRUCTURE, True, disruption, "DisruptionTarget condition"
+        )
+    pod_reason = (details or {}).get("pod_reason") or _str(
+        _map(_map(pod).get("status")).get("reason")
+    )
+    if pod_reason in INFRASTRUCTURE_POD_REASONS:
+        return FailureClassification(FailureKind.INFRASTRUCTURE, True, pod_reason, "pod reason")
+    oom = oom_killed_container(pod)
+    if oom is not None:
+        return FailureClassification(
+            FailureKind.APPLICATION, False, "OOMKilled", f"container {oom}"
+        )
+    container_reason = (details or {}).get("container_reason")
+    if container_reason in _APPLICATION_CONTAINER_REASONS:
+        name = (details or {}).get("container_name") or "unknown"
+        return FailureClassification(
+            FailureKind.APPLICATION, False, container_reason, f"container {name}"
+        )
+    if (details or {}).get("exit_code"):
+        name = (details or {}).get("container_name") or "unknown"
+        return FailureClassification(
+            FailureKind.APPLICATION, False, container_reason, f"container {name} exit code"
+        )
+    return FailureClassification(
+        FailureKind.UNKNOWN, False, pod_reason or container_reason, "no reason recorded"
+    )
+
+
+def describe_failure(
+    details: FailureDetails | None, classification: FailureClassification | None = None
+) -> str:
+    """One line naming the real cause, never "because of None" (apache/airflow#73164).
+
+    ``Pod failed because of OOMKilled (container base, exit code 137)``.
+    """
+    details = details or {}
+    cause = details.get("pod_reason") or details.get("container_reason")
+    if not cause and classification is not None:
+        cause = classification.reason
+    container = details.get("container_name")
+    parts = []
+    if container:
+        parts.append(f"container {container}")
+    if details.get("exit_code") is not None and details.get("container_state") == "terminated":
+        parts.append(f"exit code {details.get('exit_code')}")
+    where = f" ({', '.join(parts)})" if parts else ""
+    if cause:
+        return f"Pod failed because of {cause}{where}"
+    message = details.get("pod_message") or details.get("container_message")
+    if message:
+        return f"Pod failed: {message}{where}"
+    return f"Pod failed with no reason recorded{where}"
+
+
+# --- pending pods ----------------------------------------------------------------------
+
+
+@attrs.frozen
+class PendingPolicy:
+    """How long each kind of stuck Pending pod is given before it is failed.
+
+    Durations are seconds; ``None`` means "never fail for this". The defaults follow
+    Flyte's: image pulls and ``CreateContainerError`` get 3 minutes, a bad container
+    config or image name fails at once, and a registry rate limit (``429``) is
+    infrastructure, never the workload's fault.
+    """
+
+    image_pull_grace: float | None = 180.0
+    create_container_error_grace: float | None = 180.0
+    create_container_config_error_grace: float | None = 0.0
+    unknown_waiting_reason_grace: float | None = 0.0
+    pending_timeout: float | None = None
+    """Overall limit from the pod's creation; None (the default) disables it."""
+
+
+_BENIGN_WAITING = frozenset({"ContainerCreating", "PodInitializing"})
+_IMMEDIATELY_FATAL = frozenset({"InvalidImageName", "ErrImageNeverPull", "ImageInspectError"})
+
+
+@attrs.frozen
+class PendingVerdict:
+    """What a Pending pod is waiting for, and whether it should be failed now."""
+
+    failed: bool
+    reason: str
+    """``Unschedulable: 0/3 nodes are available…``, ``ImagePullBackOff: Back-off pulling…``."""
+    classification: FailureClassification | None = None
+    details: FailureDetails | None = None
+
+
+def _parse_time(value: object) -> datetime.datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=datetime.timezone.utc)
+
+
+def _waiting_since(pod: Mapping[str, Any]) -> datetime.datetime | None:
+    # The kubelet records no time on a waiting state; the last transition of the readiness
+    # conditions is the closest, then the pod's start and creation times.
+    status = _map(_map(pod).get("status"))
+    for condition in _list(status.get("conditions")):
+        condition_map = _map(condition)
+        if condition_map.get("type") in {"ContainersReady", "Ready", "Initialized"}:
+            since = _parse_time(condition_map.get("lastTransitionTime"))
+            if since is not None:
+                return since
+    return _parse_time(status.get("startTime")) or _parse_time(
+        _map(_map(pod).get("metadata")).get("creationTimestamp")
+    )
+
+
+def _grace_for(reason: str, message: str, policy: PendingPolicy) -> tuple[float | None, bool]:
+    """(grace seconds or None for never, whether the cause is the infrastructure's)."""
+    if reason in _IMMEDIATELY_FATAL:
+        return 0.0, False
+    if reason in {"ErrImagePull", "ImagePullBackOff"}:
+        # A registry rate limit is the cluster's problem, not a bad image.
+        return policy.image_pull_grace, "429" in message or "pull QPS exceeded" in message
+    if reason == "CreateContainerError":
+        return policy.create_container_error_grace, False
+    if reason == "CreateContainerConfigError":
+        return policy.create_container_config_error_grace, False
+    return policy.unknown_waiting_reason_grace, True
+
+
+def demystify_pending(
+    pod: Mapping[str, Any], policy: PendingPolicy, now: datetime.datetime | None
+) -> PendingVerdict:
+    """Read a Pending pod: unschedulable, pulling, misconfigured, or stuck past its grace.
+
+    Init containers are checked before main ones. ``Unschedulable`` is reported with its
+    message but never fails the pod by itself (the cluster may scale up). Without ``now``
+    no grace period can expire: waiting reasons are reported, and only reasons that fail
+    at once (grace 0) fail the pod.
+    """
+    status = _map(_map(pod).get("status"))
+    reason = "Pending"
+    for condition in _list(status.get("conditions")):
+        condition_map = _map(condition)
+        if condition_map.get("type") == "PodScheduled" and condition_map.get("status") == "False":
+            cause = condition_map.get("reason") or "Unschedulable"
+            message = condition_map.get("message")
+            reason = f"{cause}: {message}" if message else str(cause)
+    since = _waiting_since(pod)
+    elapsed = (now - since).total_seconds() if now is not None and since is not None else None
+    for key, container_type in (("initContainerStatuses", "init"), ("containerStatuses", "main")):
+        for container in _list(status.get(key)):
+            container_map = _map(container)
+            waiting = _map(_map(container_map.get("state")).get("waiting"))
+            waiting_reason = _str(waiting.get("reason"))
+            if not waiting_reason or waiting_reason in _BENIGN_WAITING:
+                continue
+            message = _str(waiting.get("message")) or ""
+            name = _str(container_map.get("name")) or "unknown"
+            reason = (
+                f"{waiting_reason}: {message} (container {name})"
+                if message
+                else f"{waiting_reason} (container {name})"
+            )
+            grace, infrastructure = _grace_for(waiting_reason, message, policy)
+            expired = grace is not None and (
+                grace <= 0 or (elapsed is not None and elapsed >= grace)
+            )
+            if expired:
+                details: FailureDetails = {
+                    "pod_status": "Pending",
+                    "pod_reason": None,
+                    "pod_message": None,
+                    "container_state": "waiting",
+                    "container_reason": waiting_reason,
+                    "container_message": message or None,
+                    "container_type": "init" if container_type == "init" else "main",
+                    "container_name": name,
+                }
+                kind = FailureKind.INFRASTRUCTURE if infrastructure else FailureKind.APPLICATION
+                suffix = f" after a {grace:g}s grace period" if grace and grace > 0 else ""
+                return PendingVerdict(
+                    True,
+                    reason + suffix,
+                    FailureClassification(
+                        kind, infrastructure, waiting_reason, f"container {name}"
+                    ),
+                    details,
+                )
+            break
+        else:
+            continue
+        break
+    if policy.pending_timeout is not None and now is not None:
+        created = _parse_time(_map(_map(pod).get("metadata")).get("creationTimestamp"))
+        if created is not None and (now - created).total_seconds() >= policy.pending_timeout:
+            return PendingVerdict(
+                True,
+                f"PodPendingTimeout: pending for over {policy.pending_timeout:g}s ({reason})",
+                FailureClassification(
+                    FailureKind.INFRASTRUCTURE, True, "PodPendingTimeout", "pending timeout"
+                ),
+                {"pod_status": "Pending", "pod_reason": "PodPendingTimeout", "pod_message": reason},
+            )
+    return PendingVerdict(False, reason)

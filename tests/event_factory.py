@@ -1,0 +1,69 @@
+"""Watch events for tests: real pods from our builders, with the status a cluster sets."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from k8s_workloads.pods import construct_callback_pod, construct_task_pod
+
+CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
+VERSION = "3.3.2"
+
+
+def task_pod(status: dict[str, Any] | None = None, **metadata: Any) -> dict[str, Any]:
+    pod = construct_task_pod(
+        namespace="airflow",
+        scheduler_job_id="7",
+        pod_id="etl-load-abcd1234",
+        dag_id="etl",
+        task_id="load",
+        kube_image="airflow:3.3.2",
+        try_number=2,
+        args=["python", "-m", "x"],
+        run_id="manual__2026",
+        map_index=3,
+        airflow_version=VERSION,
+    )
+    pod["metadata"]["resourceVersion"] = "100"
+    pod["metadata"].update(metadata)
+    if status is not None:
+        pod["status"] = copy.deepcopy(status)
+    return pod
+
+
+def callback_pod(status: dict[str, Any] | None = None, **metadata: Any) -> dict[str, Any]:
+    pod = construct_callback_pod(
+        callback_id=CALLBACK_ID,
+        namespace="airflow",
+        scheduler_job_id="7",
+        kube_image="airflow:3.3.2",
+        args=["python", "-m", "x"],
+        dag_id="etl",
+        run_id="manual__2026",
+        airflow_version=VERSION,
+        pod_id="callback-019e9fc6-abcd1234",
+    )
+    pod["metadata"]["resourceVersion"] = "200"
+    pod["metadata"].update(metadata)
+    if status is not None:
+        pod["status"] = copy.deepcopy(status)
+    return pod
+
+
+def event(kind: str, pod: dict[str, Any]) -> dict[str, Any]:
+    return {"type": kind, "object": pod}
+
+
+def waiting(name: str, reason: str, message: str | None = None) -> dict[str, Any]:
+    state: dict[str, Any] = {"reason": reason}
+    if message is not None:
+        state["message"] = message
+    return {"name": name, "state": {"waiting": state}}
+
+
+def terminated(name: str, exit_code: int, reason: str | None = None) -> dict[str, Any]:
+    state: dict[str, Any] = {"exitCode": exit_code}
+    if reason is not None:
+        state["reason"] = reason
+    return {"name": name, "state": {"terminated": state}}
