@@ -55,7 +55,7 @@ RESERVED_KEYS = frozenset(
         "callback_id",
     }
 )
-"""Label and annotation keys of the executor's identity: never generated here."""
+"""Label and annotation keys the executor writes a pod's identity in: never generated here."""
 
 # --------------------------------------------------------------------------------------
 # Ids
@@ -94,6 +94,7 @@ hostile_run_ids = st.one_of(run_ids, hostile_ids)
 scheduler_job_ids: st.SearchStrategy[str | int] = st.one_of(
     st.integers(0, 10**9), st.from_regex(r"[a-z0-9-]{1,20}", fullmatch=True), hostile_ids
 )
+"""Scheduler job ids: integers as Airflow has them, and any text."""
 
 # --------------------------------------------------------------------------------------
 # Names and keys

@@ -9,7 +9,7 @@ Manifests reach the provider through its own ``deserialize_model_dict``; the str
 (``tests/pod_strategies.py``) only make manifests that survive its models unchanged, which
 ``_to_provider`` checks, so both sides always see the same pods. The deserializer itself
 coerces or refuses some odd values before any merging; that is pinned, not compared
-(``test_provider_deserializer_coerces_or_refuses_non_lists``).
+(``test_provider_deserializer_coerces_some_non_lists``).
 
 Identical manifests are expected except for these documented deliberate differences:
 
@@ -340,6 +340,8 @@ def _identity_changes(reference: Manifest, built: Manifest) -> list[str]:
     run_id=optional_run_ids,
     try_number=try_numbers,
     map_index=map_indexes,
+    # Job ids whose label both write alike: for a "-<hash>" one, a write of our label value
+    # would be a change on the provider's side only.
     scheduler_job_id=st.one_of(st.integers(0, 10**6), st.sampled_from(["7", "scheduler-1"])),
     pair=templates_and_overrides(valid=False),
     writes=st.lists(identity_writes(), min_size=1, max_size=3),
@@ -615,7 +617,7 @@ def test_template_with_a_string_env_fails_on_both_sides() -> None:
         ("envFrom", "ab", [{}, {}]),
     ],
 )
-def test_provider_deserializer_coerces_or_refuses_non_lists(
+def test_provider_deserializer_coerces_some_non_lists(
     field: str, value: str, model_value: list[object]
 ) -> None:
     """Not parity: where comparisons start. The provider's loader iterates a string given
