@@ -1,0 +1,185 @@
+"""Adoption of pods after a scheduler restart, and revoking a task's pod, as plans.
+
+A restarted scheduler lists the pods of schedulers that are gone and takes them over by
+relabelling them ``airflow-worker=<me>`` (a label-only patch: spec patches are refused,
+#23885). Live pods are tracked as running again; pods that had already Succeeded only
+need cleaning up. The provider decodes every such pod as a task, so a running callback
+pod of a dead scheduler crashes the new scheduler on every start (reference §7.2); here
+callback pods are adopted as callbacks, and a pod that decodes to nothing is reported,
+never raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
+from k8s_workloads.compat import InvalidVersion
+from k8s_workloads.decisions import Action, DeletePod, FreeSlot, Ignore, PatchLabels
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.labels import (
+    AIRFLOW_WORKER_LABEL,
+    DAG_ID_KEY,
+    MAP_INDEX_KEY,
+    POD_EXECUTOR_DONE_LABEL,
+    POD_REVOKED_LABEL,
+    RUN_ID_KEY,
+    TASK_ID_KEY,
+    TRUE_LABEL_VALUE,
+    make_safe_label_value,
+)
+from k8s_workloads.states import CallbackResult, ExecutorPseudoState, TaskResult, WorkloadResult
+
+__all__ = [
+    "AdoptionPlan",
+    "SkippedPod",
+    "TrackRunning",
+    "plan_adoption",
+    "plan_revoke",
+]
+
+
+@attrs.frozen
+class TrackRunning:
+    """Add the key to ``running``: the executor now owns the workload again."""
+
+    key: WorkloadKey
+
+
+@attrs.frozen
+class SkippedPod:
+    """A listed pod the plan leaves alone, and why."""
+
+    pod_name: str
+    namespace: str
+    reason: str
+
+
+@attrs.frozen
+class AdoptionPlan:
+    """What to patch and track, which results to feed the decisions, what was skipped."""
+
+    actions: tuple[Action | TrackRunning, ...]
+    adopted: frozenset[WorkloadKey]
+    """Keys of live pods taken over: now running under this scheduler."""
+    completed: tuple[WorkloadResult, ...]
+    """Synthetic ``COMPLETED`` results for Succeeded pods taken over: clean them up."""
+    skipped: tuple[SkippedPod, ...]
+    """Pods of live schedulers, of this one, done, or not among the expected keys."""
+    undecodable: tuple[SkippedPod, ...]
+    """Pods whose annotations name no workload: reported, never raised."""
+
+    def not_adopted(self, expected: Iterable[TaskInstanceKey]) -> list[TaskInstanceKey]:
+        """Expected task keys no live pod was found for: the scheduler resets these."""
+        return [key for key in expected if key not in self.adopted]
+
+
+def _map(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def plan_adoption(
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    me: str | int,
+    alive_scheduler_ids: Iterable[str | int] = (),
+    expected_task_keys: Iterable[TaskInstanceKey] | None = None,
+    airflow_version: str | None = None,
+) -> AdoptionPlan:
+    """Plan the takeover of listed pods (manifests) by scheduler ``me``.
+
+    Pods owned by ``me`` or by a scheduler in ``alive_scheduler_ids`` are left alone
+    (apache/airflow#66396), as are pods already marked done. A live task pod is adopted
+    only when its key is in ``expected_task_keys`` (the orphaned task instances the
+    scheduler handed over), if given; live callback pods are always adopted (the
+    scheduler never hands callbacks over). Succeeded pods yield ``COMPLETED`` results.
+    """
+    my_label = make_safe_label_value(str(me))
+    alive = {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_ids} | {my_label}
+    expected = None if expected_task_keys is None else set(expected_task_keys)
+    actions: list[Action | TrackRunning] = []
+    adopted: set[WorkloadKey] = set()
+    completed: list[WorkloadResult] = []
+    skipped: list[SkippedPod] = []
+    undecodable: list[SkippedPod] = []
+    for pod in pods:
+        metadata = _map(_map(pod).get("metadata"))
+        name, namespace = _str(metadata.get("name")), _str(metadata.get("namespace"))
+        labels = _map(metadata.get("labels"))
+        owner = labels.get(AIRFLOW_WORKER_LABEL)
+        if owner in alive:
+            who = "this scheduler" if owner == my_label else f"live scheduler {owner}"
+            skipped.append(SkippedPod(name, namespace, f"owned by {who}"))
+            continue
+        if labels.get(POD_EXECUTOR_DONE_LABEL) == TRUE_LABEL_VALUE:
+            skipped.append(SkippedPod(name, namespace, "already marked done"))
+            continue
+        try:
+            key = annotations_to_key(
+                _map(metadata.get("annotations")), labels, airflow_version=airflow_version
+            )
+        except (InvalidAnnotations, InvalidVersion) as error:
+            undecodable.append(SkippedPod(name, namespace, str(error)))
+            continue
+        succeeded = _map(_map(pod).get("status")).get("phase") == "Succeeded"
+        unexpected = expected is not None and key not in expected
+        if not succeeded and isinstance(key, TaskInstanceKey) and unexpected:
+            skipped.append(SkippedPod(name, namespace, "not among the task instances to adopt"))
+            continue
+        actions.append(PatchLabels(name, namespace, {AIRFLOW_WORKER_LABEL: my_label}))
+        resource_version = _str(metadata.get("resourceVersion"))
+        if succeeded:
+            result: WorkloadResult
+            if isinstance(key, CallbackKey):
+                result = CallbackResult(
+                    key, ExecutorPseudoState.COMPLETED, name, namespace, resource_version
+                )
+            else:
+                result = TaskResult(
+                    key, ExecutorPseudoState.COMPLETED, name, namespace, resource_version
+                )
+            completed.append(result)
+        else:
+            actions.append(TrackRunning(key))
+            adopted.add(key)
+    return AdoptionPlan(
+        tuple(actions), frozenset(adopted), tuple(completed), tuple(skipped), tuple(undecodable)
+    )
+
+
+def plan_revoke(
+    key: TaskInstanceKey, pods: Iterable[Mapping[str, Any]], *, me: str | int
+) -> tuple[Action, ...]:
+    """Revoke a task instance: mark its pod revoked, then delete it; free its slot.
+
+    Pods are matched on ``dag_id``, ``task_id``, ``run_id`` and ``map_index`` annotations
+    among this scheduler's pods (the provider's rule: any try of the task instance). The
+    revoked label comes first so the watcher ignores the deletion. Never raises.
+    """
+    my_label = make_safe_label_value(str(me))
+    actions: list[Action] = [FreeSlot(key)]
+    for pod in pods:
+        metadata = _map(_map(pod).get("metadata"))
+        if _map(metadata.get("labels")).get(AIRFLOW_WORKER_LABEL) != my_label:
+            continue
+        annotations = _map(metadata.get("annotations"))
+        map_index = annotations.get(MAP_INDEX_KEY, "-1")
+        if (
+            annotations.get(DAG_ID_KEY) == key.dag_id
+            and annotations.get(TASK_ID_KEY) == key.task_id
+            and annotations.get(RUN_ID_KEY) == key.run_id
+            and map_index == str(key.map_index)
+        ):
+            name, namespace = _str(metadata.get("name")), _str(metadata.get("namespace"))
+            actions.append(PatchLabels(name, namespace, {POD_REVOKED_LABEL: TRUE_LABEL_VALUE}))
+            actions.append(DeletePod(name, namespace))
+    if len(actions) == 1:
+        actions.append(Ignore(f"no pod of this scheduler runs {key!r}"))
+    return tuple(actions)

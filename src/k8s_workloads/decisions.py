@@ -1,0 +1,582 @@
+"""What an executor does with each result: actions as values, never calls.
+
+Every function here takes what the executor knows — the result, whether the workload is
+still running, the configuration, the immutable attempt bookkeeping — and returns a
+:class:`Decision`: the actions to perform, in order, and the new bookkeeping. The
+executor performs them (delete the pod, emit the event…); the library never calls the
+API or the database. Where a decision needs the task instance's state from the database,
+it returns a :class:`LookUpState` action instead, and the executor asks again with the
+state it read.
+
+Results are dispatched on the key's type before anything task-specific happens, so no
+task rule (a task-instance database lookup, a try-number log line) ever sees a callback
+key: the crash loop of the callback pull requests (reference §7.1) cannot happen.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping
+from typing import Any, TypeAlias
+
+import attrs
+
+from k8s_workloads.failures import describe_failure
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, TRUE_LABEL_VALUE
+from k8s_workloads.states import (
+    CALLBACK_TERMINAL_STATES,
+    CallbackResult,
+    CallbackState,
+    ExecutorPseudoState,
+    FailureDetails,
+    KubernetesJob,
+    TaskInstanceState,
+    TaskResult,
+    WorkloadResult,
+)
+
+__all__ = [
+    "UNKNOWN",
+    "Action",
+    "Attempt",
+    "Attempts",
+    "CreateErrorDecision",
+    "Decision",
+    "DecisionConfig",
+    "DeletePod",
+    "EmitEvent",
+    "FreeSlot",
+    "Ignore",
+    "LookUpState",
+    "PatchLabels",
+    "RequeueJob",
+    "classify_create_error",
+    "decide",
+    "decide_callback",
+    "decide_task",
+    "handling_failed",
+    "requeue_after_create_error",
+]
+
+
+class _Unknown(enum.Enum):
+    UNKNOWN = "unknown"
+
+
+UNKNOWN = _Unknown.UNKNOWN
+"""The executor has not looked a state up (as opposed to "looked up: no state", None)."""
+
+
+# --- actions --------------------------------------------------------------------------
+
+
+@attrs.frozen
+class EmitEvent:
+    """Report a workload state to the scheduler (``event_buffer[key] = state, info``)."""
+
+    key: WorkloadKey
+    state: TaskInstanceState | CallbackState
+    info: str | None = None
+
+
+@attrs.frozen
+class DeletePod:
+    """Delete the workload's pod (a 404 means it is gone already: fine)."""
+
+    pod_name: str
+    namespace: str
+
+
+@attrs.frozen
+class PatchLabels:
+    """Patch labels onto a pod (label-only patches never hit spec immutability, #23885)."""
+
+    pod_name: str
+    namespace: str
+    labels: Mapping[str, str]
+
+
+@attrs.frozen
+class RequeueJob:
+    """Put a job back on the pod-creation queue, optionally not before ``delay`` seconds."""
+
+    job: KubernetesJob[Any]
+    reason: str
+    delay: float | None = None
+
+
+@attrs.frozen
+class FreeSlot:
+    """Remove the key from ``running``: the executor no longer tracks the workload."""
+
+    key: WorkloadKey
+
+
+@attrs.frozen
+class LookUpState:
+    """Read the task instance's state from Airflow, then call the decision again with it."""
+
+    key: TaskInstanceKey
+    why: str
+
+
+@attrs.frozen
+class Ignore:
+    """Do nothing; ``reason`` says why (a duplicate, a terminal callback …)."""
+
+    reason: str
+
+
+Action: TypeAlias = (
+    EmitEvent | DeletePod | PatchLabels | RequeueJob | FreeSlot | LookUpState | Ignore
+)
+
+
+# --- bookkeeping ----------------------------------------------------------------------
+
+
+@attrs.frozen
+class Attempt:
+    """Pod launches of one workload: the job to requeue and how often it was requeued."""
+
+    job: KubernetesJob[Any]
+    attempts: int = 0
+    requeued_for_pod: str | None = None
+    """The pod whose failure was already requeued: more Failed events for it are duplicates."""
+
+
+def _records(records: Mapping[WorkloadKey, Attempt]) -> dict[WorkloadKey, Attempt]:
+    return dict(records)
+
+
+@attrs.frozen
+class Attempts:
+    """Immutable attempt records by key; every decision returns the new value."""
+
+    records: Mapping[WorkloadKey, Attempt] = attrs.field(factory=dict, converter=_records)
+
+    def get(self, key: WorkloadKey) -> Attempt | None:
+        return self.records.get(key)
+
+    def with_record(self, key: WorkloadKey, attempt: Attempt) -> Attempts:
+        return Attempts({**self.records, key: attempt})
+
+    def without(self, key: WorkloadKey) -> Attempts:
+        if key not in self.records:
+            return self
+        return Attempts({k: v for k, v in self.records.items() if k != key})
+
+    def launched(self, job: KubernetesJob[Any]) -> Attempts:
+        """Record a job handed to pod creation (keeps an existing count)."""
+        existing = self.records.get(job.key)
+        return self.with_record(job.key, existing or Attempt(job))
+
+
+@attrs.frozen
+class DecisionConfig:
+    """The executor options the decisions read; defaults are the provider's."""
+
+    delete_worker_pods: bool = True
+    delete_worker_pods_on_failure: bool = False
+    mark_kept_failed_pods_done: bool = True
+    """Label a failed pod kept for debugging ``airflow_executor_done=True``, so watch
+    restarts and adoption stop re-reporting it (the provider leaves it, §7.3.2)."""
+    pod_launch_failure_retries: int = 1
+    """Requeue a task whose pod failed before the task ran: -1 unlimited, 0 never."""
+    pod_launch_failure_excluded_container_reasons: frozenset[str] = frozenset({"Error"})
+    callback_launch_failure_retries: int = 0
+    """The same for callbacks, counted per callback; 0 (the provider's behaviour) never."""
+    task_publish_max_retries: int = 0
+    """Pod-creation retries for transient API errors: -1 unlimited, 0 never."""
+    max_handling_retries: int = 3
+    """How often a result whose handling raised is retried before it becomes a failure."""
+
+
+@attrs.frozen
+class Decision:
+    """The actions to perform, in order, and the bookkeeping to keep."""
+
+    actions: tuple[Action, ...]
+    attempts: Attempts
+
+    @property
+    def reason(self) -> str:
+        """A one-line summary of the actions, for timelines and logs."""
+        return "; ".join(_describe(action) for action in self.actions) or "nothing to do"
+
+
+def _describe(action: Action) -> str:
+    if isinstance(action, EmitEvent):
+        return f"emit {action.state.value}"
+    if isinstance(action, DeletePod):
+        return f"delete pod {action.pod_name}"
+    if isinstance(action, PatchLabels):
+        labels = ",".join(f"{k}={v}" for k, v in action.labels.items())
+        return f"patch {action.pod_name} {labels}"
+    if isinstance(action, RequeueJob):
+        return f"requeue ({action.reason})"
+    if isinstance(action, FreeSlot):
+        return "free slot"
+    if isinstance(action, LookUpState):
+        return f"look up state ({action.why})"
+    return f"ignore ({action.reason})"
+
+
+# --- shared rules ---------------------------------------------------------------------
+
+
+def _cleanup(result: WorkloadResult, *, failed: bool, config: DecisionConfig) -> list[Action]:
+    # delete_worker_pods: delete, except a failed pod kept for debugging; otherwise mark done.
+    done = PatchLabels(
+        result.pod_name, result.namespace, {POD_EXECUTOR_DONE_LABEL: TRUE_LABEL_VALUE}
+    )
+    if not config.delete_worker_pods:
+        return [done]
+    if failed and not config.delete_worker_pods_on_failure:
+        return [done] if config.mark_kept_failed_pods_done else []
+    return [DeletePod(result.pod_name, result.namespace)]
+
+
+def _failure_info(details: FailureDetails | None) -> str:
+    return describe_failure(details)
+
+
+def _may_retry(attempt: Attempt, limit: int) -> bool:
+    return limit == -1 or attempt.attempts < limit
+
+
+def _requeue(
+    key: WorkloadKey,
+    attempt: Attempt,
+    *,
+    pod_name: str,
+    attempts: Attempts,
+    what: str,
+    limit: int,
+) -> Decision:
+    updated = attrs.evolve(attempt, attempts=attempt.attempts + 1, requeued_for_pod=pod_name)
+    shown_limit = "unlimited" if limit == -1 else str(limit)
+    return Decision(
+        (RequeueJob(attempt.job, f"{what} (try {updated.attempts} of {shown_limit})"),),
+        attempts.with_record(key, updated),
+    )
+
+
+# --- tasks ----------------------------------------------------------------------------
+
+
+def _is_pre_execution_failure(
+    ti_state: TaskInstanceState | None, details: FailureDetails | None, excluded: frozenset[str]
+) -> bool:
+    # The task instance never reached RUNNING, so no task code ran (provider PR #69058);
+    # an excluded container reason (default "Error") means the process did start.
+    if ti_state is not TaskInstanceState.QUEUED:
+        return False
+    reason = (details or {}).get("container_reason")
+    return not (reason and reason in excluded)
+
+
+def _pre_execution_requeue(
+    result: TaskResult,
+    attempt: Attempt,
+    attempts: Attempts,
+    config: DecisionConfig,
+    ti_state: TaskInstanceState | _Unknown | None,
+) -> Decision | None:
+    """The provider's pod-launch-failure requeue (PR #69058), or None when it does not apply."""
+    if ti_state is UNKNOWN:
+        return Decision(
+            (LookUpState(result.key, "did the pod fail before the task ran?"),), attempts
+        )
+    excluded = config.pod_launch_failure_excluded_container_reasons
+    if not _is_pre_execution_failure(ti_state, result.failure_details, excluded):
+        return None
+    if not _may_retry(attempt, config.pod_launch_failure_retries):
+        return None
+    requeue = _requeue(
+        result.key,
+        attempt,
+        pod_name=result.pod_name,
+        attempts=attempts,
+        what="pod failed before the task ran",
+        limit=config.pod_launch_failure_retries,
+    )
+    cleanup = _cleanup(result, failed=True, config=config)
+    return Decision((*cleanup, *requeue.actions), requeue.attempts)
+
+
+def decide_task(
+    result: TaskResult,
+    *,
+    running: bool,
+    config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
+    attempts: Attempts = Attempts(),
+    ti_state: TaskInstanceState | _Unknown | None = UNKNOWN,
+) -> Decision:
+    """The provider's ``_change_state`` for a task result, as actions.
+
+    ``running`` says whether the key is in the executor's ``running`` set. ``ti_state`` is
+    the task instance's state in the database once looked up (None: no row or no state);
+    while it is :data:`UNKNOWN` a decision that needs it returns :class:`LookUpState`.
+    """
+    key, state = result.key, result.state
+    if state is ExecutorPseudoState.ADOPTED:
+        freed = (FreeSlot(key),) if running else (Ignore("adopted, not running"),)
+        return Decision(freed, attempts.without(key))
+    if state is TaskInstanceState.RUNNING:
+        return Decision((EmitEvent(key, TaskInstanceState.RUNNING),), attempts)
+    if state is ExecutorPseudoState.COMPLETED:
+        # An adopted pod that had Succeeded under a dead scheduler: only clean it up.
+        return Decision(tuple(_cleanup(result, failed=False, config=config)), attempts)
+    if not running:
+        # A repeated terminal event (MODIFIED then DELETED is normal): no event, and unlike
+        # the provider (§7.3.3) no second delete or patch either.
+        return Decision((Ignore(f"{key!r} is not running: duplicate result"),), attempts)
+    failed = state is TaskInstanceState.FAILED
+    attempt = attempts.get(key)
+    if failed and attempt is not None and config.pod_launch_failure_retries != 0:
+        if attempt.requeued_for_pod == result.pod_name:
+            return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
+        requeued = _pre_execution_requeue(result, attempt, attempts, config, ti_state)
+        if requeued is not None:
+            return requeued
+    cleanup = _cleanup(result, failed=failed, config=config)
+    if state is ExecutorPseudoState.LOOKUP:
+        if ti_state is UNKNOWN:
+            return Decision((LookUpState(key, "the pod succeeded"),), attempts)
+        if ti_state is None:
+            # The provider emits a None state here (#35888); there is nothing to report.
+            nothing = Ignore("no task instance state to report")
+            return Decision((*cleanup, FreeSlot(key), nothing), attempts.without(key))
+        return Decision((*cleanup, FreeSlot(key), EmitEvent(key, ti_state)), attempts.without(key))
+    info = _failure_info(result.failure_details) if failed else None
+    return Decision((*cleanup, FreeSlot(key), EmitEvent(key, state, info)), attempts.without(key))
+
+
+# --- callbacks ------------------------------------------------------------------------
+
+
+def _callback_pre_execution(details: FailureDetails | None) -> bool:
+    # The callback's container never ran: the pod failed while pending, or its main
+    # container is still waiting (image pull, config error).
+    details = details or {}
+    return details.get("pod_status") == "Pending" or details.get("container_state") == "waiting"
+
+
+def decide_callback(
+    result: CallbackResult,
+    *,
+    running: bool,
+    config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
+    attempts: Attempts = Attempts(),
+    callback_state: CallbackState | _Unknown | None = UNKNOWN,
+) -> Decision:
+    """A callback result as actions, with the workload-state rules.
+
+    When ``callback_state`` (the callback's row in Airflow) is given, only an active
+    callback (pending, queued, running) may move to success or failure; a terminal one is
+    never overwritten. Without it, success is emitted only for a pod that Succeeded.
+    """
+    key, state = result.key, result.state
+    if state is ExecutorPseudoState.ADOPTED:
+        return Decision(
+            (FreeSlot(key),) if running else (Ignore("adopted, not running"),),
+            attempts.without(key),
+        )
+    if state is ExecutorPseudoState.COMPLETED:
+        return Decision(tuple(_cleanup(result, failed=False, config=config)), attempts)
+    if isinstance(callback_state, CallbackState) and callback_state in CALLBACK_TERMINAL_STATES:
+        return Decision(
+            (Ignore(f"callback is already {callback_state.value}: never overwritten"),), attempts
+        )
+    if state is CallbackState.RUNNING:
+        if callback_state is CallbackState.RUNNING:
+            return Decision((Ignore("callback already running"),), attempts)
+        return Decision((EmitEvent(key, CallbackState.RUNNING),), attempts)
+    if not running:
+        return Decision((Ignore(f"{key!r} is not running: duplicate result"),), attempts)
+    if state is CallbackState.FAILED:
+        attempt = attempts.get(key)
+        if attempt is not None and attempt.requeued_for_pod == result.pod_name:
+            return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
+        cleanup = _cleanup(result, failed=True, config=config)
+        if (
+            attempt is not None
+            and config.callback_launch_failure_retries != 0
+            and _callback_pre_execution(result.failure_details)
+            and _may_retry(attempt, config.callback_launch_failure_retries)
+        ):
+            requeue = _requeue(
+                key,
+                attempt,
+                pod_name=result.pod_name,
+                attempts=attempts,
+                what="callback pod failed before it ran",
+                limit=config.callback_launch_failure_retries,
+            )
+            return Decision((*cleanup, *requeue.actions), requeue.attempts)
+        emit = EmitEvent(key, CallbackState.FAILED, _failure_info(result.failure_details))
+        return Decision((*cleanup, FreeSlot(key), emit), attempts.without(key))
+    if state is CallbackState.SUCCESS:
+        cleanup = _cleanup(result, failed=False, config=config)
+        return Decision(
+            (*cleanup, FreeSlot(key), EmitEvent(key, CallbackState.SUCCESS)), attempts.without(key)
+        )
+    # Anything else (LOOKUP, a queued/pending state from a result) is never taken as success.
+    return Decision((Ignore(f"no callback transition for {state}"),), attempts)
+
+
+def decide(
+    result: WorkloadResult,
+    *,
+    running: bool,
+    config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
+    attempts: Attempts = Attempts(),
+    known_state: TaskInstanceState | CallbackState | _Unknown | None = UNKNOWN,
+) -> Decision:
+    """Dispatch on the result's kind: :func:`decide_callback` or :func:`decide_task`."""
+    if isinstance(result, CallbackResult):
+        callback_state = known_state if not isinstance(known_state, TaskInstanceState) else UNKNOWN
+        return decide_callback(
+            result, running=running, config=config, attempts=attempts, callback_state=callback_state
+        )
+    ti_state = known_state if not isinstance(known_state, CallbackState) else UNKNOWN
+    return decide_task(result, running=running, config=config, attempts=attempts, ti_state=ti_state)
+
+
+def handling_failed(
+    result: WorkloadResult,
+    error: BaseException,
+    *,
+    failures_so_far: int,
+    attempts: Attempts = Attempts(),
+    config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
+) -> Decision:
+    """What to do when performing a result's actions raised (a database or API error).
+
+    Retry it on a later pass — never inside the same drain loop, which is how the provider
+    can spin forever on one result (#35888, reference §7.1) — at most
+    ``max_handling_retries`` times; then report the workload failed and stop tracking it.
+    The caller counts ``failures_so_far`` per result.
+    """
+    key = result.key
+    if failures_so_far < config.max_handling_retries:
+        retry = Ignore(
+            f"handling failed ({error!r}); retry on the next pass "
+            f"({failures_so_far + 1} of {config.max_handling_retries})"
+        )
+        return Decision((retry,), attempts)
+    failed_state: TaskInstanceState | CallbackState = (
+        CallbackState.FAILED if isinstance(key, CallbackKey) else TaskInstanceState.FAILED
+    )
+    info = f"handling the pod's result kept failing: {error!r}"
+    return Decision((FreeSlot(key), EmitEvent(key, failed_state, info)), attempts.without(key))
+
+
+# --- pod creation errors --------------------------------------------------------------
+
+_TRANSIENT_5XX = frozenset({500, 502, 503, 504})
+
+
+@attrs.frozen
+class CreateErrorDecision:
+    """Retry the pod creation (after ``delay`` seconds, if given) or fail the workload."""
+
+    retry: bool
+    reason: str
+    delay: float | None = None
+    """Seconds to pause all pod creation (429 or a ``Retry-After`` header)."""
+    message: str = ""
+
+
+def _error_message(body: object, reason: str | None) -> str:
+    # The API server's Status JSON carries "message"; an empty body falls back to the HTTP
+    # reason and a body that is not JSON is the message itself (a plain-text 429).
+    if body is None or body in {"", b""}:
+        return reason or ""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, Mapping):
+        message = body.get("message")
+        return message if isinstance(message, str) else ""
+    if isinstance(body, str):
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return body
+        if isinstance(parsed, Mapping):
+            message = parsed.get("message")
+            return message if isinstance(message, str) else ""
+        return body
+    return str(body)
+
+
+def _retry_after(headers: Mapping[str, str] | None) -> int | None:
+    if not headers:
+        return None
+    for name, value in headers.items():
+        if name.lower() == "retry-after":
+            try:
+                return int(value)
+            except (TypeError, ValueError):
+                return None  # a malformed header is ignored, as the provider does
+    return None
+
+
+def classify_create_error(
+    status: int | None,
+    body: object = None,
+    headers: Mapping[str, str] | None = None,
+    *,
+    reason: str | None = None,
+    retries: int = 0,
+    config: DecisionConfig = DecisionConfig(),
+) -> CreateErrorDecision:
+    """Retry or fail after ``create_namespaced_pod`` failed, with the provider's rules.
+
+    ``status`` is the HTTP status, or None for a connection error (reset, DNS, timeout:
+    the request may never have arrived). Transient: 403 "exceeded quota", 409 "object has
+    been modified", 410 "too old resource version", 429, 500/502/503/504 and connection
+    errors — retried while ``retries`` < ``task_publish_max_retries`` (-1: always).
+    Everything else (400, a plain 403, 404, 422 …) fails at once.
+    """
+    message = _error_message(body, reason)
+    limit = config.task_publish_max_retries
+    can_retry = limit == -1 or retries < limit
+    if status is None:
+        transient = True
+        what = "connection error"
+    else:
+        transient = (
+            (status == 403 and "exceeded quota" in message)
+            or (status == 409 and "object has been modified" in message)
+            or (status == 410 and "too old resource version" in message)
+            or status == 429
+            or status in _TRANSIENT_5XX
+        )
+        what = f"HTTP {status}"
+    if not transient:
+        return CreateErrorDecision(False, f"{what} is not transient: fail", message=message)
+    if not can_retry:
+        return CreateErrorDecision(
+            False, f"{what} is transient but retries are exhausted ({retries} of {limit})",
+            message=message,
+        )  # fmt: skip
+    delay_seconds = _retry_after(headers)
+    delay = float(delay_seconds or 0) if status == 429 or delay_seconds is not None else None
+    return CreateErrorDecision(True, f"{what} is transient: retry", delay, message)
+
+
+def requeue_after_create_error(
+    job: KubernetesJob[Any], decision: CreateErrorDecision
+) -> tuple[Action, ...]:
+    """The actions for a :func:`classify_create_error` verdict on ``job``."""
+    if decision.retry:
+        return (RequeueJob(job, decision.reason, decision.delay),)
+    failed: TaskInstanceState | CallbackState = (
+        CallbackState.FAILED if isinstance(job.key, CallbackKey) else TaskInstanceState.FAILED
+    )
+    info = f"pod creation failed: {decision.reason}: {decision.message}".rstrip(": ")
+    return (FreeSlot(job.key), EmitEvent(job.key, failed, info))
