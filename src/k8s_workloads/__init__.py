@@ -1,7 +1,8 @@
 """k8s_workloads: pure, typed building blocks for Kubernetes-based job executors.
 
-Keys and states, Kubernetes naming rules, and the annotation codec. Nothing here
-imports ``kubernetes``; only :mod:`k8s_workloads.adapters` does.
+Keys and states, naming rules and the annotation codec; pod building; watch-event
+resolution; executor decisions and adoption. Nothing here imports ``kubernetes``; only
+:mod:`k8s_workloads.adapters` does.
 
 Names are loaded on first use (PEP 562), so ``import k8s_workloads`` costs almost
 nothing; ``attrs``, which the value types need, is the bulk of the first use.
@@ -13,6 +14,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from k8s_workloads.adoption import (
+        AdoptionPlan,
+        TrackRunning,
+        plan_adoption,
+        plan_revoke,
+    )
     from k8s_workloads.codec import (
         CallbackAnnotationsUnsupported,
         InvalidAnnotations,
@@ -28,6 +35,34 @@ if TYPE_CHECKING:
         require_callback_support,
         supports_callbacks,
     )
+    from k8s_workloads.decisions import (
+        Attempts,
+        Decision,
+        DecisionConfig,
+        DeletePod,
+        EmitEvent,
+        FreeSlot,
+        Ignore,
+        LookUpState,
+        PatchLabels,
+        RequeueJob,
+        classify_create_error,
+        decide,
+        handling_failed,
+    )
+    from k8s_workloads.events import (
+        Outcome,
+        Resolution,
+        ResolverConfig,
+        resolve_event,
+    )
+    from k8s_workloads.failures import (
+        FailureClassification,
+        FailureKind,
+        PendingPolicy,
+        classify_failure,
+        collect_failure_details,
+    )
     from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey, WorkloadKey
     from k8s_workloads.labels import (
         PodSelector,
@@ -39,6 +74,21 @@ if TYPE_CHECKING:
         datetime_to_label_safe_datestring,
         label_safe_datestring_to_datetime,
         make_safe_label_value,
+    )
+    from k8s_workloads.payload import (
+        attach_secure_payload,
+        redact_manifest,
+        secure_workload_payload,
+    )
+    from k8s_workloads.pods import (
+        PodMutationHookError,
+        construct_callback_pod,
+        construct_task_pod,
+        workload_command_args,
+    )
+    from k8s_workloads.reconcile import (
+        PodReconciliationError,
+        reconcile_pods,
     )
     from k8s_workloads.states import (
         CALLBACK_ACTIVE_STATES,
@@ -60,11 +110,13 @@ if TYPE_CHECKING:
         WorkloadState,
         state_class_for_key,
     )
-    from k8s_workloads.validation import NamingRuleViolation
+    from k8s_workloads.validation import NamingRuleViolation, validate_manifest
 
 __version__ = "0.1.0.dev0"
 
 _LAZY: dict[str, str] = {
+    "AdoptionPlan": "adoption",
+    "Attempts": "decisions",
     "CALLBACK_ACTIVE_STATES": "states",
     "CALLBACK_TERMINAL_STATES": "states",
     "CallbackAnnotationsUnsupported": "codec",
@@ -73,16 +125,33 @@ _LAZY: dict[str, str] = {
     "CallbackResult": "states",
     "CallbackState": "states",
     "CallbackWorkloadsUnsupported": "compat",
+    "Decision": "decisions",
+    "DecisionConfig": "decisions",
+    "DeletePod": "decisions",
+    "EmitEvent": "decisions",
     "ExecutorPseudoState": "states",
+    "FailureClassification": "failures",
     "FailureDetails": "states",
+    "FailureKind": "failures",
+    "FreeSlot": "decisions",
+    "Ignore": "decisions",
     "InvalidAnnotations": "codec",
     "InvalidKey": "keys",
     "InvalidVersion": "compat",
     "KubernetesJob": "states",
     "KubernetesResult": "states",
     "LegacyPodAnnotations": "codec",
+    "LookUpState": "decisions",
     "NamingRuleViolation": "validation",
+    "Outcome": "events",
+    "PatchLabels": "decisions",
+    "PendingPolicy": "failures",
+    "PodMutationHookError": "pods",
+    "PodReconciliationError": "reconcile",
     "PodSelector": "labels",
+    "RequeueJob": "decisions",
+    "Resolution": "events",
+    "ResolverConfig": "events",
     "TASK_ADOPTABLE_STATES": "states",
     "TASK_FINISHED_STATES": "states",
     "TASK_UNFINISHED_STATES": "states",
@@ -90,24 +159,41 @@ _LAZY: dict[str, str] = {
     "TaskInstanceState": "states",
     "TaskJob": "states",
     "TaskResult": "states",
+    "TrackRunning": "adoption",
     "WorkloadKey": "keys",
     "WorkloadResult": "states",
     "WorkloadState": "states",
     "add_unique_suffix": "labels",
     "annotations_to_key": "codec",
+    "attach_secure_payload": "payload",
     "build_labels_for_callback_pod": "labels",
     "build_labels_for_k8s_executor_pod": "labels",
     "build_selector_for_k8s_executor_pod": "labels",
+    "classify_create_error": "decisions",
+    "classify_failure": "failures",
+    "collect_failure_details": "failures",
+    "construct_callback_pod": "pods",
+    "construct_task_pod": "pods",
     "create_unique_id": "labels",
     "datetime_to_label_safe_datestring": "labels",
+    "decide": "decisions",
+    "handling_failed": "decisions",
     "installed_airflow_version": "compat",
     "is_callback_pod": "codec",
     "key_to_annotations": "codec",
     "label_safe_datestring_to_datetime": "labels",
     "make_safe_label_value": "labels",
+    "plan_adoption": "adoption",
+    "plan_revoke": "adoption",
+    "reconcile_pods": "reconcile",
+    "redact_manifest": "payload",
     "require_callback_support": "compat",
+    "resolve_event": "events",
+    "secure_workload_payload": "payload",
     "state_class_for_key": "states",
     "supports_callbacks": "compat",
+    "validate_manifest": "validation",
+    "workload_command_args": "pods",
 }
 
 
@@ -132,43 +218,79 @@ __all__ = [
     "TASK_ADOPTABLE_STATES",
     "TASK_FINISHED_STATES",
     "TASK_UNFINISHED_STATES",
+    "AdoptionPlan",
+    "Attempts",
     "CallbackAnnotationsUnsupported",
     "CallbackJob",
     "CallbackKey",
     "CallbackResult",
     "CallbackState",
     "CallbackWorkloadsUnsupported",
+    "Decision",
+    "DecisionConfig",
+    "DeletePod",
+    "EmitEvent",
     "ExecutorPseudoState",
+    "FailureClassification",
     "FailureDetails",
+    "FailureKind",
+    "FreeSlot",
+    "Ignore",
     "InvalidAnnotations",
     "InvalidKey",
     "InvalidVersion",
     "KubernetesJob",
     "KubernetesResult",
     "LegacyPodAnnotations",
+    "LookUpState",
     "NamingRuleViolation",
+    "Outcome",
+    "PatchLabels",
+    "PendingPolicy",
+    "PodMutationHookError",
+    "PodReconciliationError",
     "PodSelector",
+    "RequeueJob",
+    "Resolution",
+    "ResolverConfig",
     "TaskInstanceKey",
     "TaskInstanceState",
     "TaskJob",
     "TaskResult",
+    "TrackRunning",
     "WorkloadKey",
     "WorkloadResult",
     "WorkloadState",
     "__version__",
     "add_unique_suffix",
     "annotations_to_key",
+    "attach_secure_payload",
     "build_labels_for_callback_pod",
     "build_labels_for_k8s_executor_pod",
     "build_selector_for_k8s_executor_pod",
+    "classify_create_error",
+    "classify_failure",
+    "collect_failure_details",
+    "construct_callback_pod",
+    "construct_task_pod",
     "create_unique_id",
     "datetime_to_label_safe_datestring",
+    "decide",
+    "handling_failed",
     "installed_airflow_version",
     "is_callback_pod",
     "key_to_annotations",
     "label_safe_datestring_to_datetime",
     "make_safe_label_value",
+    "plan_adoption",
+    "plan_revoke",
+    "reconcile_pods",
+    "redact_manifest",
     "require_callback_support",
+    "resolve_event",
+    "secure_workload_payload",
     "state_class_for_key",
     "supports_callbacks",
+    "validate_manifest",
+    "workload_command_args",
 ]
