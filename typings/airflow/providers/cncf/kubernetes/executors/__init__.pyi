@@ -1,0 +1,1 @@
+# Package marker (see typings/airflow/__init__.pyi).
