@@ -192,3 +192,19 @@ def test_pending_grace_measured_from_the_readiness_condition() -> None:
     )
     never = PendingPolicy(create_container_error_grace=None)
     assert not demystify_pending(pod, never, start + datetime.timedelta(days=9)).failed
+
+
+def test_a_disruption_is_named_over_the_containers_sigterm() -> None:
+    pod = failed(
+        conditions=[
+            {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+        ],
+        containerStatuses=[terminated("base", 143, "Error")],
+    )
+    details = collect_failure_details(pod)
+    reason = describe_failure(details, classify_failure(pod, details))
+    assert reason == "Pod failed because of PreemptionByScheduler (container base, exit code 143)"
+    # Without the classification, the container's reason is all there is.
+    assert (
+        describe_failure(details) == "Pod failed because of Error (container base, exit code 143)"
+    )

@@ -256,9 +256,14 @@ def describe_failure(
     ``Pod failed because of OOMKilled (container base, exit code 137)``.
     """
     details = details or {}
-    cause = details.get("pod_reason") or details.get("container_reason")
-    if not cause and classification is not None:
+    cause = details.get("pod_reason")
+    # A preempted pod's container exits 143 with reason "Error": name the disruption.
+    disrupted = classification is not None and (
+        classification.kind is FailureKind.INFRASTRUCTURE or not details.get("container_reason")
+    )
+    if not cause and disrupted and classification is not None and classification.reason:
         cause = classification.reason
+    cause = cause or details.get("container_reason")
     container = details.get("container_name")
     parts = []
     if container:
