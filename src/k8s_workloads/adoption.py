@@ -114,7 +114,7 @@ def plan_adoption(
         name, namespace = _str(metadata.get("name")), _str(metadata.get("namespace"))
         labels = _map(metadata.get("labels"))
         owner = labels.get(AIRFLOW_WORKER_LABEL)
-        if owner in alive:
+        if isinstance(owner, str) and owner in alive:
             who = "this scheduler" if owner == my_label else f"live scheduler {owner}"
             skipped.append(SkippedPod(name, namespace, f"owned by {who}"))
             continue

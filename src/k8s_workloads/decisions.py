@@ -144,7 +144,9 @@ class Attempt:
     job: KubernetesJob[Any]
     attempts: int = 0
     requeued_for_pod: str | None = None
-    """The pod whose failure was already requeued: more Failed events for it are duplicates."""
+    """The pod whose failure was requeued last (the provider's record)."""
+    requeued_pods: frozenset[str] = frozenset()
+    """Every pod whose failure was requeued: more events for any of them are stale."""
 
 
 def _records(records: Mapping[WorkloadKey, Attempt]) -> dict[WorkloadKey, Attempt]:
@@ -243,6 +245,18 @@ def _failure_info(details: FailureDetails | None) -> str:
     return describe_failure(details)
 
 
+def _adopted(result: WorkloadResult, *, running: bool, attempts: Attempts) -> Decision:
+    # A pod leaves the watch (DELETED, no deletion timestamp) when another scheduler
+    # relabels it, but also when this executor marked a failed pod done and requeued the
+    # workload: that pod's "adoption" must not free the slot of the new launch.
+    attempt = attempts.get(result.key)
+    if attempt is not None and result.pod_name in attempt.requeued_pods:
+        return Decision((Ignore("a requeued workload's old pod left the watch"),), attempts)
+    if not running:
+        return Decision((Ignore("adopted, not running"),), attempts.without(result.key))
+    return Decision((FreeSlot(result.key),), attempts.without(result.key))
+
+
 def _may_retry(attempt: Attempt, limit: int) -> bool:
     return limit == -1 or attempt.attempts < limit
 
@@ -256,7 +270,12 @@ def _requeue(
     what: str,
     limit: int,
 ) -> Decision:
-    updated = attrs.evolve(attempt, attempts=attempt.attempts + 1, requeued_for_pod=pod_name)
+    updated = attrs.evolve(
+        attempt,
+        attempts=attempt.attempts + 1,
+        requeued_for_pod=pod_name,
+        requeued_pods=attempt.requeued_pods | {pod_name},
+    )
     shown_limit = "unlimited" if limit == -1 else str(limit)
     return Decision(
         (RequeueJob(attempt.job, f"{what} (try {updated.attempts} of {shown_limit})"),),
@@ -323,8 +342,7 @@ def decide_task(
     """
     key, state = result.key, result.state
     if state is ExecutorPseudoState.ADOPTED:
-        freed = (FreeSlot(key),) if running else (Ignore("adopted, not running"),)
-        return Decision(freed, attempts.without(key))
+        return _adopted(result, running=running, attempts=attempts)
     if state is TaskInstanceState.RUNNING:
         return Decision((EmitEvent(key, TaskInstanceState.RUNNING),), attempts)
     if state is ExecutorPseudoState.COMPLETED:
@@ -337,7 +355,7 @@ def decide_task(
     failed = state is TaskInstanceState.FAILED
     attempt = attempts.get(key)
     if failed and attempt is not None and config.pod_launch_failure_retries != 0:
-        if attempt.requeued_for_pod == result.pod_name:
+        if result.pod_name in attempt.requeued_pods:
             return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
         requeued = _pre_execution_requeue(result, attempt, attempts, config, ti_state)
         if requeued is not None:
@@ -362,7 +380,11 @@ def _callback_pre_execution(details: FailureDetails | None) -> bool:
     # The callback's container never ran: the pod failed while pending, or its main
     # container is still waiting (image pull, config error).
     details = details or {}
-    return details.get("pod_status") == "Pending" or details.get("container_state") == "waiting"
+    return (
+        details.get("pod_status") == "Pending"
+        or details.get("container_state") == "waiting"
+        or details.get("container_type") == "init"
+    )
 
 
 def decide_callback(
@@ -381,17 +403,30 @@ def decide_callback(
     """
     key, state = result.key, result.state
     if state is ExecutorPseudoState.ADOPTED:
-        return Decision(
-            (FreeSlot(key),) if running else (Ignore("adopted, not running"),),
-            attempts.without(key),
-        )
-    if state is ExecutorPseudoState.COMPLETED:
-        return Decision(tuple(_cleanup(result, failed=False, config=config)), attempts)
+        return _adopted(result, running=running, attempts=attempts)
+    terminal_pod = state in {
+        CallbackState.SUCCESS,
+        CallbackState.FAILED,
+        ExecutorPseudoState.COMPLETED,
+    }
     if isinstance(callback_state, CallbackState) and callback_state in CALLBACK_TERMINAL_STATES:
-        return Decision(
-            (Ignore(f"callback is already {callback_state.value}: never overwritten"),), attempts
-        )
+        # Never overwritten; but a finished pod is still cleaned up and its slot freed.
+        keep = Ignore(f"callback is already {callback_state.value}: never overwritten")
+        if not terminal_pod:
+            return Decision((keep,), attempts)
+        cleanup = _cleanup(result, failed=state is CallbackState.FAILED, config=config)
+        freed = (FreeSlot(key),) if running else ()
+        return Decision((*cleanup, *freed, keep), attempts.without(key))
+    if state is ExecutorPseudoState.COMPLETED:
+        # A callback pod that Succeeded while no scheduler watched it (adopted after a
+        # restart): it exited 0, so the callback succeeded, and nothing else will say so.
+        cleanup = _cleanup(result, failed=False, config=config)
+        freed = (FreeSlot(key),) if running else ()
+        success = EmitEvent(key, CallbackState.SUCCESS)
+        return Decision((*cleanup, *freed, success), attempts.without(key))
     if state is CallbackState.RUNNING:
+        if not running:
+            return Decision((Ignore(f"{key!r} is not running: stale event"),), attempts)
         if callback_state is CallbackState.RUNNING:
             return Decision((Ignore("callback already running"),), attempts)
         return Decision((EmitEvent(key, CallbackState.RUNNING),), attempts)
@@ -399,7 +434,7 @@ def decide_callback(
         return Decision((Ignore(f"{key!r} is not running: duplicate result"),), attempts)
     if state is CallbackState.FAILED:
         attempt = attempts.get(key)
-        if attempt is not None and attempt.requeued_for_pod == result.pod_name:
+        if attempt is not None and result.pod_name in attempt.requeued_pods:
             return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
         cleanup = _cleanup(result, failed=True, config=config)
         if (
@@ -494,7 +529,7 @@ class CreateErrorDecision:
 def _error_message(body: object, reason: str | None) -> str:
     # The API server's Status JSON carries "message"; an empty body falls back to the HTTP
     # reason and a body that is not JSON is the message itself (a plain-text 429).
-    if body is None or body in {"", b""}:
+    if body is None or (isinstance(body, (str, bytes)) and not body):
         return reason or ""
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
@@ -519,9 +554,10 @@ def _retry_after(headers: Mapping[str, str] | None) -> int | None:
     for name, value in headers.items():
         if name.lower() == "retry-after":
             try:
-                return int(value)
+                seconds = int(value)
             except (TypeError, ValueError):
                 return None  # a malformed header is ignored, as the provider does
+            return seconds if seconds >= 0 else None
     return None
 
 
@@ -572,7 +608,11 @@ def classify_create_error(
 def requeue_after_create_error(
     job: KubernetesJob[Any], decision: CreateErrorDecision
 ) -> tuple[Action, ...]:
-    """The actions for a :func:`classify_create_error` verdict on ``job``."""
+    """The actions for a :func:`classify_create_error` verdict on ``job``.
+
+    On a failure the workload is finished: drop its attempt record too
+    (``attempts.without(job.key)``).
+    """
     if decision.retry:
         return (RequeueJob(job, decision.reason, decision.delay),)
     failed: TaskInstanceState | CallbackState = (

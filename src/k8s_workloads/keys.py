@@ -56,7 +56,7 @@ def _int_at_least(owner: str, minimum: int) -> _Validator:
     return check
 
 
-@attrs.frozen(repr=True)
+@attrs.frozen(repr=True, cache_hash=True)
 class TaskInstanceKey:
     """Identity of one try of one (possibly mapped) task instance.
 
@@ -111,7 +111,7 @@ def _canonical_uuid(_instance: object, _attribute: attrs.Attribute[Any], value: 
         )
 
 
-@attrs.frozen(repr=True)
+@attrs.frozen(repr=True, cache_hash=True)
 class CallbackKey:
     """Identity of one callback workload (an Airflow ``ExecuteCallback``), by its UUID."""
 
