@@ -12,7 +12,7 @@ never raised.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -78,7 +78,10 @@ class AdoptionPlan:
 
 
 def _map(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    # Parsed JSON is made of plain dicts: skip the costly ABC check for them (hot path).
+    if type(value) is dict:
+        return cast("dict[str, Any]", value)
+    return value if value is not None and isinstance(value, Mapping) else {}
 
 
 def _str(value: object) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -155,7 +155,10 @@ class Resolution:
 
 
 def _map(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    # Parsed JSON is made of plain dicts: skip the costly ABC check for them (hot path).
+    if type(value) is dict:
+        return cast("dict[str, Any]", value)
+    return value if value is not None and isinstance(value, Mapping) else {}
 
 
 def _str(value: object) -> str | None:
@@ -254,7 +257,7 @@ def resolve_event(
     return _resolve_pod(event_type, obj, metadata, config, now)
 
 
-@attrs.frozen
+@attrs.define  # private and never changed; frozen attrs costs ~0.7 µs per event here
 class _Pod:
     """One pod event being resolved: what every rule of the table reads."""
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime
 import enum
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -104,7 +104,10 @@ class FailureClassification:
 
 
 def _map(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    # Parsed JSON is made of plain dicts: skip the costly ABC check for them (hot path).
+    if type(value) is dict:
+        return cast("dict[str, Any]", value)
+    return value if value is not None and isinstance(value, Mapping) else {}
 
 
 def _list(value: object) -> list[Any]:
