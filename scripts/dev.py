@@ -1,6 +1,6 @@
 """Set up the project's environments and run its two jobs.
 
-    python3 scripts/dev.py demo   # the CLI on the bundled example
+    python3 scripts/dev.py demo   # the CLI on the bundled example scenario (simulate)
     python3 scripts/dev.py test   # ruff, mypy --strict, pytest (kubernetes 37, then Airflow env)
 
 Needs only ``python3`` (3.10+) and access to PyPI. Two virtual environments are made
@@ -77,7 +77,7 @@ def ensure_env(env: Path, requirements: list[str]) -> None:
 
 def demo() -> int:
     ensure_env(MAIN_ENV, MAIN_REQUIREMENTS)
-    return _run([_bin(MAIN_ENV, "k8s-workloads"), "demo"])
+    return _run([_bin(MAIN_ENV, "k8s-workloads"), "simulate"])
 
 
 def test(*, thorough: bool) -> int:
@@ -103,7 +103,7 @@ def test(*, thorough: bool) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="job", required=True)
-    sub.add_parser("demo", help="run the CLI on the bundled example")
+    sub.add_parser("demo", help="run the CLI's simulator on the bundled scenario")
     test_parser = sub.add_parser("test", help="run ruff, mypy --strict and pytest in both envs")
     test_parser.add_argument(
         "--thorough", action="store_true", help="many more hypothesis examples"

@@ -537,3 +537,22 @@ def test_render_reports_warnings_even_when_it_fails() -> None:
     lines = err.splitlines()
     assert lines[0].startswith("k8s-workloads render task: warning: pod_id supplied is longer")
     assert lines[1].startswith("k8s-workloads render task: the pod would be rejected")
+
+
+def test_simulate_runs_the_bundled_scenario_through_the_console_script() -> None:
+    code, out, err = run("simulate")
+    assert (code, err) == (0, "")
+    assert "13 workloads: 5 failed, 8 success" in out
+    assert "0 anomalies" in out
+    json_code, json_out, _ = run("simulate", "-o", "json")
+    assert json_code == 0
+    assert json.loads(json_out)
+
+
+def test_simulate_bad_scenario_is_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nworkloads: 5\n")
+    code, out, err = run("simulate", str(path))
+    assert code == 2
+    assert out == ""
+    assert "workloads" in err

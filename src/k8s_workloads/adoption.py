@@ -38,6 +38,7 @@ __all__ = [
     "SkippedPod",
     "TrackRunning",
     "plan_adoption",
+    "plan_relist",
     "plan_revoke",
 ]
 
@@ -186,3 +187,42 @@ def plan_revoke(
     if len(actions) == 1:
         actions.append(Ignore(f"no pod of this scheduler runs {key!r}"))
     return tuple(actions)
+
+
+def plan_relist(
+    running: Iterable[WorkloadKey],
+    listed_pods: Iterable[Mapping[str, Any]],
+    *,
+    waiting: Iterable[WorkloadKey] = (),
+    airflow_version: str | None = None,
+) -> tuple[WorkloadResult, ...]:
+    """``VANISHED`` results for running workloads whose pods a re-list no longer shows.
+
+    After a 410 the watch restarts from a fresh list, which only shows pods that exist: a
+    pod that finished and was deleted in the gap is never reported, and its workload
+    would stay running forever (the provider has the same gap). Feed these results to
+    :func:`~k8s_workloads.decisions.decide`. ``waiting`` are keys whose pods are queued
+    for creation (no pod yet, and none missed).
+    """
+    seen: set[WorkloadKey] = set(waiting)
+    for pod in listed_pods:
+        metadata = _map(_map(pod).get("metadata"))
+        try:
+            seen.add(
+                annotations_to_key(
+                    _map(metadata.get("annotations")),
+                    _map(metadata.get("labels")),
+                    airflow_version=airflow_version,
+                )
+            )
+        except (InvalidAnnotations, InvalidVersion):
+            continue
+    vanished: list[WorkloadResult] = []
+    for key in running:
+        if key in seen:
+            continue
+        if isinstance(key, CallbackKey):
+            vanished.append(CallbackResult(key, ExecutorPseudoState.VANISHED, "", "", ""))
+        else:
+            vanished.append(TaskResult(key, ExecutorPseudoState.VANISHED, "", "", ""))
+    return tuple(vanished)

@@ -659,6 +659,17 @@ def _parser() -> argparse.ArgumentParser:
         "default: the installed Airflow's, else none",
     )
     sub.add_parser("demo", help="decode the bundled example pods")
+    simulate = sub.add_parser(
+        "simulate",
+        help="run an executor scenario against an in-memory cluster (default: the bundled one)",
+        description="Run tasks and callbacks through an executor built from this library, "
+        "against an in-memory cluster, and print the timeline and every workload's end "
+        "state. Exit 0: fine; 1: an invariant broke; 2: a bad scenario file.",
+    )
+    simulate.add_argument("scenario", nargs="?", help="a scenario YAML file")
+    simulate.add_argument(
+        "-o", "--output", choices=("text", "json"), default="text", help="output format"
+    )
     _add_render(sub)
     _add_resolve(sub)
     return parser
@@ -808,6 +819,11 @@ def main(
             return _render(args, out, err, inp)
         if args.command == "resolve":
             return _resolve(args, out, err, inp)
+        if args.command == "simulate":
+            # Deferred: the simulator and yaml load only for this command.
+            from k8s_workloads.simulate import run_simulation_cli  # noqa: PLC0415
+
+            return run_simulation_cli(args.scenario, out=out, err=err, fmt=args.output)
         return _demo(out)
     except (UsageError, InvalidVersion) as error:
         command = f"{args.command} {args.kind}" if args.command == "render" else args.command

@@ -27,6 +27,7 @@ from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, TRUE_LABEL_VALUE
 from k8s_workloads.states import (
     CALLBACK_TERMINAL_STATES,
+    TASK_FINISHED_STATES,
     CallbackResult,
     CallbackState,
     ExecutorPseudoState,
@@ -257,6 +258,31 @@ def _adopted(result: WorkloadResult, *, running: bool, attempts: Attempts) -> De
     return Decision((FreeSlot(result.key),), attempts.without(result.key))
 
 
+_VANISHED_INFO = "the pod vanished while the watch was down; its final events were lost"
+
+
+def _vanished_task(
+    result: TaskResult,
+    *,
+    running: bool,
+    attempts: Attempts,
+    ti_state: TaskInstanceState | _Unknown | None,
+) -> Decision:
+    # The task process records its own end state; a task that never got there died with
+    # its pod.
+    key = result.key
+    if not running:
+        return Decision((Ignore(f"{key!r} is not running"),), attempts)
+    if ti_state is UNKNOWN:
+        return Decision(
+            (LookUpState(key, "did the task finish before its pod vanished?"),), attempts
+        )
+    if ti_state in TASK_FINISHED_STATES:
+        return Decision((FreeSlot(key), EmitEvent(key, ti_state)), attempts.without(key))
+    failed = EmitEvent(key, TaskInstanceState.FAILED, _VANISHED_INFO)
+    return Decision((FreeSlot(key), failed), attempts.without(key))
+
+
 def _may_retry(attempt: Attempt, limit: int) -> bool:
     return limit == -1 or attempt.attempts < limit
 
@@ -345,6 +371,8 @@ def decide_task(
         return _adopted(result, running=running, attempts=attempts)
     if state is TaskInstanceState.RUNNING:
         return Decision((EmitEvent(key, TaskInstanceState.RUNNING),), attempts)
+    if state is ExecutorPseudoState.VANISHED:
+        return _vanished_task(result, running=running, attempts=attempts, ti_state=ti_state)
     if state is ExecutorPseudoState.COMPLETED:
         # An adopted pod that had Succeeded under a dead scheduler: only clean it up.
         return Decision(tuple(_cleanup(result, failed=False, config=config)), attempts)
@@ -387,6 +415,53 @@ def _callback_pre_execution(details: FailureDetails | None) -> bool:
     )
 
 
+def _terminal_callback(
+    result: CallbackResult,
+    callback_state: CallbackState,
+    *,
+    running: bool,
+    attempts: Attempts,
+    config: DecisionConfig,
+) -> Decision:
+    # Never overwritten; but a finished pod is still cleaned up and its slot freed.
+    keep = Ignore(f"callback is already {callback_state.value}: never overwritten")
+    finished = result.state in {
+        CallbackState.SUCCESS,
+        CallbackState.FAILED,
+        ExecutorPseudoState.COMPLETED,
+        ExecutorPseudoState.VANISHED,
+    }
+    if not (finished and running):
+        return Decision((keep,), attempts)
+    cleanup = (
+        []
+        if result.state is ExecutorPseudoState.VANISHED
+        else _cleanup(result, failed=result.state is CallbackState.FAILED, config=config)
+    )
+    return Decision((*cleanup, FreeSlot(result.key), keep), attempts.without(result.key))
+
+
+def _callback_pseudo_state(
+    result: CallbackResult, *, running: bool, attempts: Attempts, config: DecisionConfig
+) -> Decision:
+    key, state = result.key, result.state
+    if state is ExecutorPseudoState.VANISHED:
+        # Nothing says the callback succeeded, so it did not (success is never assumed).
+        if not running:
+            return Decision((Ignore(f"{key!r} is not running"),), attempts)
+        failed = EmitEvent(key, CallbackState.FAILED, _VANISHED_INFO)
+        return Decision((FreeSlot(key), failed), attempts.without(key))
+    if state is ExecutorPseudoState.COMPLETED:
+        # A callback pod that Succeeded while no scheduler watched it (adopted after a
+        # restart): it exited 0, so the callback succeeded, and nothing else will say so.
+        cleanup = _cleanup(result, failed=False, config=config)
+        freed = (FreeSlot(key),) if running else ()
+        success = EmitEvent(key, CallbackState.SUCCESS)
+        return Decision((*cleanup, *freed, success), attempts.without(key))
+    # LOOKUP has no meaning for a callback and is never taken as success.
+    return Decision((Ignore(f"no callback transition for {state}"),), attempts)
+
+
 def decide_callback(
     result: CallbackResult,
     *,
@@ -404,26 +479,12 @@ def decide_callback(
     key, state = result.key, result.state
     if state is ExecutorPseudoState.ADOPTED:
         return _adopted(result, running=running, attempts=attempts)
-    terminal_pod = state in {
-        CallbackState.SUCCESS,
-        CallbackState.FAILED,
-        ExecutorPseudoState.COMPLETED,
-    }
     if isinstance(callback_state, CallbackState) and callback_state in CALLBACK_TERMINAL_STATES:
-        # Never overwritten; but a finished pod is still cleaned up and its slot freed.
-        keep = Ignore(f"callback is already {callback_state.value}: never overwritten")
-        if not terminal_pod:
-            return Decision((keep,), attempts)
-        cleanup = _cleanup(result, failed=state is CallbackState.FAILED, config=config)
-        freed = (FreeSlot(key),) if running else ()
-        return Decision((*cleanup, *freed, keep), attempts.without(key))
-    if state is ExecutorPseudoState.COMPLETED:
-        # A callback pod that Succeeded while no scheduler watched it (adopted after a
-        # restart): it exited 0, so the callback succeeded, and nothing else will say so.
-        cleanup = _cleanup(result, failed=False, config=config)
-        freed = (FreeSlot(key),) if running else ()
-        success = EmitEvent(key, CallbackState.SUCCESS)
-        return Decision((*cleanup, *freed, success), attempts.without(key))
+        return _terminal_callback(
+            result, callback_state, running=running, attempts=attempts, config=config
+        )
+    if isinstance(state, ExecutorPseudoState):
+        return _callback_pseudo_state(result, running=running, attempts=attempts, config=config)
     if state is CallbackState.RUNNING:
         if not running:
             return Decision((Ignore(f"{key!r} is not running: stale event"),), attempts)

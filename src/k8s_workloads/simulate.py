@@ -146,7 +146,7 @@ from typing import Any, Literal, NoReturn, TextIO, TypeAlias
 
 import yaml
 
-from k8s_workloads.adoption import TrackRunning, plan_adoption
+from k8s_workloads.adoption import TrackRunning, plan_adoption, plan_relist
 from k8s_workloads.compat import InvalidVersion, release_tuple, supports_callbacks
 from k8s_workloads.decisions import (
     Action,
@@ -2279,6 +2279,14 @@ class _Simulation:
         for pod in pods:
             sched.watch.push(self.t, {"type": "ADDED", "object": pod})
         self.log("watch", f"re-list: {len(pods)} pods → ADDED events, then watch again")
+        # Running workloads whose pods the re-list no longer shows were settled in the gap.
+        for result in plan_relist(
+            list(sched.running),
+            pods,
+            waiting=[entry.job.key for entry in sched.queue],
+            airflow_version=self.config.airflow_version,
+        ):
+            self.handle_result(result, "missing from the re-list")
         # Ground truth the executor does not have: which running keys have no pod left.
         namespace = self.config.namespace
         with_pods = {

@@ -120,6 +120,8 @@ class ExecutorPseudoState(enum.Enum):
     """The pod is now owned by another scheduler: free the slot, emit nothing."""
     COMPLETED = "completed"
     """An adopted pod that had already Succeeded: only clean it up."""
+    VANISHED = "vanished"
+    """The pod is gone and its final events were missed (a watch gap): settle the workload."""
     LOOKUP = "lookup"
     """The pod Succeeded; read the workload's real state from Airflow (upstream ``None``)."""
 

@@ -1,0 +1,619 @@
+"""The scenario simulator: bundled scenarios, invariants, determinism, bad files, generated mode.
+
+Expected end states are written from the rules (decisions, adoption, the fake Airflow's
+own writes), not copied from output. Where the library breaks an invariant, the case is
+listed in ``KNOWN_BUGS``: the invariant test is a strict xfail (it starts failing, and
+must be unmarked, once the library is fixed) and ``test_known_bug_is_surfaced`` checks
+that the simulator reports it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from k8s_workloads import simulate as simulate_module
+from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, watcher_selector
+from k8s_workloads.pods import construct_task_pod
+from k8s_workloads.simulate import (
+    ScenarioError,
+    SimulationResult,
+    _Cluster,
+    _Selector,
+    _Watch,
+    bundled_scenarios,
+    generate_scenario,
+    load_bundled_scenario,
+    parse_scenario,
+    run_simulation_cli,
+    simulate,
+    simulate_generated,
+)
+
+DEFAULT = "scenario.yaml"
+DOWNTIME = "scenarios/restart_downtime.yaml"
+CHAOS = "scenarios/watch_chaos.yaml"
+KEPT = "scenarios/kept_failed_pods.yaml"
+
+# workload id -> (end state, pods launched, final events the executor should emit)
+EXPECTED: dict[str, dict[str, tuple[str, int, int]]] = {
+    DEFAULT: {
+        "extract": ("success", 1, 1),
+        "transform": ("success", 1, 1),  # duplicates: the second Succeeded is not running
+        "load": ("success", 1, 1),  # the late Running after Succeeded reports nothing
+        "train": ("failed", 1, 1),  # OOMKilled while the task ran: no pre-start retry
+        # ErrImagePull while pending, task instance still queued: requeued once
+        # (pod_launch_failure_retries: 1), then the second pod fails too.
+        "report": ("failed", 2, 1),
+        "score": ("failed", 1, 1),  # evicted while running
+        "publish": ("success", 2, 1),  # rejected before the task ran, requeued, succeeds
+        "archive": ("success", 1, 1),  # 429 is transient: one retry, one pod
+        "cleanup": ("failed", 1, 1),  # running pod deleted: PodDeleted
+        "notify-ok": ("success", 1, 1),
+        "notify-fail": ("failed", 1, 1),  # callbacks are never retried (retries: 0)
+        "sla-alert": ("success", 1, 1),  # adopted as a callback by scheduler 2
+        "aggregate": ("success", 1, 1),  # adopted by scheduler 2
+    },
+    DOWNTIME: {
+        "before": ("success", 1, 1),
+        # Succeeded while no scheduler ran: the task wrote success itself; the completed
+        # pod is only cleaned up, and no executor event is needed.
+        "succeeds-while-down": ("success", 1, 0),
+        "oom-while-down": ("failed", 1, 1),  # adopted (running task instance), then failed
+        # No pod to adopt: reset and rescheduled as try 2, whose pod succeeds.
+        "deleted-while-down": ("success", 2, 1),
+        "waiting-for-pod": ("success", 1, 1),  # reset as try 2; one 503 left, retried
+        "callback-waits": ("success", 1, 1),  # re-queued (reset_orphaned_callbacks)
+        "callback-fails-while-down": ("failed", 1, 1),  # adopted, reported failed
+        "callback-runs-through": ("success", 1, 1),
+        "callback-succeeds-while-down": ("success", 1, 1),
+    },
+    CHAOS: {
+        "success-in-the-gap": ("success", 1, 1),  # the 410 re-list shows it Succeeded
+        "failure-in-the-gap": ("failed", 1, 1),
+        "deleted-in-the-gap": ("failed", 1, 1),
+        "slow-image": ("success", 2, 1),  # pending policy fails it after 30 s; retried
+        "rejected-then-ok": ("success", 2, 1),
+        "stale-running": ("success", 1, 1),
+        "callback-image-retry": ("success", 2, 1),  # callback_launch_failure_retries: 1
+        # The init container failed: terminated, not waiting or pending, so not retried.
+        "callback-init-fails": ("failed", 2, 1),
+    },
+    KEPT: {
+        "succeeds": ("success", 1, 1),
+        "kept-task-failure": ("failed", 1, 1),  # not adopted after the restart: finished
+        "callback-succeeds": ("success", 1, 1),
+        "kept-callback-failure": ("failed", 1, 1),
+        "across-restart": ("success", 1, 1),
+    },
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Bug:
+    """A library bug a bundled scenario runs into."""
+
+    reported: frozenset[str]
+    """The anomaly kinds the simulator reports for the workload."""
+    breaks: frozenset[str]
+    """The invariant tests that fail for it (strict xfail)."""
+    why: str
+
+
+KNOWN_BUGS: dict[tuple[str, str], Bug] = {}
+
+
+@functools.cache
+def run(name: str) -> SimulationResult:
+    return simulate(load_bundled_scenario(name))
+
+
+def cases(invariant: str) -> list[object]:
+    params: list[object] = []
+    for scenario, workloads in EXPECTED.items():
+        for workload in workloads:
+            bug = KNOWN_BUGS.get((scenario, workload))
+            marks = []
+            if bug is not None and invariant in bug.breaks:
+                marks.append(pytest.mark.xfail(strict=True, reason=f"library bug: {bug.why}"))
+            params.append(
+                pytest.param(scenario, workload, marks=marks, id=f"{scenario}:{workload}")
+            )
+    return params
+
+
+def test_the_bundled_scenarios_are_the_expected_ones() -> None:
+    assert bundled_scenarios()[0] == DEFAULT
+    assert set(bundled_scenarios()) == set(EXPECTED)
+    for name in bundled_scenarios():
+        assert [report.id for report in run(name).workloads] == list(EXPECTED[name])
+
+
+@pytest.mark.parametrize(("scenario", "workload"), cases("end_state"))
+def test_end_state(scenario: str, workload: str) -> None:
+    report = run(scenario).workload(workload)
+    end_state, launches, _ = EXPECTED[scenario][workload]
+    assert (report.end_state, report.launches, len(report.pods)) == (end_state, launches, launches)
+
+
+@pytest.mark.parametrize(("scenario", "workload"), cases("final_events"))
+def test_final_events(scenario: str, workload: str) -> None:
+    report = run(scenario).workload(workload)
+    assert report.terminal_events == EXPECTED[scenario][workload][2], report.events
+
+
+@pytest.mark.parametrize(("scenario", "workload"), cases("not_left_running"))
+def test_not_left_running(scenario: str, workload: str) -> None:
+    kinds = {a.kind for a in run(scenario).anomalies if a.workload == workload}
+    assert not kinds & {"left_running", "slot_leak", "lost_in_resync"}
+
+
+def test_the_scenario_files_expect_what_the_tests_expect() -> None:
+    for name in bundled_scenarios():
+        scenario = load_bundled_scenario(name)
+        for spec in scenario.workloads:
+            assert spec.expect is not None
+            assert spec.expect.value == EXPECTED[name][spec.id][0], spec.id
+
+
+@pytest.mark.parametrize("scenario", list(EXPECTED))
+def test_only_known_anomalies(scenario: str) -> None:
+    def known(kind: str, workload: str | None) -> bool:
+        bug = KNOWN_BUGS.get((scenario, workload or ""))
+        # A known bug that changes the end state also fails the file's `expect`.
+        return bug is not None and (kind in bug.reported or kind == "unexpected_end_state")
+
+    unexpected = [a for a in run(scenario).anomalies if not known(a.kind, a.workload)]
+    assert unexpected == []
+
+
+def test_restart_adopts_the_callback_and_the_task_without_a_crash() -> None:
+    result = run(DEFAULT)
+    assert result.restarts == 1
+    assert result.schedulers == 2
+    assert not [a for a in result.anomalies if a.kind in {"crash", "crash_loop"}]
+    for workload in ("sla-alert", "aggregate"):
+        report = result.workload(workload)
+        assert "adopted by scheduler 2" in report.notes
+        assert report.end_state == "success"
+    adopted = [e for e in result.timeline if e.kind == "adopt" and e.text.startswith("track")]
+    # The running callback and the running task; nothing else was left to adopt.
+    assert [e.text.split("(")[1].split()[0] for e in adopted] == ["callback", "task"]
+
+
+def test_reset_task_instances_get_the_next_try() -> None:
+    result = run(DOWNTIME)
+    for workload in ("deleted-while-down", "waiting-for-pod"):
+        report = result.workload(workload)
+        assert report.key.endswith("try 2")
+        assert any(note.startswith("reset: no pod to adopt") for note in report.notes)
+
+
+def test_no_bundled_scenario_crashes_or_times_out() -> None:
+    for name in bundled_scenarios():
+        kinds = {anomaly.kind for anomaly in run(name).anomalies}
+        assert not kinds & {"crash", "crash_loop", "timeout", "event_storm", "lookup_loop"}
+
+
+def test_failed_pods_are_kept_and_successful_ones_deleted() -> None:
+    left = run(DEFAULT).pods_left
+    kept = {entry.split(" ")[0].rsplit("-", 1)[0] for entry in left}
+    assert kept == {"ml-train", "ml-report", "ml-score", "etl-publish", "callback-019e9fc7"}
+    assert all(", done," in entry for entry in left)
+
+
+def test_the_scheduler_event_log_carries_the_failure_reasons() -> None:
+    events = {(e.workload, e.state): e for e in run(DEFAULT).scheduler_events}
+    assert events["train", "failed"].info == (
+        "Pod failed because of OOMKilled (container base, exit code 137)"
+    )
+    assert events["cleanup", "failed"].info == "Pod failed because of PodDeleted"
+    assert events["notify-ok", "running"].scheduler == 1
+    assert events["sla-alert", "success"].scheduler == 2
+    assert "Pod failed because of Evicted" in (events["score", "failed"].info or "")
+
+
+def test_a_library_function_that_raises_is_a_crash_then_a_crash_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*_args: object, **_kwargs: object) -> object:
+        raise KeyError("task_id")  # what the provider's adoption raised on callback pods
+
+    monkeypatch.setattr(simulate_module, "plan_adoption", broken)
+    result = simulate(load_bundled_scenario())
+    kinds = [anomaly.kind for anomaly in result.anomalies]
+    assert kinds.count("crash") == 5
+    assert "crash_loop" in kinds
+    crash = next(anomaly for anomaly in result.anomalies if anomaly.kind == "crash")
+    assert "KeyError: 'task_id'" in crash.message
+    assert result.schedulers == 6  # the first, then five that crashed while adopting
+
+
+# --- output -------------------------------------------------------------------------------
+
+
+def cli(path: str | None, fmt: str = "text") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = run_simulation_cli(path, out=out, err=err, fmt=fmt)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_text_output_has_a_timeline_a_table_and_a_summary() -> None:
+    status, out, err = cli(None)
+    assert err == ""
+    result = run(DEFAULT)
+    assert status == (0 if result.ok else 1)
+    lines = out.splitlines()
+    assert lines[0] == "Scenario nightly (seed 42, Airflow 3.3.2)"
+    assert lines[1].startswith("t=  0  ")
+    assert any(" MODIFIED Succeeded → lookup (task etl.extract try 1) → " in line for line in lines)
+    header = next(line for line in lines if line.startswith("workload "))
+    assert header.split()[:4] == ["workload", "kind", "key", "end"]
+    assert lines[-1] == result.summary()
+    assert lines[-1].startswith("13 workloads: 5 failed, 8 success | ")
+
+
+def test_json_output_parses() -> None:
+    status, out, _ = cli(None, "json")
+    document = json.loads(out)
+    assert document["name"] == "nightly"
+    assert status == (0 if document["summary"]["ok"] else 1)
+    assert [w["id"] for w in document["workloads"]] == list(EXPECTED[DEFAULT])
+    assert {w["id"]: w["end_state"] for w in document["workloads"]} == {
+        name: expected[0] for name, expected in EXPECTED[DEFAULT].items()
+    }
+    events = [entry for entry in document["timeline"] if entry["kind"] == "event"]
+    assert events
+    assert all({"t", "pod", "event", "outcome", "text"} <= entry.keys() for entry in events)
+    assert document["summary"]["end_states"] == {"failed": 5, "success": 8}
+
+
+def test_runs_are_deterministic() -> None:
+    first, second = cli(None), cli(None)
+    assert first == second
+    assert cli(None, "json") == cli(None, "json")
+    for name in bundled_scenarios():
+        scenario = load_bundled_scenario(name)
+        assert simulate(scenario).format_text() == simulate(scenario).format_text()
+
+
+def test_the_seed_picks_the_pod_names() -> None:
+    scenario = load_bundled_scenario()
+    other = simulate(dataclasses.replace(scenario, seed=43))
+    assert run(DEFAULT).workload("extract").pods != other.workload("extract").pods
+    assert other.workload("extract").end_state == "success"
+
+
+def test_an_unknown_output_format_is_a_usage_error() -> None:
+    status, out, err = cli(None, "yaml")
+    assert (status, out) == (2, "")
+    assert "unknown output format 'yaml'" in err
+
+
+# --- bad scenario files -------------------------------------------------------------------
+
+GOOD = """\
+name: tiny
+seed: 1
+workloads:
+  - kind: task
+    dag_id: etl
+    task_id: load
+    pod:
+      steps:
+        - {phase: Running}
+        - {after: 2, phase: Succeeded}
+"""
+
+
+def write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_a_good_file_runs(tmp_path: Path) -> None:
+    status, out, err = cli(write(tmp_path, GOOD))
+    assert (status, err) == (0, "")
+    assert out.splitlines()[-1].startswith("1 workloads: 1 success | ")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "field", "problem"),
+    [
+        pytest.param(
+            GOOD.replace("{phase: Running}", "{phse: Running}"),
+            9,
+            "workloads[0].pod.steps[0].phse",
+            "unknown key 'phse' (expected one of after, phase, ",
+            id="unknown-key",
+        ),
+        pytest.param(
+            GOOD.replace("{phase: Running}", "{phase: Runing}"),
+            9,
+            "workloads[0].pod.steps[0].phase",
+            "unknown phase 'Runing' (expected one of Pending, Running, Succeeded, Failed, "
+            "Unknown); did you mean 'Running'?",
+            id="bad-phase",
+        ),
+        pytest.param(
+            GOOD.replace("after: 2", "after: soon"),
+            10,
+            "workloads[0].pod.steps[1].after",
+            "expected an integer, got a string",
+            id="wrong-type",
+        ),
+        pytest.param(
+            GOOD.replace("seed: 1", "seed: true"),
+            2,
+            "seed",
+            "expected an integer, got a boolean",
+            id="bool-is-not-int",
+        ),
+        pytest.param(
+            GOOD + "restarts: {at: 3}\n",
+            11,
+            "restarts",
+            "expected a list, got a mapping",
+            id="mapping-for-list",
+        ),
+        pytest.param(
+            GOOD.replace("  - kind: task", "  - kind: job"),
+            4,
+            "workloads[0].kind",
+            "unknown kind 'job' (expected one of task, callback)",
+            id="bad-kind",
+        ),
+        pytest.param(
+            GOOD.replace("    task_id: load\n", ""),
+            4,
+            "workloads[0].task_id",
+            "required key is missing",
+            id="missing-key",
+        ),
+        pytest.param(
+            GOOD.replace("{phase: Running}", "{container: {waiting: X, running: true}}"),
+            9,
+            "workloads[0].pod.steps[0].container",
+            "give exactly one of waiting, terminated or running",
+            id="two-container-states",
+        ),
+        pytest.param(
+            GOOD + "  - {kind: task, dag_id: etl, task_id: load}\n",
+            11,
+            "workloads[1].id",
+            "id 'etl.load' is used by workloads[0]",
+            id="duplicate-id",
+        ),
+        pytest.param(
+            GOOD + "  - {id: again, kind: task, dag_id: etl, task_id: load, try_number: 2}\n",
+            11,
+            "workloads[1]",
+            "the same workload as workloads[0]",
+            id="duplicate-workload",
+        ),
+        pytest.param(
+            GOOD + "  - {kind: callback, callback_id: not-a-uuid}\n",
+            11,
+            "workloads[1].callback_id",
+            "CallbackKey.id must be a UUID string",
+            id="bad-callback-id",
+        ),
+        pytest.param(
+            "config: {airflow_version: '3.2.1'}\n"
+            "workloads:\n"
+            "  - {kind: callback, callback_id: 019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e}\n",
+            3,
+            "workloads[0].kind",
+            "callback workloads need Airflow 3.3+",
+            id="callback-before-3.3",
+        ),
+        pytest.param(
+            "config: {max_tick: 5}\n" + GOOD,
+            1,
+            "config.max_tick",
+            "did you mean 'max_ticks'?",
+            id="unknown-config-key",
+        ),
+        pytest.param(
+            GOOD.replace("{phase: Running}", "{phase: Running, task: done}"),
+            9,
+            "workloads[0].pod.steps[0].task",
+            "unknown write 'done'",
+            id="unknown-task-write",
+        ),
+        pytest.param(
+            GOOD.replace("    pod:\n", "    pod:\n      create_errors: [{status: 200}]\n"),
+            8,
+            "workloads[0].pod.create_errors[0].status",
+            "must be at least 400, got 200",
+            id="create-error-status",
+        ),
+    ],
+)
+def test_bad_scenarios_name_the_line_and_field(
+    tmp_path: Path, text: str, line: int, field: str, problem: str
+) -> None:
+    path = write(tmp_path, text)
+    status, out, err = cli(path)
+    assert (status, out) == (2, "")
+    assert err.startswith(f"k8s-workloads simulate: {path}:{line}: {field}: ")
+    assert problem in err
+    assert err.count("\n") == 1
+
+
+def test_the_brief_example_message() -> None:
+    text = GOOD.replace("{phase: Running}", "{phase: Runing}")
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(text, "scenario.yaml")
+    assert str(caught.value).startswith(
+        "scenario.yaml:9: workloads[0].pod.steps[0].phase: unknown phase 'Runing' "
+        "(expected one of Pending, Running, Succeeded, Failed, Unknown)"
+    )
+    assert (caught.value.line, caught.value.field) == (9, "workloads[0].pod.steps[0].phase")
+
+
+def test_the_pending_policy_reads_the_tick_clock() -> None:
+    scenario = parse_scenario(
+        """
+config:
+  pending_policy: {pending_timeout: 60}
+  tick_seconds: 30
+  pod_launch_failure_retries: 0
+workloads:
+  - id: stuck
+    kind: task
+    dag_id: etl
+    task_id: stuck
+    pod:
+      steps:
+        - {phase: Pending, container: {waiting: ContainerCreating}}
+        - {phase: Pending, container: {waiting: ContainerCreating}}
+        - {phase: Pending, container: {waiting: ContainerCreating}}
+"""
+    )
+    result = simulate(scenario)
+    (event,) = result.scheduler_events
+    assert (event.t, event.state) == (2, "failed")  # created at 0 s, 60 s later at tick 2
+    assert "PodPendingTimeout" in (event.info or "")
+    assert result.workload("stuck").end_state == "failed"
+
+
+def test_a_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD.replace("{after: 2, phase: Succeeded}", "{after: 2, phase: [}"))
+    status, _, err = cli(path)
+    assert status == 2
+    assert err.startswith(f"k8s-workloads simulate: {path}:10: not valid YAML: ")
+
+
+def test_an_empty_file(tmp_path: Path) -> None:
+    status, _, err = cli(write(tmp_path, "# nothing\n"))
+    assert status == 2
+    assert "the file is empty" in err
+
+
+def test_a_missing_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "nope.yaml")
+    status, out, err = cli(path)
+    assert (status, out) == (2, "")
+    assert (
+        err == f"k8s-workloads simulate: {path}: cannot read the file: No such file or directory\n"
+    )
+
+
+# --- the fake cluster ---------------------------------------------------------------------
+
+
+def test_a_label_patch_out_of_the_watch_selector_arrives_as_deleted_without_timestamp() -> None:
+    # The API server's watch semantics the false-adoption finding rests on.
+    cluster = _Cluster()
+    watch = _Watch(_Selector.of(watcher_selector(1)))
+    cluster.watches.append(watch)
+    pod = construct_task_pod(
+        namespace="airflow",
+        scheduler_job_id=1,
+        pod_id="etl-load-abcd1234",
+        dag_id="etl",
+        task_id="load",
+        kube_image="airflow",
+        try_number=1,
+        args=["x"],
+        airflow_version="3.3.2",
+        run_id="r",
+    )
+    cluster.create(pod, tick=0)
+    cluster.patch_labels("airflow", "etl-load-abcd1234", {POD_EXECUTOR_DONE_LABEL: "True"}, 1)
+    cluster.patch_labels("airflow", "etl-load-abcd1234", {"other": "x"}, 2)
+    cluster.delete("airflow", "etl-load-abcd1234", 3)
+    added, deleted = watch.pop_due(5), watch.pop_due(5)
+    assert watch.pop_due(5) is None
+    assert added is not None
+    assert deleted is not None
+    assert (added["type"], deleted["type"]) == ("ADDED", "DELETED")
+    metadata = deleted["object"]["metadata"]
+    assert POD_EXECUTOR_DONE_LABEL not in metadata["labels"]  # the previous content
+    assert "deletionTimestamp" not in metadata
+    assert metadata["resourceVersion"] == "2"  # the new version
+    assert [kind for _, kind, _ in cluster.history["etl-load-abcd1234"]] == [
+        "ADDED",
+        "MODIFIED",
+        "MODIFIED",
+        "DELETED",
+    ]
+
+
+# --- generated mode -----------------------------------------------------------------------
+
+GENERATED_BUG_KINDS = frozenset(
+    {
+        "false_adoption",
+        "lost_result",
+        "attempt_record_leak",
+        "completed_callback_not_reported",
+        "unfinished",
+        "unexpected_end_state",
+        "left_running",
+    }
+)
+
+
+@functools.cache
+def generated() -> SimulationResult:
+    return simulate_generated(500, 2, 7)
+
+
+def test_generated_mode_counts_every_workload() -> None:
+    result = generated()
+    assert result.timeline == ()
+    assert sum(result.end_states.values()) == 500
+    assert result.restarts == 2
+    assert result.events_processed > 1000
+    assert len({report.id for report in result.workloads}) == 500
+
+
+def test_generated_mode_ends_with_every_workload_final() -> None:
+    result = generated()
+    finals = {"success", "failed"}
+    assert {report.end_state for report in result.workloads} <= finals
+    assert all(report.terminal_events <= 1 for report in result.workloads)
+    assert result.anomalies == ()
+
+
+def test_generated_mode_finds_only_the_known_bugs() -> None:
+    result = generated()
+    assert {anomaly.kind for anomaly in result.anomalies} <= GENERATED_BUG_KINDS
+    assert all(report.terminal_events <= 1 for report in result.workloads)
+
+
+def test_generated_mode_without_the_done_label_patch_leaves_only_the_callback_bug() -> None:
+    # Deleting failed pods avoids the label patch behind the false adoption.
+    scenario = generate_scenario(500, 2, 7)
+    config = dataclasses.replace(scenario.config, delete_worker_pods_on_failure=True)
+    result = simulate(dataclasses.replace(scenario, config=config), record_timeline=False)
+    kinds = {anomaly.kind for anomaly in result.anomalies}
+    assert kinds <= {
+        "completed_callback_not_reported",
+        "unfinished",
+        "unexpected_end_state",
+        "attempt_record_leak",
+    }
+    unfinished = {a.workload for a in result.anomalies if a.kind == "unfinished"}
+    reported = {a.workload for a in result.anomalies if a.kind == "completed_callback_not_reported"}
+    assert unfinished <= reported
+
+
+def test_generated_mode_is_deterministic() -> None:
+    again = simulate_generated(500, 2, 7)
+    assert again.to_json() == generated().to_json()
+    assert simulate_generated(500, 2, 8).to_json() != generated().to_json()
+
+
+def test_generated_mode_with_watch_errors() -> None:
+    result = simulate_generated(300, 1, 3, watch_errors=2)
+    assert sum(result.end_states.values()) == 300
+    assert len(generate_scenario(300, 1, 3, watch_errors=2).watch_errors) == 2
