@@ -334,7 +334,7 @@ def _waiting_since(pod: Mapping[str, Any]) -> datetime.datetime | None:
     status = _map(_map(pod).get("status"))
     for condition in _list(status.get("conditions")):
         condition_map = _map(condition)
-        if condition_map.get("type") in {"ContainersReady", "Ready", "Initialized"}:
+        if condition_map.get("type") in ("ContainersReady", "Ready", "Initialized"):
             since = _parse_time(condition_map.get("lastTransitionTime"))
             if since is not None:
                 return since
@@ -369,6 +369,9 @@ def demystify_pending(
     """
     status = _map(_map(pod).get("status"))
     reason = "Pending"
+    if now is not None and now.tzinfo is None:
+        # Kubernetes times are UTC; a naive "now" is read as UTC too (never compared raw).
+        now = now.replace(tzinfo=datetime.timezone.utc)
     for condition in _list(status.get("conditions")):
         condition_map = _map(condition)
         if condition_map.get("type") == "PodScheduled" and condition_map.get("status") == "False":
