@@ -149,6 +149,10 @@ class Attempt:
     requeued_pods: frozenset[str] = frozenset()
     """Every pod whose failure was requeued: more events for any of them are stale."""
 
+    def was_requeued(self, pod_name: str) -> bool:
+        """Whether this pod's failure was already requeued (its later events are stale)."""
+        return pod_name == self.requeued_for_pod or pod_name in self.requeued_pods
+
 
 def _records(records: Mapping[WorkloadKey, Attempt]) -> dict[WorkloadKey, Attempt]:
     return dict(records)
@@ -251,7 +255,7 @@ def _adopted(result: WorkloadResult, *, running: bool, attempts: Attempts) -> De
     # relabels it, but also when this executor marked a failed pod done and requeued the
     # workload: that pod's "adoption" must not free the slot of the new launch.
     attempt = attempts.get(result.key)
-    if attempt is not None and result.pod_name in attempt.requeued_pods:
+    if attempt is not None and attempt.was_requeued(result.pod_name):
         return Decision((Ignore("a requeued workload's old pod left the watch"),), attempts)
     if not running:
         return Decision((Ignore("adopted, not running"),), attempts.without(result.key))
@@ -383,7 +387,7 @@ def decide_task(
     failed = state is TaskInstanceState.FAILED
     attempt = attempts.get(key)
     if failed and attempt is not None and config.pod_launch_failure_retries != 0:
-        if result.pod_name in attempt.requeued_pods:
+        if attempt.was_requeued(result.pod_name):
             return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
         requeued = _pre_execution_requeue(result, attempt, attempts, config, ti_state)
         if requeued is not None:
@@ -495,7 +499,7 @@ def decide_callback(
         return Decision((Ignore(f"{key!r} is not running: duplicate result"),), attempts)
     if state is CallbackState.FAILED:
         attempt = attempts.get(key)
-        if attempt is not None and result.pod_name in attempt.requeued_pods:
+        if attempt is not None and attempt.was_requeued(result.pod_name):
             return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
         cleanup = _cleanup(result, failed=True, config=config)
         if (

@@ -40,6 +40,11 @@ Differences outside that list, found by this module and pinned so that they stay
   slot and writes the string ``"completed"`` to the event buffer as the task's state; ours
   leaves the slot, the record and the events alone.
 
+* (h) an ADOPTED result (DELETED without a deletion timestamp) for the pod whose failure
+  was requeued: that pod leaves the watch when it is labelled done, so this is not an
+  adoption; the provider frees the slot (and drops the record) of the relaunched pod,
+  whose result it then ignores as a duplicate; ours changes nothing.
+
 Ours also never reads the database where the provider does not (``lookups``).
 
 The module runs only where the provider is importable (``.venv-airflow``).
@@ -387,6 +392,8 @@ def difference(case: Case) -> str | None:
     """Which difference applies to ``case`` (ours with mark_kept_failed_pods_done=False)."""
     if case.kind == "completed":
         return "g" if case.running or case.record is not None else None
+    if case.kind == "adopted":
+        return "h" if case.record is not None and case.record[1] == case.pod_name else None
     if case.kind not in {"failed", "succeeded"}:
         return None
     if not case.running:
@@ -428,6 +435,11 @@ def _expected_provider_effects(case: Case, ours: Effects) -> Effects:
     if which == "d":
         assert ours.events == ()
         return dataclasses.replace(ours, events=((me, None),))
+    if which == "h":
+        # Ours: the requeued workload's old pod leaving the watch changes nothing. The
+        # provider: frees the slot of the relaunched pod and drops the record.
+        assert ours == Effects(running=case.running, record=case.record)
+        return Effects(running=False, record=None)
     assert which == "g"
     assert ours == dataclasses.replace(cleanup, running=case.running, record=case.record)
     return dataclasses.replace(cleanup, events=((me, "completed"),) if case.running else ())
@@ -523,7 +535,7 @@ def test_change_state_parity_exhaustive() -> None:
     for case in all_cases():
         which = check(case)
         tally[which] = tally.get(which, 0) + 1
-    assert set(tally) == {None, "a", "c", "d", "e", "f", "g"}, tally
+    assert set(tally) == {None, "a", "c", "d", "e", "f", "g", "h"}, tally
     assert tally[None] == max(tally.values()), tally  # agreement is the common case
 
 
