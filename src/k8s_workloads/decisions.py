@@ -435,6 +435,11 @@ def _terminal_callback(
         ExecutorPseudoState.COMPLETED,
         ExecutorPseudoState.VANISHED,
     }
+    if result.state is ExecutorPseudoState.COMPLETED:
+        # An adopted, finished pod is never tracked as running: cleaning it up is the point.
+        cleanup = _cleanup(result, failed=False, config=config)
+        freed = (FreeSlot(result.key),) if running else ()
+        return Decision((*cleanup, *freed, keep), attempts.without(result.key))
     if not (finished and running):
         return Decision((keep,), attempts)
     cleanup = (

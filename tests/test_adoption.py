@@ -1,0 +1,588 @@
+"""plan_adoption and plan_revoke over pods built by our own builders (reference §5.5, §5.6).
+
+Scheduler "1" is dead, "2" is alive and "3" is this scheduler. Callback pods are adopted
+as callbacks (the provider's crash loop of apache/airflow#70475, §7.2, is impossible),
+live schedulers' pods are never touched (#66396) and odd pods are reported, never raised.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from k8s_workloads.adoption import (
+    AdoptionPlan,
+    SkippedPod,
+    TrackRunning,
+    plan_adoption,
+    plan_revoke,
+)
+from k8s_workloads.decisions import (
+    DecisionConfig,
+    DeletePod,
+    EmitEvent,
+    FreeSlot,
+    Ignore,
+    LookUpState,
+    PatchLabels,
+    decide,
+)
+from k8s_workloads.events import Outcome, ResolverConfig, resolve_event
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from k8s_workloads.labels import (
+    AIRFLOW_WORKER_LABEL,
+    POD_EXECUTOR_DONE_LABEL,
+    POD_REVOKED_LABEL,
+    TRUE_LABEL_VALUE,
+)
+from k8s_workloads.pods import construct_callback_pod, construct_task_pod
+from k8s_workloads.states import CallbackResult, CallbackState, ExecutorPseudoState, TaskResult
+from tests.event_factory import event, terminated
+
+VERSION = "3.3.2"
+NS = "airflow"
+DEAD, ALIVE, ME = "1", "2", "3"
+RUN_ID = "manual__2026-06-07"
+CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
+OTHER_CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5f"
+
+RUNNING = {"phase": "Running", "containerStatuses": [{"name": "base", "state": {"running": {}}}]}
+SUCCEEDED = {"phase": "Succeeded", "containerStatuses": [terminated("base", 0, "Completed")]}
+FAILED = {"phase": "Failed", "containerStatuses": [terminated("base", 1, "Error")]}
+
+
+def task_key(task_id: str = "load", try_number: int = 1, map_index: int = -1) -> TaskInstanceKey:
+    return TaskInstanceKey("etl", task_id, RUN_ID, try_number, map_index)
+
+
+def task_pod(
+    owner: str | int,
+    key: TaskInstanceKey,
+    status: dict[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    done: bool = False,
+) -> dict[str, Any]:
+    pod = construct_task_pod(
+        namespace=NS,
+        scheduler_job_id=owner,
+        pod_id=name or f"{key.task_id}-try{key.try_number}-m{key.map_index + 1}",
+        dag_id=key.dag_id,
+        task_id=key.task_id,
+        kube_image="airflow:3.3.2",
+        try_number=key.try_number,
+        args=["python", "-m", "x"],
+        run_id=key.run_id,
+        map_index=key.map_index,
+        airflow_version=VERSION,
+    )
+    return _finish(pod, status if status is not None else RUNNING, done=done)
+
+
+def callback_pod(
+    owner: str | int,
+    callback_id: str = CALLBACK_ID,
+    status: dict[str, Any] | None = None,
+    *,
+    done: bool = False,
+) -> dict[str, Any]:
+    pod = construct_callback_pod(
+        callback_id=callback_id,
+        namespace=NS,
+        scheduler_job_id=owner,
+        kube_image="airflow:3.3.2",
+        args=["python", "-m", "x"],
+        dag_id="etl",
+        run_id=RUN_ID,
+        airflow_version=VERSION,
+        pod_id=f"callback-{callback_id[-4:]}",
+    )
+    return _finish(pod, status if status is not None else RUNNING, done=done)
+
+
+def _finish(pod: dict[str, Any], status: dict[str, Any], *, done: bool) -> dict[str, Any]:
+    pod["metadata"]["resourceVersion"] = "42"
+    pod["status"] = copy.deepcopy(status)
+    if done:
+        pod["metadata"]["labels"][POD_EXECUTOR_DONE_LABEL] = TRUE_LABEL_VALUE
+    return pod
+
+
+def name_of(pod: dict[str, Any]) -> str:
+    name = pod["metadata"]["name"]
+    assert isinstance(name, str)
+    return name
+
+
+def relabel(pod: dict[str, Any]) -> PatchLabels:
+    return PatchLabels(name_of(pod), NS, {AIRFLOW_WORKER_LABEL: ME})
+
+
+def plan(pods: list[dict[str, Any]], **kwargs: Any) -> AdoptionPlan:
+    kwargs.setdefault("me", ME)
+    kwargs.setdefault("alive_scheduler_ids", [ALIVE])
+    kwargs.setdefault("airflow_version", VERSION)
+    return plan_adoption(pods, **kwargs)
+
+
+def reasons(skipped: tuple[SkippedPod, ...]) -> dict[str, str]:
+    return {pod.pod_name: pod.reason for pod in skipped}
+
+
+# --- live pods ---------------------------------------------------------------------------
+
+
+def test_dead_schedulers_running_task_pod_is_adopted_when_expected() -> None:
+    key = task_key()
+    pod = task_pod(DEAD, key)
+    adoption = plan([pod], expected_task_keys=[key])
+    assert adoption.actions == (relabel(pod), TrackRunning(key))
+    assert adoption.adopted == frozenset({key})
+    assert adoption.completed == ()
+    assert adoption.skipped == ()
+    assert adoption.undecodable == ()
+    assert adoption.not_adopted([key]) == []
+
+
+def test_task_pod_not_expected_is_skipped_with_a_reason() -> None:
+    pod = task_pod(DEAD, task_key())
+    adoption = plan([pod], expected_task_keys=[task_key("other")])
+    assert adoption.actions == ()
+    assert adoption.adopted == frozenset()
+    assert reasons(adoption.skipped) == {name_of(pod): "not among the task instances to adopt"}
+
+
+def test_another_try_of_an_expected_task_is_not_adopted() -> None:
+    pod = task_pod(DEAD, task_key(try_number=1))
+    adoption = plan([pod], expected_task_keys=[task_key(try_number=2)])
+    assert adoption.adopted == frozenset()
+    assert len(adoption.skipped) == 1
+
+
+def test_without_expected_keys_every_live_pod_is_adopted() -> None:
+    pods = [task_pod(DEAD, task_key("a")), task_pod(DEAD, task_key("b"), FAILED)]
+    adoption = plan(pods)
+    assert adoption.adopted == frozenset({task_key("a"), task_key("b")})
+    assert adoption.actions == (
+        relabel(pods[0]),
+        TrackRunning(task_key("a")),
+        relabel(pods[1]),
+        TrackRunning(task_key("b")),
+    )
+
+
+def test_running_callback_pod_of_a_dead_scheduler_is_adopted_as_a_callback() -> None:
+    # The provider decodes it as a task (KeyError 'task_id') on every start: #70475.
+    key = CallbackKey(CALLBACK_ID)
+    pod = callback_pod(DEAD)
+    adoption = plan([pod], expected_task_keys=[task_key()])
+    assert adoption.actions == (relabel(pod), TrackRunning(key))
+    assert adoption.adopted == frozenset({key})
+    assert adoption.undecodable == ()
+    # The scheduler never hands callbacks over, so they are never "not adopted" tasks.
+    assert adoption.not_adopted([task_key()]) == [task_key()]
+
+
+def test_adopted_callback_pod_resolves_and_decides_as_a_callback() -> None:
+    key = CallbackKey(CALLBACK_ID)
+    pod = callback_pod(DEAD, status=FAILED)
+    adoption = plan([pod], expected_task_keys=[])
+    assert TrackRunning(key) in adoption.actions
+    pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] = ME  # the patch, applied
+    resolution = resolve_event(event("ADDED", pod), config=ResolverConfig(airflow_version=VERSION))
+    result = resolution.to_result()
+    assert isinstance(result, CallbackResult)
+    # No attempt record after a restart: fails normally, with no task-instance lookup.
+    decision = decide(result, running=True, config=DecisionConfig(pod_launch_failure_retries=-1))
+    assert not any(isinstance(action, LookUpState) for action in decision.actions)
+    assert FreeSlot(key) in decision.actions
+
+
+@pytest.mark.parametrize("version", ["3.2.0", "3.2.9", None])
+def test_callback_pod_with_callbacks_gated_off_is_reported(version: str | None) -> None:
+    pod = callback_pod(DEAD)
+    adoption = plan([pod, task_pod(DEAD, task_key())], airflow_version=version)
+    assert adoption.adopted == frozenset({task_key()})
+    (undecodable,) = adoption.undecodable
+    assert undecodable.pod_name == name_of(pod)
+    assert undecodable.namespace == NS
+    assert "3.3" in undecodable.reason
+    assert relabel(pod) not in adoption.actions
+
+
+def test_bad_airflow_version_makes_callback_pods_undecodable_not_an_error() -> None:
+    adoption = plan([callback_pod(DEAD)], airflow_version="not a version")
+    assert len(adoption.undecodable) == 1
+    assert adoption.actions == ()
+
+
+# --- pods that are left alone ------------------------------------------------------------
+
+
+def test_pods_of_live_schedulers_and_of_this_one_are_left_alone() -> None:
+    # #66396: relabelling other live schedulers' pods made every scheduler fight over them.
+    pods = [
+        task_pod(ALIVE, task_key("a")),
+        task_pod(ALIVE, task_key("b"), SUCCEEDED),
+        callback_pod(ALIVE),
+        task_pod(ME, task_key("c")),
+        task_pod(ME, task_key("d"), SUCCEEDED),
+        callback_pod(ME, OTHER_CALLBACK_ID),
+    ]
+    keys = [task_key(task_id) for task_id in "abcd"]
+    adoption = plan(pods, expected_task_keys=keys)
+    assert adoption.actions == ()
+    assert adoption.completed == ()
+    assert adoption.adopted == frozenset()
+    assert [pod.reason for pod in adoption.skipped] == [
+        "owned by live scheduler 2",
+        "owned by live scheduler 2",
+        "owned by live scheduler 2",
+        "owned by this scheduler",
+        "owned by this scheduler",
+        "owned by this scheduler",
+    ]
+
+
+def test_scheduler_ids_may_be_integers() -> None:
+    pods = [task_pod(2, task_key("a")), task_pod(3, task_key("b")), task_pod(1, task_key("c"))]
+    adoption = plan_adoption(pods, me=3, alive_scheduler_ids=[2], airflow_version=VERSION)
+    assert adoption.adopted == frozenset({task_key("c")})
+    assert adoption.actions[0] == relabel(pods[2])
+
+
+def test_done_pods_are_skipped() -> None:
+    pods = [
+        task_pod(DEAD, task_key("a"), FAILED, done=True),
+        task_pod(DEAD, task_key("b"), SUCCEEDED, done=True),
+        callback_pod(DEAD, done=True),
+    ]
+    adoption = plan(pods, expected_task_keys=[task_key("a"), task_key("b")])
+    assert adoption.actions == ()
+    assert [pod.reason for pod in adoption.skipped] == ["already marked done"] * 3
+
+
+def pod_without(field: str) -> dict[str, Any]:
+    pod = task_pod(DEAD, task_key(), name=f"no-{field.replace('_', '-')}")
+    del pod["metadata"]["annotations"][field]
+    return pod
+
+
+def garbage_annotations() -> dict[str, Any]:
+    pod = task_pod(DEAD, task_key(), name="garbage")
+    pod["metadata"]["annotations"]["try_number"] = "one"
+    return pod
+
+
+def bad_callback_id() -> dict[str, Any]:
+    pod = callback_pod(DEAD)
+    pod["metadata"]["name"] = "bad-callback-id"
+    pod["metadata"]["annotations"]["callback_id"] = "not-a-uuid"
+    return pod
+
+
+def unknown_workload_type() -> dict[str, Any]:
+    pod = task_pod(DEAD, task_key(), name="unknown-type")
+    pod["metadata"]["labels"]["airflow-workload-type"] = "asset-watcher"
+    return pod
+
+
+FOREIGN = {
+    "metadata": {
+        "name": "nginx",
+        "namespace": NS,
+        "labels": {"app": "nginx"},
+        "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"},
+    },
+    "status": {"phase": "Running"},
+}
+
+
+@pytest.mark.parametrize(
+    ("pod", "field"),
+    [
+        (pod_without("dag_id"), "dag_id"),
+        (pod_without("task_id"), "task_id"),
+        (pod_without("try_number"), "try_number"),
+        (garbage_annotations(), "try_number"),
+        (bad_callback_id(), "callback_id"),
+        (unknown_workload_type(), "airflow-workload-type"),
+        (FOREIGN, "dag_id"),
+        ({"metadata": {"name": "bare", "namespace": NS}}, "dag_id"),
+        ({"metadata": {"name": "odd", "annotations": ["x"], "labels": "y"}}, "dag_id"),
+    ],
+)
+def test_undecodable_pods_are_reported(pod: dict[str, Any], field: str) -> None:
+    adoption = plan([pod, task_pod(DEAD, task_key("fine"))])
+    assert adoption.adopted == frozenset({task_key("fine")})
+    (undecodable,) = adoption.undecodable
+    assert undecodable.pod_name == pod["metadata"]["name"]
+    assert undecodable.reason.startswith(f"{field}:")
+    assert PatchLabels(undecodable.pod_name, NS, {AIRFLOW_WORKER_LABEL: ME}) not in (
+        adoption.actions
+    )
+
+
+# --- completed pods ----------------------------------------------------------------------
+
+
+def test_succeeded_pods_become_completed_results() -> None:
+    task_pod_ = task_pod(DEAD, task_key(), SUCCEEDED)
+    callback_pod_ = callback_pod(DEAD, status=SUCCEEDED)
+    # Succeeded pods are cleaned up whether or not their task instance was handed over.
+    adoption = plan([task_pod_, callback_pod_], expected_task_keys=[])
+    assert adoption.actions == (relabel(task_pod_), relabel(callback_pod_))
+    assert adoption.adopted == frozenset()
+    assert adoption.completed == (
+        TaskResult(task_key(), ExecutorPseudoState.COMPLETED, name_of(task_pod_), NS, "42"),
+        CallbackResult(
+            CallbackKey(CALLBACK_ID),
+            ExecutorPseudoState.COMPLETED,
+            name_of(callback_pod_),
+            NS,
+            "42",
+        ),
+    )
+    task_result, callback_result = adoption.completed
+    done = PatchLabels(name_of(task_pod_), NS, {POD_EXECUTOR_DONE_LABEL: TRUE_LABEL_VALUE})
+    # A task's process wrote its own final state: cleanup only.
+    assert decide(task_result, running=False).actions == (DeletePod(name_of(task_pod_), NS),)
+    kept = decide(task_result, running=False, config=DecisionConfig(delete_worker_pods=False))
+    assert kept.actions == (done,)
+    # A callback's end is only ever reported by the executor: cleanup, then SUCCESS.
+    assert decide(callback_result, running=False).actions == (
+        DeletePod(name_of(callback_pod_), NS),
+        EmitEvent(CallbackKey(CALLBACK_ID), CallbackState.SUCCESS),
+    )
+
+
+def test_mixed_pods() -> None:
+    adopt = task_pod(DEAD, task_key("adopt"))
+    unexpected = task_pod(DEAD, task_key("unexpected"))
+    finished = task_pod(DEAD, task_key("finished"), SUCCEEDED)
+    live_callback = callback_pod(DEAD)
+    bad_id = copy.deepcopy(live_callback)
+    bad_id["metadata"]["name"] = "bad-id"
+    bad_id["metadata"]["annotations"]["callback_id"] = "bad"
+    other = task_pod(ALIVE, task_key("other"))
+    mine = task_pod(ME, task_key("mine"))
+    done = task_pod(DEAD, task_key("done"), FAILED, done=True)
+    pods = [adopt, unexpected, finished, live_callback, bad_id, other, mine, done, FOREIGN]
+    expected = [task_key("adopt"), task_key("lost"), task_key("finished")]
+
+    adoption = plan(pods, expected_task_keys=expected)
+
+    callback_key = CallbackKey(CALLBACK_ID)
+    assert adoption.actions == (
+        relabel(adopt),
+        TrackRunning(task_key("adopt")),
+        relabel(finished),
+        relabel(live_callback),
+        TrackRunning(callback_key),
+    )
+    assert adoption.adopted == frozenset({task_key("adopt"), callback_key})
+    assert [result.key for result in adoption.completed] == [task_key("finished")]
+    assert reasons(adoption.skipped) == {
+        name_of(unexpected): "not among the task instances to adopt",
+        name_of(other): "owned by live scheduler 2",
+        name_of(mine): "owned by this scheduler",
+        name_of(done): "already marked done",
+    }
+    assert [pod.pod_name for pod in adoption.undecodable] == ["bad-id", "nginx"]
+    # The scheduler resets what no live pod was found for, in the order it passed them.
+    assert adoption.not_adopted(expected) == [task_key("lost"), task_key("finished")]
+
+
+def test_not_adopted_is_empty_when_everything_was_adopted() -> None:
+    keys = [task_key("a"), task_key("b", map_index=4)]
+    adoption = plan([task_pod(DEAD, key) for key in keys], expected_task_keys=keys)
+    assert adoption.not_adopted(keys) == []
+    assert adoption.not_adopted([]) == []
+
+
+# --- hypothesis: odd pods ------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+label_keys = st.sampled_from(
+    [
+        "airflow-worker",
+        "airflow_executor_done",
+        "airflow-workload-type",
+        "kubernetes_executor",
+        "airflow_pod_revoked",
+    ]
+)
+annotation_keys = st.sampled_from(
+    ["dag_id", "task_id", "try_number", "map_index", "run_id", "logical_date", "callback_id"]
+)
+interesting_values = st.one_of(
+    st.sampled_from(["1", "2", "3", "-1", "True", "callback", "etl", CALLBACK_ID, "", "0x1"]),
+    # Values no API server would return, which a hand-written manifest may still hold.
+    st.sampled_from([None, 1, True, 1.5, [], ["1"], {}, {"a": "b"}]),
+    json_values,
+)
+odd_metadata = st.fixed_dictionaries(
+    {
+        "labels": st.dictionaries(label_keys, interesting_values, max_size=5) | json_values,
+        "annotations": st.dictionaries(annotation_keys, interesting_values, max_size=7)
+        | json_values,
+    },
+    optional={
+        "name": st.sampled_from(["p", ""]) | json_values,
+        "namespace": st.just(NS) | json_values,
+        "resourceVersion": st.just("1") | json_values,
+    },
+)
+odd_pods = st.one_of(
+    st.fixed_dictionaries(
+        {"metadata": odd_metadata},
+        optional={
+            "status": st.fixed_dictionaries({"phase": st.sampled_from(["Succeeded", "Running"])})
+            | json_values
+        },
+    ),
+    st.dictionaries(st.sampled_from(["metadata", "status", "spec"]), json_values, max_size=3),
+)
+real_pods = st.builds(
+    task_pod,
+    st.sampled_from([DEAD, ALIVE, ME]),
+    st.builds(task_key, st.sampled_from(["a", "b"]), st.integers(1, 2)),
+    st.sampled_from([RUNNING, SUCCEEDED, FAILED]),
+) | st.builds(
+    callback_pod,
+    st.sampled_from([DEAD, ALIVE, ME]),
+    st.sampled_from([CALLBACK_ID, OTHER_CALLBACK_ID]),
+    st.sampled_from([RUNNING, SUCCEEDED, FAILED]),
+)
+
+
+@given(
+    pods=st.lists(odd_pods | real_pods, max_size=6),
+    version=st.sampled_from([VERSION, "3.2.0", None, "garbage"]),
+    expected=st.none() | st.lists(st.builds(task_key, st.sampled_from(["a", "b"])), max_size=2),
+)
+def test_plan_adoption_never_raises(
+    pods: list[dict[str, Any]], version: str | None, expected: list[TaskInstanceKey] | None
+) -> None:
+    adoption = plan_adoption(
+        pods,
+        me=ME,
+        alive_scheduler_ids=[ALIVE],
+        expected_task_keys=expected,
+        airflow_version=version,
+    )
+    # Every pod is accounted for exactly once.
+    accounted = (
+        len(adoption.skipped)
+        + len(adoption.undecodable)
+        + len(adoption.completed)
+        + sum(isinstance(action, TrackRunning) for action in adoption.actions)
+    )
+    assert accounted == len(pods)
+    patched = [action for action in adoption.actions if isinstance(action, PatchLabels)]
+    tracked = sum(isinstance(action, TrackRunning) for action in adoption.actions)
+    assert len(patched) == len(adoption.completed) + tracked
+    for action in patched:
+        assert action.labels == {AIRFLOW_WORKER_LABEL: ME}
+
+
+def test_plan_adoption_survives_an_unhashable_owner_label() -> None:
+    # Found by test_plan_adoption_never_raises: `owner in alive` used to hash the value.
+    pod = {"metadata": {"name": "odd", "labels": {AIRFLOW_WORKER_LABEL: ["1"]}}}
+    adoption = plan_adoption([pod], me=ME)
+    assert [skipped.pod_name for skipped in adoption.undecodable] == ["odd"]
+
+
+# --- revoke --------------------------------------------------------------------------------
+
+
+def test_revoke_marks_then_deletes_every_try_of_the_task() -> None:
+    key = task_key(try_number=2)
+    first_try = task_pod(ME, task_key(try_number=1))
+    second_try = task_pod(ME, key)
+    actions = plan_revoke(key, [first_try, second_try], me=ME)
+    revoked = {POD_REVOKED_LABEL: TRUE_LABEL_VALUE}
+    assert actions == (
+        FreeSlot(key),
+        PatchLabels(name_of(first_try), NS, revoked),
+        DeletePod(name_of(first_try), NS),
+        PatchLabels(name_of(second_try), NS, revoked),
+        DeletePod(name_of(second_try), NS),
+    )
+
+
+def test_revoked_pod_events_are_ignored_by_the_resolver() -> None:
+    pod = task_pod(ME, task_key())
+    (_, patch, delete) = plan_revoke(task_key(), [pod], me=ME)
+    assert isinstance(patch, PatchLabels)
+    assert isinstance(delete, DeletePod)
+    pod["metadata"]["labels"].update(patch.labels)
+    pod["metadata"]["deletionTimestamp"] = "2026-06-07T00:00:00Z"
+    resolution = resolve_event(event("DELETED", pod))
+    assert resolution.outcome is Outcome.REVOKED
+    assert resolution.to_result() is None
+
+
+def test_revoke_leaves_other_schedulers_and_other_workloads_alone() -> None:
+    key = task_key("load", map_index=3)
+    pods = [
+        task_pod(ALIVE, key),
+        task_pod(DEAD, key),
+        task_pod(ME, task_key("load", map_index=4)),
+        task_pod(ME, task_key("load")),  # unmapped
+        task_pod(ME, task_key("other", map_index=3)),
+        task_pod(ME, TaskInstanceKey("other_dag", "load", RUN_ID, 1, 3)),
+        task_pod(ME, TaskInstanceKey("etl", "load", "manual__other", 1, 3)),
+        callback_pod(ME),
+    ]
+    assert plan_revoke(key, pods, me=ME) == (
+        FreeSlot(key),
+        Ignore(f"no pod of this scheduler runs {key!r}"),
+    )
+    mine = task_pod(ME, key, name="mine")
+    actions = plan_revoke(key, [*pods, mine], me=ME)
+    assert actions[1:] == (
+        PatchLabels("mine", NS, {POD_REVOKED_LABEL: TRUE_LABEL_VALUE}),
+        DeletePod("mine", NS),
+    )
+
+
+def test_revoke_without_a_pod_frees_the_slot_and_ignores() -> None:
+    key = task_key()
+    actions = plan_revoke(key, [], me=ME)
+    assert actions == (FreeSlot(key), Ignore(f"no pod of this scheduler runs {key!r}"))
+
+
+@given(pods=st.lists(odd_pods | real_pods, max_size=6))
+def test_plan_revoke_never_raises(pods: list[dict[str, Any]]) -> None:
+    key = task_key("a")
+    actions = plan_revoke(key, pods, me=ME)
+    assert actions[0] == FreeSlot(key)
+    if len(actions) == 2:
+        assert isinstance(actions[1], Ignore)
+        return
+    for patch, delete in zip(actions[1::2], actions[2::2], strict=True):
+        assert isinstance(patch, PatchLabels)
+        assert patch.labels == {POD_REVOKED_LABEL: TRUE_LABEL_VALUE}
+        assert delete == DeletePod(patch.pod_name, patch.namespace)
+
+
+def test_revoke_never_emits_an_event() -> None:
+    pods = [task_pod(ME, task_key()), callback_pod(ME), FOREIGN, {}]
+    for key in (task_key(), task_key("missing")):
+        assert {type(action) for action in plan_revoke(key, pods, me=ME)} <= {
+            FreeSlot,
+            PatchLabels,
+            DeletePod,
+            Ignore,
+        }
