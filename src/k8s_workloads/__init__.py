@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         AdoptionPlan,
         TrackRunning,
         plan_adoption,
+        plan_relist,
         plan_revoke,
     )
     from k8s_workloads.codec import (
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
         supports_callbacks,
     )
     from k8s_workloads.decisions import (
+        UNKNOWN,
         Attempts,
         Decision,
         DecisionConfig,
@@ -115,6 +117,8 @@ if TYPE_CHECKING:
 __version__ = "0.1.0.dev0"
 
 _LAZY: dict[str, str] = {
+    "UNKNOWN": "decisions",
+    "plan_relist": "adoption",
     "AdoptionPlan": "adoption",
     "Attempts": "decisions",
     "CALLBACK_ACTIVE_STATES": "states",
@@ -218,6 +222,7 @@ __all__ = [
     "TASK_ADOPTABLE_STATES",
     "TASK_FINISHED_STATES",
     "TASK_UNFINISHED_STATES",
+    "UNKNOWN",
     "AdoptionPlan",
     "Attempts",
     "CallbackAnnotationsUnsupported",
@@ -283,6 +288,7 @@ __all__ = [
     "label_safe_datestring_to_datetime",
     "make_safe_label_value",
     "plan_adoption",
+    "plan_relist",
     "plan_revoke",
     "reconcile_pods",
     "redact_manifest",
