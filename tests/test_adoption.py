@@ -187,6 +187,18 @@ def test_running_callback_pod_of_a_dead_scheduler_is_adopted_as_a_callback() -> 
     assert adoption.not_adopted([task_key()]) == [task_key()]
 
 
+def test_callback_pods_are_adopted_only_when_still_active_if_the_executor_says_so() -> None:
+    # A kept Failed callback pod whose failure was reported before the restart must not
+    # be adopted and reported again.
+    key = CallbackKey(CALLBACK_ID)
+    pod = callback_pod(DEAD)
+    skipped = plan([pod], expected_callback_keys=[])
+    assert skipped.adopted == frozenset()
+    assert reasons(skipped.skipped) == {name_of(pod): "not among the active callbacks to adopt"}
+    active = plan([pod], expected_callback_keys=[key])
+    assert active.adopted == frozenset({key})
+
+
 def test_adopted_callback_pod_resolves_and_decides_as_a_callback() -> None:
     key = CallbackKey(CALLBACK_ID)
     pod = callback_pod(DEAD, status=FAILED)

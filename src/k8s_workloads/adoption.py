@@ -95,6 +95,7 @@ def plan_adoption(
     me: str | int,
     alive_scheduler_ids: Iterable[str | int] = (),
     expected_task_keys: Iterable[TaskInstanceKey] | None = None,
+    expected_callback_keys: Iterable[CallbackKey] | None = None,
     airflow_version: str | None = None,
 ) -> AdoptionPlan:
     """Plan the takeover of listed pods (manifests) by scheduler ``me``.
@@ -102,12 +103,15 @@ def plan_adoption(
     Pods owned by ``me`` or by a scheduler in ``alive_scheduler_ids`` are left alone
     (apache/airflow#66396), as are pods already marked done. A live task pod is adopted
     only when its key is in ``expected_task_keys`` (the orphaned task instances the
-    scheduler handed over), if given; live callback pods are always adopted (the
-    scheduler never hands callbacks over). Succeeded pods yield ``COMPLETED`` results.
+    scheduler handed over), if given. The scheduler never hands callbacks over: pass
+    ``expected_callback_keys`` (the callbacks still active in Airflow) where the executor
+    can read them, else every live callback pod is adopted — including a Failed one whose
+    failure may already have been reported. Succeeded pods yield ``COMPLETED`` results.
     """
     my_label = make_safe_label_value(str(me))
     alive = {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_ids} | {my_label}
     expected = None if expected_task_keys is None else set(expected_task_keys)
+    expected_callbacks = None if expected_callback_keys is None else set(expected_callback_keys)
     actions: list[Action | TrackRunning] = []
     adopted: set[WorkloadKey] = set()
     completed: list[WorkloadResult] = []
@@ -133,9 +137,13 @@ def plan_adoption(
             undecodable.append(SkippedPod(name, namespace, str(error)))
             continue
         succeeded = _map(_map(pod).get("status")).get("phase") == "Succeeded"
-        unexpected = expected is not None and key not in expected
-        if not succeeded and isinstance(key, TaskInstanceKey) and unexpected:
-            skipped.append(SkippedPod(name, namespace, "not among the task instances to adopt"))
+        if isinstance(key, TaskInstanceKey):
+            unexpected = expected is not None and key not in expected
+        else:
+            unexpected = expected_callbacks is not None and key not in expected_callbacks
+        if not succeeded and unexpected:
+            kind = "task instances" if isinstance(key, TaskInstanceKey) else "active callbacks"
+            skipped.append(SkippedPod(name, namespace, f"not among the {kind} to adopt"))
             continue
         actions.append(PatchLabels(name, namespace, {AIRFLOW_WORKER_LABEL: my_label}))
         resource_version = _str(metadata.get("resourceVersion"))
