@@ -1,10 +1,7 @@
 """The scenario simulator: bundled scenarios, invariants, determinism, bad files, generated mode.
 
 Expected end states are written from the rules (decisions, adoption, the fake Airflow's
-own writes), not copied from output. Where the library breaks an invariant, the case is
-listed in ``KNOWN_BUGS``: the invariant test is a strict xfail (it starts failing, and
-must be unmarked, once the library is fixed) and ``test_known_bug_is_surfaced`` checks
-that the simulator reports it.
+own writes), not copied from output. No bundled scenario may report any anomaly.
 """
 
 from __future__ import annotations
@@ -94,37 +91,17 @@ EXPECTED: dict[str, dict[str, tuple[str, int, int]]] = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
-class Bug:
-    """A library bug a bundled scenario runs into."""
-
-    reported: frozenset[str]
-    """The anomaly kinds the simulator reports for the workload."""
-    breaks: frozenset[str]
-    """The invariant tests that fail for it (strict xfail)."""
-    why: str
-
-
-KNOWN_BUGS: dict[tuple[str, str], Bug] = {}
-
-
 @functools.cache
 def run(name: str) -> SimulationResult:
     return simulate(load_bundled_scenario(name))
 
 
-def cases(invariant: str) -> list[object]:
-    params: list[object] = []
-    for scenario, workloads in EXPECTED.items():
-        for workload in workloads:
-            bug = KNOWN_BUGS.get((scenario, workload))
-            marks = []
-            if bug is not None and invariant in bug.breaks:
-                marks.append(pytest.mark.xfail(strict=True, reason=f"library bug: {bug.why}"))
-            params.append(
-                pytest.param(scenario, workload, marks=marks, id=f"{scenario}:{workload}")
-            )
-    return params
+def cases() -> list[object]:
+    return [
+        pytest.param(scenario, workload, id=f"{scenario}:{workload}")
+        for scenario, workloads in EXPECTED.items()
+        for workload in workloads
+    ]
 
 
 def test_the_bundled_scenarios_are_the_expected_ones() -> None:
@@ -134,20 +111,20 @@ def test_the_bundled_scenarios_are_the_expected_ones() -> None:
         assert [report.id for report in run(name).workloads] == list(EXPECTED[name])
 
 
-@pytest.mark.parametrize(("scenario", "workload"), cases("end_state"))
+@pytest.mark.parametrize(("scenario", "workload"), cases())
 def test_end_state(scenario: str, workload: str) -> None:
     report = run(scenario).workload(workload)
     end_state, launches, _ = EXPECTED[scenario][workload]
     assert (report.end_state, report.launches, len(report.pods)) == (end_state, launches, launches)
 
 
-@pytest.mark.parametrize(("scenario", "workload"), cases("final_events"))
+@pytest.mark.parametrize(("scenario", "workload"), cases())
 def test_final_events(scenario: str, workload: str) -> None:
     report = run(scenario).workload(workload)
     assert report.terminal_events == EXPECTED[scenario][workload][2], report.events
 
 
-@pytest.mark.parametrize(("scenario", "workload"), cases("not_left_running"))
+@pytest.mark.parametrize(("scenario", "workload"), cases())
 def test_not_left_running(scenario: str, workload: str) -> None:
     kinds = {a.kind for a in run(scenario).anomalies if a.workload == workload}
     assert not kinds & {"left_running", "slot_leak", "lost_in_resync"}
@@ -162,14 +139,8 @@ def test_the_scenario_files_expect_what_the_tests_expect() -> None:
 
 
 @pytest.mark.parametrize("scenario", list(EXPECTED))
-def test_only_known_anomalies(scenario: str) -> None:
-    def known(kind: str, workload: str | None) -> bool:
-        bug = KNOWN_BUGS.get((scenario, workload or ""))
-        # A known bug that changes the end state also fails the file's `expect`.
-        return bug is not None and (kind in bug.reported or kind == "unexpected_end_state")
-
-    unexpected = [a for a in run(scenario).anomalies if not known(a.kind, a.workload)]
-    assert unexpected == []
+def test_no_anomalies(scenario: str) -> None:
+    assert run(scenario).anomalies == ()
 
 
 def test_restart_adopts_the_callback_and_the_task_without_a_crash() -> None:
