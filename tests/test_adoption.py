@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,9 +20,11 @@ from k8s_workloads.adoption import (
     SkippedPod,
     TrackRunning,
     plan_adoption,
+    plan_relist,
     plan_revoke,
 )
 from k8s_workloads.decisions import (
+    Attempts,
     DecisionConfig,
     DeletePod,
     EmitEvent,
@@ -40,7 +43,14 @@ from k8s_workloads.labels import (
     TRUE_LABEL_VALUE,
 )
 from k8s_workloads.pods import construct_callback_pod, construct_task_pod
-from k8s_workloads.states import CallbackResult, CallbackState, ExecutorPseudoState, TaskResult
+from k8s_workloads.states import (
+    CallbackResult,
+    CallbackState,
+    ExecutorPseudoState,
+    KubernetesJob,
+    TaskResult,
+    WorkloadResult,
+)
 from tests.event_factory import event, terminated
 
 VERSION = "3.3.2"
@@ -199,6 +209,33 @@ def test_callback_pods_are_adopted_only_when_still_active_if_the_executor_says_s
     assert active.adopted == frozenset({key})
 
 
+@pytest.mark.parametrize(
+    ("config", "cleanup"),
+    [
+        (DecisionConfig(), "delete"),
+        (DecisionConfig(delete_worker_pods=False), "done"),
+    ],
+)
+def test_succeeded_pod_of_a_settled_callback_is_cleaned_up_not_reported(
+    config: DecisionConfig, cleanup: str
+) -> None:
+    # Its clean-up failed before the restart (its end was already reported): a COMPLETED
+    # result would make the decision report SUCCESS over whatever the callback ended as.
+    pod = callback_pod(DEAD, status=SUCCEEDED)
+    adoption = plan([pod], expected_callback_keys=[], config=config)
+    assert adoption.completed == ()
+    assert adoption.adopted == frozenset()
+    done = PatchLabels(name_of(pod), NS, {POD_EXECUTOR_DONE_LABEL: TRUE_LABEL_VALUE})
+    clean = DeletePod(name_of(pod), NS) if cleanup == "delete" else done
+    assert adoption.actions == (relabel(pod), clean)
+    assert reasons(adoption.skipped) == {
+        name_of(pod): "callback already settled: its Succeeded pod is cleaned up, not reported"
+    }
+    # An active callback's Succeeded pod is still reported through the decision.
+    active = plan([pod], expected_callback_keys=[CallbackKey(CALLBACK_ID)], config=config)
+    assert [result.state for result in active.completed] == [ExecutorPseudoState.COMPLETED]
+
+
 def test_adopted_callback_pod_resolves_and_decides_as_a_callback() -> None:
     key = CallbackKey(CALLBACK_ID)
     pod = callback_pod(DEAD, status=FAILED)
@@ -314,6 +351,48 @@ FOREIGN = {
 }
 
 
+EXECUTOR_LABEL_ONLY = {
+    "metadata": {"name": "bare", "namespace": NS, "labels": {"kubernetes_executor": "True"}}
+}
+ODD_SHAPES = {
+    "metadata": {"name": "odd", "annotations": ["x"], "labels": {"kubernetes_executor": "True"}}
+}
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        FOREIGN,
+        {"metadata": {"name": "bare", "namespace": NS}},
+        {"metadata": {"name": "odd", "annotations": ["x"], "labels": "y"}},
+        # Task annotations do not make a pod the executor's: the label does.
+        {
+            **task_pod(DEAD, task_key(), name="lookalike"),
+            "metadata": {
+                **task_pod(DEAD, task_key(), name="lookalike")["metadata"],
+                "labels": {AIRFLOW_WORKER_LABEL: DEAD},
+            },
+        },
+        {
+            **task_pod(DEAD, task_key(), name="not-true"),
+            "metadata": {
+                **task_pod(DEAD, task_key(), name="not-true")["metadata"],
+                "labels": {AIRFLOW_WORKER_LABEL: DEAD, "kubernetes_executor": "False"},
+            },
+        },
+    ],
+)
+def test_pods_without_the_executor_label_are_not_taken_over(pod: dict[str, Any]) -> None:
+    # The provider lists with the kubernetes_executor=True selector; a caller's wider
+    # selector must not make plan_adoption take over someone else's pod.
+    adoption = plan([pod])
+    assert adoption.actions == ()
+    assert adoption.undecodable == ()
+    assert reasons(adoption.skipped) == {
+        pod["metadata"]["name"]: "not an executor pod (no kubernetes_executor=True label)"
+    }
+
+
 @pytest.mark.parametrize(
     ("pod", "field"),
     [
@@ -323,9 +402,8 @@ FOREIGN = {
         (garbage_annotations(), "try_number"),
         (bad_callback_id(), "callback_id"),
         (unknown_workload_type(), "airflow-workload-type"),
-        (FOREIGN, "dag_id"),
-        ({"metadata": {"name": "bare", "namespace": NS}}, "dag_id"),
-        ({"metadata": {"name": "odd", "annotations": ["x"], "labels": "y"}}, "dag_id"),
+        (EXECUTOR_LABEL_ONLY, "dag_id"),
+        (ODD_SHAPES, "dag_id"),
     ],
 )
 def test_undecodable_pods_are_reported(pod: dict[str, Any], field: str) -> None:
@@ -403,8 +481,9 @@ def test_mixed_pods() -> None:
         name_of(other): "owned by live scheduler 2",
         name_of(mine): "owned by this scheduler",
         name_of(done): "already marked done",
+        name_of(FOREIGN): "not an executor pod (no kubernetes_executor=True label)",
     }
-    assert [pod.pod_name for pod in adoption.undecodable] == ["bad-id", "nginx"]
+    assert [pod.pod_name for pod in adoption.undecodable] == ["bad-id"]
     # The scheduler resets what no live pod was found for, in the order it passed them.
     assert adoption.not_adopted(expected) == [task_key("lost"), task_key("finished")]
 
@@ -510,7 +589,8 @@ def test_plan_adoption_never_raises(
 
 def test_plan_adoption_survives_an_unhashable_owner_label() -> None:
     # Found by test_plan_adoption_never_raises: `owner in alive` used to hash the value.
-    pod = {"metadata": {"name": "odd", "labels": {AIRFLOW_WORKER_LABEL: ["1"]}}}
+    labels = {"kubernetes_executor": "True", AIRFLOW_WORKER_LABEL: ["1"]}
+    pod = {"metadata": {"name": "odd", "labels": labels}}
     adoption = plan_adoption([pod], me=ME)
     assert [skipped.pod_name for skipped in adoption.undecodable] == ["odd"]
 
@@ -569,6 +649,17 @@ def test_revoke_leaves_other_schedulers_and_other_workloads_alone() -> None:
     )
 
 
+def test_revoke_leaves_pods_without_a_run_id_annotation_alone() -> None:
+    # The provider's pod map leaves them out, even for a key without a run id.
+    key = TaskInstanceKey("etl", "load", None, 1)
+    pod = task_pod(ME, task_key("load"), name="no-run-id")
+    del pod["metadata"]["annotations"]["run_id"]
+    assert plan_revoke(key, [pod], me=ME) == (
+        FreeSlot(key),
+        Ignore(f"no pod of this scheduler runs {key!r}"),
+    )
+
+
 def test_revoke_without_a_pod_frees_the_slot_and_ignores() -> None:
     key = task_key()
     actions = plan_revoke(key, [], me=ME)
@@ -598,3 +689,79 @@ def test_revoke_never_emits_an_event() -> None:
             DeletePod,
             Ignore,
         }
+
+
+# --- relist --------------------------------------------------------------------------------
+
+
+def vanished(key: TaskInstanceKey | CallbackKey, launch: int | None = None) -> WorkloadResult:
+    gone = ExecutorPseudoState.VANISHED
+    if isinstance(key, CallbackKey):
+        return CallbackResult(key, gone, "", "", "", launch=launch)
+    return TaskResult(key, gone, "", "", "", launch=launch)
+
+
+def test_relist_reports_running_workloads_whose_pods_are_gone() -> None:
+    listed = [task_pod(ME, task_key("here")), callback_pod(ME)]
+    gone_task, gone_callback = task_key("gone"), CallbackKey(OTHER_CALLBACK_ID)
+    running: list[TaskInstanceKey | CallbackKey] = [
+        task_key("here"),
+        gone_task,
+        CallbackKey(CALLBACK_ID),
+        gone_callback,
+    ]
+    results = plan_relist(running, listed, airflow_version=VERSION)
+    assert results == (vanished(gone_task), vanished(gone_callback))
+
+
+def test_relist_does_not_report_workloads_waiting_for_their_pod() -> None:
+    running = [task_key("queued"), task_key("gone")]
+    results = plan_relist(running, [], waiting=[task_key("queued")], airflow_version=VERSION)
+    assert results == (vanished(task_key("gone")),)
+
+
+def test_relist_skips_undecodable_and_foreign_pods() -> None:
+    odd = task_pod(ME, task_key("odd"))
+    odd["metadata"]["annotations"]["try_number"] = "one"
+    results = plan_relist([task_key("odd")], [odd, FOREIGN, {}], airflow_version=VERSION)
+    assert results == (vanished(task_key("odd")),)
+
+
+def test_kept_pod_of_a_requeued_launch_does_not_stand_for_the_current_one() -> None:
+    # The first pod failed before the task ran and was kept; the task was requeued and
+    # its second pod vanished during the watch gap.
+    key = task_key()
+    first = task_pod(ME, key, FAILED, name="first")
+    attempts = Attempts().launched(KubernetesJob(key, ("x",)))
+    record = attempts.get(key)
+    assert record is not None
+    requeued = attempts.with_record(
+        key, attrs.evolve(record, attempts=1, requeued_pods=frozenset({"first"}))
+    )
+    assert plan_relist([key], [first], attempts=requeued, airflow_version=VERSION) == (
+        vanished(key, launch=1),
+    )
+    # Without the records the kept pod hides the loss (the caller did not say).
+    assert plan_relist([key], [first], airflow_version=VERSION) == ()
+    # A listed second pod is the current launch.
+    second = task_pod(ME, key, RUNNING, name="second")
+    assert plan_relist([key], [first, second], attempts=requeued, airflow_version=VERSION) == ()
+
+
+@given(
+    present=st.sets(st.sampled_from(["a", "b", "c", "d"])),
+    running=st.sets(st.sampled_from(["a", "b", "c", "d", "e"])),
+    waiting=st.sets(st.sampled_from(["a", "b", "c", "d", "e"])),
+)
+def test_relist_reports_exactly_the_running_keys_with_neither_pod_nor_job(
+    present: set[str], running: set[str], waiting: set[str]
+) -> None:
+    pods = [task_pod(ME, task_key(name)) for name in sorted(present)]
+    keys = [task_key(name) for name in sorted(running)]
+    results = plan_relist(
+        keys, pods, waiting=[task_key(name) for name in waiting], airflow_version=VERSION
+    )
+    assert [result.key for result in results] == [
+        task_key(name) for name in sorted(running - present - waiting)
+    ]
+    assert all(result.state is ExecutorPseudoState.VANISHED for result in results)

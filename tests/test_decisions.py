@@ -28,6 +28,7 @@ from k8s_workloads.decisions import (
     LookUpState,
     PatchLabels,
     RequeueJob,
+    RetryLater,
     classify_create_error,
     decide,
     decide_callback,
@@ -38,6 +39,7 @@ from k8s_workloads.decisions import (
 from k8s_workloads.events import ResolverConfig, resolve_event
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.states import (
+    CALLBACK_TERMINAL_STATES,
     CallbackResult,
     CallbackState,
     ExecutorPseudoState,
@@ -1059,44 +1061,335 @@ def test_requeue_after_a_fatal_create_error_fails_the_workload(
     assert failed.info == "pod creation failed: HTTP 400 is not transient: fail"
 
 
-# --- handling failures ---------------------------------------------------------------------
+# --- vanished pods (a watch gap, plan_relist) -------------------------------------------
+
+
+def vanished_task(launch: int | None = None) -> TaskResult:
+    return TaskResult(TASK_KEY, ExecutorPseudoState.VANISHED, "", "", "", launch=launch)
+
+
+def vanished_callback(launch: int | None = None) -> CallbackResult:
+    return CallbackResult(CALLBACK_KEY, ExecutorPseudoState.VANISHED, "", "", "", launch=launch)
+
+
+VANISHED_INFO = "the pod vanished while the watch was down; its final events were lost"
+
+
+def test_vanished_task_asks_whether_the_task_finished_before_its_pod_went() -> None:
+    attempts = launched(TASK_JOB)
+    decision = decide_task(vanished_task(), running=True, attempts=attempts)
+    assert decision.actions == (
+        LookUpState(TASK_KEY, "did the task finish before its pod vanished?"),
+    )
+
+
+@pytest.mark.parametrize("ti_state", [TaskInstanceState.SUCCESS, TaskInstanceState.FAILED])
+def test_vanished_task_that_finished_reports_its_own_state(ti_state: TaskInstanceState) -> None:
+    decision = decide_task(
+        vanished_task(), running=True, attempts=launched(TASK_JOB), ti_state=ti_state
+    )
+    assert decision.actions == (FreeSlot(TASK_KEY), EmitEvent(TASK_KEY, ti_state))
+    assert decision.attempts.get(TASK_KEY) is None
+
+
+@pytest.mark.parametrize("ti_state", [None, TaskInstanceState.QUEUED, TaskInstanceState.RUNNING])
+def test_vanished_task_that_never_finished_failed(ti_state: TaskInstanceState | None) -> None:
+    decision = decide_task(
+        vanished_task(), running=True, attempts=launched(TASK_JOB), ti_state=ti_state
+    )
+    assert decision.actions == (
+        FreeSlot(TASK_KEY),
+        EmitEvent(TASK_KEY, TaskInstanceState.FAILED, VANISHED_INFO),
+    )
+    assert no_pod_calls(decision)  # there is no pod left to clean up
+
+
+def test_vanished_callback_failed_success_is_never_assumed() -> None:
+    decision = decide_callback(vanished_callback(), running=True, attempts=launched(CALLBACK_JOB))
+    assert decision.actions == (
+        FreeSlot(CALLBACK_KEY),
+        EmitEvent(CALLBACK_KEY, CallbackState.FAILED, VANISHED_INFO),
+    )
+
+
+def test_vanished_result_for_a_workload_not_running_is_ignored() -> None:
+    for result in (vanished_task(), vanished_callback()):
+        decision = decide(result, running=False, known_state=None)
+        assert kinds(decision) == [Ignore]
+        assert "is not running" in decision.reason
+
+
+def test_stale_vanished_result_leaves_the_requeued_launch_alone() -> None:
+    # Handled late (its first handling failed), after the workload was requeued: the pod
+    # that vanished was the earlier launch, and the new one is on its way.
+    for job, result, requeue in (
+        (TASK_JOB, vanished_task, failed_before_start()),
+        (CALLBACK_JOB, vanished_callback, callback(CallbackState.FAILED, details=PULL_FAILED)),
+    ):
+        config = DecisionConfig(callback_launch_failure_retries=1)
+        requeued = decide(
+            requeue,
+            running=True,
+            attempts=launched(job),
+            config=config,
+            known_state=TaskInstanceState.QUEUED if job is TASK_JOB else CallbackState.QUEUED,
+        )
+        assert kinds(requeued)[-1] is RequeueJob
+        stale = decide(result(launch=0), running=True, attempts=requeued.attempts, config=config)
+        assert stale.actions == (
+            Ignore("the vanished pod was an earlier launch: the workload was requeued since"),
+        )
+        assert stale.attempts == requeued.attempts
+        # The current launch's own loss is not stale.
+        current = decide(result(launch=1), running=True, attempts=requeued.attempts, config=config)
+        assert not isinstance(current.actions[0], Ignore)
+
+
+# --- handling failures -----------------------------------------------------------------
+
+
+ERROR = ConnectionError("database is gone")
+GAVE_UP = f"handling the pod's result gave up after 4 failed attempts ({ERROR!r})"
+
+
+def give_up(
+    result: TaskResult | CallbackResult,
+    *,
+    running: bool = True,
+    attempts: Attempts | None = None,
+    config: DecisionConfig = DecisionConfig(),
+    known_state: Any = UNKNOWN,
+) -> Decision:
+    if attempts is None:
+        attempts = launched(KubernetesJob(result.key, ("x",)))
+    return handling_failed(
+        result,
+        ERROR,
+        running=running,
+        failures_so_far=config.max_handling_retries,
+        attempts=attempts,
+        config=config,
+        known_state=known_state,
+    )
 
 
 @pytest.mark.parametrize(
-    ("result", "state"),
-    [
-        (task(ExecutorPseudoState.LOOKUP), TaskInstanceState.FAILED),
-        (callback(CallbackState.SUCCESS), CallbackState.FAILED),
-    ],
+    "result", [task(ExecutorPseudoState.LOOKUP), callback(CallbackState.SUCCESS)]
 )
-def test_handling_failed_is_retried_then_fails_the_workload(
-    result: TaskResult | CallbackResult, state: TaskInstanceState | CallbackState
+def test_handling_failed_is_retried_on_later_passes_then_gives_up(
+    result: TaskResult | CallbackResult,
 ) -> None:
     attempts = launched(KubernetesJob(result.key, ("x",)))
-    error = ConnectionError("database is gone")
-    for failures in range(3):
-        decision = handling_failed(result, error, failures_so_far=failures, attempts=attempts)
-        assert kinds(decision) == [Ignore]
-        assert f"({failures + 1} of 3)" in decision.reason
+    failures = 0
+    for _ in range(3):
+        decision = handling_failed(
+            result, ERROR, running=True, failures_so_far=failures, attempts=attempts
+        )
+        (retry,) = decision.actions
+        assert isinstance(retry, RetryLater)
+        assert retry.failures == failures + 1
+        assert f"{failures + 1} of 3 retries" in retry.reason
         assert decision.attempts == attempts
-    final = handling_failed(result, error, failures_so_far=3, attempts=attempts)
-    assert final.actions == (
-        FreeSlot(result.key),
-        EmitEvent(
-            result.key,
-            state,
-            "handling the pod's result kept failing: ConnectionError('database is gone')",
-        ),
+        failures = retry.failures
+    final = handling_failed(
+        result, ERROR, running=True, failures_so_far=failures, attempts=attempts
     )
+    assert not any(isinstance(action, RetryLater) for action in final.actions)
     assert final.attempts.get(result.key) is None
+
+
+@pytest.mark.parametrize(
+    ("result", "failed_state"),
+    [
+        (task(ExecutorPseudoState.LOOKUP), TaskInstanceState.FAILED),
+        (task(TaskInstanceState.FAILED, details=OOM_KILLED), TaskInstanceState.FAILED),
+        (callback(CallbackState.SUCCESS), CallbackState.FAILED),
+        (callback(CallbackState.FAILED, details=OOM_KILLED), CallbackState.FAILED),
+    ],
+)
+def test_giving_up_reports_failed_then_cleans_the_pod_up(
+    result: TaskResult | CallbackResult, failed_state: TaskInstanceState | CallbackState
+) -> None:
+    # The event first (it cannot fail), then the clean-up the pod's own outcome calls for:
+    # a Succeeded pod is deleted, a Failed one kept and labelled done (provider defaults).
+    pod_failed = result.state in {TaskInstanceState.FAILED, CallbackState.FAILED}
+    cleanup = PatchLabels(POD, NS, DONE) if pod_failed else DeletePod(POD, NS)
+    decision = give_up(result)
+    assert decision.actions == (
+        FreeSlot(result.key),
+        EmitEvent(result.key, failed_state, GAVE_UP),
+        cleanup,
+    )
+
+
+def test_giving_up_on_a_workload_no_longer_running_reports_nothing() -> None:
+    # Session-1 counterexample: SUCCESS was reported, a duplicate's handling kept failing
+    # and a second, contradicting FAILED followed.
+    for result in (task(ExecutorPseudoState.LOOKUP), callback(CallbackState.FAILED)):
+        decision = give_up(result, running=False)
+        assert kinds(decision) == [Ignore]
+        assert "is not running: nothing to report" in decision.reason
+
+
+def test_giving_up_never_overwrites_a_terminal_callback() -> None:
+    decision = give_up(callback(CallbackState.SUCCESS), known_state=CallbackState.SUCCESS)
+    assert decision.actions == (
+        FreeSlot(CALLBACK_KEY),
+        Ignore("callback is already success: never overwritten"),
+        DeletePod(POD, NS),
+    )
+
+
+@pytest.mark.parametrize("ti_state", [TaskInstanceState.SUCCESS, TaskInstanceState.UP_FOR_RETRY])
+def test_giving_up_reports_the_task_state_read_for_a_succeeded_pod(
+    ti_state: TaskInstanceState,
+) -> None:
+    # The state was read, as decide reports it for a Succeeded pod; the pod call after it
+    # kept failing.
+    decision = give_up(task(ExecutorPseudoState.LOOKUP), known_state=ti_state)
+    assert decision.actions == (
+        FreeSlot(TASK_KEY),
+        EmitEvent(TASK_KEY, ti_state),
+        DeletePod(POD, NS),
+    )
+
+
+@pytest.mark.parametrize(
+    ("result", "ti_state", "reported"),
+    [
+        (vanished_task(), TaskInstanceState.SKIPPED, TaskInstanceState.SKIPPED),
+        (vanished_task(), TaskInstanceState.QUEUED, TaskInstanceState.FAILED),
+        (task(TaskInstanceState.FAILED), TaskInstanceState.SUCCESS, TaskInstanceState.SUCCESS),
+        (task(TaskInstanceState.FAILED), TaskInstanceState.RUNNING, TaskInstanceState.FAILED),
+        (task(ExecutorPseudoState.LOOKUP), None, TaskInstanceState.FAILED),
+    ],
+)
+def test_giving_up_reports_a_finished_task_state_else_failed(
+    result: TaskResult, ti_state: TaskInstanceState | None, reported: TaskInstanceState
+) -> None:
+    decision = give_up(result, known_state=ti_state)
+    (event,) = emitted(decision)
+    assert event.state is reported
+
+
+@pytest.mark.parametrize(
+    "result", [task(TaskInstanceState.RUNNING), callback(CallbackState.RUNNING)]
+)
+def test_giving_up_on_a_running_result_keeps_tracking_the_workload(
+    result: TaskResult | CallbackResult,
+) -> None:
+    decision = give_up(result)
+    assert kinds(decision) == [Ignore]
+    assert "the pod's final event decides" in decision.reason
+    assert decision.attempts.get(result.key) is not None
+
+
+@pytest.mark.parametrize(
+    "result", [task(ExecutorPseudoState.ADOPTED), callback(ExecutorPseudoState.ADOPTED)]
+)
+def test_giving_up_on_an_adopted_result_frees_the_slot_as_decide_does(
+    result: TaskResult | CallbackResult,
+) -> None:
+    assert give_up(result).actions == (FreeSlot(result.key),)
+    assert give_up(result, running=False).actions == (Ignore("adopted, not running"),)
+
+
+def test_giving_up_on_a_vanished_pod_reports_failed_without_a_pod_call() -> None:
+    for result in (vanished_task(), vanished_callback()):
+        decision = give_up(result)
+        assert kinds(decision) == [FreeSlot, EmitEvent]
+        assert no_pod_calls(decision)
+
+
+def test_giving_up_on_stale_results_leaves_the_new_launch_alone() -> None:
+    requeued = decide_task(
+        failed_before_start(),
+        running=True,
+        attempts=launched(TASK_JOB),
+        ti_state=TaskInstanceState.QUEUED,
+    ).attempts
+    old_pod_failure = give_up(failed_before_start(), attempts=requeued)
+    assert old_pod_failure.actions == (Ignore("duplicate result of a pod already requeued"),)
+    stale = give_up(vanished_task(launch=0), attempts=requeued)
+    assert kinds(stale) == [Ignore]
+    assert "requeued since" in stale.reason
+
+
+def test_giving_up_on_a_completed_pod() -> None:
+    # A task recorded its own end: only the clean-up is left. A callback's success was
+    # never confirmed, so it surfaces as a failure, as every other give-up does.
+    completed_task = give_up(task(ExecutorPseudoState.COMPLETED), running=False)
+    assert kinds(completed_task) == [Ignore, DeletePod]
+    assert "the task recorded its own end" in completed_task.reason
+    completed_callback = give_up(callback(ExecutorPseudoState.COMPLETED), running=False)
+    assert completed_callback.actions == (
+        EmitEvent(CALLBACK_KEY, CallbackState.FAILED, GAVE_UP),
+        DeletePod(POD, NS),
+    )
 
 
 def test_handling_failed_bound_is_configurable() -> None:
     config = DecisionConfig(max_handling_retries=0)
     decision = handling_failed(
-        task(TaskInstanceState.RUNNING), RuntimeError("x"), failures_so_far=0, config=config
+        task(TaskInstanceState.FAILED),
+        RuntimeError("x"),
+        running=True,
+        failures_so_far=0,
+        config=config,
     )
-    assert kinds(decision) == [FreeSlot, EmitEvent]
+    assert kinds(decision) == [FreeSlot, EmitEvent, PatchLabels]
+
+
+any_result = st.one_of(
+    st.builds(task, st.sampled_from([*TaskInstanceState, *ExecutorPseudoState])),
+    st.builds(callback, st.sampled_from([*CallbackState, *ExecutorPseudoState])),
+)
+
+
+@given(
+    result=any_result,
+    running=st.booleans(),
+    failures=st.integers(0, 6),
+    max_retries=st.integers(0, 4),
+    known=st.sampled_from([UNKNOWN, None, *TaskInstanceState, *CallbackState]),
+)
+def test_handling_failed_is_bounded_and_never_contradicts(
+    result: TaskResult | CallbackResult,
+    running: bool,
+    failures: int,
+    max_retries: int,
+    known: Any,
+) -> None:
+    kind = "callback" if isinstance(result, CallbackResult) else "task"
+    config = DecisionConfig(max_handling_retries=max_retries)
+    decision = handling_failed(
+        result,
+        ERROR,
+        running=running,
+        failures_so_far=failures,
+        attempts=launched(KubernetesJob(result.key, ("x",))),
+        config=config,
+        known_state=known,
+    )
+    retries = [action for action in decision.actions if isinstance(action, RetryLater)]
+    events = emitted(decision)
+    if failures < max_retries:
+        assert decision.actions == tuple(retries)
+        assert [retry.failures for retry in retries] == [failures + 1]
+        return
+    assert not retries, "retries must stop at the bound"
+    assert len(events) <= 1
+    if events:
+        # Something is reported only for a workload this executor still settles ...
+        assert running or result.state is ExecutorPseudoState.COMPLETED
+        # ... never over a terminal callback, and as the key's own kind of state.
+        assert not (kind == "callback" and known in CALLBACK_TERMINAL_STATES)
+        assert isinstance(
+            events[0].state, CallbackState if kind == "callback" else TaskInstanceState
+        )
+        assert result.state not in {TaskInstanceState.RUNNING, CallbackState.RUNNING}
+    if FreeSlot(result.key) in decision.actions:
+        assert running
 
 
 def test_decision_reason_summarises_the_actions() -> None:

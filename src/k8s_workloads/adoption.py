@@ -18,11 +18,21 @@ import attrs
 
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.compat import InvalidVersion
-from k8s_workloads.decisions import Action, DeletePod, FreeSlot, Ignore, PatchLabels
+from k8s_workloads.decisions import (
+    Action,
+    Attempts,
+    DecisionConfig,
+    DeletePod,
+    FreeSlot,
+    Ignore,
+    PatchLabels,
+    _cleanup,
+)
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
     DAG_ID_KEY,
+    KUBERNETES_EXECUTOR_LABEL,
     MAP_INDEX_KEY,
     POD_EXECUTOR_DONE_LABEL,
     POD_REVOKED_LABEL,
@@ -69,7 +79,9 @@ class AdoptionPlan:
     completed: tuple[WorkloadResult, ...]
     """Synthetic ``COMPLETED`` results for Succeeded pods taken over: clean them up."""
     skipped: tuple[SkippedPod, ...]
-    """Pods of live schedulers, of this one, done, or not among the expected keys."""
+    """Pods no workload is taken over from: not executor pods, pods of live schedulers or
+    of this one, done, not among the expected keys, or the Succeeded pods of callbacks
+    already settled (which ``actions`` clean up)."""
     undecodable: tuple[SkippedPod, ...]
     """Pods whose annotations name no workload: reported, never raised."""
 
@@ -89,6 +101,21 @@ def _str(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+_COMPLETED = ExecutorPseudoState.COMPLETED
+
+
+def _not_to_adopt(labels: Mapping[str, Any], *, alive: set[str], me: str) -> str | None:
+    """Why a pod is not taken over, judged by its labels alone (None: it may be)."""
+    if labels.get(KUBERNETES_EXECUTOR_LABEL) != TRUE_LABEL_VALUE:
+        return f"not an executor pod (no {KUBERNETES_EXECUTOR_LABEL}=True label)"
+    owner = labels.get(AIRFLOW_WORKER_LABEL)
+    if isinstance(owner, str) and owner in alive:
+        return "owned by " + ("this scheduler" if owner == me else f"live scheduler {owner}")
+    if labels.get(POD_EXECUTOR_DONE_LABEL) == TRUE_LABEL_VALUE:
+        return "already marked done"
+    return None
+
+
 def plan_adoption(
     pods: Iterable[Mapping[str, Any]],
     *,
@@ -97,6 +124,7 @@ def plan_adoption(
     expected_task_keys: Iterable[TaskInstanceKey] | None = None,
     expected_callback_keys: Iterable[CallbackKey] | None = None,
     airflow_version: str | None = None,
+    config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
 ) -> AdoptionPlan:
     """Plan the takeover of listed pods (manifests) by scheduler ``me``.
 
@@ -106,7 +134,10 @@ def plan_adoption(
     scheduler handed over), if given. The scheduler never hands callbacks over: pass
     ``expected_callback_keys`` (the callbacks still active in Airflow) where the executor
     can read them, else every live callback pod is adopted — including a Failed one whose
-    failure may already have been reported. Succeeded pods yield ``COMPLETED`` results.
+    failure may already have been reported. Succeeded pods yield ``COMPLETED`` results —
+    except a settled callback's (not among ``expected_callback_keys``): reporting it would
+    overwrite the callback's end state, so its pod is only cleaned up (as ``config``
+    says). Pods without the ``kubernetes_executor=True`` label are not the executor's.
     """
     my_label = make_safe_label_value(str(me))
     alive = {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_ids} | {my_label}
@@ -121,13 +152,9 @@ def plan_adoption(
         metadata = _map(_map(pod).get("metadata"))
         name, namespace = _str(metadata.get("name")), _str(metadata.get("namespace"))
         labels = _map(metadata.get("labels"))
-        owner = labels.get(AIRFLOW_WORKER_LABEL)
-        if isinstance(owner, str) and owner in alive:
-            who = "this scheduler" if owner == my_label else f"live scheduler {owner}"
-            skipped.append(SkippedPod(name, namespace, f"owned by {who}"))
-            continue
-        if labels.get(POD_EXECUTOR_DONE_LABEL) == TRUE_LABEL_VALUE:
-            skipped.append(SkippedPod(name, namespace, "already marked done"))
+        not_ours = _not_to_adopt(labels, alive=alive, me=my_label)
+        if not_ours is not None:
+            skipped.append(SkippedPod(name, namespace, not_ours))
             continue
         try:
             key = annotations_to_key(
@@ -148,16 +175,17 @@ def plan_adoption(
         actions.append(PatchLabels(name, namespace, {AIRFLOW_WORKER_LABEL: my_label}))
         resource_version = _str(metadata.get("resourceVersion"))
         if succeeded:
-            result: WorkloadResult
-            if isinstance(key, CallbackKey):
-                result = CallbackResult(
-                    key, ExecutorPseudoState.COMPLETED, name, namespace, resource_version
-                )
+            result: WorkloadResult = (
+                CallbackResult(key, _COMPLETED, name, namespace, resource_version)
+                if isinstance(key, CallbackKey)
+                else TaskResult(key, _COMPLETED, name, namespace, resource_version)
+            )
+            if unexpected and isinstance(key, CallbackKey):
+                actions.extend(_cleanup(result, failed=False, config=config))
+                reason = "callback already settled: its Succeeded pod is cleaned up, not reported"
+                skipped.append(SkippedPod(name, namespace, reason))
             else:
-                result = TaskResult(
-                    key, ExecutorPseudoState.COMPLETED, name, namespace, resource_version
-                )
-            completed.append(result)
+                completed.append(result)
         else:
             actions.append(TrackRunning(key))
             adopted.add(key)
@@ -184,7 +212,9 @@ def plan_revoke(
         annotations = _map(metadata.get("annotations"))
         map_index = annotations.get(MAP_INDEX_KEY, "-1")
         if (
-            annotations.get(DAG_ID_KEY) == key.dag_id
+            # The provider's pod map leaves out pods without a run_id annotation.
+            isinstance(annotations.get(RUN_ID_KEY), str)
+            and annotations.get(DAG_ID_KEY) == key.dag_id
             and annotations.get(TASK_ID_KEY) == key.task_id
             and annotations.get(RUN_ID_KEY) == key.run_id
             and map_index == str(key.map_index)
@@ -202,6 +232,7 @@ def plan_relist(
     listed_pods: Iterable[Mapping[str, Any]],
     *,
     waiting: Iterable[WorkloadKey] = (),
+    attempts: Attempts = Attempts(),
     airflow_version: str | None = None,
 ) -> tuple[WorkloadResult, ...]:
     """``VANISHED`` results for running workloads whose pods a re-list no longer shows.
@@ -210,27 +241,35 @@ def plan_relist(
     pod that finished and was deleted in the gap is never reported, and its workload
     would stay running forever (the provider has the same gap). Feed these results to
     :func:`~k8s_workloads.decisions.decide`. ``waiting`` are keys whose pods are queued
-    for creation (no pod yet, and none missed).
+    for creation (no pod yet, and none missed). ``attempts`` (the executor's records)
+    says which listed pods belong to earlier, requeued launches: a kept Failed pod of an
+    earlier launch does not stand for the current one, and each result records the
+    launch it is about, so that handled late, after a requeue, it is ignored as stale.
     """
     seen: set[WorkloadKey] = set(waiting)
     for pod in listed_pods:
         metadata = _map(_map(pod).get("metadata"))
         try:
-            seen.add(
-                annotations_to_key(
-                    _map(metadata.get("annotations")),
-                    _map(metadata.get("labels")),
-                    airflow_version=airflow_version,
-                )
+            key = annotations_to_key(
+                _map(metadata.get("annotations")),
+                _map(metadata.get("labels")),
+                airflow_version=airflow_version,
             )
         except (InvalidAnnotations, InvalidVersion):
             continue
+        attempt = attempts.get(key)
+        if attempt is not None and attempt.was_requeued(_str(metadata.get("name"))):
+            continue
+        seen.add(key)
     vanished: list[WorkloadResult] = []
     for key in running:
         if key in seen:
             continue
+        attempt = attempts.get(key)
+        launch = None if attempt is None else attempt.attempts
+        gone = ExecutorPseudoState.VANISHED
         if isinstance(key, CallbackKey):
-            vanished.append(CallbackResult(key, ExecutorPseudoState.VANISHED, "", "", ""))
+            vanished.append(CallbackResult(key, gone, "", "", "", launch=launch))
         else:
-            vanished.append(TaskResult(key, ExecutorPseudoState.VANISHED, "", "", ""))
+            vanished.append(TaskResult(key, gone, "", "", "", launch=launch))
     return tuple(vanished)

@@ -53,6 +53,7 @@ __all__ = [
     "LookUpState",
     "PatchLabels",
     "RequeueJob",
+    "RetryLater",
     "classify_create_error",
     "decide",
     "decide_callback",
@@ -130,8 +131,17 @@ class Ignore:
     reason: str
 
 
+@attrs.frozen
+class RetryLater:
+    """Handle the same result again on a later pass (its handling failed; see
+    :func:`handling_failed`); pass ``failures`` as ``failures_so_far`` then."""
+
+    failures: int
+    reason: str
+
+
 Action: TypeAlias = (
-    EmitEvent | DeletePod | PatchLabels | RequeueJob | FreeSlot | LookUpState | Ignore
+    EmitEvent | DeletePod | PatchLabels | RequeueJob | FreeSlot | LookUpState | RetryLater | Ignore
 )
 
 
@@ -228,6 +238,8 @@ def _describe(action: Action) -> str:
         return "free slot"
     if isinstance(action, LookUpState):
         return f"look up state ({action.why})"
+    if isinstance(action, RetryLater):
+        return f"retry later ({action.reason})"
     return f"ignore ({action.reason})"
 
 
@@ -263,6 +275,27 @@ def _adopted(result: WorkloadResult, *, running: bool, attempts: Attempts) -> De
 
 
 _VANISHED_INFO = "the pod vanished while the watch was down; its final events were lost"
+
+
+def _adopted_or_stale(
+    result: WorkloadResult, *, running: bool, attempts: Attempts
+) -> Decision | None:
+    # The rows every result kind shares, before any kind-specific rule.
+    if result.state is ExecutorPseudoState.ADOPTED:
+        return _adopted(result, running=running, attempts=attempts)
+    return _stale_vanished(result, attempts)
+
+
+def _stale_vanished(result: WorkloadResult, attempts: Attempts) -> Decision | None:
+    # A VANISHED result is made from a re-list; handled late (after a failed pass), the
+    # workload may have been requeued meanwhile and its new pod must not be failed.
+    if result.state is not ExecutorPseudoState.VANISHED or result.launch is None:
+        return None
+    attempt = attempts.get(result.key)
+    if attempt is None or result.launch >= attempt.attempts:
+        return None
+    why = "the vanished pod was an earlier launch: the workload was requeued since"
+    return Decision((Ignore(why),), attempts)
 
 
 def _vanished_task(
@@ -376,7 +409,9 @@ def decide_task(
     if state is TaskInstanceState.RUNNING:
         return Decision((EmitEvent(key, TaskInstanceState.RUNNING),), attempts)
     if state is ExecutorPseudoState.VANISHED:
-        return _vanished_task(result, running=running, attempts=attempts, ti_state=ti_state)
+        return _stale_vanished(result, attempts) or _vanished_task(
+            result, running=running, attempts=attempts, ti_state=ti_state
+        )
     if state is ExecutorPseudoState.COMPLETED:
         # An adopted pod that had Succeeded under a dead scheduler: only clean it up.
         return Decision(tuple(_cleanup(result, failed=False, config=config)), attempts)
@@ -486,8 +521,9 @@ def decide_callback(
     never overwritten. Without it, success is emitted only for a pod that Succeeded.
     """
     key, state = result.key, result.state
-    if state is ExecutorPseudoState.ADOPTED:
-        return _adopted(result, running=running, attempts=attempts)
+    early = _adopted_or_stale(result, running=running, attempts=attempts)
+    if early is not None:
+        return early
     if isinstance(callback_state, CallbackState) and callback_state in CALLBACK_TERMINAL_STATES:
         return _terminal_callback(
             result, callback_state, running=running, attempts=attempts, config=config
@@ -555,29 +591,80 @@ def handling_failed(
     result: WorkloadResult,
     error: BaseException,
     *,
+    running: bool,
     failures_so_far: int,
     attempts: Attempts = Attempts(),
     config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
+    known_state: TaskInstanceState | CallbackState | _Unknown | None = UNKNOWN,
 ) -> Decision:
-    """What to do when performing a result's actions raised (a database or API error).
+    """What to do when handling a result raised (a database read or a pod API call failed).
 
-    Retry it on a later pass — never inside the same drain loop, which is how the provider
-    can spin forever on one result (#35888, reference §7.1) — at most
-    ``max_handling_retries`` times; then report the workload failed and stop tracking it.
-    The caller counts ``failures_so_far`` per result.
+    Retry it on a later pass (:class:`RetryLater`) — never inside the same drain loop,
+    which is how the provider can spin forever on one result (#35888, reference §7.1) — at
+    most ``max_handling_retries`` times. The caller keeps ``failures_so_far`` per result
+    (``RetryLater.failures``) and passes ``running`` (is the key in ``running`` *now*)
+    and, if it read one before the failure, the workload's ``known_state``. Then it gives
+    up:
+
+    * a workload no longer running was settled by another result: nothing to report;
+    * a stale result (a pod whose failure was requeued, a vanished earlier launch), a
+      ``RUNNING`` result (the pod's final event still decides) and an ``ADOPTED`` one (it
+      needs no call) are handled as :func:`decide` handles them;
+    * a callback known to be terminal is never overwritten; a task whose state was read
+      is reported with it where :func:`decide` would (a Succeeded pod, a finished task);
+      an adopted ``COMPLETED`` task pod only needs cleaning
+      up (its task recorded its own end);
+    * otherwise the workload is reported FAILED and no longer tracked.
+
+    The event comes first; the pod clean-up (delete or done label, as :func:`decide` would
+    for a failure) follows, best effort: if it fails again, a watch restart shows the pod
+    once more and, the workload no longer running, it is ignored as a duplicate.
     """
     key = result.key
     if failures_so_far < config.max_handling_retries:
-        retry = Ignore(
-            f"handling failed ({error!r}); retry on the next pass "
-            f"({failures_so_far + 1} of {config.max_handling_retries})"
+        retry = RetryLater(
+            failures_so_far + 1,
+            f"handling failed ({error!r}); "
+            f"{failures_so_far + 1} of {config.max_handling_retries} retries",
         )
         return Decision((retry,), attempts)
-    failed_state: TaskInstanceState | CallbackState = (
-        CallbackState.FAILED if isinstance(key, CallbackKey) else TaskInstanceState.FAILED
-    )
-    info = f"handling the pod's result kept failing: {error!r}"
-    return Decision((FreeSlot(key), EmitEvent(key, failed_state, info)), attempts.without(key))
+    state = result.state
+    gave_up = f"gave up after {failures_so_far + 1} failed attempts ({error!r})"
+    early = _adopted_or_stale(result, running=running, attempts=attempts)
+    if early is not None:
+        return early
+    attempt = attempts.get(key)
+    if attempt is not None and result.pod_name and attempt.was_requeued(result.pod_name):
+        return Decision((Ignore("duplicate result of a pod already requeued"),), attempts)
+    if state is TaskInstanceState.RUNNING or state is CallbackState.RUNNING:
+        return Decision((Ignore(f"{gave_up}; the pod's final event decides"),), attempts)
+    completed = state is ExecutorPseudoState.COMPLETED
+    if not (running or completed):
+        return Decision(
+            (Ignore(f"{gave_up}; {key!r} is not running: nothing to report"),), attempts
+        )
+    # The pod is cleaned up as its own outcome says (a Succeeded pod is not "kept for
+    # debugging"), whatever is reported.
+    pod_failed = state is TaskInstanceState.FAILED or state is CallbackState.FAILED
+    vanished = state is ExecutorPseudoState.VANISHED
+    cleanup = [] if vanished else _cleanup(result, failed=pod_failed, config=config)
+    freed: tuple[Action, ...] = (FreeSlot(key),) if running else ()
+    report: Action
+    if isinstance(key, CallbackKey):
+        if isinstance(known_state, CallbackState) and known_state in CALLBACK_TERMINAL_STATES:
+            report = Ignore(f"callback is already {known_state.value}: never overwritten")
+        else:
+            report = EmitEvent(key, CallbackState.FAILED, f"handling the pod's result {gave_up}")
+    elif completed:
+        report = Ignore(f"{gave_up}; the task recorded its own end")
+    elif isinstance(known_state, TaskInstanceState) and (
+        state is ExecutorPseudoState.LOOKUP or known_state in TASK_FINISHED_STATES
+    ):
+        # The state read is what the decision would have reported.
+        report = EmitEvent(key, known_state)
+    else:
+        report = EmitEvent(key, TaskInstanceState.FAILED, f"handling the pod's result {gave_up}")
+    return Decision((*freed, report, *cleanup), attempts.without(key))
 
 
 # --- pod creation errors --------------------------------------------------------------

@@ -1784,6 +1784,7 @@ class _Simulation:
             me=sched.job_id,
             expected_task_keys=expected,
             airflow_version=self.config.airflow_version,
+            config=self.decision_config,
         )
         self.log(
             "adopt",
@@ -2284,6 +2285,7 @@ class _Simulation:
             list(sched.running),
             pods,
             waiting=[entry.job.key for entry in sched.queue],
+            attempts=sched.attempts,
             airflow_version=self.config.airflow_version,
         ):
             self.handle_result(result, "missing from the re-list")

@@ -186,6 +186,10 @@ class KubernetesResult(Generic[K, S]):
     namespace: str
     resource_version: str
     failure_details: FailureDetails | None = None
+    launch: int | None = None
+    """Which launch of the workload a ``VANISHED`` result is about: how often its attempt
+    record had been requeued when the pod was found missing (None: not tracked). A result
+    about an earlier launch is stale once the workload has been requeued since."""
 
 
 @attrs.frozen
