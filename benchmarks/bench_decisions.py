@@ -21,7 +21,13 @@ Targets: one decision costs less than resolving the event it came from, i.e.
 2. a Failed result, the key in ``running``, an attempt record and the task instance state
    already read (RUNNING: the task had started, so it is not requeued);
 3. a Succeeded result, the key in ``running``, the task instance state already read
-   (SUCCESS): delete the pod, free the slot, emit it.
+   (SUCCESS): delete the pod, free the slot, emit it;
+4. case 2 with 10,000 workloads in flight (their attempt records built one launch at a
+   time, as an executor does): the bookkeeping must not cost a copy of every record.
+
+Also a target: one write to ``Attempts`` holding 10,000 records (``without`` then
+``launched``, the churn of one workload finishing and another starting) against copying a
+10,000-entry dict once, the cost a copy-on-write map would pay per write: ratio < 0.1.
 
 Info only: the look-up round trip of case 2 (``LookUpState`` first, then the answer), and
 the simulator: ``k8s_workloads.simulate.simulate_generated(10_000, 2, seed)`` (10,000
@@ -43,6 +49,8 @@ import timeit
 from collections.abc import Mapping, Sized
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
+
+import attrs
 
 from k8s_workloads.decisions import (
     Attempt,
@@ -253,6 +261,20 @@ FAILED_RESULT = _result(FAILED_EVENT, EventOutcome.FAILED)
 SUCCEEDED_RESULT = _result(SUCCEEDED_EVENT, EventOutcome.SUCCEEDED)
 CONFIG = DecisionConfig()
 RECORDED = Attempts({FAILED_RESULT.key: Attempt(KubernetesJob(FAILED_RESULT.key, TASK_ARGS))})
+IN_FLIGHT = 10_000
+WRITE_RATIO_TARGET = 0.1
+"""One Attempts write at IN_FLIGHT records / one copy of an IN_FLIGHT-entry dict."""
+
+
+def _many_in_flight() -> Attempts:
+    attempts = RECORDED
+    for index in range(IN_FLIGHT - 1):
+        key = attrs.evolve(FAILED_RESULT.key, task_id=f"other_{index}")
+        attempts = attempts.launched(KubernetesJob(key, TASK_ARGS))
+    return attempts
+
+
+CROWDED = _many_in_flight()
 
 # ------------------------------------------------------------------------------ helpers
 
@@ -310,6 +332,16 @@ def _succeeded() -> Decision:
     )
 
 
+def _failed_with_record_crowded() -> Decision:
+    return decide_task(
+        FAILED_RESULT,
+        running=True,
+        config=CONFIG,
+        attempts=CROWDED,
+        ti_state=TaskInstanceState.RUNNING,
+    )
+
+
 def _failed_lookup_round_trip() -> Decision:
     first = decide_task(FAILED_RESULT, running=True, config=CONFIG, attempts=RECORDED)
     assert isinstance(first.actions[0], LookUpState)
@@ -341,6 +373,12 @@ CASES = (
         _succeeded,
         (DeletePod, FreeSlot, EmitEvent),
     ),
+    DecisionCase(
+        f"case 2 with {IN_FLIGHT:,} workloads in flight",
+        FAILED_EVENT,
+        _failed_with_record_crowded,
+        (PatchLabels, FreeSlot, EmitEvent),
+    ),
 )
 
 
@@ -363,7 +401,7 @@ def _resolver(event: dict[str, Any]) -> Callable[[], Resolution]:
 
 
 def bench_decisions(min_seconds: float) -> list[Outcome]:
-    _header("1-3. decide_task against resolve_event on the same event (µs per call, best of 5)")
+    _header("1-4. decide_task against resolve_event on the same event (µs per call, best of 5)")
     print(f"  {'case':<52} {'decide':>8} {'resolve':>8} {'ratio':>6}  target < {RATIO_TARGET}")
     resolve_us = {
         id(event): _per_call_us(_resolver(event), min_seconds)
@@ -383,6 +421,33 @@ def bench_decisions(min_seconds: float) -> list[Outcome]:
         f" {round_trip / resolve_us[id(FAILED_EVENT)]:.2f}{TIMES} resolve_event"
     )
     return outcomes
+
+
+def bench_attempts_write(min_seconds: float) -> list[Outcome]:
+    _header(f"Attempts: one write at {IN_FLIGHT:,} records against one dict copy (µs)")
+    keys = [attrs.evolve(FAILED_RESULT.key, task_id=f"churn_{i}") for i in range(1024)]
+    jobs = [KubernetesJob(key, TASK_ARGS) for key in keys]
+    base = CROWDED
+    for job in jobs:
+        base = base.launched(job)
+    plain = dict(base.records)
+
+    def churn() -> Attempts:
+        # A workload finishes and is launched again, 1,024 times: 2,048 writes.
+        attempts = base
+        for job in jobs:
+            attempts = attempts.without(job.key).launched(job)
+        return attempts
+
+    write_us = _per_call_us(churn, min_seconds) / (2 * len(jobs))
+    copy_us = _per_call_us(plain.copy, min_seconds)
+    ratio = write_us / copy_us
+    verdict = "PASS" if ratio < WRITE_RATIO_TARGET else "MISS"
+    print(
+        f"  write {write_us:.2f}, dict copy {copy_us:.2f}, ratio {ratio:.3f}"
+        f"  target < {WRITE_RATIO_TARGET}  {verdict}"
+    )
+    return [Outcome(f"Attempts write / dict copy < {WRITE_RATIO_TARGET}", verdict)]
 
 
 # ------------------------------------------------------------------------------ simulator
@@ -460,7 +525,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("decisions (the result each event resolves to, default DecisionConfig):")
     _check_inputs()
 
-    outcomes = [*bench_decisions(min_seconds), *bench_simulator(1 if args.quick else 3)]
+    outcomes = [
+        *bench_decisions(min_seconds),
+        *bench_attempts_write(min_seconds),
+        *bench_simulator(1 if args.quick else 3),
+    ]
 
     _header("Summary")
     for outcome in outcomes:

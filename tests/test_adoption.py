@@ -236,6 +236,39 @@ def test_succeeded_pod_of_a_settled_callback_is_cleaned_up_not_reported(
     assert [result.state for result in active.completed] == [ExecutorPseudoState.COMPLETED]
 
 
+@pytest.mark.parametrize("kind", ["task", "callback"])
+def test_failed_earlier_launch_is_left_alone_when_a_newer_pod_is_live(kind: str) -> None:
+    # The first pod failed before the workload ran and was requeued; the record of that
+    # died with the old scheduler. Adopting the Failed pod would fail the workload while
+    # its second pod runs (the provider adopts both).
+    if kind == "task":
+        key: TaskInstanceKey | CallbackKey = task_key()
+        first = task_pod(DEAD, task_key(), FAILED, name="first")
+        second = task_pod(DEAD, task_key(), RUNNING, name="second")
+    else:
+        key = CallbackKey(CALLBACK_ID)
+        first = callback_pod(DEAD, status=FAILED)
+        first["metadata"]["name"] = "first"
+        second = callback_pod(DEAD)
+        second["metadata"]["name"] = "second"
+    adoption = plan([first, second])
+    assert adoption.actions == (relabel(second), TrackRunning(key))
+    assert reasons(adoption.skipped) == {
+        "first": "a failed earlier launch: the workload has a live pod"
+    }
+    # Alone, a Failed pod is the workload's failure: adopted, and its event decides.
+    alone = plan([first])
+    assert alone.actions == (relabel(first), TrackRunning(key))
+
+
+def test_a_workload_with_two_live_pods_is_tracked_once() -> None:
+    first = task_pod(DEAD, task_key(), name="first")
+    second = task_pod(DEAD, task_key(), name="second")
+    adoption = plan([first, second])
+    assert adoption.actions == (relabel(first), TrackRunning(task_key()), relabel(second))
+    assert adoption.adopted == frozenset({task_key()})
+
+
 def test_adopted_callback_pod_resolves_and_decides_as_a_callback() -> None:
     key = CallbackKey(CALLBACK_ID)
     pod = callback_pod(DEAD, status=FAILED)
@@ -572,19 +605,23 @@ def test_plan_adoption_never_raises(
         expected_task_keys=expected,
         airflow_version=version,
     )
-    # Every pod is accounted for exactly once.
-    accounted = (
-        len(adoption.skipped)
-        + len(adoption.undecodable)
-        + len(adoption.completed)
-        + sum(isinstance(action, TrackRunning) for action in adoption.actions)
+    # Every pod is accounted for exactly once: skipped, undecodable, or taken over (one
+    # relabel each); a settled callback's Succeeded pod is relabelled, cleaned up and
+    # listed as skipped.
+    relabels = [
+        action
+        for action in adoption.actions
+        if isinstance(action, PatchLabels) and action.labels == {AIRFLOW_WORKER_LABEL: ME}
+    ]
+    settled = sum("callback already settled" in pod.reason for pod in adoption.skipped)
+    assert len(adoption.skipped) + len(adoption.undecodable) + len(relabels) - settled == len(
+        pods
     )
-    assert accounted == len(pods)
-    patched = [action for action in adoption.actions if isinstance(action, PatchLabels)]
-    tracked = sum(isinstance(action, TrackRunning) for action in adoption.actions)
-    assert len(patched) == len(adoption.completed) + tracked
-    for action in patched:
-        assert action.labels == {AIRFLOW_WORKER_LABEL: ME}
+    taken_over = len(relabels) - len(adoption.completed) - settled
+    tracked = [action.key for action in adoption.actions if isinstance(action, TrackRunning)]
+    # Each adopted workload is tracked once, however many of its live pods were listed.
+    assert len(tracked) == len(set(tracked)) == len(adoption.adopted) <= taken_over
+    assert set(tracked) == adoption.adopted
 
 
 def test_plan_adoption_survives_an_unhashable_owner_label() -> None:

@@ -56,6 +56,7 @@ CALLBACK_KEY = CallbackKey(CALLBACK_ID)
 OTHER_CALLBACK_KEY = CallbackKey("019e9fc6-6f3c-7b9a-9d1e-000000000002")
 TASK_JOB = KubernetesJob(TASK_KEY, ("python", "-m", "x"))
 CALLBACK_JOB = KubernetesJob(CALLBACK_KEY, ("python", "-m", "x"))
+OTHER_JOB = KubernetesJob(OTHER_TASK_KEY, ("python", "-m", "x"))
 NS = "airflow"
 POD = "etl-load-abcd1234"
 OTHER_POD = "etl-load-efgh5678"
@@ -1036,9 +1037,10 @@ def test_create_error_unlimited_retries() -> None:
 
 def test_requeue_after_a_retryable_create_error() -> None:
     verdict = classify_create_error(429, "", {"Retry-After": "5"}, config=RETRYING)
-    assert requeue_after_create_error(TASK_JOB, verdict) == (
-        RequeueJob(TASK_JOB, "HTTP 429 is transient: retry", 5.0),
-    )
+    attempts = launched(TASK_JOB)
+    decision = requeue_after_create_error(TASK_JOB, verdict, attempts=attempts)
+    assert decision.actions == (RequeueJob(TASK_JOB, "HTTP 429 is transient: retry", 5.0),)
+    assert decision.attempts == attempts  # the record stays: the workload goes on
 
 
 @pytest.mark.parametrize(
@@ -1049,14 +1051,17 @@ def test_requeue_after_a_fatal_create_error_fails_the_workload(
     job: KubernetesJob[Any], state: TaskInstanceState | CallbackState
 ) -> None:
     verdict = classify_create_error(422, status_body("Pod is invalid"), config=RETRYING)
-    assert requeue_after_create_error(job, verdict) == (
+    decision = requeue_after_create_error(job, verdict, attempts=launched(job, OTHER_JOB))
+    assert decision.actions == (
         FreeSlot(job.key),
         EmitEvent(
             job.key, state, "pod creation failed: HTTP 422 is not transient: fail: Pod is invalid"
         ),
     )
+    # The workload is finished: its attempt record goes, the others stay.
+    assert decision.attempts == launched(OTHER_JOB)
     empty = classify_create_error(400, "", config=RETRYING)
-    (_, failed) = requeue_after_create_error(job, empty)
+    (_, failed) = requeue_after_create_error(job, empty).actions
     assert isinstance(failed, EmitEvent)
     assert failed.info == "pod creation failed: HTTP 400 is not transient: fail"
 

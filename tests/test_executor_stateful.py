@@ -485,10 +485,12 @@ class ExecutorMachine(RuleBasedStateMachine):
             verdict = classify_create_error(
                 status, body, headers, retries=self.create_retries[key], config=self.config
             )
-            self._perform(requeue_after_create_error(job, verdict), create_error=True)
+            decision = requeue_after_create_error(job, verdict, attempts=self.attempts)
+            self.attempts = decision.attempts
+            self._perform(decision.actions, create_error=True)
             if not verdict.retry:
                 self.create_retries.pop(key, None)
-                self.attempts = self.attempts.without(key)
+                assert self.attempts.get(key) is None
             return
         self.create_retries.pop(key, None)
         self.counter += 1

@@ -116,6 +116,47 @@ def _not_to_adopt(labels: Mapping[str, Any], *, alive: set[str], me: str) -> str
     return None
 
 
+@attrs.frozen
+class _Listed:
+    name: str
+    namespace: str
+    key: WorkloadKey
+    phase: object
+    resource_version: str
+
+
+def _decode_listed(
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    alive: set[str],
+    me: str,
+    airflow_version: str | None,
+    skipped: list[SkippedPod],
+    undecodable: list[SkippedPod],
+) -> list[_Listed]:
+    """The listed pods that may be taken over, decoded; the others go to the two lists."""
+    listed: list[_Listed] = []
+    for pod in pods:
+        metadata = _map(_map(pod).get("metadata"))
+        name, namespace = _str(metadata.get("name")), _str(metadata.get("namespace"))
+        labels = _map(metadata.get("labels"))
+        not_ours = _not_to_adopt(labels, alive=alive, me=me)
+        if not_ours is not None:
+            skipped.append(SkippedPod(name, namespace, not_ours))
+            continue
+        try:
+            key = annotations_to_key(
+                _map(metadata.get("annotations")), labels, airflow_version=airflow_version
+            )
+        except (InvalidAnnotations, InvalidVersion) as error:
+            undecodable.append(SkippedPod(name, namespace, str(error)))
+            continue
+        phase = _map(_map(pod).get("status")).get("phase")
+        resource_version = _str(metadata.get("resourceVersion"))
+        listed.append(_Listed(name, namespace, key, phase, resource_version))
+    return listed
+
+
 def plan_adoption(
     pods: Iterable[Mapping[str, Any]],
     *,
@@ -137,7 +178,9 @@ def plan_adoption(
     failure may already have been reported. Succeeded pods yield ``COMPLETED`` results —
     except a settled callback's (not among ``expected_callback_keys``): reporting it would
     overwrite the callback's end state, so its pod is only cleaned up (as ``config``
-    says). Pods without the ``kubernetes_executor=True`` label are not the executor's.
+    says). Pods without the ``kubernetes_executor=True`` label are not the executor's. A
+    Failed pod of a workload that also has a live pod (an earlier, requeued launch) is
+    left alone: its failure is not the workload's.
     """
     my_label = make_safe_label_value(str(me))
     alive = {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_ids} | {my_label}
@@ -148,22 +191,21 @@ def plan_adoption(
     completed: list[WorkloadResult] = []
     skipped: list[SkippedPod] = []
     undecodable: list[SkippedPod] = []
-    for pod in pods:
-        metadata = _map(_map(pod).get("metadata"))
-        name, namespace = _str(metadata.get("name")), _str(metadata.get("namespace"))
-        labels = _map(metadata.get("labels"))
-        not_ours = _not_to_adopt(labels, alive=alive, me=my_label)
-        if not_ours is not None:
-            skipped.append(SkippedPod(name, namespace, not_ours))
+    listed = _decode_listed(
+        pods, alive=alive, me=my_label, airflow_version=airflow_version,
+        skipped=skipped, undecodable=undecodable,
+    )  # fmt: skip
+    # A Failed pod of a workload that also has a live pod is an earlier launch (requeued
+    # before the restart, its record lost with the old scheduler): adopting it would
+    # report the workload failed while its current pod runs.
+    live = {pod.key for pod in listed if pod.phase not in {"Succeeded", "Failed"}}
+    for pod in listed:
+        name, namespace, key = pod.name, pod.namespace, pod.key
+        if pod.phase == "Failed" and key in live:
+            reason = "a failed earlier launch: the workload has a live pod"
+            skipped.append(SkippedPod(name, namespace, reason))
             continue
-        try:
-            key = annotations_to_key(
-                _map(metadata.get("annotations")), labels, airflow_version=airflow_version
-            )
-        except (InvalidAnnotations, InvalidVersion) as error:
-            undecodable.append(SkippedPod(name, namespace, str(error)))
-            continue
-        succeeded = _map(_map(pod).get("status")).get("phase") == "Succeeded"
+        succeeded = pod.phase == "Succeeded"
         if isinstance(key, TaskInstanceKey):
             unexpected = expected is not None and key not in expected
         else:
@@ -173,12 +215,11 @@ def plan_adoption(
             skipped.append(SkippedPod(name, namespace, f"not among the {kind} to adopt"))
             continue
         actions.append(PatchLabels(name, namespace, {AIRFLOW_WORKER_LABEL: my_label}))
-        resource_version = _str(metadata.get("resourceVersion"))
         if succeeded:
             result: WorkloadResult = (
-                CallbackResult(key, _COMPLETED, name, namespace, resource_version)
+                CallbackResult(key, _COMPLETED, name, namespace, pod.resource_version)
                 if isinstance(key, CallbackKey)
-                else TaskResult(key, _COMPLETED, name, namespace, resource_version)
+                else TaskResult(key, _COMPLETED, name, namespace, pod.resource_version)
             )
             if unexpected and isinstance(key, CallbackKey):
                 actions.extend(_cleanup(result, failed=False, config=config))
@@ -186,7 +227,7 @@ def plan_adoption(
                 skipped.append(SkippedPod(name, namespace, reason))
             else:
                 completed.append(result)
-        else:
+        elif key not in adopted:
             actions.append(TrackRunning(key))
             adopted.add(key)
     return AdoptionPlan(

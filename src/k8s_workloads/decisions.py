@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import enum
 import json
+import math
+import types
 from collections.abc import Mapping
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 import attrs
 
@@ -164,31 +166,108 @@ class Attempt:
         return pod_name == self.requeued_for_pod or pod_name in self.requeued_pods
 
 
-def _records(records: Mapping[WorkloadKey, Attempt]) -> dict[WorkloadKey, Attempt]:
-    return dict(records)
+_MIN_CHANGES = 32
 
 
-@attrs.frozen
 class Attempts:
-    """Immutable attempt records by key; every decision returns the new value."""
+    """Immutable attempt records by key; every decision returns the new value.
 
-    records: Mapping[WorkloadKey, Attempt] = attrs.field(factory=dict, converter=_records)
+    A persistent map: a new value shares the records of the one it came from. Writes go
+    to a small change set on top of a shared, never-mutated base, folded into a new base
+    once it outgrows ``max(32, sqrt(len(base)))`` entries, so one write costs
+    O(sqrt(n)) amortised instead of a copy of all ``n`` records (thousands in flight).
+    """
+
+    __slots__ = ("_base", "_changes", "_size")
+
+    _base: dict[WorkloadKey, Attempt]
+    _changes: dict[WorkloadKey, Attempt | None]  # None: removed
+    _size: int
+
+    def __init__(self, records: Mapping[WorkloadKey, Attempt] | None = None) -> None:
+        base = dict(records) if records else {}
+        for key, attempt in base.items():
+            if not isinstance(cast("object", attempt), Attempt):
+                msg = f"records[{key!r}]: expected an Attempt, got {type(attempt).__name__}"
+                raise TypeError(msg)
+        object.__setattr__(self, "_base", base)
+        object.__setattr__(self, "_changes", {})
+        object.__setattr__(self, "_size", len(base))
+
+    @classmethod
+    def _derive(
+        cls, base: dict[WorkloadKey, Attempt], changes: dict[WorkloadKey, Attempt | None], size: int
+    ) -> Attempts:
+        if len(changes) > max(_MIN_CHANGES, math.isqrt(len(base))):
+            base = dict(base)  # the shared base is never mutated: fold into a copy
+            for key, attempt in changes.items():
+                if attempt is None:
+                    base.pop(key, None)
+                else:
+                    base[key] = attempt
+            changes = {}
+        new = cls.__new__(cls)
+        object.__setattr__(new, "_base", base)
+        object.__setattr__(new, "_changes", changes)
+        object.__setattr__(new, "_size", size)
+        return new
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise attrs.exceptions.FrozenInstanceError
+
+    def __delattr__(self, name: str) -> None:
+        raise attrs.exceptions.FrozenInstanceError
 
     def get(self, key: WorkloadKey) -> Attempt | None:
-        return self.records.get(key)
+        if key in self._changes:
+            return self._changes[key]
+        return self._base.get(key)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, (TaskInstanceKey, CallbackKey)) and self.get(key) is not None
+
+    @property
+    def records(self) -> Mapping[WorkloadKey, Attempt]:
+        """Every record, as a read-only mapping (a snapshot: O(n), for inspection)."""
+        merged = {**self._base}
+        for key, attempt in self._changes.items():
+            if attempt is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = attempt
+        return types.MappingProxyType(merged)
 
     def with_record(self, key: WorkloadKey, attempt: Attempt) -> Attempts:
-        return Attempts({**self.records, key: attempt})
+        size = self._size if self.get(key) is not None else self._size + 1
+        return self._derive(self._base, {**self._changes, key: attempt}, size)
 
     def without(self, key: WorkloadKey) -> Attempts:
-        if key not in self.records:
+        if self.get(key) is None:
             return self
-        return Attempts({k: v for k, v in self.records.items() if k != key})
+        return self._derive(self._base, {**self._changes, key: None}, self._size - 1)
 
     def launched(self, job: KubernetesJob[Any]) -> Attempts:
         """Record a job handed to pod creation (keeps an existing count)."""
-        existing = self.records.get(job.key)
+        existing = self.get(job.key)
         return self.with_record(job.key, existing or Attempt(job))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Attempts):
+            return NotImplemented
+        if self._size != other._size:
+            return False
+        return self is other or self.records == other.records
+
+    def __hash__(self) -> int:
+        # A mapping's value: compared by content, so not hashable (as a dict).
+        msg = "unhashable type: 'Attempts'"
+        raise TypeError(msg)
+
+    def __repr__(self) -> str:
+        return f"Attempts({dict(self.records)!r})"
 
 
 @attrs.frozen
@@ -763,17 +842,22 @@ def classify_create_error(
 
 
 def requeue_after_create_error(
-    job: KubernetesJob[Any], decision: CreateErrorDecision
-) -> tuple[Action, ...]:
-    """The actions for a :func:`classify_create_error` verdict on ``job``.
+    job: KubernetesJob[Any],
+    decision: CreateErrorDecision,
+    *,
+    attempts: Attempts = Attempts(),
+) -> Decision:
+    """The actions for a :func:`classify_create_error` verdict on ``job``, as a decision.
 
-    On a failure the workload is finished: drop its attempt record too
-    (``attempts.without(job.key)``).
+    A retry requeues the job (after ``decision.delay`` seconds, if given); a failure frees
+    the slot, reports the workload FAILED and drops its attempt record.
     """
     if decision.retry:
-        return (RequeueJob(job, decision.reason, decision.delay),)
+        return Decision((RequeueJob(job, decision.reason, decision.delay),), attempts)
     failed: TaskInstanceState | CallbackState = (
         CallbackState.FAILED if isinstance(job.key, CallbackKey) else TaskInstanceState.FAILED
     )
     info = f"pod creation failed: {decision.reason}: {decision.message}".rstrip(": ")
-    return (FreeSlot(job.key), EmitEvent(job.key, failed, info))
+    return Decision(
+        (FreeSlot(job.key), EmitEvent(job.key, failed, info)), attempts.without(job.key)
+    )

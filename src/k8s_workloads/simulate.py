@@ -1999,9 +1999,11 @@ class _Simulation:
             config=self.decision_config,
         )
         sched.create_retries[key] = retries + 1
-        actions = requeue_after_create_error(entry.job, verdict)
+        decision = requeue_after_create_error(entry.job, verdict, attempts=sched.attempts)
+        sched.attempts = decision.attempts
+        actions = decision.actions
         what = "connection error" if error.status is None else f"HTTP {error.status}"
-        reason = Decision(actions, sched.attempts).reason
+        reason = decision.reason
         if verdict.retry and verdict.delay:
             reason += f"; all pod creation paused {self.ticks(verdict.delay)} ticks"
         live.note(f"create failed: {what}")
@@ -2768,7 +2770,12 @@ def generate_scenario(
             )
         )
     ticks = sorted(rng.sample(range(2, horizon + 8), k=min(restarts, horizon + 6)))
-    restart_specs = tuple(RestartSpec(tick, rng.choice((0, 0, 1, 2))) for tick in ticks)
+    # A restart that fell while the scheduler was still down would be lost: space them.
+    specs: list[RestartSpec] = []
+    for tick in ticks:
+        at = max(tick, specs[-1].at + specs[-1].down + 1) if specs else tick
+        specs.append(RestartSpec(at, rng.choice((0, 0, 1, 2))))
+    restart_specs = tuple(specs)
     config = SimConfig(
         task_publish_max_retries=3,
         pod_launch_failure_retries=1,
