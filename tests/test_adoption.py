@@ -261,6 +261,33 @@ def test_failed_earlier_launch_is_left_alone_when_a_newer_pod_is_live(kind: str)
     assert alone.actions == (relabel(first), TrackRunning(key))
 
 
+def test_only_the_newest_unfinished_pod_of_a_workload_is_adopted() -> None:
+    # The first pod got stuck pulling its image (Pending for ever, kept), the workload
+    # was requeued; the creation time says which launch is current.
+    stuck = task_pod(DEAD, task_key(), name="first")
+    stuck["status"] = {
+        "phase": "Pending",
+        "containerStatuses": [{"name": "base", "state": {"waiting": {"reason": "ErrImagePull"}}}],
+    }
+    stuck["metadata"]["creationTimestamp"] = "2026-06-07T10:00:00Z"
+    current = task_pod(DEAD, task_key(), name="second")
+    current["metadata"]["creationTimestamp"] = "2026-06-07T10:00:05Z"
+    for pods in ([stuck, current], [current, stuck]):
+        adoption = plan(pods)
+        assert adoption.actions == (relabel(current), TrackRunning(task_key()))
+        assert reasons(adoption.skipped) == {
+            "first": "an earlier launch: the workload has a newer pod"
+        }
+    # Created in the same second: no way to tell, both are adopted, tracked once.
+    current["metadata"]["creationTimestamp"] = "2026-06-07T10:00:00Z"
+    adoption = plan([stuck, current])
+    assert adoption.actions == (relabel(stuck), TrackRunning(task_key()), relabel(current))
+    # A Succeeded pod is never an earlier launch: it is cleaned up as completed.
+    finished = task_pod(DEAD, task_key(), SUCCEEDED, name="finished")
+    finished["metadata"]["creationTimestamp"] = "2026-06-07T09:00:00Z"
+    assert [r.pod_name for r in plan([finished, current]).completed] == ["finished"]
+
+
 def test_a_workload_with_two_live_pods_is_tracked_once() -> None:
     first = task_pod(DEAD, task_key(), name="first")
     second = task_pod(DEAD, task_key(), name="second")

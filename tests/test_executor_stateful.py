@@ -27,6 +27,7 @@ scheduler may be left in the watch when the configuration promises to clean it u
 from __future__ import annotations
 
 import copy
+import datetime
 import functools
 import json
 import uuid
@@ -83,6 +84,7 @@ VERSION = "3.3.2"
 NS = "airflow"
 RESOLVER = ResolverConfig(airflow_version=VERSION)
 DELETION_TIMESTAMP = "2026-06-07T00:00:00Z"
+CREATED_EPOCH = datetime.datetime(2026, 6, 7, tzinfo=datetime.timezone.utc)
 POD_LAUNCH_FAILURE_RETRIES = 1
 CALLBACK_LAUNCH_FAILURE_RETRIES = 1
 TASK_PUBLISH_MAX_RETRIES = 1
@@ -340,6 +342,18 @@ class ExecutorMachine(RuleBasedStateMachine):
             assert not earlier_terminal, (
                 f"task {key} reported {action.state.value} after {earlier_terminal[0]}"
             )
+        if (
+            isinstance(key, TaskInstanceKey)
+            and action.state is TaskInstanceState.FAILED
+            and "gave up" not in (action.info or "")
+        ):
+            # Only giving up on a result may contradict what the task process recorded.
+            assert self.ti_state[key] is not TaskInstanceState.SUCCESS, (
+                f"task {key} reported failed, but its process finished it: {action.info}"
+            )
+        if is_terminal(action.state):
+            alive = [name for name in self.pods_where(is_alive) if self.pod_key[name] == key]
+            assert not alive, f"{key} reported {action.state.value} while its pod {alive} lives"
         history.append(action)
         if isinstance(key, CallbackKey) and isinstance(action.state, CallbackState):
             # Airflow 3.3's scheduler writes any RUNNING/SUCCESS/FAILED event, unguarded.
@@ -521,6 +535,9 @@ class ExecutorMachine(RuleBasedStateMachine):
             )
         self.resource_version += 1
         pod["metadata"]["resourceVersion"] = str(self.resource_version)
+        # The API server stamps creation (RFC 3339, whole seconds); one pod per second.
+        created = CREATED_EPOCH + datetime.timedelta(seconds=self.counter)
+        pod["metadata"]["creationTimestamp"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
         pod["status"] = copy.deepcopy(PENDING)
         self.pods[name] = pod
         self.pod_key[name] = key
@@ -990,6 +1007,28 @@ def test_kept_pod_of_an_earlier_launch_does_not_hide_a_vanished_pod(kind: str) -
     state.pod_deleted_while_running(pick=0)
     state.teardown()  # the 410 is read first: the deletion events are lost
     assert reported(state)[-1] in {TaskInstanceState.FAILED, CallbackState.FAILED}
+
+
+def test_failed_pod_of_an_earlier_launch_is_not_adopted_beside_the_live_one() -> None:
+    """After a restart, a kept Failed pod of a requeued launch does not fail the workload.
+
+    The attempt record that made its failure stale died with the old scheduler; adopting
+    it next to the live second pod used to report the task FAILED while that pod ran
+    (found by the simulator's generated mode with ``mark_kept_failed_pods_done=False``).
+    """
+    state = machine(mark_kept_failed_pods_done=False)
+    state.queue_task()
+    state.create_pod(error=None)
+    state.pod_fails_before_start(pick=0)
+    state.deliver_all_events()  # requeued; the failed pod is kept, not labelled done
+    state.create_pod(error=None)
+    state.pod_starts(pick=0)
+    state.task_process_starts(pick=0)
+    state.scheduler_restarts()
+    state.deliver_all_events()
+    assert state.running == set(state.workloads)
+    state.teardown()
+    assert reported(state) == [TaskInstanceState.SUCCESS]
 
 
 def test_stale_vanished_result_does_not_fail_a_requeued_task() -> None:

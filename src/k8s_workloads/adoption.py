@@ -123,6 +123,8 @@ class _Listed:
     key: WorkloadKey
     phase: object
     resource_version: str
+    created: str
+    """``metadata.creationTimestamp`` (RFC 3339, UTC: compares as text), or ""."""
 
 
 def _decode_listed(
@@ -153,8 +155,35 @@ def _decode_listed(
             continue
         phase = _map(_map(pod).get("status")).get("phase")
         resource_version = _str(metadata.get("resourceVersion"))
-        listed.append(_Listed(name, namespace, key, phase, resource_version))
+        created = _str(metadata.get("creationTimestamp"))
+        listed.append(_Listed(name, namespace, key, phase, resource_version, created))
     return listed
+
+
+def _earlier_launches(listed: list[_Listed]) -> dict[str, str]:
+    """Pods of earlier launches, by name, with the reason.
+
+    A workload with several unfinished pods was requeued before the restart (its pod
+    failed before the workload ran, and was kept); the record saying so died with the old
+    scheduler. Adopting the earlier pod would report the workload failed while its
+    current pod runs. The current launch is the newest pod (``creationTimestamp``); a
+    Failed pod is also earlier than any pod of the workload that has not failed.
+    """
+    unfinished = [pod for pod in listed if pod.phase != "Succeeded"]
+    newest: dict[WorkloadKey, str] = {}
+    not_failed: set[WorkloadKey] = set()
+    for pod in unfinished:
+        if pod.created > newest.get(pod.key, ""):
+            newest[pod.key] = pod.created
+        if pod.phase != "Failed":
+            not_failed.add(pod.key)
+    earlier: dict[str, str] = {}
+    for pod in unfinished:
+        if pod.created and pod.created < newest[pod.key]:
+            earlier[pod.name] = "an earlier launch: the workload has a newer pod"
+        elif pod.phase == "Failed" and pod.key in not_failed:
+            earlier[pod.name] = "a failed earlier launch: the workload has a live pod"
+    return earlier
 
 
 def plan_adoption(
@@ -178,9 +207,10 @@ def plan_adoption(
     failure may already have been reported. Succeeded pods yield ``COMPLETED`` results —
     except a settled callback's (not among ``expected_callback_keys``): reporting it would
     overwrite the callback's end state, so its pod is only cleaned up (as ``config``
-    says). Pods without the ``kubernetes_executor=True`` label are not the executor's. A
-    Failed pod of a workload that also has a live pod (an earlier, requeued launch) is
-    left alone: its failure is not the workload's.
+    says). Pods without the ``kubernetes_executor=True`` label are not the executor's.
+    Of a workload's unfinished pods only the current launch is adopted: older ones
+    (``creationTimestamp``) and Failed ones beside a live one were requeued launches,
+    whose failure is not the workload's.
     """
     my_label = make_safe_label_value(str(me))
     alive = {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_ids} | {my_label}
@@ -195,15 +225,11 @@ def plan_adoption(
         pods, alive=alive, me=my_label, airflow_version=airflow_version,
         skipped=skipped, undecodable=undecodable,
     )  # fmt: skip
-    # A Failed pod of a workload that also has a live pod is an earlier launch (requeued
-    # before the restart, its record lost with the old scheduler): adopting it would
-    # report the workload failed while its current pod runs.
-    live = {pod.key for pod in listed if pod.phase not in {"Succeeded", "Failed"}}
+    earlier = _earlier_launches(listed)
     for pod in listed:
         name, namespace, key = pod.name, pod.namespace, pod.key
-        if pod.phase == "Failed" and key in live:
-            reason = "a failed earlier launch: the workload has a live pod"
-            skipped.append(SkippedPod(name, namespace, reason))
+        if pod.name in earlier:
+            skipped.append(SkippedPod(name, namespace, earlier[pod.name]))
             continue
         succeeded = pod.phase == "Succeeded"
         if isinstance(key, TaskInstanceKey):
