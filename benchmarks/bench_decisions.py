@@ -39,6 +39,7 @@ prints "simulator not available yet" and the line is a SKIP.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import importlib.util
 import os
@@ -316,12 +317,12 @@ def _failed_no_record() -> Decision:
     return decide_task(FAILED_RESULT, running=True, config=CONFIG)
 
 
-def _failed_with_record() -> Decision:
+def _failed_with_record(attempts: Attempts = RECORDED) -> Decision:
     return decide_task(
         FAILED_RESULT,
         running=True,
         config=CONFIG,
-        attempts=RECORDED,
+        attempts=attempts,
         ti_state=TaskInstanceState.RUNNING,
     )
 
@@ -329,16 +330,6 @@ def _failed_with_record() -> Decision:
 def _succeeded() -> Decision:
     return decide_task(
         SUCCEEDED_RESULT, running=True, config=CONFIG, ti_state=TaskInstanceState.SUCCESS
-    )
-
-
-def _failed_with_record_crowded() -> Decision:
-    return decide_task(
-        FAILED_RESULT,
-        running=True,
-        config=CONFIG,
-        attempts=CROWDED,
-        ti_state=TaskInstanceState.RUNNING,
     )
 
 
@@ -376,7 +367,7 @@ CASES = (
     DecisionCase(
         f"case 2 with {IN_FLIGHT:,} workloads in flight",
         FAILED_EVENT,
-        _failed_with_record_crowded,
+        functools.partial(_failed_with_record, CROWDED),
         (PatchLabels, FreeSlot, EmitEvent),
     ),
 )
