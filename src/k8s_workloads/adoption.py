@@ -11,11 +11,12 @@ never raised.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from k8s_workloads._json import as_map as _map
+from k8s_workloads._json import as_text as _str
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.compat import InvalidVersion
 from k8s_workloads.decisions import (
@@ -42,6 +43,9 @@ from k8s_workloads.labels import (
     make_safe_label_value,
 )
 from k8s_workloads.states import CallbackResult, ExecutorPseudoState, TaskResult, WorkloadResult
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 __all__ = [
     "AdoptionPlan",
@@ -88,17 +92,6 @@ class AdoptionPlan:
     def not_adopted(self, expected: Iterable[TaskInstanceKey]) -> list[TaskInstanceKey]:
         """Expected task keys no live pod was found for: the scheduler resets these."""
         return [key for key in expected if key not in self.adopted]
-
-
-def _map(value: object) -> Mapping[str, Any]:
-    # Parsed JSON is made of plain dicts: skip the costly ABC check for them (hot path).
-    if type(value) is dict:
-        return cast("dict[str, Any]", value)
-    return value if value is not None and isinstance(value, Mapping) else {}
-
-
-def _str(value: object) -> str:
-    return value if isinstance(value, str) else ""
 
 
 _COMPLETED = ExecutorPseudoState.COMPLETED

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from k8s_workloads._json import as_map as _map
+from k8s_workloads._json import as_str as _str
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key, is_callback_pod
 from k8s_workloads.compat import InvalidVersion
 from k8s_workloads.failures import (
@@ -152,17 +154,6 @@ class Resolution:
         if isinstance(self.key, TaskInstanceKey) and not isinstance(self.state, CallbackState):
             return TaskResult(self.key, self.state, *where, self.failure_details)
         return None
-
-
-def _map(value: object) -> Mapping[str, Any]:
-    # Parsed JSON is made of plain dicts: skip the costly ABC check for them (hot path).
-    if type(value) is dict:
-        return cast("dict[str, Any]", value)
-    return value if value is not None and isinstance(value, Mapping) else {}
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _as_manifest(obj: object) -> Mapping[str, Any] | None:

@@ -16,9 +16,13 @@ from __future__ import annotations
 import datetime
 import enum
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+from k8s_workloads._json import as_list as _list
+from k8s_workloads._json import as_map as _map
+from k8s_workloads._json import as_str as _str
 
 if TYPE_CHECKING:
     from k8s_workloads.states import FailureDetails
@@ -101,21 +105,6 @@ class FailureClassification:
     """The original reason (``Evicted``, ``OOMKilled``, ``EvictionByEvictionAPI`` …)."""
     evidence: str
     """Where the reason was read: ``pod reason``, ``DisruptionTarget condition`` …"""
-
-
-def _map(value: object) -> Mapping[str, Any]:
-    # Parsed JSON is made of plain dicts: skip the costly ABC check for them (hot path).
-    if type(value) is dict:
-        return cast("dict[str, Any]", value)
-    return value if value is not None and isinstance(value, Mapping) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _exit_code(terminated: Mapping[str, Any]) -> int:
