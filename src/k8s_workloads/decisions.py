@@ -691,13 +691,14 @@ def handling_failed(
       needs no call) are handled as :func:`decide` handles them;
     * a callback known to be terminal is never overwritten; a task whose state was read
       is reported with it where :func:`decide` would (a Succeeded pod, a finished task);
-      an adopted ``COMPLETED`` task pod only needs cleaning
-      up (its task recorded its own end);
+      an adopted ``COMPLETED`` task pod only needs cleaning up (its task recorded its
+      own end);
     * otherwise the workload is reported FAILED and no longer tracked.
 
-    The event comes first; the pod clean-up (delete or done label, as :func:`decide` would
-    for a failure) follows, best effort: if it fails again, a watch restart shows the pod
-    once more and, the workload no longer running, it is ignored as a duplicate.
+    The event comes first; the pod clean-up follows (delete or done label, as the pod's
+    own outcome calls for: a Succeeded pod is not kept as a failed one), best effort: if
+    it fails again, a watch restart shows the pod once more and, the workload no longer
+    running, it is ignored as a duplicate.
     """
     key = result.key
     if failures_so_far < config.max_handling_retries:
