@@ -38,20 +38,35 @@ prints "simulator not available yet" and the line is a SKIP.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import importlib
 import importlib.util
-import os
-import platform
 import sys
 import time
-import timeit
 from collections.abc import Mapping, Sized
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import attrs
+from _harness import (
+    DAG_ID,
+    IMAGE,
+    NAMESPACE,
+    POD_ID,
+    REPEATS,
+    RUN_ID,
+    SCHEDULER_JOB_ID,
+    TASK_ID,
+    TASK_WORKLOAD,
+    TIMES,
+    Outcome,
+    header,
+    parse_mode,
+    per_call_us,
+    print_environment,
+    summarize,
+    verdict,
+)
 
 from k8s_workloads.decisions import (
     Attempt,
@@ -77,8 +92,6 @@ if TYPE_CHECKING:
 
 RATIO_TARGET = 1.0
 """Targets 1-3: decide_task time / resolve_event time of the same event must stay below."""
-REPEATS = 5
-"""timeit repeats; the best (minimum) is reported, as the timeit docs recommend."""
 SIMULATE_MODULE = "k8s_workloads.simulate"
 SIMULATE_FUNCTION = "simulate_generated"
 SIM_WORKLOADS = 10_000
@@ -86,17 +99,10 @@ SIM_RESTARTS = 2
 SIM_SEED = 20260607
 EVENT_COUNT_NAMES = ("events", "event_count", "n_events", "events_processed", "total_events")
 """Where the simulator's result may say how many watch events it handled."""
-TIMES = "\N{MULTIPLICATION SIGN}"
 
 # ------------------------------------------------------------------------------ inputs
 
 AIRFLOW_VERSION = "3.3.2"
-IMAGE = "registry.example.com/airflow:3.3.2-python3.11"
-NAMESPACE = "airflow"
-DAG_ID = "warehouse_daily"
-TASK_ID = "transform.aggregate_orders"
-RUN_ID = "scheduled__2026-06-07T00:00:00+00:00"
-POD_ID = "warehouse-daily-transform-aggregate-orders-k3j9x2pq"
 NODE = "ip-10-20-31-142.eu-west-1.compute.internal"
 CREATED = "2026-06-07T00:00:04Z"
 STARTED = "2026-06-07T00:00:05Z"
@@ -150,26 +156,7 @@ TEMPLATE: Manifest = {
     },
 }
 
-TASK_ARGS = workload_command_args(
-    {
-        "token": "eyJhbGciOiJIUzUxMiIsInR5cCI6IkpXVCJ9." + "x" * 420 + ".signature",
-        "ti": {
-            "id": "019e9fc6-7a01-7c2e-8f11-2b3c4d5e6f70",
-            "task_id": TASK_ID,
-            "dag_id": DAG_ID,
-            "run_id": RUN_ID,
-            "try_number": 1,
-            "map_index": -1,
-            "pool_slots": 1,
-            "queue": "default",
-            "priority_weight": 3,
-        },
-        "dag_rel_path": "warehouse/daily.py",
-        "bundle_info": {"name": "dags-folder", "version": None},
-        "log_path": f"dag_id={DAG_ID}/run_id={RUN_ID}/task_id={TASK_ID}/attempt=1.log",
-        "type": "ExecuteTask",
-    }
-)
+TASK_ARGS = workload_command_args(TASK_WORKLOAD)
 
 
 def _terminated(exit_code: int, reason: str) -> dict[str, Any]:
@@ -225,7 +212,7 @@ def _status(phase: str, base: dict[str, Any], reason: str) -> dict[str, Any]:
 def _event(status: dict[str, Any]) -> dict[str, Any]:
     pod = construct_task_pod(
         namespace=NAMESPACE,
-        scheduler_job_id="4217",
+        scheduler_job_id=SCHEDULER_JOB_ID,
         pod_id=POD_ID,
         dag_id=DAG_ID,
         task_id=TASK_ID,
@@ -277,31 +264,7 @@ def _many_in_flight() -> Attempts:
 
 CROWDED = _many_in_flight()
 
-# ------------------------------------------------------------------------------ helpers
-
-
-@dataclass(frozen=True)
-class Outcome:
-    name: str
-    verdict: str
-    """PASS, MISS, SKIP (not measured here) or INFO (measured, no target)."""
-
-
-def _header(title: str) -> None:
-    print()
-    print(title)
-    print("-" * len(title))
-
-
-def _per_call_us(call: Callable[[], object], min_seconds: float) -> float:
-    """Best-of-REPEATS µs per call of ``call``, in loops of at least ``min_seconds``."""
-    timer = timeit.Timer(call)
-    call()  # warm-up: first-call imports and caches are not what is measured
-    number = 1
-    while timer.timeit(number) < min_seconds:
-        number *= 2
-    best = min(timer.repeat(repeat=REPEATS, number=number))
-    return best / number * 1e6
+# ------------------------------------------------------------------------------ cases
 
 
 @dataclass(frozen=True)
@@ -392,21 +355,23 @@ def _resolver(event: dict[str, Any]) -> Callable[[], Resolution]:
 
 
 def bench_decisions(min_seconds: float) -> list[Outcome]:
-    _header("1-4. decide_task against resolve_event on the same event (µs per call, best of 5)")
+    header(
+        f"1-4. decide_task against resolve_event on the same event (µs per call, best of {REPEATS})"
+    )
     print(f"  {'case':<52} {'decide':>8} {'resolve':>8} {'ratio':>6}  target < {RATIO_TARGET}")
     resolve_us = {
-        id(event): _per_call_us(_resolver(event), min_seconds)
+        id(event): per_call_us(_resolver(event), min_seconds)
         for event in (FAILED_EVENT, SUCCEEDED_EVENT)
     }
     outcomes: list[Outcome] = []
     for case in CASES:
-        decide_us = _per_call_us(case.decide, min_seconds)
+        decide_us = per_call_us(case.decide, min_seconds)
         baseline = resolve_us[id(case.event)]
         ratio = decide_us / baseline
-        verdict = "PASS" if ratio < RATIO_TARGET else "MISS"
-        print(f"  {case.name:<52} {decide_us:8.2f} {baseline:8.2f} {ratio:6.2f}  {verdict}")
-        outcomes.append(Outcome(f"decide/resolve < {RATIO_TARGET}: {case.name}", verdict))
-    round_trip = _per_call_us(_failed_lookup_round_trip, min_seconds)
+        passed = ratio < RATIO_TARGET
+        print(f"  {case.name:<52} {decide_us:8.2f} {baseline:8.2f} {ratio:6.2f}  {verdict(passed)}")
+        outcomes.append(Outcome.of(f"decide/resolve < {RATIO_TARGET}: {case.name}", passed))
+    round_trip = per_call_us(_failed_lookup_round_trip, min_seconds)
     print(
         f"  (info) Failed with a record, LookUpState then the answer: {round_trip:.2f} µs,"
         f" {round_trip / resolve_us[id(FAILED_EVENT)]:.2f}{TIMES} resolve_event"
@@ -415,7 +380,7 @@ def bench_decisions(min_seconds: float) -> list[Outcome]:
 
 
 def bench_attempts_write(min_seconds: float) -> list[Outcome]:
-    _header(f"Attempts: one write at {IN_FLIGHT:,} records against one dict copy (µs)")
+    header(f"Attempts: one write at {IN_FLIGHT:,} records against one dict copy (µs)")
     keys = [attrs.evolve(FAILED_RESULT.key, task_id=f"churn_{i}") for i in range(1024)]
     jobs = [KubernetesJob(key, TASK_ARGS) for key in keys]
     base = CROWDED
@@ -430,15 +395,15 @@ def bench_attempts_write(min_seconds: float) -> list[Outcome]:
             attempts = attempts.without(job.key).launched(job)
         return attempts
 
-    write_us = _per_call_us(churn, min_seconds) / (2 * len(jobs))
-    copy_us = _per_call_us(plain.copy, min_seconds)
+    write_us = per_call_us(churn, min_seconds) / (2 * len(jobs))
+    copy_us = per_call_us(plain.copy, min_seconds)
     ratio = write_us / copy_us
-    verdict = "PASS" if ratio < WRITE_RATIO_TARGET else "MISS"
+    passed = ratio < WRITE_RATIO_TARGET
     print(
         f"  write {write_us:.2f}, dict copy {copy_us:.2f}, ratio {ratio:.3f}"
-        f"  target < {WRITE_RATIO_TARGET}  {verdict}"
+        f"  target < {WRITE_RATIO_TARGET}  {verdict(passed)}"
     )
-    return [Outcome(f"Attempts write / dict copy < {WRITE_RATIO_TARGET}", verdict)]
+    return [Outcome.of(f"Attempts write / dict copy < {WRITE_RATIO_TARGET}", passed)]
 
 
 # ------------------------------------------------------------------------------ simulator
@@ -470,7 +435,7 @@ def bench_simulator(runs: int) -> list[Outcome]:
         f"Simulator: {SIMULATE_FUNCTION}({SIM_WORKLOADS:,} workloads, {SIM_RESTARTS} restarts)"
         " (info)"
     )
-    _header(title)
+    header(title)
     name = f"simulator, {SIM_WORKLOADS:,} workloads with {SIM_RESTARTS} restarts (info)"
     simulate = _simulator()
     if simulate is None:
@@ -498,41 +463,23 @@ def bench_simulator(runs: int) -> list[Outcome]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Print the decision targets as PASS/MISS (never fails on timing)."
+    mode = parse_mode(
+        "Print the decision targets as PASS/MISS (never fails on timing).",
+        "shorter timing loops, one simulator run",
+        argv,
     )
-    parser.add_argument(
-        "--quick", action="store_true", help="shorter timing loops, one simulator run"
-    )
-    args = parser.parse_args(argv)
-    min_seconds = 0.05 if args.quick else 0.2
+    min_seconds = mode.min_seconds
 
-    print(f"python {platform.python_version()} ({sys.executable})")
-    kubernetes_version = importlib.import_module("kubernetes").__version__
-    print(
-        f"kubernetes {kubernetes_version}, cpus: {os.cpu_count()},"
-        f" mode: {'quick' if args.quick else 'full'}"
-    )
+    print_environment(mode)
     print("decisions (the result each event resolves to, default DecisionConfig):")
     _check_inputs()
 
     outcomes = [
         *bench_decisions(min_seconds),
         *bench_attempts_write(min_seconds),
-        *bench_simulator(1 if args.quick else 3),
+        *bench_simulator(1 if mode.quick else 3),
     ]
-
-    _header("Summary")
-    for outcome in outcomes:
-        print(f"{outcome.verdict}  {outcome.name}")
-    measured = [outcome for outcome in outcomes if outcome.verdict in {"PASS", "MISS"}]
-    met = sum(outcome.verdict == "PASS" for outcome in measured)
-    skipped = sum(outcome.verdict == "SKIP" for outcome in outcomes)
-    print(
-        f"{met}/{len(measured)} measured targets met, {skipped} skipped"
-        " (timings are printed, never asserted)"
-    )
-    return 0
+    return summarize(outcomes)
 
 
 if __name__ == "__main__":

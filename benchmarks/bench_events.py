@@ -7,7 +7,7 @@
 Every target is a ratio or difference against a baseline measured in the same run. Nothing
 here asserts on timing: each target prints PASS or MISS and the script exits 0 whatever
 the numbers (it fails only if it cannot run at all). Times are this process's CPU time,
-best of 5 interleaved repeats (see ``_best_us``).
+best of 5 interleaved repeats (see ``_harness.best_cpu_us``).
 
 The inputs are four watch events as the API server sends them, for one task pod built by
 ``construct_task_pod`` over a production-like template: the pod as stored (server-side
@@ -40,25 +40,38 @@ re-serialize, deserialize) next to ours (parse + resolve), and a cProfile of
 
 from __future__ import annotations
 
-import argparse
 import collections
-import cProfile
-import gc
+import functools
 import hashlib
 import importlib
 import itertools
 import json
-import os
-import platform
-import pstats
 import sys
-import time
-import timeit
-import tracemalloc
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from _harness import (
+    DAG_ID,
+    DESERIALIZE_MODEL,
+    IMAGE,
+    NAMESPACE,
+    POD_ID,
+    REPEATS,
+    RUN_ID,
+    SCHEDULER_JOB_ID,
+    TASK_ID,
+    TASK_WORKLOAD,
+    TIMES,
+    Outcome,
+    best_cpu_us,
+    header,
+    parse_mode,
+    print_environment,
+    print_profile,
+    summarize,
+    traced_growth,
+    verdict,
+)
 from kubernetes import client as k8s
 
 from k8s_workloads.events import Outcome as EventOutcome
@@ -66,7 +79,7 @@ from k8s_workloads.events import Resolution, ResolverConfig, resolve_event
 from k8s_workloads.pods import construct_task_pod, workload_command_args
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from k8s_workloads.reconcile import Manifest
 
@@ -79,32 +92,17 @@ MEMORY_BUDGET_BYTES = 64 * 1024
 MEMORY_FIRST_EVENTS = 1_000
 PROFILE_CALLS = 5_000
 PROFILE_TOP = 14
-REPEATS = 5
-"""timeit repeats; the best (minimum) is reported, as the timeit docs recommend."""
 STREAM_CHUNK_CHARS = 4_096
 """Text chunk size for ``streams.parse_watch_stream``: lines split mid-way, as reads are."""
 
-# kubernetes' own ApiClient deserializer, the one the watch stream ends up in.
-# Private and name-mangled, but present (same signature) in kubernetes 36 and 37.
-DESERIALIZE_MODEL = "_ApiClient__deserialize_model"
 STREAMS_MODULE = "k8s_workloads.streams"
 CONFIG = ResolverConfig()
 """The provider's defaults, as resolve_event uses when given none."""
 AIRFLOW_VERSION = "3.3.2"
-TIMES = "\N{MULTIPLICATION SIGN}"
-
-SRC_ROOT = Path(__file__).resolve().parents[1]
 
 # ------------------------------------------------------------------------------ inputs
 
-IMAGE = "registry.example.com/airflow:3.3.2-python3.11"
 SIDECAR_IMAGE = "registry.example.com/fluent-bit:3.1"
-NAMESPACE = "airflow"
-SCHEDULER_JOB_ID = "4217"
-DAG_ID = "warehouse_daily"
-TASK_ID = "transform.aggregate_orders"
-RUN_ID = "scheduled__2026-06-07T00:00:00+00:00"
-POD_ID = "warehouse-daily-transform-aggregate-orders-k3j9x2pq"
 NODE = "ip-10-20-31-142.eu-west-1.compute.internal"
 CREATED = "2026-06-07T00:00:04Z"
 STARTED = "2026-06-07T00:00:05Z"
@@ -220,27 +218,7 @@ OVERRIDE: Manifest = {
     },
 }
 
-# What an ExecuteTask workload's JSON looks like on the command line (token included).
-TASK_ARGS = workload_command_args(
-    {
-        "token": "eyJhbGciOiJIUzUxMiIsInR5cCI6IkpXVCJ9." + "x" * 420 + ".signature",
-        "ti": {
-            "id": "019e9fc6-7a01-7c2e-8f11-2b3c4d5e6f70",
-            "task_id": TASK_ID,
-            "dag_id": DAG_ID,
-            "run_id": RUN_ID,
-            "try_number": 1,
-            "map_index": -1,
-            "pool_slots": 1,
-            "queue": "default",
-            "priority_weight": 3,
-        },
-        "dag_rel_path": "warehouse/daily.py",
-        "bundle_info": {"name": "dags-folder", "version": None},
-        "log_path": f"dag_id={DAG_ID}/run_id={RUN_ID}/task_id={TASK_ID}/attempt=1.log",
-        "type": "ExecuteTask",
-    }
-)
+TASK_ARGS = workload_command_args(TASK_WORKLOAD)
 
 # --- what the API server adds to the pod it stores ---------------------------------------
 
@@ -443,7 +421,22 @@ def _status(
 
 
 INIT_DONE = _terminated(0, "Completed", STARTED, "2026-06-07T00:00:09Z")
-RUNNING_STATE = {"running": {"startedAt": "2026-06-07T00:00:11Z"}}
+MAIN_STARTED = "2026-06-07T00:00:11Z"
+RUNNING_STATE = {"running": {"startedAt": MAIN_STARTED}}
+
+
+def _ended(phase: str, reason: str, exit_code: int, base_reason: str) -> dict[str, Any]:
+    """The status once ``base`` ended (``exit_code``, ``base_reason``); the sidecar completed."""
+    return _status(
+        phase,
+        _conditions("False", reason),
+        INIT_DONE,
+        (
+            _terminated(exit_code, base_reason, MAIN_STARTED, FINISHED),
+            _terminated(0, "Completed", MAIN_STARTED, FINISHED),
+        ),
+    )
+
 
 STATUSES: dict[str, dict[str, Any]] = {
     "Running": _status(
@@ -453,24 +446,8 @@ STATUSES: dict[str, dict[str, Any]] = {
         (RUNNING_STATE, RUNNING_STATE),
         running=True,
     ),
-    "Succeeded": _status(
-        "Succeeded",
-        _conditions("False", "PodCompleted"),
-        INIT_DONE,
-        (
-            _terminated(0, "Completed", "2026-06-07T00:00:11Z", FINISHED),
-            _terminated(0, "Completed", "2026-06-07T00:00:11Z", FINISHED),
-        ),
-    ),
-    "Failed (OOMKilled)": _status(
-        "Failed",
-        _conditions("False", "PodFailed"),
-        INIT_DONE,
-        (
-            _terminated(137, "OOMKilled", "2026-06-07T00:00:11Z", FINISHED),
-            _terminated(0, "Completed", "2026-06-07T00:00:11Z", FINISHED),
-        ),
-    ),
+    "Succeeded": _ended("Succeeded", "PodCompleted", 0, "Completed"),
+    "Failed (OOMKilled)": _ended("Failed", "PodFailed", 137, "OOMKilled"),
     "Pending (ErrImagePull)": _status(
         "Pending",
         _conditions("False", "ContainersNotReady"),
@@ -581,48 +558,6 @@ def _make_event(name: str, status: dict[str, Any]) -> Event:
 EVENTS: tuple[Event, ...] = tuple(_make_event(name, status) for name, status in STATUSES.items())
 
 
-@dataclass(frozen=True)
-class Outcome:
-    name: str
-    passed: bool | None
-    """None: not measured here."""
-
-
-def _verdict(passed: bool | None) -> str:
-    if passed is None:
-        return "SKIP"
-    return "PASS" if passed else "MISS"
-
-
-def _header(title: str) -> None:
-    print()
-    print(title)
-    print("-" * len(title))
-
-
-def _best_us(calls: Mapping[str, Callable[[], object]], min_seconds: float) -> dict[str, float]:
-    """Best-of-REPEATS µs per call of each callable, their repeats interleaved.
-
-    CPU time of this process (``time.process_time``), in loops of at least ``min_seconds``
-    each: everything timed is single-threaded and does no I/O, so CPU time is its cost,
-    and other work on a shared 2-core machine does not land on one side of a ratio.
-    Interleaving the repeats spreads what is left (cache, frequency) over all of them.
-    """
-    timers: dict[str, tuple[timeit.Timer, int]] = {}
-    for name, call in calls.items():
-        timer = timeit.Timer(call, timer=time.process_time)
-        call()  # warm-up: first-call imports and caches are not what is measured
-        number = 1
-        while timer.timeit(number) < min_seconds:
-            number *= 2
-        timers[name] = (timer, number)
-    best = dict.fromkeys(calls, float("inf"))
-    for _ in range(REPEATS):
-        for name, (timer, number) in timers.items():
-            best[name] = min(best[name], timer.timeit(number) / number * 1e6)
-    return best
-
-
 def _resolver(event: dict[str, Any]) -> Callable[[], Resolution]:
     return lambda: resolve_event(event)
 
@@ -699,7 +634,7 @@ def bench_speed(min_seconds: float, client: ClientWay) -> tuple[list[Outcome], l
     """Targets 1 and 2; returns the outcomes and the events that missed either."""
     timings: dict[str, Timings] = {}
     for event in EVENTS:
-        best = _best_us(
+        best = best_cpu_us(
             {
                 "parse": _parser(event.text),
                 "ours": _resolver(event.event),
@@ -711,39 +646,39 @@ def bench_speed(min_seconds: float, client: ClientWay) -> tuple[list[Outcome], l
 
     outcomes: list[Outcome] = []
     missed: list[str] = []
-    _header(f"1. resolve_event vs json.loads of the same event (CPU µs, best of {REPEATS})")
+    header(f"1. resolve_event vs json.loads of the same event (CPU µs, best of {REPEATS})")
     print(f"  {'event':<24} {'json.loads':>12} {'resolve_event':>14} {'ratio':>7}")
     for name, timing in timings.items():
         ratio = timing.ours_us / timing.parse_us
         passed = ratio <= PARSE_RATIO_TARGET
         print(
             f"  {name:<24} {timing.parse_us:9.2f} µs {timing.ours_us:11.2f} µs {ratio:7.3f}"
-            f"  (ours / json.loads; target: <= {PARSE_RATIO_TARGET})  {_verdict(passed)}"
+            f"  (ours / json.loads; target: <= {PARSE_RATIO_TARGET})  {verdict(passed)}"
         )
         outcomes.append(
-            Outcome(f"{name}: resolve <= {PARSE_RATIO_TARGET}{TIMES} json.loads", passed)
+            Outcome.of(f"{name}: resolve <= {PARSE_RATIO_TARGET}{TIMES} json.loads", passed)
         )
         if not passed:
             missed.append(name)
 
-    _header(f"2. resolve_event vs deserializing the pod to V1Pod (CPU µs, best of {REPEATS})")
+    header(f"2. resolve_event vs deserializing the pod to V1Pod (CPU µs, best of {REPEATS})")
     print(f"  {'event':<24} {'V1Pod deserialize':>17} {'resolve_event':>14} {'speedup':>9}")
     for name, timing in timings.items():
         speedup = timing.deserialize_us / timing.ours_us
         passed = speedup >= SPEEDUP_TARGET
         print(
             f"  {name:<24} {timing.deserialize_us:14.1f} µs {timing.ours_us:11.2f} µs"
-            f" {TIMES}{speedup:8.1f}  (target: >= {TIMES}{SPEEDUP_TARGET:.0f})  {_verdict(passed)}"
+            f" {TIMES}{speedup:8.1f}  (target: >= {TIMES}{SPEEDUP_TARGET:.0f})  {verdict(passed)}"
         )
         outcomes.append(
-            Outcome(f"{name}: resolve >= {TIMES}{SPEEDUP_TARGET:.0f} faster than V1Pod", passed)
+            Outcome.of(f"{name}: resolve >= {TIMES}{SPEEDUP_TARGET:.0f} faster than V1Pod", passed)
         )
         if not passed and name not in missed:
             missed.append(name)
 
     print("  the client's whole watch step per event (info, not a target):")
     for event in EVENTS:
-        best = _best_us(
+        best = best_cpu_us(
             {"client": client.watch_step(event.text), "ours": _parse_and_resolve(event.text)},
             min_seconds,
         )
@@ -915,7 +850,7 @@ def _stream_speed(streams: Streams | None, min_seconds: float) -> None:
         calls["resolve_stream(parse_watch_stream(chunks))"] = lambda: _consume(
             streams.parse_and_resolve(chunks), count
         )
-    best = _best_us(calls, min_seconds)
+    best = best_cpu_us(calls, min_seconds)
     print("  speed over the same text, no tracemalloc (info, not a target):")
     for label, micros in best.items():
         print(f"    {label:<44}: {micros / count:7.1f} µs/event")
@@ -925,50 +860,24 @@ def _consume(results: Iterator[object], count: int) -> None:
     collections.deque(itertools.islice(results, count), maxlen=0)
 
 
-def _top_growth(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot) -> None:
-    print("    largest growth by line (diagnosis):")
-    for stat in after.compare_to(before, "lineno")[:5]:
-        print(f"      {stat.size_diff:+10,d} B  {stat.count_diff:+7,d} blocks  {stat.traceback[0]}")
-
-
 def _measure(pipeline: Pipeline, events: int) -> Outcome:
     print(f"  {pipeline.label}:")
     results = pipeline.make(events)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        _consume(results, MEMORY_FIRST_EVENTS)
-        gc.collect()
-        first, _ = tracemalloc.get_traced_memory()
-        before = tracemalloc.take_snapshot()
-        tracemalloc.reset_peak()
+    passed = traced_growth(
+        lambda: _consume(results, MEMORY_FIRST_EVENTS),
         # The stream is left open (its last event not yet past): what it holds counts.
-        _consume(results, events - MEMORY_FIRST_EVENTS)
-        gc.collect()
-        last, peak = tracemalloc.get_traced_memory()
-        growth = last - first
-        passed = growth < MEMORY_BUDGET_BYTES
-        rows = (
-            (f"traced after {MEMORY_FIRST_EVENTS:,} events", f"{first:12,d} B", ""),
-            (f"traced after {events:,} events", f"{last:12,d} B", ""),
-            (
-                "growth",
-                f"{growth:+12,d} B",
-                f"  (target: < {MEMORY_BUDGET_BYTES // 1024} KiB)  {_verdict(passed)}",
-            ),
-            (
-                "peak in between",
-                f"{peak:12,d} B",
-                f"  ({peak - first:+,d} B over the level after {MEMORY_FIRST_EVENTS:,}; info)",
-            ),
-        )
-        for label, value, note in rows:
-            print(f"    {label:<28}: {value}{note}")
-        if not passed:
-            _top_growth(before, tracemalloc.take_snapshot())
-    finally:
-        tracemalloc.stop()
-    return Outcome(
+        lambda: _consume(results, events - MEMORY_FIRST_EVENTS),
+        budget_bytes=MEMORY_BUDGET_BYTES,
+        labels=(
+            f"traced after {MEMORY_FIRST_EVENTS:,} events",
+            f"traced after {events:,} events",
+            "peak in between",
+        ),
+        peak_over=f"the level after {MEMORY_FIRST_EVENTS:,}",
+        indent="    ",
+        width=28,
+    )
+    return Outcome.of(
         f"memory: < {MEMORY_BUDGET_BYTES // 1024} KiB growth over {events:,} events,"
         f" {pipeline.label}",
         passed,
@@ -976,7 +885,7 @@ def _measure(pipeline: Pipeline, events: int) -> Outcome:
 
 
 def bench_memory(events: int, min_seconds: float) -> list[Outcome]:
-    _header(f"3. memory over a {events:,}-event stream (tracemalloc)")
+    header(f"3. memory over a {events:,}-event stream (tracemalloc)")
     streams = _load_streams()
     outcomes = [_measure(pipeline, events) for pipeline in _pipelines(streams)]
     _stream_speed(streams, min_seconds)
@@ -986,69 +895,34 @@ def bench_memory(events: int, min_seconds: float) -> list[Outcome]:
 # -------------------------------------------------------------------------- profile
 
 
-def _where(file_name: str, line: int) -> str:
-    path = Path(file_name)
-    try:
-        return f"{path.resolve().relative_to(SRC_ROOT)}:{line}"
-    except ValueError:
-        return f"{path.name}:{line}" if path.name != "~" else "<built-in>"
-
-
 def profile_ours(name: str, calls: int) -> None:
     event = next(event for event in EVENTS if event.name == name).event
-    _header(f"Cost breakdown of ours: cProfile, {calls:,} resolve_event calls, {name} (info)")
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(calls):
-        resolve_event(event)
-    profiler.disable()
-    # Keyed by (file, line, name): get_stats_profile() keys by name alone, and events.py
-    # and failures.py each have their own _map and _str. (typeshed leaves .stats out.)
-    stats = cast(
-        "dict[tuple[str, int, str], tuple[Any, ...]]", vars(pstats.Stats(profiler))["stats"]
+    header(f"Cost breakdown of ours: cProfile, {calls:,} resolve_event calls, {name} (info)")
+    # events.py and failures.py each have their own _map and _str: print_profile keeps them
+    # apart. A partial adds no Python frame of its own to the profile.
+    print_profile(
+        functools.partial(resolve_event, event),
+        calls,
+        unit="call",
+        top=PROFILE_TOP,
+        digits=2,
+        skip={"<lambda>"},
     )
-    total = sum(own for _cc, _nc, own, _cum, _callers in stats.values())
-    print(
-        f"  {total / calls * 1e6:.1f} µs/call under the profiler (its overhead inflates"
-        " small calls); top by cumulative time:"
-    )
-    print(f"  {'cum µs/call':>11} {'own µs/call':>11} {'calls/call':>10}  function")
-    ranked = sorted(stats.items(), key=lambda item: -item[1][3])
-    shown = 0
-    for (file_name, line, function), (_cc, count, own, cumulative, _callers) in ranked:
-        if file_name == "~" or function == "<lambda>":
-            continue
-        print(
-            f"  {cumulative / calls * 1e6:11.2f} {own / calls * 1e6:11.2f}"
-            f" {count / calls:10.1f}  {function} ({_where(file_name, line)})"
-        )
-        shown += 1
-        if shown == PROFILE_TOP:
-            break
 
 
 # ------------------------------------------------------------------------------ main
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Print the watch event resolution targets as PASS/MISS (never fails)."
+    mode = parse_mode(
+        "Print the watch event resolution targets as PASS/MISS (never fails).",
+        "shorter timing loops and a 10,000-event memory stream (noisier numbers)",
+        argv,
     )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="shorter timing loops and a 10,000-event memory stream (noisier numbers)",
-    )
-    args = parser.parse_args(argv)
-    min_seconds = 0.05 if args.quick else 0.2
-    stream_events = 10_000 if args.quick else 100_000
+    min_seconds = mode.min_seconds
+    stream_events = 10_000 if mode.quick else 100_000
 
-    print(f"python {platform.python_version()} ({sys.executable})")
-    kubernetes_version = importlib.import_module("kubernetes").__version__
-    print(
-        f"kubernetes {kubernetes_version}, cpus: {os.cpu_count()},"
-        f" mode: {'quick' if args.quick else 'full'}"
-    )
+    print_environment(mode)
     client = _client_way()
     print("events (MODIFIED, the task pod as the API server sends it):")
     _check_inputs(client)
@@ -1057,18 +931,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = [*speed_outcomes, *bench_memory(stream_events, min_seconds)]
     for name in [PROFILED_EVENT, *(name for name in missed if name != PROFILED_EVENT)]:
         profile_ours(name, PROFILE_CALLS)
-
-    _header("Summary")
-    for outcome in outcomes:
-        print(f"{_verdict(outcome.passed)}  {outcome.name}")
-    measured = [outcome for outcome in outcomes if outcome.passed is not None]
-    met = sum(bool(outcome.passed) for outcome in measured)
-    skipped = len(outcomes) - len(measured)
-    print(
-        f"{met}/{len(measured)} measured targets met, {skipped} skipped"
-        " (timings are printed, never asserted)"
-    )
-    return 0
+    return summarize(outcomes)
 
 
 if __name__ == "__main__":

@@ -22,17 +22,24 @@ Targets:
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
-import timeit
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
+
+from _harness import (
+    PROVIDER_MISSING,
+    REPEATS,
+    Outcome,
+    header,
+    import_optional,
+    parse_mode,
+    per_call_us,
+    print_environment,
+    summarize,
+    verdict,
+)
 
 from k8s_workloads import TaskInstanceKey, annotations_to_key, make_safe_label_value
 
@@ -43,12 +50,9 @@ IMPORT_BUDGET_MS = 50.0
 """Target 1: what ``import k8s_workloads`` may add to the interpreter's own start-up."""
 RATIO_TARGET = 1.0
 """Targets 2 and 3: ours / provider's time per call must not exceed this."""
-REPEATS = 5
-"""timeit repeats; the best (minimum) is reported, as the timeit docs recommend."""
 
 PROVIDER_LABELS_MODULE = "airflow.providers.cncf.kubernetes.pod_generator"
 PROVIDER_CODEC_MODULE = "airflow.providers.cncf.kubernetes.kubernetes_helper_functions"
-PROVIDER_MISSING = "provider not installed: comparison skipped; run with .venv-airflow/bin/python"
 
 RUN_ID = "manual__2026-06-07T01:50:23.457423+00:00"
 
@@ -99,25 +103,6 @@ CODEC_INPUTS: tuple[dict[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Outcome:
-    name: str
-    passed: bool | None
-    """None: not measured here (the provider is not installed)."""
-
-
-def _verdict(passed: bool | None) -> str:
-    if passed is None:
-        return "SKIP"
-    return "PASS" if passed else "MISS"
-
-
-def _header(title: str) -> None:
-    print()
-    print(title)
-    print("-" * len(title))
-
-
 # --------------------------------------------------------------------------- target 1
 
 
@@ -166,14 +151,14 @@ def _direct_external_imports(importtime_log: str) -> list[tuple[int, str, str]]:
 
 
 def bench_import(runs: int) -> list[Outcome]:
-    _header(f"1. import k8s_workloads (median of {runs} fresh subprocesses each)")
+    header(f"1. import k8s_workloads (median of {runs} fresh subprocesses each)")
     print(f"interpreter: {sys.executable}")
 
     leaked = _run_python("import k8s_workloads, sys; print('kubernetes' in sys.modules)")
     kubernetes_loaded = leaked.stdout.strip() == "True"
     print(
         f"'kubernetes' in sys.modules after import: {kubernetes_loaded}"
-        f"  (target: False)  {_verdict(not kubernetes_loaded)}"
+        f"  (target: False)  {verdict(not kubernetes_loaded)}"
     )
 
     baseline_code = "pass"
@@ -194,7 +179,7 @@ def bench_import(runs: int) -> list[Outcome]:
     within = cost_ms < IMPORT_BUDGET_MS
     print(
         f"import cost (difference)        : {cost_ms:8.1f} ms"
-        f"  (target: < {IMPORT_BUDGET_MS:.0f} ms)  {_verdict(within)}"
+        f"  (target: < {IMPORT_BUDGET_MS:.0f} ms)  {verdict(within)}"
     )
 
     # Names load on first use (PEP 562); what the first key costs is attrs, mostly.
@@ -214,8 +199,8 @@ def bench_import(runs: int) -> list[Outcome]:
                 print(f"  {micros / 1000.0:7.1f} ms  {module:<24} first imported by {importer}")
 
     return [
-        Outcome("import: kubernetes not imported", not kubernetes_loaded),
-        Outcome(f"import: cost < {IMPORT_BUDGET_MS:.0f} ms", within),
+        Outcome.of("import: kubernetes not imported", not kubernetes_loaded),
+        Outcome.of(f"import: cost < {IMPORT_BUDGET_MS:.0f} ms", within),
     ]
 
 
@@ -223,69 +208,62 @@ def bench_import(runs: int) -> list[Outcome]:
 
 
 def _load_provider(module: str, attribute: str) -> object | None:
-    try:
-        loaded = importlib.import_module(module)
-    except ImportError:
+    loaded = import_optional(module)
+    if loaded is None:
         return None
     found: object = getattr(loaded, attribute)
     return found
-
-
-def _per_call_us(call: Callable[[], object], calls_per_loop: int, min_seconds: float) -> float:
-    """Best-of-REPEATS µs per call; ``call`` makes ``calls_per_loop`` calls each time."""
-    timer = timeit.Timer(call)
-    call()  # warm-up: first-call imports and caches are not what is measured
-    number = 1
-    while timer.timeit(number) < min_seconds:
-        number *= 2
-    best = min(timer.repeat(repeat=REPEATS, number=number))
-    return best / (number * calls_per_loop) * 1e6
 
 
 def _report_ratio(label: str, ours_us: float, provider_us: float | None) -> list[Outcome]:
     print(f"ours      : {ours_us:8.3f} µs/call")
     if provider_us is None:
         print(PROVIDER_MISSING)
-        return [Outcome(f"{label}: ratio <= {RATIO_TARGET:.1f} (provider not installed)", None)]
+        return [Outcome(f"{label}: ratio <= {RATIO_TARGET:.1f} (provider not installed)", "SKIP")]
     ratio = ours_us / provider_us
     passed = ratio <= RATIO_TARGET
     print(f"provider  : {provider_us:8.3f} µs/call")
     print(
         f"ratio     : {ratio:8.3f}  (ours / provider; target: <= {RATIO_TARGET:.1f})"
-        f"  {_verdict(passed)}"
+        f"  {verdict(passed)}"
     )
-    return [Outcome(f"{label}: ratio <= {RATIO_TARGET:.1f}", passed)]
+    return [Outcome.of(f"{label}: ratio <= {RATIO_TARGET:.1f}", passed)]
 
 
-def _label_loop(function: Callable[[str], str], inputs: Sequence[str]) -> Callable[[], None]:
+_Input = TypeVar("_Input")
+
+
+def _loop_us(
+    function: Callable[[_Input], object], inputs: Sequence[_Input], seconds: float
+) -> float:
+    """Best-of-REPEATS µs per call of ``function``, timed in loops over all of ``inputs``."""
+
     def loop() -> None:
         for value in inputs:
             function(value)
 
-    return loop
+    return per_call_us(loop, seconds, calls_per_loop=len(inputs))
 
 
 def bench_labels(min_seconds: float) -> list[Outcome]:
     inputs = LABEL_INPUTS
-    _header(f"2. make_safe_label_value ({len(inputs)} mixed inputs, best of {REPEATS})")
+    header(f"2. make_safe_label_value ({len(inputs)} mixed inputs, best of {REPEATS})")
 
-    ours_us = _per_call_us(_label_loop(make_safe_label_value, inputs), len(inputs), min_seconds)
+    ours_us = _loop_us(make_safe_label_value, inputs, min_seconds)
     provider = _load_provider(PROVIDER_LABELS_MODULE, "make_safe_label_value")
     theirs = None if provider is None else cast("Callable[[str], str]", provider)
     provider_us = None
     if theirs is not None:
-        provider_us = _per_call_us(_label_loop(theirs, inputs), len(inputs), min_seconds)
+        provider_us = _loop_us(theirs, inputs, min_seconds)
     outcomes = _report_ratio("make_safe_label_value", ours_us, provider_us)
 
     # Per-group numbers show where the mixed-set ratio comes from; they are not targets.
     print("by input group (info, not a target; shorter loops, so noisier):")
     for group, values in LABEL_GROUPS.items():
-        group_ours = _per_call_us(
-            _label_loop(make_safe_label_value, values), len(values), min_seconds / 4
-        )
+        group_ours = _loop_us(make_safe_label_value, values, min_seconds / 4)
         line = f"  {group:<22} ours {group_ours:7.3f} µs"
         if theirs is not None:
-            group_theirs = _per_call_us(_label_loop(theirs, values), len(values), min_seconds / 4)
+            group_theirs = _loop_us(theirs, values, min_seconds / 4)
             line += f"  provider {group_theirs:7.3f} µs  ratio {group_ours / group_theirs:5.2f}"
         print(line)
     if theirs is not None:
@@ -294,22 +272,12 @@ def bench_labels(min_seconds: float) -> list[Outcome]:
     return outcomes
 
 
-def _codec_loop(
-    function: Callable[[Mapping[str, str]], object], inputs: Sequence[Mapping[str, str]]
-) -> Callable[[], None]:
-    def loop() -> None:
-        for pod_annotations in inputs:
-            function(pod_annotations)
-
-    return loop
-
-
 def bench_codec(min_seconds: float) -> list[Outcome]:
     inputs: tuple[Mapping[str, str], ...] = CODEC_INPUTS
     sets = f"{len(inputs)} task annotation sets with run_id"
-    _header(f"3. annotations_to_key ({sets}, best of {REPEATS})")
+    header(f"3. annotations_to_key ({sets}, best of {REPEATS})")
 
-    ours_us = _per_call_us(_codec_loop(annotations_to_key, inputs), len(inputs), min_seconds)
+    ours_us = _loop_us(annotations_to_key, inputs, min_seconds)
     provider = _load_provider(PROVIDER_CODEC_MODULE, "annotations_to_key")
     # Takes a dict; returns Airflow's TaskInstanceKey, a named tuple of the same five fields.
     theirs = (
@@ -319,7 +287,7 @@ def bench_codec(min_seconds: float) -> list[Outcome]:
     )
     provider_us = None
     if theirs is not None:
-        provider_us = _per_call_us(_codec_loop(theirs, inputs), len(inputs), min_seconds)
+        provider_us = _loop_us(theirs, inputs, min_seconds)
     outcomes = _report_ratio("annotations_to_key", ours_us, provider_us)
     if theirs is not None:
         same = 0
@@ -335,34 +303,18 @@ def bench_codec(min_seconds: float) -> list[Outcome]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Print the foundation's performance targets as PASS/MISS (never fails)."
+    mode = parse_mode(
+        "Print the foundation's performance targets as PASS/MISS (never fails).",
+        "fewer subprocesses and shorter timing loops (noisier numbers)",
+        argv,
     )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="fewer subprocesses and shorter timing loops (noisier numbers)",
-    )
-    args = parser.parse_args(argv)
-    import_runs = 5 if args.quick else 15
-    min_seconds = 0.05 if args.quick else 0.2
-
-    print(f"python {platform.python_version()} ({sys.executable})")
-    print(f"cpus: {os.cpu_count()}, mode: {'quick' if args.quick else 'full'}")
+    import_runs = 5 if mode.quick else 15
+    min_seconds = mode.min_seconds
+    # No kubernetes version: nothing here needs kubernetes (target 1 checks it stays out).
+    print_environment(mode, kubernetes=False)
 
     outcomes = [*bench_import(import_runs), *bench_labels(min_seconds), *bench_codec(min_seconds)]
-
-    _header("Summary")
-    for outcome in outcomes:
-        print(f"{_verdict(outcome.passed)}  {outcome.name}")
-    measured = [outcome for outcome in outcomes if outcome.passed is not None]
-    met = sum(bool(outcome.passed) for outcome in measured)
-    skipped = len(outcomes) - len(measured)
-    print(
-        f"{met}/{len(measured)} measured targets met, {skipped} skipped"
-        " (timings are printed, never asserted)"
-    )
-    return 0
+    return summarize(outcomes)
 
 
 if __name__ == "__main__":

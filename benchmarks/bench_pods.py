@@ -35,23 +35,37 @@ Info only: a cProfile of 2,000 of our task pod builds, top functions by cumulati
 
 from __future__ import annotations
 
-import argparse
 import copy
-import cProfile
-import gc
-import importlib
 import json
-import os
-import platform
-import pstats
 import random
 import sys
-import timeit
-import tracemalloc
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
+from _harness import (
+    DAG_ID,
+    DESERIALIZE_MODEL,
+    NAMESPACE,
+    POD_ID,
+    PROVIDER_MISSING,
+    REPEATS,
+    RUN_ID,
+    SCHEDULER_JOB_ID,
+    TASK_ID,
+    TASK_WORKLOAD,
+    TIMES,
+    Outcome,
+    header,
+    import_optional,
+    parse_mode,
+    per_call_us,
+    print_environment,
+    print_profile,
+    summarize,
+    traced_growth,
+    verdict,
+)
+from _harness import IMAGE as KUBE_IMAGE
 from kubernetes import client as k8s
 
 from k8s_workloads.labels import build_labels_for_callback_pod, build_labels_for_k8s_executor_pod
@@ -76,18 +90,9 @@ MEMORY_BUDGET_BYTES = 64 * 1024
 MEMORY_WARMUP_BUILDS = 1_000
 PROFILE_BUILDS = 2_000
 PROFILE_TOP = 14
-REPEATS = 5
-"""timeit repeats; the best (minimum) is reported, as the timeit docs recommend."""
 
 PROVIDER_MODULE = "airflow.providers.cncf.kubernetes.pod_generator"
-PROVIDER_MISSING = "provider not installed: comparison skipped; run with .venv-airflow/bin/python"
-# kubernetes' own ApiClient deserializer, the one the provider's deserialize_model_dict uses.
-# Private and name-mangled, but present (same signature) in kubernetes 36 and 37.
-DESERIALIZE_MODEL = "_ApiClient__deserialize_model"
 FALLBACK_AIRFLOW_VERSION = "3.3.2"
-TIMES = "\N{MULTIPLICATION SIGN}"
-
-SRC_ROOT = Path(__file__).resolve().parents[1]
 
 # ------------------------------------------------------------------------------ inputs
 
@@ -272,34 +277,8 @@ OVERRIDE: Manifest = {
     },
 }
 
-RUN_ID = "scheduled__2026-06-07T00:00:00+00:00"
-DAG_ID = "warehouse_daily"
-TASK_ID = "transform.aggregate_orders"
-NAMESPACE = "airflow"
-SCHEDULER_JOB_ID = "4217"
-KUBE_IMAGE = "registry.example.com/airflow:3.3.2-python3.11"
-POD_ID = "warehouse-daily-transform-aggregate-orders-k3j9x2pq"
 CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
 
-# What an ExecuteTask workload's JSON looks like on the command line (token included).
-TASK_WORKLOAD = {
-    "token": "eyJhbGciOiJIUzUxMiIsInR5cCI6IkpXVCJ9." + "x" * 420 + ".signature",
-    "ti": {
-        "id": "019e9fc6-7a01-7c2e-8f11-2b3c4d5e6f70",
-        "task_id": TASK_ID,
-        "dag_id": DAG_ID,
-        "run_id": RUN_ID,
-        "try_number": 1,
-        "map_index": -1,
-        "pool_slots": 1,
-        "queue": "default",
-        "priority_weight": 3,
-    },
-    "dag_rel_path": "warehouse/daily.py",
-    "bundle_info": {"name": "dags-folder", "version": None},
-    "log_path": f"dag_id={DAG_ID}/run_id={RUN_ID}/task_id={TASK_ID}/attempt=1.log",
-    "type": "ExecuteTask",
-}
 TASK_ARGS = workload_command_args(TASK_WORKLOAD)
 CALLBACK_ARGS = workload_command_args(
     {
@@ -311,30 +290,10 @@ CALLBACK_ARGS = workload_command_args(
 )
 
 
-@dataclass(frozen=True)
-class Outcome:
-    name: str
-    passed: bool | None
-    """None: not measured here (the provider is not installed)."""
-
-
-def _verdict(passed: bool | None) -> str:
-    if passed is None:
-        return "SKIP"
-    return "PASS" if passed else "MISS"
-
-
-def _header(title: str) -> None:
-    print()
-    print(title)
-    print("-" * len(title))
-
-
 def _airflow_version() -> str:
     """The installed Airflow's version (the provider labels pods with it), else 3.3.2."""
-    try:
-        version_module = importlib.import_module("airflow.version")
-    except ImportError:
+    version_module = import_optional("airflow.version")
+    if version_module is None:
         return FALLBACK_AIRFLOW_VERSION
     return str(version_module.version)
 
@@ -342,23 +301,12 @@ def _airflow_version() -> str:
 AIRFLOW_VERSION = _airflow_version()
 
 
-def _per_build_us(build: Callable[[], object], min_seconds: float) -> float:
-    """Best-of-REPEATS µs per call of ``build``, in loops of at least ``min_seconds``."""
-    timer = timeit.Timer(build)
-    build()  # warm-up: first-call imports and caches are not what is measured
-    number = 1
-    while timer.timeit(number) < min_seconds:
-        number *= 2
-    best = min(timer.repeat(repeat=REPEATS, number=number))
-    return best / number * 1e6
-
-
 def _report_speedup(label: str, baseline_us: float, ours_us: float) -> bool:
     speedup = baseline_us / ours_us
     passed = speedup >= SPEEDUP_TARGET
     print(
         f"  {label:<34}: {baseline_us:9.1f} µs/build  ->  ours {TIMES}{speedup:6.1f} faster"
-        f"  (target: >= {TIMES}{SPEEDUP_TARGET:.0f})  {_verdict(passed)}"
+        f"  (target: >= {TIMES}{SPEEDUP_TARGET:.0f})  {verdict(passed)}"
     )
     return passed
 
@@ -500,6 +448,20 @@ def _dynamic_model(
     )
 
 
+def _callback_model(rng: random.Random) -> k8s.V1Pod:
+    """The callback pod's own part (name, labels, annotations, args) as model objects."""
+    annotations = {"callback_id": CALLBACK_ID, "dag_id": DAG_ID, "run_id": RUN_ID}
+    labels = build_labels_for_callback_pod(
+        scheduler_job_id=SCHEDULER_JOB_ID, airflow_version=AIRFLOW_VERSION
+    )
+    return _dynamic_model(
+        name=callback_pod_name(CALLBACK_ID, rng=rng),
+        annotations=annotations,
+        labels=labels,
+        args=CALLBACK_ARGS,
+    )
+
+
 @dataclass(frozen=True)
 class ModelWay:
     """Baseline (b): the same pods from kubernetes model objects, deserialized once."""
@@ -533,17 +495,7 @@ class ModelWay:
         return self.serialize(pod)
 
     def callback_pod(self, rng: random.Random) -> object:
-        annotations = {"callback_id": CALLBACK_ID, "dag_id": DAG_ID, "run_id": RUN_ID}
-        labels = build_labels_for_callback_pod(
-            scheduler_job_id=SCHEDULER_JOB_ID, airflow_version=AIRFLOW_VERSION
-        )
-        dynamic = _dynamic_model(
-            name=callback_pod_name(CALLBACK_ID, rng=rng),
-            annotations=annotations,
-            labels=labels,
-            args=CALLBACK_ARGS,
-        )
-        pod = _merge_models(copy.deepcopy(self.template), dynamic)
+        pod = _merge_models(copy.deepcopy(self.template), _callback_model(rng))
         return self.serialize(pod)
 
 
@@ -551,9 +503,8 @@ class ModelWay:
 
 
 def _load_provider_construct_pod() -> Callable[..., object] | None:
-    try:
-        module = importlib.import_module(PROVIDER_MODULE)
-    except ImportError:
+    module = import_optional(PROVIDER_MODULE)
+    if module is None:
         return None
     generator: object = module.PodGenerator
     return cast("Callable[..., object]", getattr(generator, "construct_pod"))  # noqa: B009
@@ -591,8 +542,8 @@ def _same(label: str, ours: object, theirs: object) -> None:
 
 
 def bench_task_pod(min_seconds: float, models: ModelWay) -> list[Outcome]:
-    _header(f"1. construct_task_pod, template + pod_override (best of {REPEATS})")
-    ours_us = _per_build_us(ours_task_pod, min_seconds)
+    header(f"1. construct_task_pod, template + pod_override (best of {REPEATS})")
+    ours_us = per_call_us(ours_task_pod, min_seconds)
     print(f"  {'ours':<34}: {ours_us:9.1f} µs/build")
     label = f"task pod: {TIMES}{SPEEDUP_TARGET:.0f} faster"
 
@@ -600,15 +551,15 @@ def bench_task_pod(min_seconds: float, models: ModelWay) -> list[Outcome]:
     construct_pod = _load_provider_construct_pod()
     if construct_pod is None:
         print(f"  (a) {PROVIDER_MISSING}")
-        outcomes.append(Outcome(f"{label} than the provider (not installed)", None))
+        outcomes.append(Outcome(f"{label} than the provider (not installed)", "SKIP"))
     else:
         provider_build = _provider_task_pod(construct_pod, models)
-        provider_us = _per_build_us(provider_build, min_seconds)
+        provider_us = per_call_us(provider_build, min_seconds)
         passed = _report_speedup("(a) provider construct_pod+sanitize", provider_us, ours_us)
-        outcomes.append(Outcome(f"{label} than the provider", passed))
+        outcomes.append(Outcome.of(f"{label} than the provider", passed))
         _same("(a)", ours_task_pod(), provider_build())
 
-    model_us = _per_build_us(models.task_pod, min_seconds)
+    model_us = per_call_us(models.task_pod, min_seconds)
     _report_info("(b) model objects: deepcopy+merge", model_us, ours_us)
     _same("(b)", ours_task_pod(), models.task_pod())
     return outcomes
@@ -627,44 +578,33 @@ def _report_info(label: str, baseline_us: float, ours_us: float) -> None:
 def _provider_callback_pod(models: ModelWay, rng: random.Random) -> Callable[[], object] | None:
     # The provider has no callback builder; the callback pull requests build the dynamic
     # pod as model objects and call PodGenerator.reconcile_pods(template, dynamic).
-    try:
-        module = importlib.import_module(PROVIDER_MODULE)
-    except ImportError:
+    module = import_optional(PROVIDER_MODULE)
+    if module is None:
         return None
     reconcile = cast("Callable[[object, object], object]", module.PodGenerator.reconcile_pods)
 
     def build() -> object:
-        annotations = {"callback_id": CALLBACK_ID, "dag_id": DAG_ID, "run_id": RUN_ID}
-        labels = build_labels_for_callback_pod(
-            scheduler_job_id=SCHEDULER_JOB_ID, airflow_version=AIRFLOW_VERSION
-        )
-        dynamic = _dynamic_model(
-            name=callback_pod_name(CALLBACK_ID, rng=rng),
-            annotations=annotations,
-            labels=labels,
-            args=CALLBACK_ARGS,
-        )
-        return models.serialize(reconcile(models.template, dynamic))
+        return models.serialize(reconcile(models.template, _callback_model(rng)))
 
     return build
 
 
 def bench_callback_pod(min_seconds: float, models: ModelWay) -> list[Outcome]:
-    _header(f"2. construct_callback_pod, template only (best of {REPEATS})")
+    header(f"2. construct_callback_pod, template only (best of {REPEATS})")
     rng = random.Random(0)
-    ours_us = _per_build_us(lambda: _ours_callback_pod(rng), min_seconds)
+    ours_us = per_call_us(lambda: _ours_callback_pod(rng), min_seconds)
     print(f"  {'ours':<34}: {ours_us:9.1f} µs/build")
     label = f"callback pod: {TIMES}{SPEEDUP_TARGET:.0f} faster"
     outcomes: list[Outcome] = []
     provider_build = _provider_callback_pod(models, rng)
     if provider_build is None:
         print(f"  (a) {PROVIDER_MISSING}")
-        outcomes.append(Outcome(f"{label} than the provider's way (not installed)", None))
+        outcomes.append(Outcome(f"{label} than the provider's way (not installed)", "SKIP"))
     else:
-        provider_us = _per_build_us(provider_build, min_seconds)
+        provider_us = per_call_us(provider_build, min_seconds)
         passed = _report_speedup("(a) provider reconcile_pods+sanitize", provider_us, ours_us)
-        outcomes.append(Outcome(f"{label} than the provider's way", passed))
-    model_us = _per_build_us(lambda: models.callback_pod(rng), min_seconds)
+        outcomes.append(Outcome.of(f"{label} than the provider's way", passed))
+    model_us = per_call_us(lambda: models.callback_pod(rng), min_seconds)
     _report_info("(b) model objects: deepcopy+merge", model_us, ours_us)
     _same("(b)", _ours_callback_pod(random.Random(1)), models.callback_pod(random.Random(1)))
     return outcomes
@@ -673,117 +613,60 @@ def bench_callback_pod(min_seconds: float, models: ModelWay) -> list[Outcome]:
 # ---------------------------------------------------------------------------- target 3
 
 
-def _top_growth(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot) -> None:
-    print("  largest growth by line (diagnosis):")
-    for stat in after.compare_to(before, "lineno")[:5]:
-        frame = stat.traceback[0]
-        print(f"    {stat.size_diff:+10,d} B  {stat.count_diff:+7,d} blocks  {frame}")
-
-
 def bench_memory(builds: int) -> list[Outcome]:
-    _header(f"3. memory over {builds:,} task pod builds (tracemalloc)")
-    gc.collect()
-    tracemalloc.start()
-    try:
+    header(f"3. memory over {builds:,} task pod builds (tracemalloc)")
+
+    def warm_up() -> None:
         for _ in range(MEMORY_WARMUP_BUILDS):
             ours_task_pod()
+
+    def measured() -> None:
         # Every build gets its own run_id and try number, so a cache keyed on them that
         # never evicts would show up as growth.
-        gc.collect()
-        warm_current, _ = tracemalloc.get_traced_memory()
-        before = tracemalloc.take_snapshot()
-        tracemalloc.reset_peak()
         for build in range(builds):
             ours_task_pod(run_id=f"{RUN_ID}-{build}", try_number=build % 5 + 1)
-        gc.collect()
-        end_current, peak = tracemalloc.get_traced_memory()
-        growth = end_current - warm_current
-        passed = growth < MEMORY_BUDGET_BYTES
-        rows = (
-            (f"traced after {MEMORY_WARMUP_BUILDS:,} warm-up builds", f"{warm_current:12,d} B", ""),
-            (f"traced after {builds:,} more builds", f"{end_current:12,d} B", ""),
-            (
-                "growth",
-                f"{growth:+12,d} B",
-                f"  (target: < {MEMORY_BUDGET_BYTES // 1024} KiB)  {_verdict(passed)}",
-            ),
-            (
-                "peak during the builds",
-                f"{peak:12,d} B",
-                f"  ({peak - warm_current:+,d} B over the warm-up level; info)",
-            ),
-        )
-        for label, value, note in rows:
-            print(f"  {label:<38}: {value}{note}")
-        if not passed:
-            _top_growth(before, tracemalloc.take_snapshot())
-    finally:
-        tracemalloc.stop()
-    return [Outcome(f"memory: < {MEMORY_BUDGET_BYTES // 1024} KiB growth over {builds:,}", passed)]
+
+    passed = traced_growth(
+        warm_up,
+        measured,
+        budget_bytes=MEMORY_BUDGET_BYTES,
+        labels=(
+            f"traced after {MEMORY_WARMUP_BUILDS:,} warm-up builds",
+            f"traced after {builds:,} more builds",
+            "peak during the builds",
+        ),
+        peak_over="the warm-up level",
+        indent="  ",
+        width=38,
+    )
+    return [
+        Outcome.of(f"memory: < {MEMORY_BUDGET_BYTES // 1024} KiB growth over {builds:,}", passed)
+    ]
 
 
 # -------------------------------------------------------------------------- profile
 
 
-def _where(file_name: str, line: int) -> str:
-    path = Path(file_name)
-    try:
-        return f"{path.resolve().relative_to(SRC_ROOT)}:{line}"
-    except ValueError:
-        return f"{path.name}:{line}" if path.name != "~" else "<built-in>"
-
-
 def profile_ours(builds: int) -> None:
-    _header(f"Cost breakdown of ours: cProfile, {builds:,} task pod builds (info)")
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(builds):
-        ours_task_pod()
-    profiler.disable()
-    profile = pstats.Stats(profiler).get_stats_profile()
-    total = profile.total_tt
-    print(
-        f"  {total / builds * 1e6:.1f} µs/build under the profiler (its overhead inflates"
-        " small calls); top by cumulative time:"
+    header(f"Cost breakdown of ours: cProfile, {builds:,} task pod builds (info)")
+    print_profile(
+        ours_task_pod, builds, unit="build", top=PROFILE_TOP, digits=1, skip={"ours_task_pod"}
     )
-    print(f"  {'cum µs/build':>12} {'own µs/build':>12} {'calls/build':>11}  function")
-    ranked = sorted(profile.func_profiles.items(), key=lambda item: -item[1].cumtime)
-    shown = 0
-    for name, stats in ranked:
-        if name == "ours_task_pod" or stats.file_name == "~":
-            continue
-        calls = int(stats.ncalls.split("/", 1)[0]) / builds
-        print(
-            f"  {stats.cumtime / builds * 1e6:12.1f} {stats.tottime / builds * 1e6:12.1f}"
-            f" {calls:11.1f}  {name} ({_where(stats.file_name, stats.line_number)})"
-        )
-        shown += 1
-        if shown == PROFILE_TOP:
-            break
 
 
 # ------------------------------------------------------------------------------ main
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Print the pod construction performance targets as PASS/MISS (never fails)."
+    mode = parse_mode(
+        "Print the pod construction performance targets as PASS/MISS (never fails).",
+        "shorter timing loops and 10,000 memory builds (noisier numbers)",
+        argv,
     )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="shorter timing loops and 10,000 memory builds (noisier numbers)",
-    )
-    args = parser.parse_args(argv)
-    min_seconds = 0.05 if args.quick else 0.2
-    memory_builds = 10_000 if args.quick else 100_000
+    min_seconds = mode.min_seconds
+    memory_builds = 10_000 if mode.quick else 100_000
 
-    print(f"python {platform.python_version()} ({sys.executable})")
-    kubernetes_version = importlib.import_module("kubernetes").__version__
-    print(
-        f"kubernetes {kubernetes_version}, airflow version label {AIRFLOW_VERSION},"
-        f" cpus: {os.cpu_count()}, mode: {'quick' if args.quick else 'full'}"
-    )
+    print_environment(mode, details=[f"airflow version label {AIRFLOW_VERSION}"])
     template_bytes = len(json.dumps(TEMPLATE))
     print(f"template: {template_bytes:,} B of JSON; workload args: {len(TASK_ARGS[-1]):,} B")
 
@@ -802,18 +685,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         *bench_memory(memory_builds),
     ]
     profile_ours(PROFILE_BUILDS)
-
-    _header("Summary")
-    for outcome in outcomes:
-        print(f"{_verdict(outcome.passed)}  {outcome.name}")
-    measured = [outcome for outcome in outcomes if outcome.passed is not None]
-    met = sum(bool(outcome.passed) for outcome in measured)
-    skipped = len(outcomes) - len(measured)
-    print(
-        f"{met}/{len(measured)} measured targets met, {skipped} skipped"
-        " (timings are printed, never asserted)"
-    )
-    return 0
+    return summarize(outcomes)
 
 
 if __name__ == "__main__":
