@@ -829,3 +829,25 @@ def test_relist_reports_exactly_the_running_keys_with_neither_pod_nor_job(
         task_key(name) for name in sorted(running - present - waiting)
     ]
     assert all(result.state is ExecutorPseudoState.VANISHED for result in results)
+
+
+@given(
+    pods=st.lists(odd_pods | real_pods, max_size=6),
+    running=st.lists(
+        st.builds(task_key, st.sampled_from(["a", "b", "c"]), st.integers(1, 2))
+        | st.sampled_from([CallbackKey(CALLBACK_ID), CallbackKey(OTHER_CALLBACK_ID)]),
+        max_size=5,
+        unique=True,
+    ),
+    version=st.sampled_from([VERSION, "3.2.0", None, "not a version"]),
+)
+def test_plan_relist_never_raises(
+    pods: list[dict[str, Any]],
+    running: list[TaskInstanceKey | CallbackKey],
+    version: str | None,
+) -> None:
+    results = plan_relist(running, pods, airflow_version=version)
+    assert [result.key for result in results] == [
+        key for key in running if key in {result.key for result in results}
+    ]
+    assert all(result.state is ExecutorPseudoState.VANISHED for result in results)
