@@ -153,8 +153,8 @@ def _decode_listed(
     return listed
 
 
-def _earlier_launches(listed: list[_Listed]) -> dict[str, str]:
-    """Pods of earlier launches, by name, with the reason.
+def _earlier_launches(listed: list[_Listed]) -> dict[tuple[str, str], str]:
+    """Pods of earlier launches, by namespace and name, with the reason.
 
     A workload with several unfinished pods was requeued before the restart (its pod
     failed before the workload ran, and was kept); the record saying so died with the old
@@ -170,12 +170,13 @@ def _earlier_launches(listed: list[_Listed]) -> dict[str, str]:
             newest[pod.key] = pod.created
         if pod.phase != "Failed":
             not_failed.add(pod.key)
-    earlier: dict[str, str] = {}
+    earlier: dict[tuple[str, str], str] = {}
     for pod in unfinished:
+        where = (pod.namespace, pod.name)
         if pod.created and pod.created < newest[pod.key]:
-            earlier[pod.name] = "an earlier launch: the workload has a newer pod"
+            earlier[where] = "an earlier launch: the workload has a newer pod"
         elif pod.phase == "Failed" and pod.key in not_failed:
-            earlier[pod.name] = "a failed earlier launch: the workload has a live pod"
+            earlier[where] = "a failed earlier launch: the workload has a live pod"
     return earlier
 
 
@@ -221,8 +222,8 @@ def plan_adoption(
     earlier = _earlier_launches(listed)
     for pod in listed:
         name, namespace, key = pod.name, pod.namespace, pod.key
-        if pod.name in earlier:
-            skipped.append(SkippedPod(name, namespace, earlier[pod.name]))
+        if (namespace, name) in earlier:
+            skipped.append(SkippedPod(name, namespace, earlier[namespace, name]))
             continue
         succeeded = pod.phase == "Succeeded"
         if isinstance(key, TaskInstanceKey):
