@@ -127,9 +127,8 @@ def make_safe_label_value(value: str) -> str:
 
 
 def _random_suffix(length: int, rng: random.Random | None) -> str:
-    if rng is None:
-        return "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(length))
-    return "".join(rng.choice(_SUFFIX_ALPHABET) for _ in range(length))
+    choice = secrets.choice if rng is None else rng.choice
+    return "".join(choice(_SUFFIX_ALPHABET) for _ in range(length))
 
 
 def add_unique_suffix(
@@ -248,8 +247,7 @@ def airflow_version_label(airflow_version: str | None) -> str:
     """The ``airflow_version`` label value: the provider's ``+`` → ``-``, kept valid."""
     if airflow_version is None:
         raise ValueError("airflow_version is required for the airflow_version label")
-    value = airflow_version.replace("+", "-")
-    return value if is_label_value(value) else make_safe_label_value(value)
+    return make_safe_label_value(airflow_version.replace("+", "-"))
 
 
 def build_labels_for_callback_pod(

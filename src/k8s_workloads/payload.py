@@ -44,6 +44,7 @@ from typing import Any
 
 import attrs
 
+from k8s_workloads._json import as_list, as_map
 from k8s_workloads.pods import BASE_CONTAINER_NAME, EXECUTE_WORKLOAD_MODULE
 from k8s_workloads.validation import (
     DNS1123_SUBDOMAIN_MAX_LENGTH,
@@ -290,25 +291,21 @@ def attach_secure_payload(manifest: Mapping[str, Any], payload: SecurePayload) -
     pod = _plain_copy(manifest)
     if not isinstance(pod, dict):
         raise TypeError(f"manifest must be a mapping, got {type(manifest).__name__}")
-    metadata = pod.get("metadata")
-    pod_namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+    pod_namespace = as_map(pod.get("metadata")).get("namespace")
     if pod_namespace is not None and pod_namespace != payload.namespace:
         raise PayloadConflict(
             f"the pod is in namespace {pod_namespace!r} but the Secret in "
             f"{payload.namespace!r}; a pod can mount Secrets of its own namespace only"
         )
     spec = pod.get("spec")
-    containers = spec.get("containers") if isinstance(spec, dict) else None
-    base = None
-    if isinstance(containers, list):
-        base = next(
-            (
-                container
-                for container in containers
-                if isinstance(container, dict) and container.get("name") == BASE_CONTAINER_NAME
-            ),
-            None,
-        )
+    base = next(
+        (
+            container
+            for container in as_list(as_map(spec).get("containers"))
+            if isinstance(container, dict) and container.get("name") == BASE_CONTAINER_NAME
+        ),
+        None,
+    )
     if base is None or not isinstance(spec, dict):
         raise MissingBaseContainer(
             f"the pod has no {BASE_CONTAINER_NAME!r} container in spec.containers"
@@ -363,12 +360,16 @@ def _decode_data(value: object) -> str | None:
         return None
 
 
-def _collect_secret_value(key: object, text: str, found: set[str]) -> None:
-    if key == _TOKEN_KEY and text:
-        found.add(text)
+def _collect_json_text(text: str, found: set[str]) -> None:
     ok, parsed = _parse_json(text)
     if ok:
         _tokens_in_json(parsed, found)
+
+
+def _collect_secret_value(key: object, text: str, found: set[str]) -> None:
+    if key == _TOKEN_KEY and text:
+        found.add(text)
+    _collect_json_text(text, found)
 
 
 def _collect_secret(secret: Mapping[Any, Any], found: set[str]) -> None:
@@ -395,9 +396,7 @@ def _collect(value: object, found: set[str]) -> None:
         for index, item in enumerate(value):
             payload = _json_string_payload(value, index)
             if payload is not None:
-                ok, parsed = _parse_json(payload)
-                if ok:
-                    _tokens_in_json(parsed, found)
+                _collect_json_text(payload, found)
             _collect(item, found)
 
 

@@ -10,18 +10,20 @@ hook and check that the identity the watcher decodes is still on the pod.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from k8s_workloads._json import as_list, as_map
+from k8s_workloads.codec import key_to_annotations
 from k8s_workloads.compat import require_callback_support
 from k8s_workloads.keys import CallbackKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
     CALLBACK_ID_ANNOTATION,
-    CALLBACK_WORKLOAD_TYPE,
     DAG_ID_KEY,
     EXECUTION_DATE_KEY,
     KUBERNETES_EXECUTOR_LABEL,
@@ -29,20 +31,13 @@ from k8s_workloads.labels import (
     MAP_INDEX_KEY,
     RUN_ID_KEY,
     TASK_ID_KEY,
-    TRUE_LABEL_VALUE,
     TRY_NUMBER_KEY,
     WORKLOAD_TYPE_LABEL,
     add_unique_suffix,
     build_labels_for_callback_pod,
     build_labels_for_k8s_executor_pod,
-    make_safe_label_value,
 )
-from k8s_workloads.reconcile import (
-    Manifest,
-    PodReconciliationError,
-    clean_manifest,
-    merge_pair,
-)
+from k8s_workloads.reconcile import Manifest, PodReconciliationError, clean_object, merge_pair
 from k8s_workloads.validation import POD_NAME_MAX_LENGTH
 
 if TYPE_CHECKING:
@@ -118,26 +113,29 @@ def parse_callback_log_path(log_path: str | None) -> tuple[str, str, str] | None
 def _base_pod(base_worker_pod: Mapping[str, Any] | None) -> Manifest:
     if base_worker_pod is None:
         return {}
-    pod = clean_manifest(base_worker_pod, where="base_worker_pod")
-    if not isinstance(pod, dict):
-        raise PodReconciliationError(
-            f"base_worker_pod must be an object, got {type(base_worker_pod).__name__}"
-        )
-    return pod
+    return clean_object(base_worker_pod, where="base_worker_pod")
 
 
 def _override_image(pod_override: Manifest | None) -> str | None:
     # The provider reads pod_override.spec.containers[0].image inside a bare try.
-    try:
-        image = pod_override["spec"]["containers"][0]["image"]  # type: ignore[index]
-    except (KeyError, IndexError, TypeError):
-        return None
+    containers = as_list(as_map(as_map(pod_override).get("spec")).get("containers"))
+    image = as_map(containers[0]).get("image") if containers else None
     return image if isinstance(image, str) and image else None
 
 
-def _apply_hook(manifest: Manifest, hook: MutationHook | None) -> Manifest:
-    if hook is None:
-        return manifest
+def _fit_pod_name(name: str, rng: random.Random | None) -> str:
+    if len(name) <= POD_NAME_MAX_LENGTH:
+        return name
+    warnings.warn(
+        f"pod_id supplied is longer than {POD_NAME_MAX_LENGTH} characters; "
+        "truncating and adding unique suffix.",
+        UserWarning,
+        stacklevel=3,  # the caller of construct_task_pod / construct_callback_pod
+    )
+    return add_unique_suffix(name=name, max_len=POD_NAME_MAX_LENGTH, rng=rng)
+
+
+def _apply_hook(manifest: Manifest, hook: MutationHook) -> Manifest:
     try:
         returned = hook(manifest)
     except Exception as error:  # any failure of user code is reported, typed, with its cause
@@ -150,77 +148,90 @@ def _apply_hook(manifest: Manifest, hook: MutationHook | None) -> Manifest:
     return result
 
 
-def _check_identity(
-    manifest: Manifest,
+@dataclasses.dataclass(frozen=True)
+class _Identity:
+    """What the watcher decodes, which neither the template, override nor hook may change."""
+
+    annotations: Mapping[str, str]
+    labels: Mapping[str, str]
+    forbidden_annotations: Sequence[str]
+    forbidden_labels: Sequence[str]
+
+    def check(self, manifest: Manifest, *, stage: str, error: type[ValueError]) -> None:
+        metadata = as_map(manifest.get("metadata"))
+        found_annotations = as_map(metadata.get("annotations"))
+        found_labels = as_map(metadata.get("labels"))
+        problems = [
+            f"annotation {key!r} is {found_annotations.get(key)!r}, expected {value!r}"
+            for key, value in self.annotations.items()
+            if found_annotations.get(key) != value
+        ]
+        problems += [
+            f"label {key!r} is {found_labels.get(key)!r}, expected {value!r}"
+            for key, value in self.labels.items()
+            if found_labels.get(key) != value
+        ]
+        problems += [
+            f"annotation {key!r} must not be set"
+            for key in self.forbidden_annotations
+            if key in found_annotations
+        ]
+        problems += [
+            f"label {key!r} must not be set" for key in self.forbidden_labels if key in found_labels
+        ]
+        if problems:
+            raise error(
+                f"{stage} changed the identity the executor reads back: " + "; ".join(problems)
+            )
+
+
+def _dynamic_pod(
     *,
+    namespace: str,
+    name: str,
     annotations: Mapping[str, str],
     labels: Mapping[str, str],
-    forbidden_annotations: Sequence[str],
-    forbidden_labels: Sequence[str],
-    stage: str,
-    error: type[ValueError],
-) -> None:
-    metadata = manifest.get("metadata")
-    metadata = metadata if isinstance(metadata, dict) else {}
-    found_annotations = metadata.get("annotations")
-    found_annotations = found_annotations if isinstance(found_annotations, dict) else {}
-    found_labels = metadata.get("labels")
-    found_labels = found_labels if isinstance(found_labels, dict) else {}
-    problems = [
-        f"annotation {key!r} is {found_annotations.get(key)!r}, expected {value!r}"
-        for key, value in annotations.items()
-        if found_annotations.get(key) != value
-    ]
-    problems += [
-        f"label {key!r} is {found_labels.get(key)!r}, expected {value!r}"
-        for key, value in labels.items()
-        if found_labels.get(key) != value
-    ]
-    problems += [
-        f"annotation {key!r} must not be set"
-        for key in forbidden_annotations
-        if key in found_annotations
-    ]
-    problems += [
-        f"label {key!r} must not be set" for key in forbidden_labels if key in found_labels
-    ]
-    if problems:
-        raise error(
-            f"{stage} changed the identity the executor reads back: " + "; ".join(problems)
-        )
-
-
-def _finish(
-    layers: list[Manifest],
-    *,
-    hook: MutationHook | None,
-    identity: dict[str, Any],
+    args: Sequence[str],
+    image: str | None,
 ) -> Manifest:
-    merged = layers[0]
-    try:
-        for layer in layers[1:]:
-            merged = merge_pair(merged, layer)
-    except PodReconciliationError:
-        raise
-    except (TypeError, ValueError, KeyError, AttributeError) as error:
-        raise PodReconciliationError(f"the pods could not be merged: {error!r}") from error
-    _check_identity(
-        merged, stage="the template or pod_override", error=PodReconciliationError, **identity
-    )
-    if hook is None:
-        return merged
-    # The hook may keep references or mutate in place: hand it a pod nothing else shares.
-    final = _apply_hook(clean_manifest(merged), hook)
-    _check_identity(final, stage="the pod mutation hook", error=PodMutationHookError, **identity)
-    return final
-
-
-def _main_container(args: Sequence[str], image: str | None) -> Manifest:
+    """The executor's own layer; new dicts throughout (the identity keeps the originals)."""
     container: Manifest = {"name": BASE_CONTAINER_NAME, "args": list(args)}
     if image is not None:
         container["image"] = image
     container["env"] = [dict(EXECUTOR_POD_ENV)]
-    return container
+    return {
+        "metadata": {
+            "namespace": namespace,
+            "annotations": dict(annotations),
+            "name": name,
+            "labels": dict(labels),
+        },
+        "spec": {"containers": [container]},
+    }
+
+
+def _finish(
+    template: Manifest,
+    dynamic: Manifest,
+    override: Manifest | None,
+    *,
+    hook: MutationHook | None,
+    identity: _Identity,
+) -> Manifest:
+    try:
+        merged = merge_pair(merge_pair(template, dynamic), override)
+    except PodReconciliationError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        raise PodReconciliationError(f"the pods could not be merged: {error!r}") from error
+    identity.check(merged, stage="the template or pod_override", error=PodReconciliationError)
+    if hook is None:
+        return merged
+    # Every layer is a private copy, so the merged pod shares nothing with the caller's
+    # inputs or the identity: the hook may keep references or mutate it in place.
+    final = _apply_hook(merged, hook)
+    identity.check(final, stage="the pod mutation hook", error=PodMutationHookError)
+    return final
 
 
 def construct_task_pod(
@@ -251,23 +262,9 @@ def construct_task_pod(
     cannot be merged or the template/override overwrite the pod's identity, and
     :class:`PodMutationHookError` when the hook fails or does.
     """
-    if len(pod_id) > POD_NAME_MAX_LENGTH:
-        warnings.warn(
-            f"pod_id supplied is longer than {POD_NAME_MAX_LENGTH} characters; "
-            "truncating and adding unique suffix.",
-            UserWarning,
-            stacklevel=2,
-        )
-        pod_id = add_unique_suffix(name=pod_id, max_len=POD_NAME_MAX_LENGTH, rng=rng)
+    pod_id = _fit_pod_name(pod_id, rng)
     template = _base_pod(base_worker_pod)
-    override = None
-    if pod_override is not None:
-        override = clean_manifest(pod_override, where="pod_override")
-        if not isinstance(override, dict):
-            raise PodReconciliationError(
-                f"pod_override must be an object, got {type(pod_override).__name__}"
-            )
-    image = _override_image(override) or kube_image
+    override = None if pod_override is None else clean_object(pod_override, where="pod_override")
 
     annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: str(try_number)}
     if map_index >= 0:
@@ -287,38 +284,38 @@ def construct_task_pod(
         airflow_version=airflow_version,
         logical_date_key=logical_date_key,
     )
-    dynamic: Manifest = {
-        "metadata": {
-            "namespace": namespace,
-            "annotations": dict(annotations),
-            "name": pod_id,
-            "labels": dict(labels),
-        },
-        "spec": {"containers": [_main_container(args, image)]},
-    }
-    layers = [template, dynamic] if override is None else [template, dynamic, override]
-    identity = {
-        "annotations": annotations,
-        "labels": {
-            AIRFLOW_WORKER_LABEL: labels[AIRFLOW_WORKER_LABEL],
-            KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
+    dynamic = _dynamic_pod(
+        namespace=namespace,
+        name=pod_id,
+        annotations=annotations,
+        labels=labels,
+        args=args,
+        image=_override_image(override) or kube_image,
+    )
+    identity = _Identity(
+        annotations=annotations,
+        labels={
+            label: labels[label] for label in (AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL)
         },
         # An annotation the pod must not carry would decode to another key: a map index
         # on an unmapped task, a run id or date the task does not have.
-        "forbidden_annotations": (
+        forbidden_annotations=(
             CALLBACK_ID_ANNOTATION,
             *((MAP_INDEX_KEY,) if map_index < 0 else ()),
             *((RUN_ID_KEY,) if not run_id else ()),
             *((LOGICAL_DATE_KEY, EXECUTION_DATE_KEY) if not (date or run_id) else ()),
         ),
-        "forbidden_labels": (WORKLOAD_TYPE_LABEL,),
-    }
-    return _finish(layers, hook=mutation_hook, identity=identity)
+        forbidden_labels=(WORKLOAD_TYPE_LABEL,),
+    )
+    return _finish(template, dynamic, override, hook=mutation_hook, identity=identity)
 
 
 def callback_pod_name(callback_id: str, *, rng: random.Random | None = None) -> str:
     """``callback-<first 8 hex digits of the id>-<8 random [a-z0-9]>``: 26 characters."""
-    key = CallbackKey(callback_id)
+    return _callback_pod_name(CallbackKey(callback_id), rng)
+
+
+def _callback_pod_name(key: CallbackKey, rng: random.Random | None) -> str:
     return add_unique_suffix(name=f"callback-{key.id.replace('-', '')[:8]}", rng=rng)
 
 
@@ -349,16 +346,9 @@ def construct_callback_pod(
     """
     require_callback_support(airflow_version)
     key = CallbackKey(callback_id)
-    name = pod_id or callback_pod_name(key.id, rng=rng)
-    if len(name) > POD_NAME_MAX_LENGTH:
-        warnings.warn(
-            f"pod_id supplied is longer than {POD_NAME_MAX_LENGTH} characters; "
-            "truncating and adding unique suffix.",
-            UserWarning,
-            stacklevel=2,
-        )
-        name = add_unique_suffix(name=name, max_len=POD_NAME_MAX_LENGTH, rng=rng)
-    annotations = {CALLBACK_ID_ANNOTATION: key.id}
+    name = _fit_pod_name(pod_id or _callback_pod_name(key, rng), rng)
+    identity_annotations = key_to_annotations(key)
+    annotations = dict(identity_annotations)
     if dag_id:
         annotations[DAG_ID_KEY] = dag_id
     if run_id:
@@ -366,23 +356,21 @@ def construct_callback_pod(
     labels = build_labels_for_callback_pod(
         scheduler_job_id=scheduler_job_id, airflow_version=airflow_version
     )
-    dynamic: Manifest = {
-        "metadata": {
-            "namespace": namespace,
-            "annotations": dict(annotations),
-            "name": name,
-            "labels": dict(labels),
+    dynamic = _dynamic_pod(
+        namespace=namespace,
+        name=name,
+        annotations=annotations,
+        labels=labels,
+        args=args,
+        image=kube_image,
+    )
+    identity = _Identity(
+        annotations=identity_annotations,
+        labels={
+            label: labels[label]
+            for label in (WORKLOAD_TYPE_LABEL, AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL)
         },
-        "spec": {"containers": [_main_container(args, kube_image)]},
-    }
-    identity = {
-        "annotations": {CALLBACK_ID_ANNOTATION: key.id},
-        "labels": {
-            WORKLOAD_TYPE_LABEL: CALLBACK_WORKLOAD_TYPE,
-            AIRFLOW_WORKER_LABEL: make_safe_label_value(str(scheduler_job_id)),
-            KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
-        },
-        "forbidden_annotations": (TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
-        "forbidden_labels": (TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
-    }
-    return _finish([_base_pod(base_worker_pod), dynamic], hook=mutation_hook, identity=identity)
+        forbidden_annotations=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
+        forbidden_labels=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
+    )
+    return _finish(_base_pod(base_worker_pod), dynamic, None, hook=mutation_hook, identity=identity)

@@ -118,20 +118,12 @@ def _object(value: object, where: str) -> Manifest | None:
     raise PodReconciliationError(f"{where} must be an object, got {type(value).__name__}")
 
 
-def _merge_model(base: Manifest | None, client: Manifest | None, maps: frozenset[str]) -> Any:  # noqa: ANN401
+def _fill_unset(merged: Manifest, base: Manifest, maps: frozenset[str]) -> Manifest:
     # merge_objects on two model instances: the client's truthy fields, else the base's.
-    if base is None:
-        return client
-    if client is None:
-        return base
-    merged = dict(client)
-    merged.update(
-        {
-            key: base_value
-            for key, base_value in base.items()
-            if not _is_set(client.get(key), is_map=key in maps)
-        }
-    )
+    # ``merged`` is the caller's copy of the client, completed in place.
+    for key, base_value in base.items():
+        if not _is_set(merged.get(key), is_map=key in maps):
+            merged[key] = base_value
     return merged
 
 
@@ -155,15 +147,19 @@ def _list_field(obj: Manifest, field: str, where: str) -> list[Any] | None:
     return value
 
 
-def _extend(base: Manifest, client: Manifest, field: str, where: str) -> Manifest:
-    # extend_object_field: base's list then client's, on a copy of client.
+def _extend(merged: Manifest, base: Manifest, field: str, where: str) -> None:
+    # extend_object_field: base's list then client's, into ``merged`` (the client's copy).
     base_list = _list_field(base, field, where)
-    client_list = _list_field(client, field, where)
-    merged = dict(client)
-    if not base_list:
-        return merged
-    merged[field] = base_list + client_list if client_list else base_list
-    return merged
+    client_list = _list_field(merged, field, where)
+    if base_list:
+        merged[field] = base_list + client_list if client_list else base_list
+
+
+def _set_or_drop(merged: Manifest, field: str, value: object) -> None:
+    if value is None:
+        merged.pop(field, None)
+    else:
+        merged[field] = value
 
 
 def _merge_container(base: object, client: object, where: str) -> Manifest:
@@ -171,10 +167,10 @@ def _merge_container(base: object, client: object, where: str) -> Manifest:
     client_c = _object(client, where)
     if base_c is None or client_c is None:
         raise PodReconciliationError(f"{where} must be an object, got null")
+    merged = dict(client_c)
     for field in _CONTAINER_LISTS:
-        client_c = _extend(base_c, client_c, field, where)
-    merged: Manifest = _merge_model(base_c, client_c, _CONTAINER_MAPS)
-    return merged
+        _extend(merged, base_c, field, where)
+    return _fill_unset(merged, base_c, _CONTAINER_MAPS)
 
 
 def _reconcile_containers(base: object, client: object, where: str) -> Any:  # noqa: ANN401
@@ -214,38 +210,31 @@ def _reconcile_init_containers(base: list[Any], client: list[Any], where: str) -
 def _reconcile_specs(base: Manifest | None, client: Manifest | None) -> Manifest | None:
     if base is None or client is None:
         return client if base is None else base
-    client = dict(client)
-    client["containers"] = _reconcile_containers(
+    merged = dict(client)
+    containers = _reconcile_containers(
         base.get("containers"), client.get("containers"), "spec.containers"
     )
-    if client["containers"] is None:
-        del client["containers"]
-    merged = _extend(base, client, "initContainers", "spec")
+    _set_or_drop(merged, "containers", containers)
+    _extend(merged, base, "initContainers", "spec")
     base_init, client_init = base.get("initContainers"), client.get("initContainers")
     if base_init and client_init:
         merged["initContainers"] = _reconcile_init_containers(
             base_init, client_init, "spec.initContainers"
         )
-    merged = _extend(base, merged, "volumes", "spec")
-    result: Manifest = _merge_model(base, merged, _SPEC_MAPS)
-    return result
+    _extend(merged, base, "volumes", "spec")
+    return _fill_unset(merged, base, _SPEC_MAPS)
 
 
 def _reconcile_metadata(base: Manifest | None, client: Manifest | None) -> Manifest | None:
     if base is None or client is None:
         return client if base is None else base
-    client = dict(client)
+    merged = dict(client)
     for field in ("labels", "annotations"):
-        merged_map = _merge_map(base.get(field), client.get(field))
-        if merged_map is None:
-            client.pop(field, None)
-        else:
-            client[field] = merged_map
+        _set_or_drop(merged, field, _merge_map(base.get(field), client.get(field)))
     for field in _METADATA_CHECKED_LISTS:
         _list_field(base, field, "metadata")
-        _list_field(client, field, "metadata")
-    result: Manifest = _merge_model(base, client, _METADATA_MAPS)
-    return result
+        _list_field(merged, field, "metadata")
+    return _fill_unset(merged, base, _METADATA_MAPS)
 
 
 def merge_pair(base: Manifest, client: Manifest | None) -> Manifest:
@@ -253,19 +242,21 @@ def merge_pair(base: Manifest, client: Manifest | None) -> Manifest:
     if client is None:
         return base
     merged = dict(client)
-    spec = _reconcile_specs(
-        _object(base.get("spec"), "spec"), _object(merged.get("spec"), "spec")
-    )
+    spec = _reconcile_specs(_object(base.get("spec"), "spec"), _object(client.get("spec"), "spec"))
     metadata = _reconcile_metadata(
-        _object(base.get("metadata"), "metadata"), _object(merged.get("metadata"), "metadata")
+        _object(base.get("metadata"), "metadata"), _object(client.get("metadata"), "metadata")
     )
-    for field, value in (("spec", spec), ("metadata", metadata)):
-        if value is None:
-            merged.pop(field, None)
-        else:
-            merged[field] = value
-    result: Manifest = _merge_model(base, merged, _POD_MAPS)
-    return result
+    _set_or_drop(merged, "spec", spec)
+    _set_or_drop(merged, "metadata", metadata)
+    return _fill_unset(merged, base, _POD_MAPS)
+
+
+def clean_object(value: object, *, where: str) -> Manifest:
+    """:func:`clean_manifest` of a value that must be an object (a pod or a layer of one)."""
+    cleaned = clean_manifest(value, where=where)
+    if not isinstance(cleaned, dict):
+        raise PodReconciliationError(f"{where} must be an object, got {type(value).__name__}")
+    return cleaned
 
 
 def reconcile_pods(base: Mapping[str, Any], client: Mapping[str, Any] | None) -> Manifest:
@@ -275,12 +266,7 @@ def reconcile_pods(base: Mapping[str, Any], client: Mapping[str, Any] | None) ->
     :class:`PodReconciliationError` for shapes the provider cannot merge either (a list
     field holding something else, a non-object where an object belongs).
     """
-    base_copy = clean_manifest(base)
-    if not isinstance(base_copy, dict):
-        raise PodReconciliationError(f"pod must be an object, got {type(base).__name__}")
+    base_copy = clean_object(base, where="pod")
     if client is None:
         return base_copy
-    client_copy = clean_manifest(client)
-    if not isinstance(client_copy, dict):
-        raise PodReconciliationError(f"pod must be an object, got {type(client).__name__}")
-    return merge_pair(base_copy, client_copy)
+    return merge_pair(base_copy, clean_object(client, where="pod"))

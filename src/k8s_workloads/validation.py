@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from k8s_workloads._json import as_list, as_map
+
 __all__ = [
     "DNS1123_LABEL_MAX_LENGTH",
     "DNS1123_SUBDOMAIN_MAX_LENGTH",
@@ -321,10 +323,6 @@ def _container_name_errors(named: Iterable[tuple[str, object]]) -> list[NamingRu
     return found
 
 
-def _mapping(value: object) -> Mapping[str, object]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
     """Every naming and size violation in a pod manifest (empty when it passes).
 
@@ -333,9 +331,9 @@ def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
     containers, init containers and ephemeral containers (DNS-1123 labels, unique).
     Types and unknown fields are the schema's business (``kubernetes-validate``).
     """
-    pod = _mapping(manifest)
-    metadata = _mapping(pod.get("metadata"))
-    spec = _mapping(pod.get("spec"))
+    pod = as_map(manifest)
+    metadata = as_map(pod.get("metadata"))
+    spec = as_map(pod.get("spec"))
     found: list[NamingRuleViolation] = []
     if not isinstance(manifest, Mapping):
         found.append(InvalidPodName("pod", f"must be an object, got {type(manifest).__name__}"))
@@ -344,12 +342,9 @@ def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
         found += dns1123_label_errors(metadata.get("namespace"), field="metadata.namespace")
     found += label_errors(metadata.get("labels"))
     found += annotation_errors(metadata.get("annotations"))
-    named: list[tuple[str, object]] = []
-    for kind in ("containers", "initContainers", "ephemeralContainers"):
-        containers = spec.get(kind)
-        if isinstance(containers, list):
-            named += [
-                (f"spec.{kind}[{index}].name", _mapping(container).get("name"))
-                for index, container in enumerate(containers)
-            ]
+    named = [
+        (f"spec.{kind}[{index}].name", as_map(container).get("name"))
+        for kind in ("containers", "initContainers", "ephemeralContainers")
+        for index, container in enumerate(as_list(spec.get(kind)))
+    ]
     return found + _container_name_errors(named)
