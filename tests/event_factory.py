@@ -5,10 +5,28 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.pods import construct_callback_pod, construct_task_pod
 
 CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
 VERSION = "3.3.2"
+TASK_KEY = TaskInstanceKey("etl", "load", "manual__2026", 2, 3)
+"""The workload of :func:`task_pod`."""
+CALLBACK_KEY = CallbackKey(CALLBACK_ID)
+"""The workload of :func:`callback_pod`."""
+
+
+def _as_stored(
+    pod: dict[str, Any],
+    resource_version: str,
+    status: dict[str, Any] | None,
+    metadata: dict[str, Any],
+) -> dict[str, Any]:
+    pod["metadata"]["resourceVersion"] = resource_version
+    pod["metadata"].update(metadata)
+    if status is not None:
+        pod["status"] = copy.deepcopy(status)
+    return pod
 
 
 def task_pod(status: dict[str, Any] | None = None, **metadata: Any) -> dict[str, Any]:
@@ -16,25 +34,21 @@ def task_pod(status: dict[str, Any] | None = None, **metadata: Any) -> dict[str,
         namespace="airflow",
         scheduler_job_id="7",
         pod_id="etl-load-abcd1234",
-        dag_id="etl",
-        task_id="load",
+        dag_id=TASK_KEY.dag_id,
+        task_id=TASK_KEY.task_id,
         kube_image="airflow:3.3.2",
-        try_number=2,
+        try_number=TASK_KEY.try_number,
         args=["python", "-m", "x"],
-        run_id="manual__2026",
-        map_index=3,
+        run_id=TASK_KEY.run_id,
+        map_index=TASK_KEY.map_index,
         airflow_version=VERSION,
     )
-    pod["metadata"]["resourceVersion"] = "100"
-    pod["metadata"].update(metadata)
-    if status is not None:
-        pod["status"] = copy.deepcopy(status)
-    return pod
+    return _as_stored(pod, "100", status, metadata)
 
 
 def callback_pod(status: dict[str, Any] | None = None, **metadata: Any) -> dict[str, Any]:
     pod = construct_callback_pod(
-        callback_id=CALLBACK_ID,
+        callback_id=CALLBACK_KEY.id,
         namespace="airflow",
         scheduler_job_id="7",
         kube_image="airflow:3.3.2",
@@ -44,11 +58,7 @@ def callback_pod(status: dict[str, Any] | None = None, **metadata: Any) -> dict[
         airflow_version=VERSION,
         pod_id="callback-019e9fc6-abcd1234",
     )
-    pod["metadata"]["resourceVersion"] = "200"
-    pod["metadata"].update(metadata)
-    if status is not None:
-        pod["status"] = copy.deepcopy(status)
-    return pod
+    return _as_stored(pod, "200", status, metadata)
 
 
 def event(kind: str, pod: dict[str, Any]) -> dict[str, Any]:

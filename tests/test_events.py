@@ -9,7 +9,6 @@ import pytest
 
 from k8s_workloads.events import DECISION_TABLE, Outcome, ResolverConfig, resolve_event
 from k8s_workloads.failures import FailureKind, PendingPolicy
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.states import (
     CallbackResult,
     CallbackState,
@@ -18,7 +17,8 @@ from k8s_workloads.states import (
     TaskResult,
 )
 from tests.event_factory import (
-    CALLBACK_ID,
+    CALLBACK_KEY,
+    TASK_KEY,
     VERSION,
     callback_pod,
     event,
@@ -27,8 +27,6 @@ from tests.event_factory import (
     waiting,
 )
 
-TASK_KEY = TaskInstanceKey("etl", "load", "manual__2026", 2, 3)
-CALLBACK_KEY = CallbackKey(CALLBACK_ID)
 ON = ResolverConfig(airflow_version=VERSION)
 DELETING = {"deletionTimestamp": "2026-06-07T00:00:00Z"}
 

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from k8s_workloads.adapters import to_v1pod
 from k8s_workloads.events import Outcome, Resolution, ResolverConfig, resolve_event
 from k8s_workloads.failures import DEFAULT_FATAL_PENDING_REASONS, PendingPolicy
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.labels import (
     CALLBACK_ID_ANNOTATION,
     KUBERNETES_EXECUTOR_LABEL,
@@ -42,10 +42,7 @@ from k8s_workloads.states import (
     TaskInstanceState,
     TaskResult,
 )
-from tests.event_factory import CALLBACK_ID, callback_pod, task_pod
-
-TASK_KEY = TaskInstanceKey("etl", "load", "manual__2026", 2, 3)
-CALLBACK_KEY = CallbackKey(CALLBACK_ID)
+from tests.event_factory import CALLBACK_ID, CALLBACK_KEY, TASK_KEY, callback_pod, task_pod
 
 EVENT_TYPES = ["ADDED", "MODIFIED", "DELETED"]
 ALL_EVENT_TYPES = [*EVENT_TYPES, "ERROR", "BOOKMARK"]

@@ -23,6 +23,11 @@ def as_list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def as_int(value: object) -> int | None:
+    """``value`` if it is an integer (a bool is not one), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def as_str(value: object) -> str | None:
     """``value`` if it is a string, else None."""
     return value if isinstance(value, str) else None

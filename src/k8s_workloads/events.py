@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from k8s_workloads._json import as_int
+from k8s_workloads._json import as_list as _list
 from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_str as _str
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key, is_callback_pod
@@ -172,8 +174,7 @@ def _as_manifest(obj: object) -> Mapping[str, Any] | None:
 
 
 def _watch_error(event_type: str, obj: Mapping[str, Any]) -> Resolution:
-    code = obj.get("code")
-    code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    code = as_int(obj.get("code"))
     reason = _str(obj.get("reason")) or "unknown"
     message = _str(obj.get("message")) or ""
     if code == 410:
@@ -193,20 +194,20 @@ def _watch_error(event_type: str, obj: Mapping[str, Any]) -> Resolution:
 
 def _fatal_waiting(status: Mapping[str, Any], reasons: frozenset[str]) -> tuple[str, str] | None:
     # The provider checks every init container, then only the first main container.
-    init = status.get("initContainerStatuses")
-    main = status.get("containerStatuses")
-    candidates = list(init) if isinstance(init, list) else []
-    if isinstance(main, list) and main:
-        candidates.append(main[0])
+    candidates = [
+        *_list(status.get("initContainerStatuses")),
+        *_list(status.get("containerStatuses"))[:1],
+    ]
     for container in candidates:
-        waiting = _map(_map(_map(container).get("state")).get("waiting"))
+        container_map = _map(container)
+        waiting = _map(_map(container_map.get("state")).get("waiting"))
         reason = waiting.get("reason")
         if not isinstance(reason, str) or reason not in reasons:
             continue
         # A registry throttling the kubelet is not a bad image (apache/airflow#37670).
         if reason == "ErrImagePull" and waiting.get("message") == "pull QPS exceeded":
             continue
-        return reason, _str(_map(container).get("name")) or "unknown"
+        return reason, _str(container_map.get("name")) or "unknown"
     return None
 
 
@@ -245,7 +246,7 @@ def resolve_event(
         return Resolution(
             Outcome.MALFORMED, f"unknown watch event type {event_type!r}", event_type=event_type
         )
-    return _resolve_pod(event_type, obj, metadata, config, now)
+    return _resolve_pod(event_type, obj, metadata, resource_version, config=config, now=now)
 
 
 @attrs.define  # private and never changed; frozen attrs costs ~0.7 µs per event here
@@ -307,12 +308,13 @@ def _resolve_pod(
     event_type: str,
     manifest: Mapping[str, Any],
     metadata: Mapping[str, Any],
+    resource_version: str | None,
+    *,
     config: ResolverConfig,
     now: datetime.datetime | None,
 ) -> Resolution:
     pod_name = _str(metadata.get("name"))
     namespace = _str(metadata.get("namespace"))
-    resource_version = _str(metadata.get("resourceVersion"))
     labels = _map(metadata.get("labels"))
     annotations = _map(metadata.get("annotations"))
 
@@ -430,7 +432,7 @@ def _resolve_pending(pod: _Pod) -> Resolution:
                 verdict.classification,
             )
         return pod.resolution(Outcome.PENDING, verdict.reason)
-    if pod.config.fatal_pending_reasons and "status" in pod.manifest:
+    if pod.config.fatal_pending_reasons:
         fatal = _fatal_waiting(pod.status, pod.config.fatal_pending_reasons)
         if fatal is not None:
             reason, container = fatal

@@ -16,10 +16,11 @@ from __future__ import annotations
 import datetime
 import enum
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from k8s_workloads._json import as_int
 from k8s_workloads._json import as_list as _list
 from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_str as _str
@@ -107,13 +108,26 @@ class FailureClassification:
     """Where the reason was read: ``pod reason``, ``DisruptionTarget condition`` …"""
 
 
+_ContainerType = Literal["init", "main"]
+
+_CONTAINER_LISTS: tuple[tuple[str, _ContainerType], ...] = (
+    ("initContainerStatuses", "init"),
+    ("containerStatuses", "main"),
+)
+"""The status lists of the containers a workload runs, init containers first."""
+
+
+def _status_of(pod: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _map(_map(pod).get("status"))
+
+
 def _exit_code(terminated: Mapping[str, Any]) -> int:
-    code = terminated.get("exitCode")
+    code = as_int(terminated.get("exitCode"))
     # A missing exit code counts as 0, as the provider does; a non-int is not one.
-    return code if isinstance(code, int) and not isinstance(code, bool) else 0
+    return 0 if code is None else code
 
 
-def _analyse_containers(statuses: object, container_type: str) -> FailureDetails | None:
+def _analyse_containers(statuses: object, container_type: _ContainerType) -> FailureDetails | None:
     waiting: FailureDetails | None = None
     for status in _list(statuses):
         status_map = _map(status)
@@ -129,16 +143,15 @@ def _analyse_containers(statuses: object, container_type: str) -> FailureDetails
                     "container_reason": reason,
                     "container_message": _str(terminated.get("message")),
                     "exit_code": code,
-                    "container_type": "init" if container_type == "init" else "main",
+                    "container_type": container_type,
                     "container_name": name,
                 }
-        elif isinstance(state.get("waiting"), Mapping):
-            waiting_state = _map(state.get("waiting"))
+        elif isinstance(waiting_state := state.get("waiting"), Mapping):
             waiting = {
                 "container_state": "waiting",
                 "container_reason": _str(waiting_state.get("reason")),
                 "container_message": _str(waiting_state.get("message")),
-                "container_type": "init" if container_type == "init" else "main",
+                "container_type": container_type,
                 "container_name": name,
             }
     return waiting
@@ -151,7 +164,7 @@ def collect_failure_details(pod: Mapping[str, Any]) -> FailureDetails | None:
     non-zero exit code (reason not ``Completed``), else the first such main container,
     else the last waiting container of the first list that has one.
     """
-    status = _map(_map(pod).get("status"))
+    status = _status_of(pod)
     if status.get("phase") != "Failed":
         return None
     details: FailureDetails = {
@@ -159,16 +172,16 @@ def collect_failure_details(pod: Mapping[str, Any]) -> FailureDetails | None:
         "pod_reason": _str(status.get("reason")),
         "pod_message": _str(status.get("message")),
     }
-    container = _analyse_containers(status.get("initContainerStatuses"), "init")
-    if not container:
-        container = _analyse_containers(status.get("containerStatuses"), "main")
-    if container:
-        details.update(container)
+    for key, container_type in _CONTAINER_LISTS:
+        container = _analyse_containers(status.get(key), container_type)
+        if container:
+            details.update(container)
+            break
     return details
 
 
-def _disruption(pod: Mapping[str, Any]) -> str | None:
-    for condition in _list(_map(_map(pod).get("status")).get("conditions")):
+def _disruption(status: Mapping[str, Any]) -> str | None:
+    for condition in _list(status.get("conditions")):
         condition_map = _map(condition)
         is_disruption = condition_map.get("type") == "DisruptionTarget"
         if is_disruption and condition_map.get("status") == "True":
@@ -178,7 +191,10 @@ def _disruption(pod: Mapping[str, Any]) -> str | None:
 
 def oom_killed_container(pod: Mapping[str, Any]) -> str | None:
     """The name of a container the kernel OOM-killed (now or in its last run), if any."""
-    status = _map(_map(pod).get("status"))
+    return _oom_killed(_status_of(pod))
+
+
+def _oom_killed(status: Mapping[str, Any]) -> str | None:
     for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
         for container in _list(status.get(key)):
             container_map = _map(container)
@@ -203,35 +219,33 @@ def classify_failure(
     OOMKilled container (even in a pod that reports success), ``Error`` or
     ``ContainerCannotRun`` is the application's; anything else is unknown.
     """
-    if details is None:
-        details = collect_failure_details(pod)
     if deleted_while_running:
         return FailureClassification(
             FailureKind.INFRASTRUCTURE, True, "PodDeleted", "deleted while running"
         )
-    disruption = _disruption(pod)
+    status = _status_of(pod)
+    if details is None:
+        details = collect_failure_details(pod) or {}
+    disruption = _disruption(status)
     if disruption is not None:
         return FailureClassification(
             FailureKind.INFRASTRUCTURE, True, disruption, "DisruptionTarget condition"
         )
-    pod_reason = (details or {}).get("pod_reason") or _str(
-        _map(_map(pod).get("status")).get("reason")
-    )
+    pod_reason = details.get("pod_reason") or _str(status.get("reason"))
     if pod_reason in INFRASTRUCTURE_POD_REASONS:
         return FailureClassification(FailureKind.INFRASTRUCTURE, True, pod_reason, "pod reason")
-    oom = oom_killed_container(pod)
+    oom = _oom_killed(status)
     if oom is not None:
         return FailureClassification(
             FailureKind.APPLICATION, False, "OOMKilled", f"container {oom}"
         )
-    container_reason = (details or {}).get("container_reason")
+    container_reason = details.get("container_reason")
+    name = details.get("container_name") or "unknown"
     if container_reason in _APPLICATION_CONTAINER_REASONS:
-        name = (details or {}).get("container_name") or "unknown"
         return FailureClassification(
             FailureKind.APPLICATION, False, container_reason, f"container {name}"
         )
-    if (details or {}).get("exit_code"):
-        name = (details or {}).get("container_name") or "unknown"
+    if details.get("exit_code"):
         return FailureClassification(
             FailureKind.APPLICATION, False, container_reason, f"container {name} exit code"
         )
@@ -249,12 +263,11 @@ def describe_failure(
     """
     details = details or {}
     cause = details.get("pod_reason")
-    # A preempted pod's container exits 143 with reason "Error": name the disruption.
-    disrupted = classification is not None and (
-        classification.kind is FailureKind.INFRASTRUCTURE or not details.get("container_reason")
-    )
-    if not cause and disrupted and classification is not None and classification.reason:
-        cause = classification.reason
+    if not cause and classification is not None and classification.reason:
+        # A preempted pod's container exits 143 with reason "Error": name the disruption.
+        infrastructure = classification.kind is FailureKind.INFRASTRUCTURE
+        if infrastructure or not details.get("container_reason"):
+            cause = classification.reason
     cause = cause or details.get("container_reason")
     container = details.get("container_name")
     parts = []
@@ -317,19 +330,47 @@ def _parse_time(value: object) -> datetime.datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=datetime.timezone.utc)
 
 
-def _waiting_since(pod: Mapping[str, Any]) -> datetime.datetime | None:
+def _waiting_since(
+    status: Mapping[str, Any], metadata: Mapping[str, Any]
+) -> datetime.datetime | None:
     # The kubelet records no time on a waiting state; the last transition of the readiness
     # conditions is the closest, then the pod's start and creation times.
-    status = _map(_map(pod).get("status"))
     for condition in _list(status.get("conditions")):
         condition_map = _map(condition)
         if condition_map.get("type") in ("ContainersReady", "Ready", "Initialized"):
             since = _parse_time(condition_map.get("lastTransitionTime"))
             if since is not None:
                 return since
-    return _parse_time(status.get("startTime")) or _parse_time(
-        _map(_map(pod).get("metadata")).get("creationTimestamp")
-    )
+    return _parse_time(status.get("startTime")) or _parse_time(metadata.get("creationTimestamp"))
+
+
+def _stuck_container(status: Mapping[str, Any]) -> tuple[_ContainerType, str, str, str] | None:
+    """The first container (init ones first) waiting for more than being created.
+
+    As (container type, name, waiting reason, waiting message or ``""``).
+    """
+    for key, container_type in _CONTAINER_LISTS:
+        for container in _list(status.get(key)):
+            container_map = _map(container)
+            waiting = _map(_map(container_map.get("state")).get("waiting"))
+            reason = _str(waiting.get("reason"))
+            if reason and reason not in _BENIGN_WAITING:
+                name = _str(container_map.get("name")) or "unknown"
+                return container_type, name, reason, _str(waiting.get("message")) or ""
+    return None
+
+
+def _waited_past(
+    grace: float,
+    status: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    now: datetime.datetime | None,
+) -> bool:
+    """Whether the pod has waited ``grace`` seconds by ``now`` (never, without ``now``)."""
+    if now is None:
+        return False
+    since = _waiting_since(status, metadata)
+    return since is not None and (now - since).total_seconds() >= grace
 
 
 def _grace_for(reason: str, message: str, policy: PendingPolicy) -> tuple[float | None, bool]:
@@ -356,7 +397,8 @@ def demystify_pending(
     no grace period can expire: waiting reasons are reported, and only reasons that fail
     at once (grace 0) fail the pod.
     """
-    status = _map(_map(pod).get("status"))
+    status = _status_of(pod)
+    metadata = _map(_map(pod).get("metadata"))
     reason = "Pending"
     if now is not None and now.tzinfo is None:
         # Kubernetes times are UTC; a naive "now" is read as UTC too (never compared raw).
@@ -367,53 +409,36 @@ def demystify_pending(
             cause = condition_map.get("reason") or "Unschedulable"
             message = condition_map.get("message")
             reason = f"{cause}: {message}" if message else str(cause)
-    since = _waiting_since(pod)
-    elapsed = (now - since).total_seconds() if now is not None and since is not None else None
-    for key, container_type in (("initContainerStatuses", "init"), ("containerStatuses", "main")):
-        for container in _list(status.get(key)):
-            container_map = _map(container)
-            waiting = _map(_map(container_map.get("state")).get("waiting"))
-            waiting_reason = _str(waiting.get("reason"))
-            if not waiting_reason or waiting_reason in _BENIGN_WAITING:
-                continue
-            message = _str(waiting.get("message")) or ""
-            name = _str(container_map.get("name")) or "unknown"
-            reason = (
-                f"{waiting_reason}: {message} (container {name})"
-                if message
-                else f"{waiting_reason} (container {name})"
+    stuck = _stuck_container(status)
+    if stuck is not None:
+        container_type, name, waiting_reason, message = stuck
+        reason = (
+            f"{waiting_reason}: {message} (container {name})"
+            if message
+            else f"{waiting_reason} (container {name})"
+        )
+        grace, infrastructure = _grace_for(waiting_reason, message, policy)
+        if grace is not None and (grace <= 0 or _waited_past(grace, status, metadata, now)):
+            details: FailureDetails = {
+                "pod_status": "Pending",
+                "pod_reason": None,
+                "pod_message": None,
+                "container_state": "waiting",
+                "container_reason": waiting_reason,
+                "container_message": message or None,
+                "container_type": container_type,
+                "container_name": name,
+            }
+            kind = FailureKind.INFRASTRUCTURE if infrastructure else FailureKind.APPLICATION
+            suffix = f" after a {grace:g}s grace period" if grace > 0 else ""
+            return PendingVerdict(
+                True,
+                reason + suffix,
+                FailureClassification(kind, infrastructure, waiting_reason, f"container {name}"),
+                details,
             )
-            grace, infrastructure = _grace_for(waiting_reason, message, policy)
-            expired = grace is not None and (
-                grace <= 0 or (elapsed is not None and elapsed >= grace)
-            )
-            if expired:
-                details: FailureDetails = {
-                    "pod_status": "Pending",
-                    "pod_reason": None,
-                    "pod_message": None,
-                    "container_state": "waiting",
-                    "container_reason": waiting_reason,
-                    "container_message": message or None,
-                    "container_type": "init" if container_type == "init" else "main",
-                    "container_name": name,
-                }
-                kind = FailureKind.INFRASTRUCTURE if infrastructure else FailureKind.APPLICATION
-                suffix = f" after a {grace:g}s grace period" if grace and grace > 0 else ""
-                return PendingVerdict(
-                    True,
-                    reason + suffix,
-                    FailureClassification(
-                        kind, infrastructure, waiting_reason, f"container {name}"
-                    ),
-                    details,
-                )
-            break
-        else:
-            continue
-        break
     if policy.pending_timeout is not None and now is not None:
-        created = _parse_time(_map(_map(pod).get("metadata")).get("creationTimestamp"))
+        created = _parse_time(metadata.get("creationTimestamp"))
         if created is not None and (now - created).total_seconds() >= policy.pending_timeout:
             return PendingVerdict(
                 True,
