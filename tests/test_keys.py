@@ -70,8 +70,9 @@ def test_from_tuple_round_trip_and_errors() -> None:
 )
 def test_task_key_rejects_bad_fields_naming_them(kwargs: dict[str, object], field: str) -> None:
     fields: dict[str, object] = {"dag_id": "d", "task_id": "t", "run_id": "r"} | kwargs
-    with pytest.raises(InvalidKey, match=rf"TaskInstanceKey\.{field} "):
+    with pytest.raises(InvalidKey, match=rf"TaskInstanceKey\.{field} ") as raised:
         TaskInstanceKey(**fields)  # type: ignore[arg-type]
+    assert raised.value.field == field
 
 
 def test_run_id_may_be_none() -> None:
@@ -89,8 +90,9 @@ def test_callback_key_str_is_its_id() -> None:
     "bad", ["", "not-a-uuid", CALLBACK_ID.upper(), CALLBACK_ID.replace("-", ""), 5, None]
 )
 def test_callback_key_requires_canonical_uuid(bad: object) -> None:
-    with pytest.raises(InvalidKey, match=r"CallbackKey\.id"):
+    with pytest.raises(InvalidKey, match=r"CallbackKey\.id") as raised:
         CallbackKey(bad)  # type: ignore[arg-type]
+    assert raised.value.field == "id"
 
 
 @given(task_keys())

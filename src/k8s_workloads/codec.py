@@ -125,13 +125,8 @@ def _decode_task(annotations: Mapping[str, object]) -> TaskInstanceKey:
     try:
         return TaskInstanceKey(dag_id, task_id, run_id, try_number, map_index)
     except InvalidKey as error:
-        raise InvalidAnnotations(_field_of(error), str(error)) from None
-
-
-def _field_of(error: InvalidKey) -> str:
-    # InvalidKey messages start with "TaskInstanceKey.<field> ..."; name the annotation.
-    head = str(error).split(" ", 1)[0]
-    return head.rsplit(".", 1)[-1]
+        # Every field validator names its field; the annotation has the field's name.
+        raise InvalidAnnotations(error.field or "annotations", str(error)) from None
 
 
 def annotations_to_key(

@@ -28,13 +28,19 @@ __all__ = [
 
 
 class InvalidKey(ValueError):
-    """A workload key field has a value no workload can have."""
+    """A workload key field has a value no workload can have; ``field`` names it."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        """The offending field (``dag_id``, ``try_number``, ``id`` …), None for a whole key."""
 
 
 def _non_empty_str(owner: str) -> _Validator:
     def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if not isinstance(value, str) or not value:
-            raise InvalidKey(f"{owner}.{attribute.name} must be a non-empty string, got {value!r}")
+            msg = f"{owner}.{attribute.name} must be a non-empty string, got {value!r}"
+            raise InvalidKey(msg, field=attribute.name)
 
     return check
 
@@ -44,14 +50,16 @@ def _optional_run_id(_instance: object, _attribute: attrs.Attribute[Any], value:
     # round-trip through a pod; None is the one spelling of "no run id".
     if value is not None and (not isinstance(value, str) or not value):
         raise InvalidKey(
-            f"TaskInstanceKey.run_id must be a non-empty string or None, got {value!r}"
+            f"TaskInstanceKey.run_id must be a non-empty string or None, got {value!r}",
+            field="run_id",
         )
 
 
 def _int_at_least(owner: str, minimum: int) -> _Validator:
     def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise InvalidKey(f"{owner}.{attribute.name} must be an int >= {minimum}, got {value!r}")
+            msg = f"{owner}.{attribute.name} must be an int >= {minimum}, got {value!r}"
+            raise InvalidKey(msg, field=attribute.name)
 
     return check
 
@@ -99,15 +107,17 @@ def _canonical_uuid(_instance: object, _attribute: attrs.Attribute[Any], value: 
     # Airflow coerces callback ids to ``str(uuid)``; anything else would make pod names,
     # annotations and equality depend on how the id happened to be spelled.
     if not isinstance(value, str):
-        raise InvalidKey(f"CallbackKey.id must be a UUID string, got {value!r}")
+        raise InvalidKey(f"CallbackKey.id must be a UUID string, got {value!r}", field="id")
     try:
         canonical = str(uuid.UUID(value))
     except ValueError:
-        raise InvalidKey(f"CallbackKey.id must be a UUID string, got {value!r}") from None
+        msg = f"CallbackKey.id must be a UUID string, got {value!r}"
+        raise InvalidKey(msg, field="id") from None
     if canonical != value:
         raise InvalidKey(
             f"CallbackKey.id must be a canonical (lower-case, hyphenated) UUID: "
-            f"got {value!r}, expected {canonical!r}"
+            f"got {value!r}, expected {canonical!r}",
+            field="id",
         )
 
 
