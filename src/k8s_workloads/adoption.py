@@ -242,7 +242,7 @@ def plan_adoption(
                 else TaskResult(key, _COMPLETED, name, namespace, pod.resource_version)
             )
             if unexpected and isinstance(key, CallbackKey):
-                actions.extend(_cleanup(result, failed=False, config=config))
+                actions.extend(_cleanup(result, config))
                 reason = "callback already settled: its Succeeded pod is cleaned up, not reported"
                 skipped.append(SkippedPod(name, namespace, reason))
             else:

@@ -38,6 +38,7 @@ from k8s_workloads.states import (
     TaskInstanceState,
     TaskResult,
     WorkloadResult,
+    state_class_for_key,
 )
 
 __all__ = [
@@ -325,8 +326,13 @@ def _describe(action: Action) -> str:
 # --- shared rules ---------------------------------------------------------------------
 
 
-def _cleanup(result: WorkloadResult, *, failed: bool, config: DecisionConfig) -> list[Action]:
+def _cleanup(result: WorkloadResult, config: DecisionConfig) -> list[Action]:
     # delete_worker_pods: delete, except a failed pod kept for debugging; otherwise mark done.
+    # A vanished pod is gone already; any other result names its pod and says whether it
+    # failed (a Succeeded pod is never kept as a failed one).
+    if result.state is ExecutorPseudoState.VANISHED:
+        return []
+    failed = result.state is TaskInstanceState.FAILED or result.state is CallbackState.FAILED
     done = PatchLabels(
         result.pod_name, result.namespace, {POD_EXECUTOR_DONE_LABEL: TRUE_LABEL_VALUE}
     )
@@ -335,10 +341,6 @@ def _cleanup(result: WorkloadResult, *, failed: bool, config: DecisionConfig) ->
     if failed and not config.delete_worker_pods_on_failure:
         return [done] if config.mark_kept_failed_pods_done else []
     return [DeletePod(result.pod_name, result.namespace)]
-
-
-def _failure_info(details: FailureDetails | None) -> str:
-    return describe_failure(details)
 
 
 def _adopted(result: WorkloadResult, *, running: bool, attempts: Attempts) -> Decision:
@@ -464,7 +466,7 @@ def _pre_execution_requeue(
         what="pod failed before the task ran",
         limit=config.pod_launch_failure_retries,
     )
-    cleanup = _cleanup(result, failed=True, config=config)
+    cleanup = _cleanup(result, config)
     return Decision((*cleanup, *requeue.actions), requeue.attempts)
 
 
@@ -493,7 +495,7 @@ def decide_task(
         )
     if state is ExecutorPseudoState.COMPLETED:
         # An adopted pod that had Succeeded under a dead scheduler: only clean it up.
-        return Decision(tuple(_cleanup(result, failed=False, config=config)), attempts)
+        return Decision(tuple(_cleanup(result, config)), attempts)
     if not running:
         # A repeated terminal event (MODIFIED then DELETED is normal): no event, and unlike
         # the provider (§7.3.3) no second delete or patch either.
@@ -506,7 +508,7 @@ def decide_task(
         requeued = _pre_execution_requeue(result, attempt, attempts, config, ti_state)
         if requeued is not None:
             return requeued
-    cleanup = _cleanup(result, failed=failed, config=config)
+    cleanup = _cleanup(result, config)
     if state is ExecutorPseudoState.LOOKUP:
         if ti_state is UNKNOWN:
             return Decision((LookUpState(key, "the pod succeeded"),), attempts)
@@ -515,7 +517,7 @@ def decide_task(
             nothing = Ignore("no task instance state to report")
             return Decision((*cleanup, FreeSlot(key), nothing), attempts.without(key))
         return Decision((*cleanup, FreeSlot(key), EmitEvent(key, ti_state)), attempts.without(key))
-    info = _failure_info(result.failure_details) if failed else None
+    info = describe_failure(result.failure_details) if failed else None
     return Decision((*cleanup, FreeSlot(key), EmitEvent(key, state, info)), attempts.without(key))
 
 
@@ -543,25 +545,20 @@ def _terminal_callback(
 ) -> Decision:
     # Never overwritten; but a finished pod is still cleaned up and its slot freed.
     keep = Ignore(f"callback is already {callback_state.value}: never overwritten")
+    if result.state is ExecutorPseudoState.COMPLETED:
+        # An adopted, finished pod is never tracked as running: cleaning it up is the point.
+        freed = (FreeSlot(result.key),) if running else ()
+        return Decision((*_cleanup(result, config), *freed, keep), attempts.without(result.key))
     finished = result.state in {
         CallbackState.SUCCESS,
         CallbackState.FAILED,
-        ExecutorPseudoState.COMPLETED,
         ExecutorPseudoState.VANISHED,
     }
-    if result.state is ExecutorPseudoState.COMPLETED:
-        # An adopted, finished pod is never tracked as running: cleaning it up is the point.
-        cleanup = _cleanup(result, failed=False, config=config)
-        freed = (FreeSlot(result.key),) if running else ()
-        return Decision((*cleanup, *freed, keep), attempts.without(result.key))
     if not (finished and running):
         return Decision((keep,), attempts)
-    cleanup = (
-        []
-        if result.state is ExecutorPseudoState.VANISHED
-        else _cleanup(result, failed=result.state is CallbackState.FAILED, config=config)
+    return Decision(
+        (*_cleanup(result, config), FreeSlot(result.key), keep), attempts.without(result.key)
     )
-    return Decision((*cleanup, FreeSlot(result.key), keep), attempts.without(result.key))
 
 
 def _callback_pseudo_state(
@@ -577,7 +574,7 @@ def _callback_pseudo_state(
     if state is ExecutorPseudoState.COMPLETED:
         # A callback pod that Succeeded while no scheduler watched it (adopted after a
         # restart): it exited 0, so the callback succeeded, and nothing else will say so.
-        cleanup = _cleanup(result, failed=False, config=config)
+        cleanup = _cleanup(result, config)
         freed = (FreeSlot(key),) if running else ()
         success = EmitEvent(key, CallbackState.SUCCESS)
         return Decision((*cleanup, *freed, success), attempts.without(key))
@@ -621,7 +618,7 @@ def decide_callback(
         attempt = attempts.get(key)
         if attempt is not None and attempt.was_requeued(result.pod_name):
             return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
-        cleanup = _cleanup(result, failed=True, config=config)
+        cleanup = _cleanup(result, config)
         if (
             attempt is not None
             and config.callback_launch_failure_retries != 0
@@ -637,10 +634,10 @@ def decide_callback(
                 limit=config.callback_launch_failure_retries,
             )
             return Decision((*cleanup, *requeue.actions), requeue.attempts)
-        emit = EmitEvent(key, CallbackState.FAILED, _failure_info(result.failure_details))
+        emit = EmitEvent(key, CallbackState.FAILED, describe_failure(result.failure_details))
         return Decision((*cleanup, FreeSlot(key), emit), attempts.without(key))
     if state is CallbackState.SUCCESS:
-        cleanup = _cleanup(result, failed=False, config=config)
+        cleanup = _cleanup(result, config)
         return Decision(
             (*cleanup, FreeSlot(key), EmitEvent(key, CallbackState.SUCCESS)), attempts.without(key)
         )
@@ -723,18 +720,16 @@ def handling_failed(
         return Decision(
             (Ignore(f"{gave_up}; {key!r} is not running: nothing to report"),), attempts
         )
-    # The pod is cleaned up as its own outcome says (a Succeeded pod is not "kept for
-    # debugging"), whatever is reported.
-    pod_failed = state is TaskInstanceState.FAILED or state is CallbackState.FAILED
-    vanished = state is ExecutorPseudoState.VANISHED
-    cleanup = [] if vanished else _cleanup(result, failed=pod_failed, config=config)
+    # The pod is cleaned up as its own outcome says, whatever is reported.
+    cleanup = _cleanup(result, config)
     freed: tuple[Action, ...] = (FreeSlot(key),) if running else ()
     report: Action
+    failed = EmitEvent(key, state_class_for_key(key).FAILED, f"handling the pod's result {gave_up}")
     if isinstance(key, CallbackKey):
         if isinstance(known_state, CallbackState) and known_state in CALLBACK_TERMINAL_STATES:
             report = Ignore(f"callback is already {known_state.value}: never overwritten")
         else:
-            report = EmitEvent(key, CallbackState.FAILED, f"handling the pod's result {gave_up}")
+            report = failed
     elif completed:
         report = Ignore(f"{gave_up}; the task recorded its own end")
     elif isinstance(known_state, TaskInstanceState) and (
@@ -743,7 +738,7 @@ def handling_failed(
         # The state read is what the decision would have reported.
         report = EmitEvent(key, known_state)
     else:
-        report = EmitEvent(key, TaskInstanceState.FAILED, f"handling the pod's result {gave_up}")
+        report = failed
     return Decision((*freed, report, *cleanup), attempts.without(key))
 
 
@@ -855,10 +850,6 @@ def requeue_after_create_error(
     """
     if decision.retry:
         return Decision((RequeueJob(job, decision.reason, decision.delay),), attempts)
-    failed: TaskInstanceState | CallbackState = (
-        CallbackState.FAILED if isinstance(job.key, CallbackKey) else TaskInstanceState.FAILED
-    )
     info = f"pod creation failed: {decision.reason}: {decision.message}".rstrip(": ")
-    return Decision(
-        (FreeSlot(job.key), EmitEvent(job.key, failed, info)), attempts.without(job.key)
-    )
+    failed = EmitEvent(job.key, state_class_for_key(job.key).FAILED, info)
+    return Decision((FreeSlot(job.key), failed), attempts.without(job.key))
