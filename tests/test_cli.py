@@ -74,6 +74,7 @@ def test_decode_callback_gated_off_is_an_error() -> None:
         (["decode", "/no/such/file.json"], "", "cannot read"),
         (["decode", "--labels", "[]"], "{}", "--labels: expected a JSON object"),
         (["decode", "--airflow-version", "three"], "{}", "not a PEP 440 version"),
+        (["decode"], "[" * 100_000, "-: not JSON: maximum recursion depth exceeded"),
     ],
 )
 def test_decode_usage_errors(argv: list[str], stdin: str, message: str) -> None:
@@ -81,6 +82,12 @@ def test_decode_usage_errors(argv: list[str], stdin: str, message: str) -> None:
     assert code == 2
     assert out == ""
     assert message in err
+
+
+def test_decode_a_file_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    path.write_bytes(b"\xff{}")
+    assert run("decode", str(path)) == (2, "", f"k8s-workloads decode: {path} is not UTF-8 text\n")
 
 
 def test_decode_invalid_annotations_exit_1_naming_the_field() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from k8s_workloads import simulate as simulate_module
+from k8s_workloads.decisions import decide
 from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, watcher_selector
 from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.simulate import (
@@ -204,6 +205,32 @@ def test_a_library_function_that_raises_is_a_crash_then_a_crash_loop(
     crash = next(anomaly for anomaly in result.anomalies if anomaly.kind == "crash")
     assert "KeyError: 'task_id'" in crash.message
     assert result.schedulers == 6  # the first, then five that crashed while adopting
+
+
+def test_a_crash_while_performing_an_event_keeps_the_timeline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = 0
+
+    def broken_third_call(*args: Any, **kwargs: Any) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise KeyError("boom")
+        return decide(*args, **kwargs)
+
+    monkeypatch.setattr(simulate_module, "decide", broken_third_call)
+    result = simulate(load_bundled_scenario())
+    assert [anomaly.kind for anomaly in result.anomalies] == ["crash"]
+    lines = [entry.text for entry in result.timeline if entry.kind == "scheduler"]
+    assert lines[1:4] == [
+        "scheduler 1 CRASHED: KeyError: 'boom'",
+        (
+            "scheduler 1 stops (crash): loses running=11, 7 jobs waiting for a pod, "
+            "0 undelivered watch events"
+        ),
+        "scheduler 2 starts; watching airflow-worker=2,airflow_executor_done!=True",
+    ]
 
 
 # --- output -------------------------------------------------------------------------------
@@ -520,6 +547,7 @@ def test_a_label_patch_out_of_the_watch_selector_arrives_as_deleted_without_time
 
 
 # --- generated mode -----------------------------------------------------------------------
+
 
 @functools.cache
 def generated() -> SimulationResult:

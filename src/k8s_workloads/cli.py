@@ -80,30 +80,32 @@ def key_to_text(key: WorkloadKey | None) -> str:
     return " ".join(parts)
 
 
-def _read_json(path: str, stdin: TextIO) -> object:
+def _read_text(path: str, stdin: TextIO, what: str | None = None) -> str:
+    """The file's text (``-``: standard input); errors name ``what`` (the option) if given."""
+    prefix = f"{what}: " if what else ""
     try:
         if path == "-":
-            return json.load(stdin)
+            return stdin.read()
         with open(path, encoding="utf-8") as handle:  # noqa: PTH123
-            return json.load(handle)
+            return handle.read()
     except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{path}: not JSON: {error}") from None
+        raise UsageError(f"{prefix}cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{prefix}{path} is not UTF-8 text") from None
 
 
-def _parse_object(text: str, what: str) -> object:
+def _parse_json(text: str, what: str) -> object:
     try:
         return json.loads(text)
-    except json.JSONDecodeError as error:
+    except (json.JSONDecodeError, RecursionError) as error:
         raise UsageError(f"{what}: not JSON: {error}") from None
 
 
 def _decode(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    annotations = _read_json(args.file, stdin)
+    annotations = _parse_json(_read_text(args.file, stdin), args.file)
     if not isinstance(annotations, dict):
         raise UsageError(f"{args.file}: expected a JSON object of annotations")
-    labels = _parse_object(args.labels, "--labels") if args.labels is not None else None
+    labels = _parse_json(args.labels, "--labels") if args.labels is not None else None
     if labels is not None and not isinstance(labels, dict):
         raise UsageError("--labels: expected a JSON object")
     version = args.airflow_version or installed_airflow_version()
@@ -139,18 +141,6 @@ def _demo(out: TextIO) -> int:
     return 0
 
 
-def _read_text(path: str, stdin: TextIO, what: str) -> str:
-    try:
-        if path == "-":
-            return stdin.read()
-        with open(path, encoding="utf-8") as handle:  # noqa: PTH123
-            return handle.read()
-    except OSError as error:
-        raise UsageError(f"{what}: cannot read {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{what}: {path} is not UTF-8 text") from None
-
-
 def _load_pod_file(path: str, stdin: TextIO, what: str) -> Manifest:
     # Deferred: PyYAML costs ~15 ms to import and only render needs it.
     import yaml  # noqa: PLC0415
@@ -179,10 +169,7 @@ def _load_workload(path: str | None, kind: str, stdin: TextIO) -> dict[str, Any]
     else:
         where = f"--workload {path}"
         text = _read_text(path, stdin, "--workload")
-    try:
-        workload = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
-        raise UsageError(f"{where}: not JSON: {error}") from None
+    workload = _parse_json(text, where)
     if not isinstance(workload, dict):
         raise UsageError(f"{where}: expected a JSON object, got {type(workload).__name__}")
     expected = _WORKLOAD_TYPES[kind]

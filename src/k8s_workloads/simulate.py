@@ -142,13 +142,15 @@ import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
-from typing import Any, Literal, NoReturn, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO, TypeAlias
 
+import attrs
 import yaml
 
 from k8s_workloads.adoption import TrackRunning, plan_adoption, plan_relist
 from k8s_workloads.compat import InvalidVersion, release_tuple, supports_callbacks
 from k8s_workloads.decisions import (
+    UNKNOWN,
     Action,
     Attempts,
     Decision,
@@ -195,7 +197,11 @@ from k8s_workloads.states import (
     KubernetesJob,
     TaskInstanceState,
     WorkloadResult,
+    WorkloadState,
 )
+
+if TYPE_CHECKING:
+    from k8s_workloads.reconcile import Manifest
 
 __all__ = [
     "Anomaly",
@@ -224,8 +230,6 @@ __all__ = [
 ]
 
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
-WorkloadState: TypeAlias = TaskInstanceState | CallbackState
-Manifest: TypeAlias = dict[str, Any]
 
 _TASK_WRITES: dict[str, TaskInstanceState | None] = {
     "running": TaskInstanceState.RUNNING,
@@ -388,17 +392,7 @@ class SimConfig:
         shown: dict[str, object] = {}
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if isinstance(value, PendingPolicy):
-                value = {
-                    "image_pull_grace": value.image_pull_grace,
-                    "create_container_error_grace": value.create_container_error_grace,
-                    "create_container_config_error_grace": (
-                        value.create_container_config_error_grace
-                    ),
-                    "unknown_waiting_reason_grace": value.unknown_waiting_reason_grace,
-                    "pending_timeout": value.pending_timeout,
-                }
-            shown[field.name] = value
+            shown[field.name] = attrs.asdict(value) if isinstance(value, PendingPolicy) else value
         return shown
 
 
@@ -564,23 +558,13 @@ class _Reader:
         return value
 
 
+def _field_names(cls: type[Any]) -> tuple[str, ...]:
+    """The YAML keys of a mapping read into ``cls(**values)``: its fields, in order."""
+    return tuple(field.name for field in dataclasses.fields(cls))
+
+
 _TOP_KEYS = ("name", "description", "seed", "config", "workloads", "restarts", "watch_errors")
-_CONFIG_KEYS = (
-    "airflow_version",
-    "namespace",
-    "kube_image",
-    "delete_worker_pods",
-    "delete_worker_pods_on_failure",
-    "mark_kept_failed_pods_done",
-    "pod_launch_failure_retries",
-    "callback_launch_failure_retries",
-    "task_publish_max_retries",
-    "pending_policy",
-    "report_callback_running",
-    "tick_seconds",
-    "max_ticks",
-    "reset_orphaned_callbacks",
-)
+_CONFIG_KEYS = _field_names(SimConfig)
 _BOOL_CONFIG = (
     "delete_worker_pods",
     "delete_worker_pods_on_failure",
@@ -593,13 +577,7 @@ _RETRY_CONFIG = (
     "callback_launch_failure_retries",
     "task_publish_max_retries",
 )
-_PENDING_KEYS = (
-    "image_pull_grace",
-    "create_container_error_grace",
-    "create_container_config_error_grace",
-    "unknown_waiting_reason_grace",
-    "pending_timeout",
-)
+_PENDING_KEYS = tuple(attrs.fields_dict(PendingPolicy))
 _WORKLOAD_KEYS = (
     "id",
     "kind",
@@ -614,22 +592,10 @@ _WORKLOAD_KEYS = (
     "pods",
     "expect",
 )
-_POD_KEYS = ("steps", "create_errors")
-_STEP_KEYS = (
-    "after",
-    "phase",
-    "reason",
-    "message",
-    "container",
-    "init_container",
-    "duplicate",
-    "late",
-    "deleted",
-    "evicted",
-    "task",
-)
+_POD_KEYS = _field_names(PodScript)
+_STEP_KEYS = _field_names(Step)
 _CONTAINER_KEYS = ("waiting", "terminated", "running", "message", "exit_code")
-_CREATE_ERROR_KEYS = ("status", "message", "retry_after")
+_CREATE_ERROR_KEYS = _field_names(CreateError)
 
 
 def _parse_pending(reader: _Reader, node: _Node, field: str) -> PendingPolicy | None:
@@ -796,11 +762,6 @@ def _parse_key(
         )
     except InvalidKey as error:  # a field the key rejects (the reader checked the types)
         reader.fail(node, field, str(error))
-
-
-def _short_id(key: CallbackKey) -> str:
-    # Time-ordered UUIDs (v7) share their first digits: keep the head and the tail.
-    return f"{key.id[:8]}..{key.id[-4:]}"
 
 
 def _default_id(key: WorkloadKey) -> str:
@@ -984,22 +945,17 @@ _REQUIREMENT = re.compile(
 @dataclasses.dataclass(frozen=True)
 class _Requirement:
     key: str
-    op: str  # "=", "!=", "in", "notin", "exists", "!exists"
+    op: str  # "in" (also "=", "=="), "notin" (also "!="), "exists", "!exists"
     values: frozenset[str] = frozenset()
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         value = labels.get(self.key)
-        if self.op == "=":
-            return value is not None and value in self.values
-        if self.op == "!=":
-            return value is None or value not in self.values
-        if self.op == "in":
-            return value is not None and value in self.values
-        if self.op == "notin":
-            return value is None or value not in self.values
         if self.op == "exists":
             return value is not None
-        return value is None
+        if self.op == "!exists":
+            return value is None
+        found = value is not None and value in self.values
+        return found if self.op == "in" else not found
 
 
 def _split_requirements(selector: str) -> list[str]:
@@ -1030,7 +986,7 @@ def _parse_label_selector(selector: str) -> tuple[_Requirement, ...]:
         if match["absent"]:
             requirements.append(_Requirement(match["absent"], "!exists"))
         elif match["op"]:
-            op = "!=" if match["op"] == "!=" else "="
+            op = "notin" if match["op"] == "!=" else "in"
             requirements.append(_Requirement(match["key"], op, frozenset({match["value"]})))
         elif match["set"]:
             values = frozenset(value.strip() for value in match["values"].split(","))
@@ -1245,9 +1201,12 @@ class _Cluster:
         ]
 
 
+def _moment(tick: int, tick_seconds: float = 1.0) -> datetime.datetime:
+    return _EPOCH + datetime.timedelta(seconds=tick * tick_seconds)
+
+
 def _timestamp(tick: int, tick_seconds: float = 1.0) -> str:
-    moment = _EPOCH + datetime.timedelta(seconds=tick * tick_seconds)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _moment(tick, tick_seconds).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --- the fake Airflow database ----------------------------------------------------------
@@ -1273,20 +1232,14 @@ class _FakeDB:
         self.tasks: dict[tuple[str, str, str | None, int], _TaskRow] = {}
         self.callbacks: dict[str, _CallbackRow] = {}
 
-    def task_state(self, key: TaskInstanceKey) -> TaskInstanceState | None:
+    def task_row(self, key: TaskInstanceKey) -> _TaskRow | None:
+        """The task instance's row if its current try is the key's."""
         row = self.tasks.get(key.primary)
-        if row is None or row.try_number != key.try_number:
-            return None
-        return row.state
-
-    def callback_state(self, key: CallbackKey) -> CallbackState | None:
-        row = self.callbacks.get(key.id)
-        return None if row is None else row.state
+        return row if row is not None and row.try_number == key.try_number else None
 
     def state(self, key: WorkloadKey) -> WorkloadState | None:
-        if isinstance(key, CallbackKey):
-            return self.callback_state(key)
-        return self.task_state(key)
+        row = self.callbacks.get(key.id) if isinstance(key, CallbackKey) else self.task_row(key)
+        return None if row is None else row.state
 
 
 # --- results ----------------------------------------------------------------------------
@@ -1449,8 +1402,7 @@ class SimulationResult:
 
     def format_text(self) -> str:
         lines = [f"Scenario {self.name} (seed {self.seed}, Airflow {self.config.airflow_version})"]
-        width = max((len(entry.pod or "") for entry in self.timeline), default=1)
-        width = max(width, 1)
+        width = max((len(entry.pod or "-") for entry in self.timeline), default=1)
         lines.extend(
             f"t={entry.t:>3}  {(entry.pod or '-'):<{width}}  {entry.text}"
             for entry in self.timeline
@@ -1506,9 +1458,9 @@ def _table(reports: Sequence[WorkloadReport]) -> list[str]:
 
 def _describe_key(key: WorkloadKey) -> str:
     if isinstance(key, CallbackKey):
-        return f"callback {_short_id(key)}"
-    mapped = f"[{key.map_index}]" if key.map_index >= 0 else ""
-    return f"task {key.dag_id}.{key.task_id}{mapped} try {key.try_number}"
+        # Time-ordered UUIDs (v7) share their first digits: keep the head and the tail.
+        return f"callback {key.id[:8]}..{key.id[-4:]}"
+    return f"task {_default_id(key)} try {key.try_number}"
 
 
 @dataclasses.dataclass
@@ -1517,7 +1469,6 @@ class _Live:
 
     spec: WorkloadSpec
     key: WorkloadKey
-    queued: bool = False
     launches: int = 0
     create_calls: int = 0
     pods: list[str] = dataclasses.field(default_factory=list)
@@ -1614,10 +1565,9 @@ class _Simulation:
         for error in scenario.watch_errors:
             self.watch_errors_at.setdefault(error.at, []).append(error)
         self.last_scheduled = max(
-            [spec.at for spec in scenario.restarts]
-            + [spec.at + spec.down for spec in scenario.restarts]
-            + [spec.at for spec in scenario.watch_errors]
-            + [0]
+            [spec.at + spec.down for spec in scenario.restarts]
+            + [spec.at for spec in scenario.watch_errors],
+            default=0,
         )
 
     # --- bookkeeping helpers ------------------------------------------------------------
@@ -1644,7 +1594,7 @@ class _Simulation:
             live.note(f"ANOMALY {kind}")
 
     def now(self) -> datetime.datetime:
-        return _EPOCH + datetime.timedelta(seconds=self.t * self.config.tick_seconds)
+        return _moment(self.t, self.config.tick_seconds)
 
     def ticks(self, seconds: float | None) -> int:
         if not seconds:
@@ -1702,6 +1652,10 @@ class _Simulation:
             pass
         except Exception as error:  # noqa: BLE001 - a library function raising is a finding
             self.crash(error)
+        finally:
+            if self.deferred is not None:  # raised while performing an event's actions
+                self.timeline.extend(self.deferred)
+                self.deferred = None
 
     def crash(self, error: BaseException) -> None:
         self.crashes += 1
@@ -1774,8 +1728,7 @@ class _Simulation:
             live.key
             for live in self.live
             if isinstance(live.key, TaskInstanceKey)
-            and (row := self.db.tasks.get(live.key.primary)) is not None
-            and row.try_number == live.key.try_number
+            and (row := self.db.task_row(live.key)) is not None
             and row.state in TASK_ADOPTABLE_STATES
             and row.queued_by in dead
         ]
@@ -1884,7 +1837,6 @@ class _Simulation:
             self.db.tasks[key.primary] = _TaskRow(
                 TaskInstanceState.QUEUED, key.try_number, sched.job_id
             )
-        live.queued = True
         workload = {
             "type": "ExecuteCallback" if isinstance(key, CallbackKey) else "ExecuteTask",
             "key": _describe_key(key),
@@ -1917,17 +1869,16 @@ class _Simulation:
             return callback_pod_name(key.id, rng=self.rng)
         return create_unique_id(key.dag_id, key.task_id, rng=self.rng)
 
-    def build_pod(self, live: _Live, name: str) -> Manifest:
+    def build_pod(self, job: KubernetesJob[Any], live: _Live, name: str) -> Manifest:
         sched = self.scheduler
-        key = live.key
-        args = workload_command_args({"key": _describe_key(key), "token": "simulated-token"})
+        key = job.key
         if isinstance(key, CallbackKey):
             return construct_callback_pod(
                 callback_id=key.id,
                 namespace=self.config.namespace,
                 scheduler_job_id=sched.job_id,
-                kube_image=self.config.image(),
-                args=args,
+                kube_image=job.kube_image,
+                args=job.command,
                 airflow_version=self.config.airflow_version,
                 dag_id=live.spec.dag_id,
                 run_id=live.spec.run_id,
@@ -1939,9 +1890,9 @@ class _Simulation:
             pod_id=name,
             dag_id=key.dag_id,
             task_id=key.task_id,
-            kube_image=self.config.image(),
+            kube_image=job.kube_image,
             try_number=key.try_number,
-            args=args,
+            args=job.command,
             airflow_version=self.config.airflow_version,
             run_id=key.run_id,
             map_index=key.map_index,
@@ -1954,7 +1905,7 @@ class _Simulation:
         sched.attempts = sched.attempts.launched(entry.job)
         script = live.spec.script(live.launches)
         name = self.pod_name(live)
-        pod = self.build_pod(live, name)
+        pod = self.build_pod(entry.job, live, name)
         if live.create_calls < len(script.create_errors):
             error = script.create_errors[live.create_calls]
             live.create_calls += 1
@@ -2012,7 +1963,7 @@ class _Simulation:
             f"create failed: {what} {error.message!r} → {verdict.reason} → {reason}",
             pod=name,
             workload=live.spec.id,
-            actions=tuple(_action_text(action) for action in actions),
+            actions=_action_texts(actions, key),
         )
         for action in actions:
             self.perform(action, None, live)
@@ -2051,7 +2002,7 @@ class _Simulation:
             self.cluster.set_status(
                 run.namespace, run.name, status, tick=self.t, late=step.late, copies=copies
             )
-        if self.sched is None or not self.watched(run):
+        if not self.watched(run):
             self.log(
                 "kubelet",
                 f"{phase}{' (deleted)' if step.deleted else ''}: no scheduler watches this pod",
@@ -2062,13 +2013,12 @@ class _Simulation:
         self.task_process(run, step, phase)
 
     def watched(self, run: _PodRun) -> bool:
-        pod = self.cluster.get(run.namespace, run.name)
-        sched = self.sched
-        if sched is None:
+        if self.sched is None:
             return False
+        pod = self.cluster.get(run.namespace, run.name)
         if pod is None:
             return True  # deleted: the watch saw it go if it selected it before
-        return sched.watch.selector.matches(pod)
+        return self.sched.watch.selector.matches(pod)
 
     def status_for(self, run: _PodRun, step: Step, phase: str) -> dict[str, Any]:
         stamp = self.timestamp()
@@ -2164,8 +2114,8 @@ class _Simulation:
         key = run.key
         if not isinstance(key, TaskInstanceKey):
             return
-        row = self.db.tasks.get(key.primary)
-        if row is None or row.try_number != key.try_number:
+        row = self.db.task_row(key)
+        if row is None:
             return
         write: TaskInstanceState | None
         if step.task != "default":
@@ -2282,23 +2232,18 @@ class _Simulation:
         for pod in pods:
             sched.watch.push(self.t, {"type": "ADDED", "object": pod})
         self.log("watch", f"re-list: {len(pods)} pods → ADDED events, then watch again")
+        waiting = {entry.job.key for entry in sched.queue}
         # Running workloads whose pods the re-list no longer shows were settled in the gap.
         for result in plan_relist(
             list(sched.running),
             pods,
-            waiting=[entry.job.key for entry in sched.queue],
+            waiting=waiting,
             attempts=sched.attempts,
             airflow_version=self.config.airflow_version,
         ):
             self.handle_result(result, "missing from the re-list")
         # Ground truth the executor does not have: which running keys have no pod left.
-        namespace = self.config.namespace
-        with_pods = {
-            self.runs[namespace, pod["metadata"]["name"]].key
-            for pod in self.cluster.pods.values()
-            if (namespace, pod["metadata"]["name"]) in self.runs
-        }
-        waiting = {entry.job.key for entry in sched.queue}
+        with_pods = {self.runs[ref].key for ref in self.cluster.pods if ref in self.runs}
         for key in sched.running:
             if key in with_pods or key in waiting:
                 continue
@@ -2328,21 +2273,16 @@ class _Simulation:
 
     def decide(self, result: WorkloadResult, *, looked_up: bool) -> Decision:
         sched = self.scheduler
-        running = result.key in sched.running
-        config, attempts = self.decision_config, sched.attempts
-        if isinstance(result, CallbackResult):
-            # The executor reads the callback's row: a final state is never overwritten.
-            known = self.db.callback_state(result.key)
-            return decide(
-                result, running=running, config=config, attempts=attempts, known_state=known
-            )
-        if looked_up:
-            ti_state = self.db.task_state(result.key)
-            return decide(
-                result, running=running, config=config, attempts=attempts, known_state=ti_state
-            )
-        # Tasks are decided without the state first; LookUpState asks for it.
-        return decide(result, running=running, config=config, attempts=attempts)
+        # Tasks are decided without their state first (LookUpState asks for it); the
+        # executor reads a callback's row, so a final state is never overwritten.
+        read = looked_up or isinstance(result, CallbackResult)
+        return decide(
+            result,
+            running=result.key in sched.running,
+            config=self.decision_config,
+            attempts=sched.attempts,
+            known_state=self.db.state(result.key) if read else UNKNOWN,
+        )
 
     def decide_and_perform(self, result: WorkloadResult) -> tuple[str, tuple[str, ...]]:
         sched = self.scheduler
@@ -2372,7 +2312,7 @@ class _Simulation:
         if result.state is ExecutorPseudoState.COMPLETED:
             live.completed_by_adoption.add(result.pod_name)
             if isinstance(result, CallbackResult):
-                state = self.db.callback_state(result.key)
+                state = self.db.state(result.key)
                 if not _is_terminal(state):
                     self.anomaly(
                         "completed_callback_not_reported",
@@ -2422,9 +2362,7 @@ class _Simulation:
 
     # --- actions ------------------------------------------------------------------------
 
-    def perform(
-        self, action: Action | TrackRunning, result: WorkloadResult | None, live: _Live | None
-    ) -> None:
+    def perform(self, action: Action, result: WorkloadResult | None, live: _Live | None) -> None:
         sched = self.scheduler
         if isinstance(action, EmitEvent):
             self.emit(action)
@@ -2448,8 +2386,6 @@ class _Simulation:
                 target.note(f"requeued: {action.reason}")
         elif isinstance(action, FreeSlot):
             self.free(action, result, live)
-        elif isinstance(action, TrackRunning):
-            sched.running[action.key] = None
         # LookUpState is handled by decide_and_perform; Ignore needs nothing.
 
     def free(self, action: FreeSlot, result: WorkloadResult | None, live: _Live | None) -> None:
@@ -2458,9 +2394,8 @@ class _Simulation:
         if result is None or result.state is not ExecutorPseudoState.ADOPTED:
             return
         pod = self.cluster.get(result.namespace, result.pod_name)
-        owner = (pod or {}).get("metadata", {}).get("labels", {}).get(AIRFLOW_WORKER_LABEL)
-        if owner == sched.label or pod is None:
-            labels = (pod or {}).get("metadata", {}).get("labels", {})
+        labels = pod["metadata"]["labels"] if pod is not None else {}
+        if pod is None or labels.get(AIRFLOW_WORKER_LABEL) == sched.label:
             cause = (
                 "the pod stopped matching the watch selector when the executor patched "
                 f"{POD_EXECUTOR_DONE_LABEL}=True on it"
@@ -2493,10 +2428,9 @@ class _Simulation:
                     action.info,
                 )
             )
-        terminal = _is_terminal(action.state)
-        if terminal and action.info:
-            live.note(action.info)
-        if terminal:
+        if _is_terminal(action.state):
+            if action.info:
+                live.note(action.info)
             live.terminal_events += 1
             if live.terminal_events == 2:
                 self.anomaly(
@@ -2519,7 +2453,7 @@ class _Simulation:
         if row.state in CALLBACK_TERMINAL_STATES and state is not row.state:
             self.anomaly(
                 "overwritten_final_state",
-                f"callback {_short_id(key)} was {row.state.value}; the event sets {state.value}",
+                f"{_describe_key(key)} was {row.state.value}; the event sets {state.value}",
                 live,
             )
         if state in {CallbackState.RUNNING, CallbackState.SUCCESS, CallbackState.FAILED}:
@@ -2566,8 +2500,8 @@ class _Simulation:
                 )
         for live in self.live:
             state = self.db.state(live.key)
+            shown = state.value if state is not None else "no state"
             if not _is_terminal(state):
-                shown = state.value if state is not None else "no state"
                 self.anomaly(
                     "unfinished",
                     f"{_describe_key(live.key)} ended {shown}: never reached a final state "
@@ -2576,7 +2510,6 @@ class _Simulation:
                 )
             expected = live.spec.expect
             if expected is not None and state is not expected:
-                shown = state.value if state is not None else "no state"
                 self.anomaly(
                     "unexpected_end_state",
                     f"{_describe_key(live.key)} ended {shown}, expected {expected.value}",
@@ -2631,17 +2564,14 @@ def _compact(values: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in values.items() if value is not None}
 
 
-def _action_text(action: Action) -> str:
-    return Decision((action,), Attempts()).reason
-
-
 def _shorten(text: str, key: WorkloadKey) -> str:
     """A decision's reason with the key's long repr replaced by its short description."""
     return text.replace(repr(key), _describe_key(key))
 
 
 def _action_texts(actions: Iterable[Action], key: WorkloadKey) -> tuple[str, ...]:
-    return tuple(_shorten(_action_text(action), key) for action in actions)
+    # Decision.reason describes each action; a one-action decision describes one.
+    return tuple(_shorten(Decision((action,), Attempts()).reason, key) for action in actions)
 
 
 # --- public entry points ----------------------------------------------------------------
@@ -2653,9 +2583,8 @@ def simulate(scenario: Scenario, *, record_timeline: bool = True) -> SimulationR
 
 
 _RUN_ID = "scheduled__2026-01-01T00:00:00+00:00"
-_RUN = Step(after=1, phase="Running")
-_SUCCEED = Step(after=2, phase="Succeeded")
-_SUCCESS = PodScript((_RUN, _SUCCEED))
+_SUCCESS = DEFAULT_POD
+_RUN, _SUCCEED = _SUCCESS.steps
 _IMAGE_MISSING = PodScript(
     (Step(phase="Pending", container=ContainerSpec("waiting", "ErrImagePull", "not found")),)
 )
@@ -2745,29 +2674,18 @@ def generate_scenario(
     for index in range(n_workloads):
         at = rng.randrange(horizon)
         dag_id = f"dag_{index % 50}"
+        key: WorkloadKey
+        expect: WorkloadState | None
         if rng.random() < _CALLBACK_SHARE:
             behaviour = rng.choices(callback_names, callback_weights)[0]
-            callback_pods, callback_expect, _ = _GENERATED_CALLBACKS[behaviour]
-            callback = CallbackKey(str(uuid.UUID(int=rng.getrandbits(128), version=4)))
-            workloads.append(
-                WorkloadSpec(
-                    f"w{index:05d}-{behaviour}",
-                    callback,
-                    at,
-                    callback_pods,
-                    dag_id,
-                    _RUN_ID,
-                    callback_expect,
-                )
-            )
-            continue
-        behaviour = rng.choices(task_names, task_weights)[0]
-        task_pods, task_expect, _ = _GENERATED_TASKS[behaviour]
-        task = TaskInstanceKey(dag_id, f"task_{index}", _RUN_ID)
+            pods, expect, _ = _GENERATED_CALLBACKS[behaviour]
+            key = CallbackKey(str(uuid.UUID(int=rng.getrandbits(128), version=4)))
+        else:
+            behaviour = rng.choices(task_names, task_weights)[0]
+            pods, expect, _ = _GENERATED_TASKS[behaviour]
+            key = TaskInstanceKey(dag_id, f"task_{index}", _RUN_ID)
         workloads.append(
-            WorkloadSpec(
-                f"w{index:05d}-{behaviour}", task, at, task_pods, dag_id, _RUN_ID, task_expect
-            )
+            WorkloadSpec(f"w{index:05d}-{behaviour}", key, at, pods, dag_id, _RUN_ID, expect)
         )
     ticks = sorted(rng.sample(range(2, horizon + 8), k=min(restarts, horizon + 6)))
     # A restart that fell while the scheduler was still down would be lost: space them.
