@@ -33,6 +33,7 @@ from k8s_workloads.decisions import (
     decide,
     decide_callback,
     decide_task,
+    describe_action,
     handling_failed,
     requeue_after_create_error,
 )
@@ -1409,3 +1410,26 @@ def test_decision_reason_summarises_the_actions() -> None:
         "requeue (pod failed before the task ran (try 1 of 1))"
     )
     assert Decision((), Attempts()).reason == "nothing to do"
+
+
+def test_every_action_kind_has_a_phrase() -> None:
+    phrases = [
+        describe_action(EmitEvent(TASK_KEY, TaskInstanceState.FAILED, "why")),
+        describe_action(DeletePod(POD, NS)),
+        describe_action(PatchLabels(POD, NS, DONE)),
+        describe_action(RequeueJob(TASK_JOB, "pod failed before the task ran")),
+        describe_action(FreeSlot(TASK_KEY)),
+        describe_action(LookUpState(TASK_KEY, "the pod succeeded")),
+        describe_action(RetryLater(2, "handling failed")),
+        describe_action(Ignore("duplicate")),
+    ]
+    assert phrases == [
+        "emit failed",
+        f"delete pod {POD}",
+        f"patch {POD} airflow_executor_done=True",
+        "requeue (pod failed before the task ran)",
+        "free slot",
+        "look up state (the pod succeeded)",
+        "retry later (handling failed)",
+        "ignore (duplicate)",
+    ]

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         RetryLater,
         classify_create_error,
         decide,
+        describe_action,
         handling_failed,
     )
     from k8s_workloads.events import (
@@ -183,6 +184,7 @@ _LAZY: dict[str, str] = {
     "create_unique_id": "labels",
     "datetime_to_label_safe_datestring": "labels",
     "decide": "decisions",
+    "describe_action": "decisions",
     "handling_failed": "decisions",
     "installed_airflow_version": "compat",
     "is_callback_pod": "codec",
@@ -284,6 +286,7 @@ __all__ = [
     "create_unique_id",
     "datetime_to_label_safe_datestring",
     "decide",
+    "describe_action",
     "handling_failed",
     "installed_airflow_version",
     "is_callback_pod",

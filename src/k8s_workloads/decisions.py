@@ -61,6 +61,7 @@ __all__ = [
     "decide",
     "decide_callback",
     "decide_task",
+    "describe_action",
     "handling_failed",
     "requeue_after_create_error",
 ]
@@ -301,10 +302,11 @@ class Decision:
     @property
     def reason(self) -> str:
         """A one-line summary of the actions, for timelines and logs."""
-        return "; ".join(_describe(action) for action in self.actions) or "nothing to do"
+        return "; ".join(describe_action(action) for action in self.actions) or "nothing to do"
 
 
-def _describe(action: Action) -> str:
+def describe_action(action: Action) -> str:
+    """One action as a short phrase (``emit failed``, ``delete pod p`` …), for logs."""
     if isinstance(action, EmitEvent):
         return f"emit {action.state.value}"
     if isinstance(action, DeletePod):

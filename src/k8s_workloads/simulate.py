@@ -164,6 +164,7 @@ from k8s_workloads.decisions import (
     RequeueJob,
     classify_create_error,
     decide,
+    describe_action,
     requeue_after_create_error,
 )
 from k8s_workloads.events import Outcome, ResolverConfig, resolve_event
@@ -2571,7 +2572,7 @@ def _shorten(text: str, key: WorkloadKey) -> str:
 
 def _action_texts(actions: Iterable[Action], key: WorkloadKey) -> tuple[str, ...]:
     # Decision.reason describes each action; a one-action decision describes one.
-    return tuple(_shorten(Decision((action,), Attempts()).reason, key) for action in actions)
+    return tuple(_shorten(describe_action(action), key) for action in actions)
 
 
 # --- public entry points ----------------------------------------------------------------
