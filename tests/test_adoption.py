@@ -851,3 +851,38 @@ def test_plan_relist_never_raises(
         key for key in running if key in {result.key for result in results}
     ]
     assert all(result.state is ExecutorPseudoState.VANISHED for result in results)
+
+
+# --- adoption retried (apache/airflow#39088; the provider's
+# test_try_adopt_already_adopted_task_instances) -------------------------------------------
+
+
+def test_retried_adoption_does_not_reset_a_task_adopted_by_the_first_try() -> None:
+    key = task_key()
+    pod = task_pod(DEAD, key)
+    first = plan([pod], me="5", expected_task_keys=[key])
+    assert first.adopted == frozenset({key})
+    pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] = "5"  # the first try's patch landed
+    second = plan([pod], me="5", expected_task_keys=[key])
+    assert second.not_adopted([key]) == []
+    assert key in second.owned
+    assert second.actions == ()  # nothing patched or tracked twice
+
+
+def test_keys_already_running_are_owned_and_never_adopted_twice() -> None:
+    key, other = task_key("a"), task_key("b")
+    pods = [task_pod(DEAD, key), task_pod(DEAD, other)]
+    adoption = plan(pods, expected_task_keys=[key, other], running=[key])
+    assert adoption.adopted == frozenset({other})
+    assert adoption.owned == frozenset({key})
+    assert TrackRunning(key) not in adoption.actions
+    assert reasons(adoption.skipped) == {name_of(pods[0]): "already owned by this scheduler"}
+    assert adoption.not_adopted([key, other, task_key("c")]) == [task_key("c")]
+
+
+def test_finished_or_done_pods_of_this_scheduler_do_not_make_a_key_owned() -> None:
+    failed, done = task_key("a"), task_key("b")
+    pods = [task_pod(ME, failed, FAILED), task_pod(ME, done, done=True)]
+    adoption = plan(pods, expected_task_keys=[failed, done])
+    assert adoption.owned == frozenset()
+    assert adoption.not_adopted([failed, done]) == [failed, done]

@@ -45,10 +45,12 @@ if TYPE_CHECKING:
         EmitEvent,
         FreeSlot,
         Ignore,
+        KnownState,
         LookUpState,
         PatchLabels,
         RequeueJob,
         RetryLater,
+        StateNotRead,
         classify_create_error,
         decide,
         describe_action,
@@ -202,6 +204,8 @@ _LAZY: dict[str, str] = {
     "supports_callbacks": "compat",
     "validate_manifest": "validation",
     "workload_command_args": "pods",
+    "StateNotRead": "decisions",
+    "KnownState": "decisions",
 }
 
 
@@ -248,6 +252,7 @@ __all__ = [
     "InvalidAnnotations",
     "InvalidKey",
     "InvalidVersion",
+    "KnownState",
     "KubernetesJob",
     "KubernetesResult",
     "LegacyPodAnnotations",
@@ -263,6 +268,7 @@ __all__ = [
     "Resolution",
     "ResolverConfig",
     "RetryLater",
+    "StateNotRead",
     "TaskInstanceKey",
     "TaskInstanceState",
     "TaskJob",

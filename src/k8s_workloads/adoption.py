@@ -88,13 +88,23 @@ class AdoptionPlan:
     already settled (which ``actions`` clean up)."""
     undecodable: tuple[SkippedPod, ...]
     """Pods whose annotations name no workload: reported, never raised."""
+    owned: frozenset[WorkloadKey] = frozenset()
+    """Keys this scheduler holds already: in ``running`` when planned, or with a live pod
+    labelled for this scheduler (adopted by an earlier try that Airflow retried)."""
 
     def not_adopted(self, expected: Iterable[TaskInstanceKey]) -> list[TaskInstanceKey]:
-        """Expected task keys no live pod was found for: the scheduler resets these."""
-        return [key for key in expected if key not in self.adopted]
+        """Expected task keys no live pod was found for: the scheduler resets these.
+
+        A key adopted now or owned already is never among them: resetting it would run
+        the task twice while this scheduler owns its pod (apache/airflow#39088).
+        """
+        return [key for key in expected if key not in self.adopted and key not in self.owned]
 
 
 _COMPLETED = ExecutorPseudoState.COMPLETED
+
+
+_OWNED_BY_ME = "owned by this scheduler"
 
 
 def _not_to_adopt(labels: Mapping[str, Any], *, alive: set[str], me: str) -> str | None:
@@ -103,7 +113,7 @@ def _not_to_adopt(labels: Mapping[str, Any], *, alive: set[str], me: str) -> str
         return f"not an executor pod (no {KUBERNETES_EXECUTOR_LABEL}=True label)"
     owner = labels.get(AIRFLOW_WORKER_LABEL)
     if isinstance(owner, str) and owner in alive:
-        return "owned by " + ("this scheduler" if owner == me else f"live scheduler {owner}")
+        return _OWNED_BY_ME if owner == me else f"owned by live scheduler {owner}"
     if labels.get(POD_EXECUTOR_DONE_LABEL) == TRUE_LABEL_VALUE:
         return "already marked done"
     return None
@@ -128,8 +138,12 @@ def _decode_listed(
     airflow_version: str | None,
     skipped: list[SkippedPod],
     undecodable: list[SkippedPod],
+    owned: set[WorkloadKey],
 ) -> list[_Listed]:
-    """The listed pods that may be taken over, decoded; the others go to the two lists."""
+    """The listed pods that may be taken over, decoded; the others go to the two lists.
+
+    Live pods this scheduler owns already add their keys to ``owned``.
+    """
     listed: list[_Listed] = []
     for pod in pods:
         metadata = _map(_map(pod).get("metadata"))
@@ -138,6 +152,8 @@ def _decode_listed(
         not_ours = _not_to_adopt(labels, alive=alive, me=me)
         if not_ours is not None:
             skipped.append(SkippedPod(name, namespace, not_ours))
+            if not_ours == _OWNED_BY_ME:
+                _note_owned(pod, metadata, labels, airflow_version, owned)
             continue
         try:
             key = annotations_to_key(
@@ -151,6 +167,27 @@ def _decode_listed(
         created = _str(metadata.get("creationTimestamp"))
         listed.append(_Listed(name, namespace, key, phase, resource_version, created))
     return listed
+
+
+def _note_owned(
+    pod: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    labels: Mapping[str, Any],
+    airflow_version: str | None,
+    owned: set[WorkloadKey],
+) -> None:
+    # A live pod already relabelled for this scheduler: an earlier adoption try took it.
+    if labels.get(POD_EXECUTOR_DONE_LABEL) == TRUE_LABEL_VALUE:
+        return
+    if _map(_map(pod).get("status")).get("phase") in {"Succeeded", "Failed"}:
+        return
+    try:
+        key = annotations_to_key(
+            _map(metadata.get("annotations")), labels, airflow_version=airflow_version
+        )
+    except (InvalidAnnotations, InvalidVersion):
+        return
+    owned.add(key)
 
 
 def _earlier_launches(listed: list[_Listed]) -> dict[tuple[str, str], str]:
@@ -189,6 +226,7 @@ def plan_adoption(
     expected_callback_keys: Iterable[CallbackKey] | None = None,
     airflow_version: str | None = None,
     config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
+    running: Iterable[WorkloadKey] = (),
 ) -> AdoptionPlan:
     """Plan the takeover of listed pods (manifests) by scheduler ``me``.
 
@@ -205,6 +243,12 @@ def plan_adoption(
     Of a workload's unfinished pods only the current launch is adopted: older ones
     (``creationTimestamp``) and Failed ones beside a live one were requeued launches,
     whose failure is not the workload's.
+
+    ``running`` are the keys this scheduler tracks already. Airflow retries adoption (a
+    database error on the first try): a key in ``running``, or with a live pod already
+    labelled for ``me``, is owned, never adopted twice, and never among
+    :meth:`AdoptionPlan.not_adopted` (the provider's
+    ``test_try_adopt_already_adopted_task_instances``).
     """
     my_label = make_safe_label_value(str(me))
     alive = {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_ids} | {my_label}
@@ -215,9 +259,10 @@ def plan_adoption(
     completed: list[WorkloadResult] = []
     skipped: list[SkippedPod] = []
     undecodable: list[SkippedPod] = []
+    owned: set[WorkloadKey] = set(running)
     listed = _decode_listed(
         pods, alive=alive, me=my_label, airflow_version=airflow_version,
-        skipped=skipped, undecodable=undecodable,
+        skipped=skipped, undecodable=undecodable, owned=owned,
     )  # fmt: skip
     earlier = _earlier_launches(listed)
     for pod in listed:
@@ -226,6 +271,9 @@ def plan_adoption(
             skipped.append(SkippedPod(name, namespace, earlier[namespace, name]))
             continue
         succeeded = pod.phase == "Succeeded"
+        if not succeeded and key in owned:
+            skipped.append(SkippedPod(name, namespace, "already owned by this scheduler"))
+            continue
         if isinstance(key, TaskInstanceKey):
             unexpected = expected is not None and key not in expected
         else:
@@ -251,7 +299,12 @@ def plan_adoption(
             actions.append(TrackRunning(key))
             adopted.add(key)
     return AdoptionPlan(
-        tuple(actions), frozenset(adopted), tuple(completed), tuple(skipped), tuple(undecodable)
+        tuple(actions),
+        frozenset(adopted),
+        tuple(completed),
+        tuple(skipped),
+        tuple(undecodable),
+        frozenset(owned),
     )
 
 

@@ -20,7 +20,7 @@ import json
 import math
 import types
 from collections.abc import Mapping
-from typing import Any, TypeAlias, cast
+from typing import Any, Final, TypeAlias, cast
 
 import attrs
 
@@ -53,10 +53,12 @@ __all__ = [
     "EmitEvent",
     "FreeSlot",
     "Ignore",
+    "KnownState",
     "LookUpState",
     "PatchLabels",
     "RequeueJob",
     "RetryLater",
+    "StateNotRead",
     "classify_create_error",
     "decide",
     "decide_callback",
@@ -67,12 +69,22 @@ __all__ = [
 ]
 
 
-class _Unknown(enum.Enum):
+class StateNotRead(enum.Enum):
+    """The type of :data:`UNKNOWN`: a workload state that has not been read yet.
+
+    Annotate a variable that starts as :data:`UNKNOWN` and later holds a state read from
+    Airflow as :data:`KnownState`; ``known is UNKNOWN`` narrows it.
+    """
+
     UNKNOWN = "unknown"
 
 
-UNKNOWN = _Unknown.UNKNOWN
+UNKNOWN: Final = StateNotRead.UNKNOWN
 """The executor has not looked a state up (as opposed to "looked up: no state", None)."""
+
+KnownState: TypeAlias = TaskInstanceState | CallbackState | StateNotRead | None
+"""What an executor knows of a workload's state in Airflow: a state, None (read: no row
+or no state) or :data:`UNKNOWN` (not read)."""
 
 
 # --- actions --------------------------------------------------------------------------
@@ -386,7 +398,7 @@ def _vanished_task(
     *,
     running: bool,
     attempts: Attempts,
-    ti_state: TaskInstanceState | _Unknown | None,
+    ti_state: TaskInstanceState | StateNotRead | None,
 ) -> Decision:
     # The task process records its own end state; a task that never got there died with
     # its pod.
@@ -448,7 +460,7 @@ def _pre_execution_requeue(
     attempt: Attempt,
     attempts: Attempts,
     config: DecisionConfig,
-    ti_state: TaskInstanceState | _Unknown | None,
+    ti_state: TaskInstanceState | StateNotRead | None,
 ) -> Decision | None:
     """The provider's pod-launch-failure requeue (PR #69058), or None when it does not apply."""
     if ti_state is UNKNOWN:
@@ -478,7 +490,7 @@ def decide_task(
     running: bool,
     config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
     attempts: Attempts = Attempts(),
-    ti_state: TaskInstanceState | _Unknown | None = UNKNOWN,
+    ti_state: TaskInstanceState | StateNotRead | None = UNKNOWN,
 ) -> Decision:
     """The provider's ``_change_state`` for a task result, as actions.
 
@@ -590,7 +602,7 @@ def decide_callback(
     running: bool,
     config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
     attempts: Attempts = Attempts(),
-    callback_state: CallbackState | _Unknown | None = UNKNOWN,
+    callback_state: CallbackState | StateNotRead | None = UNKNOWN,
 ) -> Decision:
     """A callback result as actions, with the workload-state rules.
 
@@ -653,7 +665,7 @@ def decide(
     running: bool,
     config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
     attempts: Attempts = Attempts(),
-    known_state: TaskInstanceState | CallbackState | _Unknown | None = UNKNOWN,
+    known_state: KnownState = UNKNOWN,
 ) -> Decision:
     """Dispatch on the result's kind: :func:`decide_callback` or :func:`decide_task`."""
     if isinstance(result, CallbackResult):
@@ -673,7 +685,7 @@ def handling_failed(
     failures_so_far: int,
     attempts: Attempts = Attempts(),
     config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
-    known_state: TaskInstanceState | CallbackState | _Unknown | None = UNKNOWN,
+    known_state: KnownState = UNKNOWN,
 ) -> Decision:
     """What to do when handling a result raised (a database read or a pod API call failed).
 
