@@ -1,0 +1,945 @@
+"""ExecutorCore: the whole executor loop as one sans-I/O state machine.
+
+Everything that affects the loop lives here, once: the running set, the attempt records,
+the pod-creation queue with its not-before times and the pause after a 429, the per-job
+create-retry counts, the backlog of results whose handling failed, the watch's resource
+version, the re-list after a 410 and adoption after a restart. The core never calls the
+Kubernetes API, the database, the clock or a random source. The executor feeds it what
+happened and performs what it asks for, one request at a time, in the spirit of h11's
+``Connection``::
+
+    core = ExecutorCore(ExecutorConfig(scheduler_id="42", namespace="airflow",
+                                       airflow_version="3.3.2", kube_image="airflow:3.3.2"))
+    core.submit(job)                          # queue_workload / execute_async
+    core.feed_event(line, now=now)            # every watch event, as it arrives
+    while not isinstance(request := core.next_request(now), NothingToDo):
+        try:
+            perform(request)                  # the one place that does I/O
+        except Exception as error:
+            core.request_failed(request, error)
+
+The protocol, in full:
+
+* :meth:`ExecutorCore.next_request` hands out the next :data:`Request`; a request not
+  reported failed by the time the next one is asked for has succeeded.
+* :class:`ReadStates` and :class:`ListPods` need an answer before the next request:
+  :meth:`ExecutorCore.states_read` and :meth:`ExecutorCore.pods_listed`.
+* A failure is reported with :meth:`ExecutorCore.request_failed` (for pod creation it reads
+  ``status``, ``body``, ``headers`` and ``reason`` off the error, as ``ApiException``
+  carries them, or take them from :meth:`ExecutorCore.create_failed`).
+* :class:`NothingToDo` ends a *pass* (one ``sync()``): results whose handling failed are
+  retried on the next pass, never in the same one, and pod creation resumes then.
+
+The pure functions (:func:`~k8s_workloads.events.resolve_event`,
+:func:`~k8s_workloads.decisions.decide`, :func:`~k8s_workloads.decisions.handling_failed`,
+:func:`~k8s_workloads.adoption.plan_adoption` …) stay the layer underneath, unchanged in
+meaning; the core only sequences them.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
+
+import attrs
+
+from k8s_workloads.adoption import (
+    AdoptionPlan,
+    TrackRunning,
+    plan_adoption,
+    plan_relist,
+    plan_revoke,
+)
+from k8s_workloads.decisions import (
+    UNKNOWN,
+    Action,
+    Attempt,
+    Attempts,
+    Decision,
+    DecisionConfig,
+    DeletePod,
+    EmitEvent,
+    FreeSlot,
+    KnownState,
+    LookUpState,
+    PatchLabels,
+    RequeueJob,
+    RetryLater,
+    classify_create_error,
+    decide,
+    handling_failed,
+    requeue_after_create_error,
+)
+from k8s_workloads.events import Outcome, Resolution, ResolverConfig, resolve_event
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.labels import PodSelector, create_unique_id, watcher_selector
+from k8s_workloads.payload import (
+    attach_secure_payload,
+    json_path_command_args,
+    secure_workload_payload,
+)
+from k8s_workloads.pods import (
+    construct_callback_pod,
+    construct_task_pod,
+    parse_callback_log_path,
+)
+from k8s_workloads.states import (
+    CallbackState,
+    KubernetesJob,
+    TaskInstanceState,
+    WorkloadResult,
+    state_class_for_key,
+)
+
+if TYPE_CHECKING:
+    import random
+
+    from k8s_workloads.pods import MutationHook
+
+__all__ = [
+    "CreatePod",
+    "DeleteSecret",
+    "ExecutorConfig",
+    "ExecutorCore",
+    "Handled",
+    "InvalidStateAnswer",
+    "ListPods",
+    "NothingToDo",
+    "ProtocolError",
+    "ReadStates",
+    "Request",
+    "WorkloadAlreadyRunning",
+]
+
+Manifest: TypeAlias = dict[str, Any]
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+class ProtocolError(RuntimeError):
+    """The core was driven out of order (an answer missing, or for another request)."""
+
+
+class InvalidStateAnswer(TypeError):
+    """A state given to :meth:`ExecutorCore.states_read` is not the key's kind of state."""
+
+
+class WorkloadAlreadyRunning(ValueError):
+    """:meth:`ExecutorCore.submit` was given a workload the core already runs."""
+
+
+# --- requests -------------------------------------------------------------------------
+
+
+def _pod_repr(pod: Mapping[str, Any]) -> str:
+    metadata = pod.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    return f"<pod {name}>"
+
+
+@attrs.frozen
+class CreatePod:
+    """Create ``secret`` (if any), then ``pod`` in ``namespace``: the bodies
+    ``create_namespaced_secret`` and ``create_namespaced_pod`` accept.
+
+    The bodies may hold the workload's token, so ``repr`` shows only their names.
+    """
+
+    key: WorkloadKey
+    namespace: str
+    pod: Manifest = attrs.field(repr=_pod_repr)
+    secret: Manifest | None = attrs.field(
+        default=None, repr=lambda s: "None" if s is None else "<secret>"
+    )
+
+    @property
+    def pod_name(self) -> str:
+        name: str = self.pod["metadata"]["name"]
+        return name
+
+
+@attrs.frozen
+class DeleteSecret:
+    """Delete the workload Secret of a pod created with a secure payload (404: fine)."""
+
+    name: str
+    namespace: str
+
+
+@attrs.frozen
+class ReadStates:
+    """Read these workloads' states from Airflow (task instance states and
+    ``Callback.state``), in one query; answer with :meth:`ExecutorCore.states_read`."""
+
+    keys: tuple[WorkloadKey, ...]
+
+
+@attrs.frozen
+class ListPods:
+    """List pods (``namespace`` None: every namespace) with this selector; answer with
+    :meth:`ExecutorCore.pods_listed`, then watch from the list's resource version."""
+
+    namespace: str | None
+    selector: PodSelector
+
+
+@attrs.frozen
+class Handled:
+    """What the core decided about one thing that happened (for logs and timelines)."""
+
+    key: WorkloadKey
+    cause: str
+    """``result`` (a watch or re-list result), ``handling failed`` (handling_failed
+    decided after a failed call), ``create error`` or ``build error``."""
+    decision: Decision
+    result: WorkloadResult | None = None
+
+
+@attrs.frozen
+class NothingToDo:
+    """The pass is over: nothing more to do until ``until`` (None: until something
+    happens — an event, a job, the next pass's retries)."""
+
+    until: datetime.datetime | None = None
+
+
+Request: TypeAlias = (
+    CreatePod | DeletePod | DeleteSecret | PatchLabels | EmitEvent | ReadStates | ListPods
+)
+"""What the executor performs: one API or database call, or one event to report."""
+
+
+# --- configuration --------------------------------------------------------------------
+
+
+def _text(value: str | int) -> str:
+    return str(value)
+
+
+@attrs.frozen(eq=False)
+class ExecutorConfig:
+    """What the core builds pods with and decides by.
+
+    ``pod_template`` is the manifest every pod is merged over (the provider's
+    ``pod_template_file``, loaded); a job naming its own ``pod_template_file`` gets
+    ``load_template(path)`` (the caller reads files; the core does not). ``rng`` draws
+    pod-name suffixes (a seeded ``random.Random`` makes runs reproducible; None: the
+    library's default source). ``creation_batch_size`` pods are created per pass (the
+    provider's ``worker_pods_creation_batch_size``, default 1). With ``secure_payload``
+    the workload JSON goes into a Secret instead of the pod's args
+    (:mod:`k8s_workloads.payload`). ``read_callback_states`` asks for ``Callback.state``
+    before reporting a callback, so a terminal callback is never overwritten.
+    """
+
+    scheduler_id: str = attrs.field(converter=_text)
+    namespace: str
+    airflow_version: str
+    kube_image: str | None = None
+    pod_template: Mapping[str, Any] | None = None
+    load_template: Callable[[str], Mapping[str, Any]] | None = None
+    mutation_hook: MutationHook | None = None
+    decisions: DecisionConfig = DecisionConfig()
+    resolver: ResolverConfig | None = None
+    """None: the provider's watcher for ``airflow_version``."""
+    secure_payload: bool = False
+    read_callback_states: bool = True
+    creation_batch_size: int = attrs.field(default=1)
+    watch_all_namespaces: bool = False
+    rng: random.Random | None = None
+
+    @creation_batch_size.validator
+    def _check_batch(self, _attribute: attrs.Attribute[int], value: int) -> None:
+        if value < 1:
+            raise ValueError(f"creation_batch_size must be at least 1, got {value}")
+
+    def resolver_config(self) -> ResolverConfig:
+        return self.resolver or ResolverConfig(airflow_version=self.airflow_version)
+
+
+# --- internal records -----------------------------------------------------------------
+
+
+@attrs.define
+class _Pending:
+    """A result waiting to be handled, with its handling history."""
+
+    result: WorkloadResult
+    failures: int = 0
+    known: KnownState = UNKNOWN
+    """The state read for it before its handling failed (handling_failed reads it)."""
+    error: BaseException | None = None
+    """Set when its handling failed in this pass: handling_failed decides next."""
+    cached: tuple[int, Decision] | None = None
+
+
+@attrs.define
+class _Queued:
+    job: KubernetesJob[Any]
+    not_before: datetime.datetime | None = None
+
+
+_DECISION: Final = "decision"  # a pod-call failure fails the result's handling
+_FINAL: Final = "final"  # best effort: failures are ignored
+_ADOPTION: Final = "adoption"  # a failed relabel drops the pod's adoption
+
+
+@attrs.define
+class _Work:
+    """Actions being performed, in order, and what a failure among them means."""
+
+    kind: str
+    actions: deque[Action | TrackRunning | DeleteSecret]
+    pending: _Pending | None = None
+    attempts: Attempts | None = None
+    """The bookkeeping to keep once every action is done."""
+    completed: WorkloadResult | None = None
+    """An adopted Succeeded pod's result, fed to the decisions once it is relabelled."""
+
+
+def _args_workload(args: list[str]) -> str | None:
+    # The Airflow 3 workload argv: ... --json-string <workload JSON>.
+    for index, arg in enumerate(args[:-1]):
+        if arg == "--json-string":
+            return args[index + 1]
+    return None
+
+
+def _callback_ids(args: list[str]) -> tuple[str | None, str | None]:
+    # A callback pod is annotated with its dag and run ids when the workload's log path
+    # names them (Airflow 3.3 writes executor_callbacks/<dag>/<run>/<id>).
+    text = _args_workload(args)
+    if text is None:
+        return None, None
+    try:
+        workload = json.loads(text)
+    except (ValueError, RecursionError):
+        return None, None
+    log_path = workload.get("log_path") if isinstance(workload, dict) else None
+    parsed = parse_callback_log_path(log_path if isinstance(log_path, str) else None)
+    if parsed is None:
+        return None, None
+    dag_id, run_id, _ = parsed
+    return dag_id, run_id
+
+
+def _error_parts(
+    error: BaseException,
+) -> tuple[int | None, object, Mapping[str, str] | None, str | None] | None:
+    """An API error's status, body, headers and reason; None when it is no API error.
+
+    ``ApiException`` carries the four as attributes; an ``OSError`` or a urllib3 error
+    (reset, DNS, timeout) is a connection error, transient by the provider's rules.
+    """
+    status = getattr(error, "status", None)
+    if isinstance(status, int) and not isinstance(status, bool):
+        headers = getattr(error, "headers", None)
+        reason = getattr(error, "reason", None)
+        return (
+            status,
+            getattr(error, "body", None),
+            headers if isinstance(headers, Mapping) else None,
+            reason if isinstance(reason, str) else None,
+        )
+    if isinstance(error, OSError) or type(error).__module__.startswith("urllib3"):
+        return None, None, None, str(error) or type(error).__name__
+    return None
+
+
+# --- the core -------------------------------------------------------------------------
+
+
+class ExecutorCore:
+    """The executor's loop state and rules; see the module documentation for the protocol."""
+
+    def __init__(self, config: ExecutorConfig) -> None:
+        self.config = config
+        self._resolver = config.resolver_config()
+        self._running: dict[WorkloadKey, None] = {}  # insertion-ordered: same order every run
+        self._attempts = Attempts()
+        self._queue: deque[_Queued] = deque()
+        self._create_retries: dict[WorkloadKey, int] = {}
+        self._paused_until: datetime.datetime | None = None
+        self._results: deque[_Pending] = deque()
+        self._backlog: list[_Pending] = []
+        self._states: dict[WorkloadKey, KnownState] = {}
+        self._works: deque[_Work] = deque()
+        self._resource_version: str | None = None
+        self._relist_needed = False
+        self._relist_asked = False
+        self._outstanding: Request | None = None
+        self._outstanding_work: _Work | None = None
+        self._outstanding_job: _Queued | None = None
+        self._answered = False
+        self._pass_over = False
+        self._created_this_pass = 0
+        self._creation_stopped = False
+        self._now: datetime.datetime | None = None
+        self.on_decision: Callable[[Handled], None] | None = None
+        """Called with every decision the core takes (for logs and timelines)."""
+        self._generation = 0  # bumped whenever running or the attempt records change
+
+    # --- what the core holds (read-only views) ----------------------------------------
+
+    @property
+    def running(self) -> tuple[WorkloadKey, ...]:
+        """The workloads this executor runs, in the order it took them on."""
+        return tuple(self._running)
+
+    def is_running(self, key: WorkloadKey) -> bool:
+        return key in self._running
+
+    @property
+    def attempts(self) -> Attempts:
+        return self._attempts
+
+    @property
+    def queued(self) -> tuple[KubernetesJob[Any], ...]:
+        """Jobs waiting for their pod to be created, in creation order."""
+        return tuple(entry.job for entry in self._queue)
+
+    @property
+    def backlog(self) -> int:
+        """Results whose handling failed, waiting for the next pass."""
+        return len(self._backlog)
+
+    @property
+    def waiting_results(self) -> int:
+        return len(self._results)
+
+    @property
+    def resource_version(self) -> str | None:
+        """Watch from here (None: from a fresh list; a 410 resets it)."""
+        return self._resource_version
+
+    @property
+    def is_relisting(self) -> bool:
+        """A re-list is needed or under way: do not restart the watch until it is done."""
+        return self._relist_needed
+
+    @property
+    def paused_until(self) -> datetime.datetime | None:
+        """Pod creation is paused until then (after a 429 or a ``Retry-After``)."""
+        return self._paused_until
+
+    def create_retries(self, key: WorkloadKey) -> int:
+        """How often the pod creation of ``key`` has been retried since it last succeeded."""
+        return self._create_retries.get(key, 0)
+
+    # --- inputs -----------------------------------------------------------------------
+
+    def submit(self, job: KubernetesJob[Any]) -> None:
+        """A workload to launch: it runs from now on and its pod joins the creation queue."""
+        key = job.key
+        if not isinstance(key, (TaskInstanceKey, CallbackKey)):
+            raise TypeError(f"job.key must be a workload key, got {type(key).__name__}")
+        if key in self._running:
+            raise WorkloadAlreadyRunning(f"{key!r} is running already")
+        self._running[key] = None
+        self._attempts = self._attempts.with_record(key, Attempt(job))
+        self._generation += 1
+        self._queue.append(_Queued(job))
+
+    def feed_event(self, event: object, *, now: datetime.datetime | None = None) -> Resolution:
+        """A watch event: a raw JSON line (``str`` or ``bytes``), a dict or a ``V1Pod`` event.
+
+        Returns how it was read (for logs); never raises. A 410 or any other ERROR event
+        makes the core ask for a re-list (:class:`ListPods`).
+        """
+        if isinstance(event, (bytes, bytearray)):
+            event = bytes(event).decode("utf-8", "replace")
+        if isinstance(event, str):
+            try:
+                event = json.loads(event)
+            except (ValueError, RecursionError) as error:
+                return Resolution(Outcome.MALFORMED, f"not JSON: {error}")
+        resolution = resolve_event(event, config=self._resolver, now=now)
+        self._take(resolution)
+        return resolution
+
+    def _take(self, resolution: Resolution) -> None:
+        outcome = resolution.outcome
+        if outcome in {Outcome.RESYNC, Outcome.WATCH_ERROR}:
+            # The provider restarts its watch from "0" after any ERROR event; here the
+            # re-list also finds the pods that vanished in the gap.
+            self._resource_version = None
+            self._relist_needed = True
+            return
+        if resolution.resource_version:
+            self._resource_version = resolution.resource_version
+        result = resolution.to_result()
+        if result is not None:
+            self._results.append(_Pending(result))
+
+    def states_read(
+        self,
+        request: ReadStates,
+        states: Mapping[WorkloadKey, TaskInstanceState | CallbackState | None],
+    ) -> None:
+        """The answer to ``request``: each key's state (missing or None: no row, no state)."""
+        self._expect(request)
+        answers: dict[WorkloadKey, KnownState] = {}
+        for key in request.keys:
+            state = states.get(key)
+            if state is not None and not isinstance(state, state_class_for_key(key)):
+                kind = state_class_for_key(key).__name__
+                raise InvalidStateAnswer(
+                    f"states[{key!r}]: expected a {kind} or None, got {state!r}"
+                )
+            answers[key] = state
+        self._states.update(answers)
+        self._answered = True
+
+    def pods_listed(
+        self,
+        request: ListPods,
+        pods: Iterable[Mapping[str, Any]],
+        resource_version: str | None = None,
+    ) -> None:
+        """The answer to a re-list: every listed pod (manifests) and the list's version.
+
+        Each listed pod is read as an ``ADDED`` event (its final events may have been
+        lost), and running workloads whose pods are gone become ``VANISHED`` results.
+        """
+        self._expect(request)
+        listed = list(pods)
+        waiting = [entry.job.key for entry in self._queue]
+        vanished = plan_relist(
+            tuple(self._running),
+            listed,
+            waiting=waiting,
+            attempts=self._attempts,
+            airflow_version=self._resolver.airflow_version,
+        )
+        for pod in listed:
+            self._take(
+                resolve_event(
+                    {"type": "ADDED", "object": pod}, config=self._resolver, now=self._now
+                )
+            )
+        for result in vanished:
+            self._results.append(_Pending(result))
+        self._resource_version = resource_version or None
+        self._relist_needed = False
+        self._answered = True
+
+    def request_failed(self, request: Request, error: BaseException) -> None:
+        """``request`` failed with ``error``: the core decides what that means."""
+        if request is not self._outstanding:
+            raise ProtocolError(f"{request!r} is not the request being performed")
+        self._outstanding = None
+        work, self._outstanding_work = self._outstanding_work, None
+        if isinstance(request, CreatePod):
+            parts = _error_parts(error)
+            if parts is None:
+                self._create_error(request, None, None, None, None, fatal=error)
+            else:
+                self._create_error(request, *parts)
+            return
+        if isinstance(request, ReadStates):
+            for pending in self._results:
+                if pending.result.key in request.keys and pending.error is None:
+                    pending.error = error
+            return
+        if isinstance(request, ListPods):
+            return  # still needed; asked again on the next pass
+        if isinstance(request, EmitEvent):
+            raise ProtocolError(
+                "an EmitEvent cannot fail: write it to the event buffer (the scheduler "
+                "reads it); a lost report leaves the workload unreported"
+            )
+        if work is not None and not isinstance(request, DeleteSecret):
+            self._pod_call_failed(work, error)
+
+    def _pod_call_failed(self, work: _Work, error: BaseException) -> None:
+        if work.kind == _FINAL or work not in self._works:
+            return  # best effort: the rest goes on
+        # A failed relabel drops that pod's adoption. A failed pod call of a decision
+        # stops it (nothing after it happens) and handling_failed decides about the
+        # result at once (a retry waits for the next pass).
+        self._works.remove(work)
+        pending = work.pending
+        if work.kind == _DECISION and pending is not None:
+            pending.error = error
+            self._results.appendleft(pending)
+
+    def create_failed(
+        self,
+        request: CreatePod,
+        *,
+        status: int | None,
+        body: object = None,
+        headers: Mapping[str, str] | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """Pod creation failed with this HTTP ``status`` (None: a connection error)."""
+        if request is not self._outstanding:
+            raise ProtocolError(f"{request!r} is not the request being performed")
+        self._outstanding = None
+        self._outstanding_work = None
+        self._create_error(request, status, body, headers, reason)
+
+    def adopt(
+        self,
+        pods: Iterable[Mapping[str, Any]],
+        *,
+        alive_scheduler_ids: Iterable[str | int] = (),
+        expected_task_keys: Iterable[TaskInstanceKey] | None = None,
+        expected_callback_keys: Iterable[CallbackKey] | None = None,
+    ) -> AdoptionPlan:
+        """Take over the listed pods of dead schedulers (after a restart).
+
+        Perform the requests that follow; then :meth:`not_adopted` gives the task keys
+        the scheduler should reset. A pod whose relabel fails is not adopted.
+        """
+        plan = plan_adoption(
+            pods,
+            me=self.config.scheduler_id,
+            alive_scheduler_ids=alive_scheduler_ids,
+            expected_task_keys=expected_task_keys,
+            expected_callback_keys=expected_callback_keys,
+            airflow_version=self._resolver.airflow_version,
+            config=self.config.decisions,
+            running=tuple(self._running),
+        )
+        completed = {(result.namespace, result.pod_name): result for result in plan.completed}
+        group: _Work | None = None
+        for action in plan.actions:
+            if isinstance(action, PatchLabels):
+                group = _Work(_ADOPTION, deque([action]))
+                group.completed = completed.get((action.namespace, action.pod_name))
+                self._works.append(group)
+            elif group is not None:
+                group.actions.append(action)
+        return plan
+
+    def not_adopted(self, expected: Iterable[TaskInstanceKey]) -> list[TaskInstanceKey]:
+        """Expected task keys this executor does not run: the scheduler resets these."""
+        return [key for key in expected if key not in self._running]
+
+    def revoke(self, key: TaskInstanceKey, pods: Iterable[Mapping[str, Any]]) -> None:
+        """Stop running a task instance: its queued job is dropped and its pods (this
+        scheduler's, listed) are marked revoked, then deleted. No event is reported."""
+        self._queue = deque(entry for entry in self._queue if entry.job.key != key)
+        self._create_retries.pop(key, None)
+        self._attempts = self._attempts.without(key)
+        self._generation += 1
+        self._works.append(
+            _Work(_FINAL, deque(plan_revoke(key, pods, me=self.config.scheduler_id)))
+        )
+
+    # --- the loop ---------------------------------------------------------------------
+
+    def next_request(self, now: datetime.datetime) -> Request | NothingToDo:
+        """The next thing to do, or :class:`NothingToDo` when the pass is over."""
+        outstanding = self._outstanding
+        if isinstance(outstanding, (ReadStates, ListPods)) and not self._answered:
+            answer = "states_read" if isinstance(outstanding, ReadStates) else "pods_listed"
+            raise ProtocolError(f"answer {outstanding!r} with {answer}() first")
+        self._now = now
+        self._succeeded()
+        if self._pass_over:
+            self._begin_pass()
+        request = self._step(now)
+        if isinstance(request, NothingToDo):
+            self._pass_over = True
+            return request
+        self._outstanding = request
+        self._answered = False
+        return request
+
+    def _expect(self, request: Request) -> None:
+        if request is not self._outstanding or self._answered:
+            raise ProtocolError(f"{request!r} is not the request waiting for an answer")
+
+    def _succeeded(self) -> None:
+        request, self._outstanding = self._outstanding, None
+        self._outstanding_work = None
+        self._outstanding_job = None
+        if isinstance(request, CreatePod):
+            self._create_retries.pop(request.key, None)
+
+    def _begin_pass(self) -> None:
+        self._pass_over = False
+        self._states.clear()
+        self._created_this_pass = 0
+        self._creation_stopped = False
+        self._relist_asked = False
+        if self._backlog:
+            self._results.extendleft(reversed(self._backlog))
+            self._backlog = []
+
+    def _step(self, now: datetime.datetime) -> Request | NothingToDo:
+        while True:
+            if self._works:
+                request = self._work_step(self._works[0])
+                if request is not None:
+                    return request
+                continue
+            if self._relist_needed and not self._relist_asked:
+                self._relist_asked = True
+                namespace = None if self.config.watch_all_namespaces else self.config.namespace
+                return ListPods(namespace, watcher_selector(self.config.scheduler_id))
+            if self._results:
+                read = self._handle_next()
+                if read is not None:
+                    return read
+                continue
+            created = self._create_next(now)
+            if created is not None:
+                return created
+            return NothingToDo(self._wake_up())
+
+    def _wake_up(self) -> datetime.datetime | None:
+        times = [entry.not_before for entry in self._queue if entry.not_before is not None]
+        if self._queue and self._paused_until is not None:
+            times.append(self._paused_until)
+        return min(times) if times else None
+
+    def _work_step(self, work: _Work) -> Request | None:
+        """The next request of ``work``; bookkeeping actions are applied on the way."""
+        while work.actions:
+            action = work.actions.popleft()
+            if isinstance(action, (DeletePod, PatchLabels, EmitEvent, DeleteSecret)):
+                if isinstance(action, DeletePod) and self.config.secure_payload:
+                    work.actions.appendleft(
+                        DeleteSecret(_secret_name(action.pod_name), action.namespace)
+                    )
+                self._outstanding_work = work
+                return action
+            self._apply(action)
+        self._works.popleft()
+        if work.attempts is not None and work.attempts is not self._attempts:
+            self._attempts = work.attempts
+            self._generation += 1
+        if work.completed is not None:
+            self._results.append(_Pending(work.completed))
+        return None
+
+    def _apply(self, action: Action | TrackRunning | DeleteSecret) -> None:
+        self._generation += 1
+        if isinstance(action, FreeSlot):
+            self._running.pop(action.key, None)
+            self._create_retries.pop(action.key, None)
+        elif isinstance(action, TrackRunning):
+            self._running[action.key] = None
+        elif isinstance(action, RequeueJob):
+            not_before = None
+            if action.delay is not None and self._now is not None:
+                not_before = self._now + datetime.timedelta(seconds=action.delay)
+            self._queue.append(_Queued(action.job, not_before))
+        # Ignore and RetryLater need nothing; LookUpState never reaches here.
+
+    # --- results ----------------------------------------------------------------------
+
+    def _decide_cached(self, pending: _Pending, known: KnownState) -> Decision:
+        # The state check and the decision usually meet the same bookkeeping: decide once.
+        cached = pending.cached
+        if cached is not None and known is UNKNOWN and cached[0] == self._generation:
+            return cached[1]
+        decision = self._decide(pending.result, known)
+        if known is UNKNOWN:
+            pending.cached = (self._generation, decision)
+        return decision
+
+    def _needs_state(self, pending: _Pending) -> bool:
+        result = pending.result
+        if result.key in self._states:
+            return False
+        if isinstance(result.key, CallbackKey) and not self.config.read_callback_states:
+            return False
+        decision = self._decide_cached(pending, UNKNOWN)
+        if isinstance(result.key, CallbackKey):
+            # The callback's state guards the never-overwrite rule wherever one is reported.
+            return any(isinstance(action, EmitEvent) for action in decision.actions)
+        return any(isinstance(action, LookUpState) for action in decision.actions)
+
+    def _decide(self, result: WorkloadResult, known: KnownState) -> Decision:
+        return decide(
+            result,
+            running=result.key in self._running,
+            config=self.config.decisions,
+            attempts=self._attempts,
+            known_state=known,
+        )
+
+    def _handle_next(self) -> ReadStates | None:
+        pending = self._results[0]
+        if pending.error is None and self._needs_state(pending):
+            # One read for every waiting result that needs one: one query per pass.
+            keys: dict[WorkloadKey, None] = {}
+            for other in self._results:
+                if (
+                    other.error is None
+                    and other.result.key not in keys
+                    and self._needs_state(other)
+                ):
+                    keys[other.result.key] = None
+            return ReadStates(tuple(keys))
+        self._results.popleft()
+        result = pending.result
+        work_pending: _Pending | None = None
+        if pending.error is not None:
+            decision = handling_failed(
+                result,
+                pending.error,
+                running=result.key in self._running,
+                failures_so_far=pending.failures,
+                attempts=self._attempts,
+                config=self.config.decisions,
+                known_state=pending.known,
+            )
+            retry = next((a for a in decision.actions if isinstance(a, RetryLater)), None)
+            if retry is not None:
+                self._backlog.append(_Pending(result, retry.failures, pending.known))
+            kind, cause = _FINAL, "handling failed"
+        else:
+            known = self._states.get(result.key, UNKNOWN)
+            decision = self._decide_cached(pending, known)
+            work_pending = _Pending(result, pending.failures, known)
+            kind, cause = _DECISION, "result"
+        if self.on_decision is not None:
+            self.on_decision(Handled(result.key, cause, decision, result))
+        self._works.append(_Work(kind, deque(decision.actions), work_pending, decision.attempts))
+        return None
+
+    # --- pod creation -----------------------------------------------------------------
+
+    def _create_next(self, now: datetime.datetime) -> CreatePod | None:
+        if self._creation_stopped or self._created_this_pass >= self.config.creation_batch_size:
+            return None
+        if self._paused_until is not None:
+            if now < self._paused_until:
+                return None
+            self._paused_until = None
+        for index, entry in enumerate(self._queue):
+            if entry.not_before is not None and now < entry.not_before:
+                continue
+            del self._queue[index]
+            key = entry.job.key
+            attempt = self._attempts.get(key)
+            if key not in self._running or attempt is None or attempt.job is not entry.job:
+                return self._create_next(now)  # revoked or settled meanwhile: drop the job
+            self._created_this_pass += 1
+            try:
+                pod, secret = self._build(entry.job)
+            except Exception as error:  # noqa: BLE001 - the provider fails the workload on any build error
+                self._fail_launch(entry.job, f"the pod could not be built: {error}", "build error")
+                return None
+            request = CreatePod(key, pod["metadata"]["namespace"], pod, secret)
+            self._outstanding_job = entry
+            return request
+        return None
+
+    def _fail_launch(self, job: KubernetesJob[Any], info: str, cause: str) -> None:
+        key = job.key
+        failed = EmitEvent(key, state_class_for_key(key).FAILED, info)
+        self._create_retries.pop(key, None)
+        decision = Decision((FreeSlot(key), failed), self._attempts.without(key))
+        if self.on_decision is not None:
+            self.on_decision(Handled(key, cause, decision))
+        self._works.append(_Work(_FINAL, deque(decision.actions), attempts=decision.attempts))
+
+    def _build(self, job: KubernetesJob[Any]) -> tuple[Manifest, Manifest | None]:
+        config = self.config
+        template = config.pod_template
+        if job.pod_template_file is not None:
+            if config.load_template is None:
+                raise ValueError(
+                    f"pod_template_file {job.pod_template_file!r}: no load_template configured"
+                )
+            template = config.load_template(job.pod_template_file)
+        args = list(job.command)
+        workload = _args_workload(args) if config.secure_payload else None
+        built_args = json_path_command_args() if workload is not None else args
+        image = job.kube_image or config.kube_image
+        key = job.key
+        if isinstance(key, CallbackKey):
+            dag_id, run_id = _callback_ids(args)
+            pod = construct_callback_pod(
+                callback_id=key.id,
+                namespace=config.namespace,
+                scheduler_job_id=config.scheduler_id,
+                kube_image=image,
+                args=built_args,
+                airflow_version=config.airflow_version,
+                base_worker_pod=template,
+                dag_id=dag_id,
+                run_id=run_id,
+                mutation_hook=config.mutation_hook,
+                rng=config.rng,
+            )
+        else:
+            pod = construct_task_pod(
+                namespace=config.namespace,
+                scheduler_job_id=config.scheduler_id,
+                pod_id=create_unique_id(key.dag_id, key.task_id, rng=config.rng),
+                dag_id=key.dag_id,
+                task_id=key.task_id,
+                kube_image=image,
+                try_number=key.try_number,
+                args=built_args,
+                airflow_version=config.airflow_version,
+                run_id=key.run_id,
+                map_index=key.map_index,
+                pod_override=job.pod_override,
+                base_worker_pod=template,
+                mutation_hook=config.mutation_hook,
+                rng=config.rng,
+            )
+        if workload is None:
+            return pod, None
+        metadata = pod["metadata"]
+        payload = secure_workload_payload(
+            workload, pod_name=metadata["name"], namespace=metadata["namespace"]
+        )
+        return attach_secure_payload(pod, payload), payload.secret
+
+    def _create_error(
+        self,
+        request: CreatePod,
+        status: int | None,
+        body: object,
+        headers: Mapping[str, str] | None,
+        reason: str | None,
+        *,
+        fatal: BaseException | None = None,
+    ) -> None:
+        entry, self._outstanding_job = self._outstanding_job, None
+        if entry is None or entry.job.key != request.key:
+            raise ProtocolError(f"{request!r} was not handed out by this core")
+        job, key = entry.job, request.key
+        cleanup: list[DeleteSecret] = []
+        if request.secret is not None:
+            cleanup.append(DeleteSecret(request.secret["metadata"]["name"], request.namespace))
+        if fatal is not None:
+            info = f"pod creation failed: {type(fatal).__name__}: {fatal}"
+            self._fail_launch(job, info, "create error")
+            self._works[-1].actions.extendleft(cleanup)
+            return
+        retries = self._create_retries.get(key, 0)
+        verdict = classify_create_error(
+            status, body, headers, reason=reason, retries=retries, config=self.config.decisions
+        )
+        decision = requeue_after_create_error(job, verdict, attempts=self._attempts)
+        if verdict.retry:
+            self._create_retries[key] = retries + 1
+            if verdict.delay is not None and self._now is not None:
+                # A 429 or a Retry-After pauses all pod creation, as the provider does.
+                self._paused_until = self._now + datetime.timedelta(seconds=verdict.delay)
+                self._creation_stopped = True
+        else:
+            self._create_retries.pop(key, None)
+        if self.on_decision is not None:
+            self.on_decision(Handled(key, "create error", decision))
+        work = _Work(_FINAL, deque([*cleanup, *decision.actions]), attempts=decision.attempts)
+        self._works.append(work)
+
+
+def _secret_name(pod_name: str) -> str:
+    from k8s_workloads.payload import workload_secret_name  # noqa: PLC0415
+
+    return workload_secret_name(pod_name)

@@ -1,0 +1,36 @@
+"""The public test kit: a fake Kubernetes cluster and a fake Airflow database.
+
+Like httpx's ``MockTransport``, it ships with the library so that executor authors test
+their own code against it, and the library's own tests and simulator use the same kit:
+
+* :class:`FakeCluster` keeps pods and Secrets, interprets label and field selectors as
+  the API server does, bumps ``resourceVersion`` on every change, streams watch events
+  per selector (``DELETED`` when a patch makes a pod leave a watch's selection), expires
+  watches with a 410 and fails any call on demand (status, body, ``Retry-After``);
+* :class:`FakeAirflowDB` holds task instance and callback states and records the events
+  the executor reports, as the scheduler would;
+* :class:`CoreDriver` runs an :class:`~k8s_workloads.executor.ExecutorCore` against the
+  two: the ``perform`` loop of a real executor, in one place.
+"""
+
+from __future__ import annotations
+
+from k8s_workloads.testing.cluster import CALLS, ApiError, FakeCluster, FakeWatch, Fault
+from k8s_workloads.testing.database import DatabaseUnavailable, FakeAirflowDB
+from k8s_workloads.testing.driver import CoreDriver, PassReport
+from k8s_workloads.testing.selectors import FieldSelector, InvalidSelector, LabelSelector
+
+__all__ = [
+    "CALLS",
+    "ApiError",
+    "CoreDriver",
+    "DatabaseUnavailable",
+    "FakeAirflowDB",
+    "FakeCluster",
+    "FakeWatch",
+    "Fault",
+    "FieldSelector",
+    "InvalidSelector",
+    "LabelSelector",
+    "PassReport",
+]

@@ -1,0 +1,438 @@
+"""A fake Kubernetes cluster: pods, Secrets, watches, and faults on demand.
+
+It keeps pods as manifests and answers the calls an executor makes the way the API
+server does: every change bumps ``resourceVersion``; a watch streams ``ADDED``,
+``MODIFIED`` and ``DELETED`` for its selectors (a pod that stops matching, say after a
+label patch, is sent as ``DELETED`` without a ``deletionTimestamp``); a deletion is a
+``MODIFIED`` with the timestamp, then ``DELETED``; a watch from a version older than the
+kept history, or one expired with :meth:`FakeCluster.expire_watches`, ends with an
+``ERROR`` event carrying a 410 Status. Any call can be made to fail with
+:meth:`FakeCluster.fail_next`; failures are :class:`ApiError`, shaped like
+``kubernetes.client.ApiException`` (``status``, ``reason``, ``body``, ``headers``), or a
+``ConnectionResetError`` for a connection error.
+
+The kubelet is the test's part: move pods along with :meth:`FakeCluster.set_status`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from k8s_workloads.testing.selectors import FieldSelector, LabelSelector
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+__all__ = ["ApiError", "FakeCluster", "FakeWatch", "Fault"]
+
+Manifest = dict[str, Any]
+
+_EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+
+CALLS = frozenset(
+    {
+        "create_pod",
+        "create_secret",
+        "delete_pod",
+        "delete_secret",
+        "patch_pod",
+        "list_pods",
+        "watch",
+    }
+)
+"""The calls :meth:`FakeCluster.fail_next` can fail."""
+
+
+class ApiError(Exception):
+    """An API call failed: the shape of ``kubernetes.client.ApiException``."""
+
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        message: str = "",
+        *,
+        body: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(f"({status}) Reason: {reason}: {message}".rstrip(": "))
+        self.status = status
+        self.reason = reason
+        self.body = (
+            body
+            if body is not None
+            else json.dumps(
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "status": "Failure",
+                    "message": message,
+                    "reason": reason,
+                    "code": status,
+                }
+            )
+        )
+        self.headers = dict(headers or {})
+
+
+@attrs.frozen
+class Fault:
+    """How a call fails: an HTTP status (None: the connection is reset)."""
+
+    status: int | None
+    reason: str = "Failure"
+    message: str = ""
+    body: str | None = None
+    headers: Mapping[str, str] | None = None
+
+    def error(self) -> Exception:
+        if self.status is None:
+            return ConnectionResetError(104, "Connection reset by peer")
+        return ApiError(
+            self.status, self.reason, self.message, body=self.body, headers=self.headers
+        )
+
+
+def _copy(value: Manifest) -> Manifest:
+    # Plain JSON values only: several times faster than copy.deepcopy.
+    copied: Manifest = json.loads(json.dumps(value))
+    return copied
+
+
+def _status(code: int, reason: str, message: str) -> Manifest:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+
+
+@attrs.define
+class _Change:
+    version: int
+    before: Manifest | None
+    after: Manifest
+    deleted: bool
+
+
+class FakeWatch:
+    """One watch stream; read what has arrived with :meth:`events` or :meth:`lines`."""
+
+    def __init__(self, namespace: str | None, labels: LabelSelector, fields: FieldSelector) -> None:
+        self.namespace = namespace
+        self.labels = labels
+        self.fields = fields
+        self._events: deque[Manifest] = deque()
+        self.closed = False
+        """True once the stream ended (a 410): start a new watch."""
+
+    def selects(self, pod: Manifest | None) -> bool:
+        if pod is None:
+            return False
+        metadata = pod["metadata"]
+        if self.namespace is not None and metadata.get("namespace") != self.namespace:
+            return False
+        return self.labels.matches(metadata.get("labels")) and self.fields.matches(pod)
+
+    def _push(self, event: Manifest) -> None:
+        if not self.closed:
+            self._events.append(event)
+
+    def _end(self, status: Manifest) -> None:
+        if not self.closed:
+            self._events.append({"type": "ERROR", "object": status})
+            self.closed = True
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def events(self, limit: int | None = None) -> list[Manifest]:
+        """The events that have arrived (at most ``limit``), oldest first, as dicts."""
+        count = len(self._events) if limit is None else min(limit, len(self._events))
+        return [self._events.popleft() for _ in range(count)]
+
+    def lines(self, limit: int | None = None) -> list[str]:
+        """The same as JSON lines, as the API server streams them."""
+        return [json.dumps(event, separators=(",", ":")) for event in self.events(limit)]
+
+    def peek(self) -> tuple[Manifest, ...]:
+        return tuple(self._events)
+
+    def drop(self, index: int) -> Manifest:
+        """Take one waiting event out of order (to reorder or lose it in a test)."""
+        event = self._events[index]
+        del self._events[index]
+        return event
+
+    def __iter__(self) -> Iterator[Manifest]:
+        while self._events:
+            yield self._events.popleft()
+
+
+class FakeCluster:
+    """Pods and Secrets by namespace and name, a resource version, watches and faults.
+
+    ``history`` changes are kept for watches that start from a resource version; one
+    older than that gets a 410, as after etcd compaction. Timestamps come from
+    ``now`` (a settable attribute; the cluster never reads a clock).
+    """
+
+    def __init__(self, *, history: int = 10_000, now: datetime.datetime = _EPOCH) -> None:
+        self.now = now
+        self._pods: dict[tuple[str, str], Manifest] = {}
+        self._secrets: dict[tuple[str, str], Manifest] = {}
+        self._version = 0
+        self._uid = 0
+        self._history: deque[_Change] = deque(maxlen=history)
+        self._watches: list[FakeWatch] = []
+        self._faults: dict[str, deque[Fault]] = {}
+        self.calls: list[tuple[str, str, str]] = []
+        """Every call made: (call, namespace, name or selector)."""
+
+    # --- faults -----------------------------------------------------------------------
+
+    def fail_next(
+        self,
+        call: str,
+        status: int | None = 500,
+        *,
+        reason: str = "Failure",
+        message: str = "",
+        body: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        times: int = 1,
+    ) -> None:
+        """Make the next ``times`` calls of ``call`` fail (see :data:`CALLS`)."""
+        if call not in CALLS:
+            raise ValueError(f"call must be one of {sorted(CALLS)}, got {call!r}")
+        fault = Fault(status, reason, message, body, headers)
+        self._faults.setdefault(call, deque()).extend([fault] * times)
+
+    def _call(self, call: str, namespace: str, what: str) -> None:
+        self.calls.append((call, namespace, what))
+        faults = self._faults.get(call)
+        if faults:
+            raise faults.popleft().error()
+
+    # --- state ------------------------------------------------------------------------
+
+    @property
+    def resource_version(self) -> str:
+        return str(self._version)
+
+    def _bump(self) -> str:
+        self._version += 1
+        return str(self._version)
+
+    def _timestamp(self) -> str:
+        return self.now.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def pod(self, namespace: str, name: str) -> Manifest | None:
+        """A copy of the pod, or None."""
+        pod = self._pods.get((namespace, name))
+        return None if pod is None else _copy(pod)
+
+    def pods(self) -> list[Manifest]:
+        """Copies of every pod, by namespace and name."""
+        return [_copy(self._pods[where]) for where in sorted(self._pods)]
+
+    def pod_names(self) -> list[str]:
+        return [name for _, name in sorted(self._pods)]
+
+    def secret(self, namespace: str, name: str) -> Manifest | None:
+        secret = self._secrets.get((namespace, name))
+        return None if secret is None else _copy(secret)
+
+    def secret_names(self) -> list[str]:
+        return [name for _, name in sorted(self._secrets)]
+
+    # --- the API ----------------------------------------------------------------------
+
+    def create_pod(self, namespace: str, body: Mapping[str, Any]) -> Manifest:
+        """``create_namespaced_pod``: the stored pod (Pending), or an :class:`ApiError`."""
+        pod = _copy(dict(body))
+        metadata = pod.setdefault("metadata", {})
+        name = metadata.get("name")
+        self._call("create_pod", namespace, str(name))
+        if not isinstance(name, str) or not name:
+            raise ApiError(422, "Invalid", "Pod is invalid: metadata.name: Required value")
+        if metadata.setdefault("namespace", namespace) != namespace:
+            raise ApiError(400, "BadRequest", "the namespace of the object does not match")
+        if (namespace, name) in self._pods:
+            raise ApiError(409, "AlreadyExists", f'pods "{name}" already exists')
+        self._uid += 1
+        metadata["uid"] = f"00000000-0000-4000-8000-{self._uid:012d}"
+        metadata["creationTimestamp"] = self._timestamp()
+        metadata["resourceVersion"] = self._bump()
+        pod["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+        self._pods[namespace, name] = pod
+        self._changed(None, pod)
+        return _copy(pod)
+
+    def create_secret(self, namespace: str, body: Mapping[str, Any]) -> Manifest:
+        secret = _copy(dict(body))
+        metadata = secret.setdefault("metadata", {})
+        name = metadata.get("name")
+        self._call("create_secret", namespace, str(name))
+        if not isinstance(name, str) or not name:
+            raise ApiError(422, "Invalid", "Secret is invalid: metadata.name: Required value")
+        if (namespace, name) in self._secrets:
+            raise ApiError(409, "AlreadyExists", f'secrets "{name}" already exists')
+        metadata["namespace"] = namespace
+        metadata["resourceVersion"] = self._bump()
+        self._secrets[namespace, name] = secret
+        return _copy(secret)
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        self._call("delete_secret", namespace, name)
+        if self._secrets.pop((namespace, name), None) is None:
+            raise ApiError(404, "NotFound", f'secrets "{name}" not found')
+
+    def patch_pod_labels(
+        self, namespace: str, name: str, labels: Mapping[str, str | None]
+    ) -> Manifest:
+        """``patch_namespaced_pod`` with ``{"metadata": {"labels": labels}}`` (None removes)."""
+        self._call("patch_pod", namespace, name)
+        pod = self._pods.get((namespace, name))
+        if pod is None:
+            raise ApiError(404, "NotFound", f'pods "{name}" not found')
+        before = _copy(pod)
+        current = pod["metadata"].setdefault("labels", {})
+        for key, value in labels.items():
+            if value is None:
+                current.pop(key, None)
+            else:
+                current[key] = value
+        pod["metadata"]["resourceVersion"] = self._bump()
+        self._changed(before, pod)
+        return _copy(pod)
+
+    def delete_pod(self, namespace: str, name: str) -> None:
+        """``delete_namespaced_pod``: MODIFIED with a deletionTimestamp, then DELETED."""
+        self._call("delete_pod", namespace, name)
+        pod = self._pods.get((namespace, name))
+        if pod is None:
+            raise ApiError(404, "NotFound", f'pods "{name}" not found')
+        before = _copy(pod)
+        pod["metadata"].setdefault("deletionTimestamp", self._timestamp())
+        pod["metadata"].setdefault("deletionGracePeriodSeconds", 30)
+        pod["metadata"]["resourceVersion"] = self._bump()
+        self._changed(before, pod)
+        del self._pods[namespace, name]
+        gone = _copy(pod)
+        gone["metadata"]["resourceVersion"] = self._bump()
+        self._changed(pod, gone, deleted=True)
+
+    def list_pods(
+        self,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Manifest:
+        """``list_namespaced_pod`` / ``list_pod_for_all_namespaces``: a ``PodList``."""
+        labels = LabelSelector.parse(label_selector)
+        fields = FieldSelector.parse(field_selector)
+        self._call("list_pods", namespace or "", label_selector or "")
+        probe = FakeWatch(namespace, labels, fields)
+        items = [_copy(self._pods[where]) for where in sorted(self._pods)]
+        return {
+            "kind": "PodList",
+            "apiVersion": "v1",
+            "metadata": {"resourceVersion": self.resource_version},
+            "items": [pod for pod in items if probe.selects(pod)],
+        }
+
+    def watch(
+        self,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+    ) -> FakeWatch:
+        """A watch of the selected pods from ``resource_version``.
+
+        None or ``"0"``: every selected pod now, as ``ADDED``, then its changes. A version
+        within the kept history: every change after it. An older one: a 410 at once.
+        """
+        labels = LabelSelector.parse(label_selector)
+        fields = FieldSelector.parse(field_selector)
+        self._call("watch", namespace or "", label_selector or "")
+        watch = FakeWatch(namespace, labels, fields)
+        if resource_version in {None, "", "0"}:
+            for where in sorted(self._pods):
+                pod = self._pods[where]
+                if watch.selects(pod):
+                    watch._push({"type": "ADDED", "object": _copy(pod)})  # noqa: SLF001
+        else:
+            try:
+                since = int(str(resource_version))
+            except ValueError:
+                raise ApiError(
+                    400, "BadRequest", f"invalid resource version {resource_version!r}"
+                ) from None
+            oldest = self._history[0].version if self._history else self._version + 1
+            if since < self._version and since < oldest - 1:
+                watch._end(_status(410, "Expired", f"too old resource version: {since}"))  # noqa: SLF001
+                return watch
+            for change in self._history:
+                if change.version > since:
+                    self._send(watch, change)
+        self._watches.append(watch)
+        return watch
+
+    def expire_watches(self) -> None:
+        """End every open watch with a 410 ``ERROR`` event (the watch cache moved on)."""
+        for watch in self._watches:
+            watch._end(_status(410, "Expired", "too old resource version"))  # noqa: SLF001
+        self._watches = []
+
+    # --- the kubelet's part -----------------------------------------------------------
+
+    def set_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> Manifest:
+        """Replace the pod's ``status`` (a kubelet update)."""
+        pod = self._pods.get((namespace, name))
+        if pod is None:
+            raise KeyError(f"no pod {namespace}/{name}")
+        before = _copy(pod)
+        pod["status"] = _copy(dict(status))
+        pod["metadata"]["resourceVersion"] = self._bump()
+        self._changed(before, pod)
+        return _copy(pod)
+
+    # --- watch events -----------------------------------------------------------------
+
+    def _changed(self, before: Manifest | None, after: Manifest, *, deleted: bool = False) -> None:
+        change = _Change(self._version, before, _copy(after), deleted)
+        self._history.append(change)
+        self._watches = [watch for watch in self._watches if not watch.closed]
+        for watch in self._watches:
+            self._send(watch, change)
+
+    @staticmethod
+    def _send(watch: FakeWatch, change: _Change) -> None:
+        was = watch.selects(change.before)
+        now = watch.selects(change.after)
+        if change.deleted:
+            if was:
+                watch._push({"type": "DELETED", "object": _copy(change.after)})  # noqa: SLF001
+        elif was and now:
+            watch._push({"type": "MODIFIED", "object": _copy(change.after)})  # noqa: SLF001
+        elif now:
+            watch._push({"type": "ADDED", "object": _copy(change.after)})  # noqa: SLF001
+        elif was and change.before is not None:
+            # Leaving the selection: DELETED with the last content the watch selected and
+            # the new version (no deletionTimestamp).
+            last = _copy(change.before)
+            last["metadata"]["resourceVersion"] = str(change.version)
+            watch._push({"type": "DELETED", "object": last})  # noqa: SLF001

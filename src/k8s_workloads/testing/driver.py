@@ -1,0 +1,164 @@
+"""Run an :class:`~k8s_workloads.executor.ExecutorCore` against the fake cluster and
+database: the ``perform`` loop every executor writes, once, for tests and the simulator."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from k8s_workloads.decisions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.executor import (
+    CreatePod,
+    DeleteSecret,
+    ExecutorCore,
+    ListPods,
+    NothingToDo,
+    ReadStates,
+    Request,
+)
+from k8s_workloads.labels import (
+    completed_pods_adoption_selector,
+    live_pods_adoption_selector,
+    watcher_selector,
+)
+from k8s_workloads.testing.cluster import ApiError, FakeCluster, FakeWatch
+
+if TYPE_CHECKING:
+    import datetime
+    from collections.abc import Iterable
+
+    from k8s_workloads.adoption import AdoptionPlan
+    from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+    from k8s_workloads.testing.database import FakeAirflowDB
+
+__all__ = ["CoreDriver", "PassReport"]
+
+
+class PassReport:
+    """What one pass did: the requests performed (in order), those that failed, and
+    when the core wants to be called again."""
+
+    def __init__(self) -> None:
+        self.performed: list[Request] = []
+        self.failed: list[tuple[Request, BaseException]] = []
+        self.until: datetime.datetime | None = None
+
+
+class CoreDriver:
+    """An executor made of an :class:`ExecutorCore`, a :class:`FakeCluster` and a
+    :class:`FakeAirflowDB`: it watches the cluster, feeds the core and performs its
+    requests. ``perform`` is the whole mapping from requests to calls."""
+
+    def __init__(self, core: ExecutorCore, cluster: FakeCluster, db: FakeAirflowDB) -> None:
+        self.core = core
+        self.cluster = cluster
+        self.db = db
+        self.watch: FakeWatch = self._start_watch()
+
+    def _namespace(self) -> str | None:
+        config = self.core.config
+        return None if config.watch_all_namespaces else config.namespace
+
+    def _start_watch(self) -> FakeWatch:
+        selector = watcher_selector(self.core.config.scheduler_id)
+        return self.cluster.watch(
+            self._namespace(),
+            label_selector=selector.label_selector,
+            field_selector=selector.field_selector,
+            resource_version=self.core.resource_version,
+        )
+
+    def deliver(self, *, now: datetime.datetime, limit: int | None = None) -> int:
+        """Feed the core the watch events that have arrived (at most ``limit``)."""
+        events = self.watch.lines(limit)
+        for line in events:
+            self.core.feed_event(line, now=now)
+        if self.watch.closed and not len(self.watch) and not self.core.is_relisting:
+            self.watch = self._start_watch()
+        return len(events)
+
+    def perform(self, request: Request) -> None:
+        """Perform one request against the cluster or the database (raises as they do)."""
+        cluster = self.cluster
+        if isinstance(request, CreatePod):
+            if request.secret is not None:
+                cluster.create_secret(request.namespace, request.secret)
+            cluster.create_pod(request.namespace, request.pod)
+        elif isinstance(request, DeletePod):
+            _gone_is_fine(cluster.delete_pod, request.namespace, request.pod_name)
+        elif isinstance(request, DeleteSecret):
+            _gone_is_fine(cluster.delete_secret, request.namespace, request.name)
+        elif isinstance(request, PatchLabels):
+            try:
+                cluster.patch_pod_labels(request.namespace, request.pod_name, request.labels)
+            except ApiError as error:
+                if error.status != 404:  # a pod that is gone needs no label
+                    raise
+        elif isinstance(request, EmitEvent):
+            self.db.record(request)
+        elif isinstance(request, ReadStates):
+            self.core.states_read(request, self.db.read_states(request.keys))
+        elif isinstance(request, ListPods):
+            listing = cluster.list_pods(
+                request.namespace,
+                label_selector=request.selector.label_selector,
+                field_selector=request.selector.field_selector,
+            )
+            version = listing["metadata"]["resourceVersion"]
+            self.core.pods_listed(request, listing["items"], version)
+            self.watch = self._start_watch()
+
+    def run_pass(self, now: datetime.datetime) -> PassReport:
+        """One ``sync()``: every request the core has, until it has nothing to do."""
+        report = PassReport()
+        while True:
+            request = self.core.next_request(now)
+            if isinstance(request, NothingToDo):
+                report.until = request.until
+                return report
+            report.performed.append(request)
+            try:
+                self.perform(request)
+            except Exception as error:  # noqa: BLE001 - every failure goes to the core
+                report.failed.append((request, error))
+                self.core.request_failed(request, error)
+
+    def adopt(
+        self,
+        dead_scheduler_ids: Iterable[str | int],
+        *,
+        now: datetime.datetime,
+        alive_scheduler_ids: Iterable[str | int] = (),
+        expected_task_keys: Iterable[TaskInstanceKey] | None = None,
+        expected_callback_keys: Iterable[CallbackKey] | None = None,
+    ) -> tuple[AdoptionPlan, list[TaskInstanceKey]]:
+        """``try_adopt_task_instances``: list the dead schedulers' live pods and every
+        Succeeded pod no live scheduler owns, adopt them, and return the plan and the
+        task keys to reset."""
+        alive = list(alive_scheduler_ids)
+        expected = None if expected_task_keys is None else list(expected_task_keys)
+        pods: list[dict[str, Any]] = []
+        selectors = [live_pods_adoption_selector(job_id) for job_id in dead_scheduler_ids]
+        selectors.append(completed_pods_adoption_selector(self.core.config.scheduler_id, alive))
+        for selector in selectors:
+            listing = self.cluster.list_pods(
+                self._namespace(),
+                label_selector=selector.label_selector,
+                field_selector=selector.field_selector,
+            )
+            pods.extend(listing["items"])
+        plan = self.core.adopt(
+            pods,
+            alive_scheduler_ids=alive,
+            expected_task_keys=expected,
+            expected_callback_keys=expected_callback_keys,
+        )
+        self.run_pass(now)
+        return plan, self.core.not_adopted(expected or [])
+
+
+def _gone_is_fine(call: Any, namespace: str, name: str) -> None:  # noqa: ANN401
+    try:
+        call(namespace, name)
+    except ApiError as error:
+        if error.status != 404:  # already gone: what a delete wants
+            raise
