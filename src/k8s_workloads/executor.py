@@ -377,6 +377,7 @@ class ExecutorCore:
         self._pass_over = False
         self._created_this_pass = 0
         self._creation_stopped = False
+        self._create_failed: set[WorkloadKey] = set()
         self._now: datetime.datetime | None = None
         self.on_decision: Callable[[Handled], None] | None = None
         """Called with every decision the core takes (for logs and timelines)."""
@@ -667,6 +668,7 @@ class ExecutorCore:
         self._states.clear()
         self._created_this_pass = 0
         self._creation_stopped = False
+        self._create_failed.clear()
         self._relist_asked = False
         if self._backlog:
             self._results.extendleft(reversed(self._backlog))
@@ -691,7 +693,8 @@ class ExecutorCore:
             created = self._create_next(now)
             if created is not None:
                 return created
-            return NothingToDo(self._wake_up())
+            if not self._works:  # a job whose pod could not be built fails at once
+                return NothingToDo(self._wake_up())
 
     def _wake_up(self) -> datetime.datetime | None:
         times = [entry.not_before for entry in self._queue if entry.not_before is not None]
@@ -818,6 +821,8 @@ class ExecutorCore:
         for index, entry in enumerate(self._queue):
             if entry.not_before is not None and now < entry.not_before:
                 continue
+            if entry.job.key in self._create_failed:
+                continue  # its creation failed in this pass: retried on the next one
             del self._queue[index]
             key = entry.job.key
             attempt = self._attempts.get(key)
@@ -912,6 +917,7 @@ class ExecutorCore:
         if entry is None or entry.job.key != request.key:
             raise ProtocolError(f"{request!r} was not handed out by this core")
         job, key = entry.job, request.key
+        self._create_failed.add(key)
         cleanup: list[DeleteSecret] = []
         if request.secret is not None:
             cleanup.append(DeleteSecret(request.secret["metadata"]["name"], request.namespace))
