@@ -349,6 +349,15 @@ def _error_parts(
     return None
 
 
+def _transient(error: BaseException) -> bool:
+    """Whether a pod call may succeed when tried again (a 5xx, 408, 409, 429, or no
+    HTTP status at all: a connection error)."""
+    status = getattr(error, "status", None)
+    if not isinstance(status, int) or isinstance(status, bool):
+        return True
+    return status >= 500 or status in {408, 409, 429}
+
+
 # --- the core -------------------------------------------------------------------------
 
 
@@ -365,6 +374,7 @@ class ExecutorCore:
         self._paused_until: datetime.datetime | None = None
         self._results: deque[_Pending] = deque()
         self._backlog: list[_Pending] = []
+        self._cleanups: list[DeletePod | PatchLabels] = []
         self._states: dict[WorkloadKey, KnownState] = {}
         self._works: deque[_Work] = deque()
         self._resource_version: str | None = None
@@ -410,6 +420,19 @@ class ExecutorCore:
     @property
     def waiting_results(self) -> int:
         return len(self._results)
+
+    @property
+    def has_work(self) -> bool:
+        """Whether a pass would do anything: results, retries, clean-ups, a re-list or
+        jobs are waiting (jobs may still wait for their not-before time)."""
+        return bool(
+            self._results
+            or self._backlog
+            or self._cleanups
+            or self._works
+            or self._queue
+            or self._relist_needed
+        )
 
     @property
     def resource_version(self) -> str | None:
@@ -552,12 +575,21 @@ class ExecutorCore:
                 "an EmitEvent cannot fail: write it to the event buffer (the scheduler "
                 "reads it); a lost report leaves the workload unreported"
             )
-        if work is not None and not isinstance(request, DeleteSecret):
-            self._pod_call_failed(work, error)
+        if work is not None and isinstance(request, (DeletePod, PatchLabels)):
+            self._pod_call_failed(work, request, error)
 
-    def _pod_call_failed(self, work: _Work, error: BaseException) -> None:
-        if work.kind == _FINAL or work not in self._works:
-            return  # best effort: the rest goes on
+    def _pod_call_failed(
+        self, work: _Work, request: DeletePod | PatchLabels, error: BaseException
+    ) -> None:
+        if work.kind == _FINAL:
+            # The rest goes on; the clean-up itself is tried again on the next pass while
+            # the error is transient, so a finished pod is not left in the watch to be
+            # re-read after every restart. A refusal (403, 422 …) is final.
+            if _transient(error):
+                self._cleanups.append(request)
+            return
+        if work not in self._works:
+            return
         # A failed relabel drops that pod's adoption. A failed pod call of a decision
         # stops it (nothing after it happens) and handling_failed decides about the
         # result at once (a retry waits for the next pass).
@@ -673,6 +705,9 @@ class ExecutorCore:
         if self._backlog:
             self._results.extendleft(reversed(self._backlog))
             self._backlog = []
+        for action in self._cleanups:
+            self._works.append(_Work(_FINAL, deque([action])))
+        self._cleanups = []
 
     def _step(self, now: datetime.datetime) -> Request | NothingToDo:
         while True:

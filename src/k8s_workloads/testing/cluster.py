@@ -319,6 +319,14 @@ class FakeCluster:
     def delete_pod(self, namespace: str, name: str) -> None:
         """``delete_namespaced_pod``: MODIFIED with a deletionTimestamp, then DELETED."""
         self._call("delete_pod", namespace, name)
+        self._delete(namespace, name)
+
+    def remove_pod(self, namespace: str, name: str) -> None:
+        """Someone else deletes the pod (``kubectl delete``, a node drain): as
+        :meth:`delete_pod`, but no executor call, so no fault applies."""
+        self._delete(namespace, name)
+
+    def _delete(self, namespace: str, name: str) -> None:
         pod = self._pods.get((namespace, name))
         if pod is None:
             raise ApiError(404, "NotFound", f'pods "{name}" not found')

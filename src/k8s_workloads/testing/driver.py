@@ -72,9 +72,14 @@ class CoreDriver:
         events = self.watch.lines(limit)
         for line in events:
             self.core.feed_event(line, now=now)
+        self.ensure_watch()
+        return len(events)
+
+    def ensure_watch(self) -> None:
+        """Start a new watch once the old one ended (a 410) and was read to the end,
+        unless the core still waits for its re-list (which restarts the watch)."""
         if self.watch.closed and not len(self.watch) and not self.core.is_relisting:
             self.watch = self._start_watch()
-        return len(events)
 
     def perform(self, request: Request) -> None:
         """Perform one request against the cluster or the database (raises as they do)."""
