@@ -886,3 +886,19 @@ def test_finished_or_done_pods_of_this_scheduler_do_not_make_a_key_owned() -> No
     adoption = plan(pods, expected_task_keys=[failed, done])
     assert adoption.owned == frozenset()
     assert adoption.not_adopted([failed, done]) == [failed, done]
+
+
+def test_the_newest_pod_is_adopted_when_it_failed_beside_an_older_stuck_one() -> None:
+    # The first launch is stuck Pending (its image cannot be pulled) and was requeued; the
+    # second, newer launch failed. The newer one is the workload's: adopting neither (the
+    # Failed pod used to count as "beside a live one") left the workload unreported.
+    key = task_key()
+    stuck = task_pod(DEAD, key, {"phase": "Pending"}, name="first")
+    stuck["metadata"]["creationTimestamp"] = "2026-06-07T00:00:03Z"
+    failed = task_pod(DEAD, key, FAILED, name="second")
+    failed["metadata"]["creationTimestamp"] = "2026-06-07T00:00:05Z"
+    adoption = plan([stuck, failed], expected_task_keys=[key])
+    assert adoption.actions == (relabel(failed), TrackRunning(key))
+    assert reasons(adoption.skipped) == {
+        "first": "an earlier launch: the workload has a newer pod"
+    }

@@ -751,6 +751,20 @@ def test_failed_pod_of_an_earlier_launch_is_not_adopted_beside_the_live_one() ->
     assert reported(state) == [TaskInstanceState.SUCCESS]
 
 
+def test_a_newer_failed_launch_is_adopted_beside_an_older_stuck_one() -> None:
+    """Found by the machine: the requeued first pod is stuck Pending (kept), the second
+    fails; after a restart adoption used to skip both and the callback was never reported."""
+    state = machine(mark_kept_failed_pods_done=False)
+    state.queue_callback()
+    state.deliver_all_events()
+    state.pod_fails_before_start(pick=0)
+    state.deliver_all_events()
+    state.pod_evicted(pick=0)
+    state.scheduler_restarts()
+    state.teardown()
+    assert reported(state) == [CallbackState.FAILED]
+
+
 def test_creation_retried_after_a_429_and_a_task_never_reported_twice() -> None:
     state = machine()
     state.queue_task()

@@ -201,18 +201,21 @@ def _earlier_launches(listed: list[_Listed]) -> dict[tuple[str, str], str]:
     """
     unfinished = [pod for pod in listed if pod.phase != "Succeeded"]
     newest: dict[WorkloadKey, str] = {}
-    not_failed: set[WorkloadKey] = set()
     for pod in unfinished:
         if pod.created > newest.get(pod.key, ""):
             newest[pod.key] = pod.created
-        if pod.phase != "Failed":
-            not_failed.add(pod.key)
+    # Among the newest pods (a tie, or no timestamps), a live one is the current launch.
+    live_newest = {
+        pod.key
+        for pod in unfinished
+        if pod.phase != "Failed" and pod.created == newest.get(pod.key, "")
+    }
     earlier: dict[tuple[str, str], str] = {}
     for pod in unfinished:
         where = (pod.namespace, pod.name)
-        if pod.created and pod.created < newest[pod.key]:
+        if pod.created < newest.get(pod.key, ""):
             earlier[where] = "an earlier launch: the workload has a newer pod"
-        elif pod.phase == "Failed" and pod.key in not_failed:
+        elif pod.phase == "Failed" and pod.key in live_newest:
             earlier[where] = "a failed earlier launch: the workload has a live pod"
     return earlier
 
