@@ -19,6 +19,7 @@ Two crashes of the opt-in pending policy found here are pinned by tests: a naive
 from __future__ import annotations
 
 import datetime
+import json
 import string
 from typing import Any
 
@@ -531,3 +532,38 @@ def test_callbacks_never_get_task_states_nor_tasks_callback_states(
     else:
         assert not isinstance(resolution.state, CallbackState), resolution
         assert resolution.key in {None, TASK_KEY}
+
+
+# --------------------------------------------------------------------------------------
+# The executor's JSON decoding: only what resolution reads, the same resolution
+
+
+@given(watch_event=st.one_of(watch_events, json_values), config=configs(), now=aware_nows)
+def test_partial_decoding_resolves_as_full_decoding(
+    watch_event: object, config: ResolverConfig, now: datetime.datetime | None
+) -> None:
+    from k8s_workloads._watchjson import decode_event  # noqa: PLC0415
+
+    text = json.dumps(watch_event)
+    full = resolve_event(json.loads(text), config=config, now=now)
+    partial = resolve_event(decode_event(text), config=config, now=now)
+    assert partial == full
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"type": "ADDED", "type": "DELETED", "object": {"kind": "Pod"}}',
+        '{"type": "ADDED", "object": {"metadata": {"name": "a", "name": "b"}}}',
+        '{"type": "ADDED", "object": null}',
+        '{"type": "ADDED", "object": {"metadata": null, "status": {"phase": NaN}}}',
+        '{"type": "MODIFIED", "object": {"metadata": {"name": "\\ud800"}}}',
+        '{"type": "ERROR", "object": {"kind": "Status", "code": 410, "code": 500}}',
+        '{"type": "ADDED", "object": {"metadata": {"resourceVersion": 1e400}}}',
+        '[{"type": "ADDED"}]',
+    ],
+)
+def test_partial_decoding_of_odd_json_matches_json_loads(text: str) -> None:
+    from k8s_workloads._watchjson import decode_event  # noqa: PLC0415
+
+    assert resolve_event(decode_event(text)) == resolve_event(json.loads(text))

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import attrs
 
+from k8s_workloads._watchjson import decode_event
 from k8s_workloads.adoption import (
     AdoptionPlan,
     TrackRunning,
@@ -477,7 +478,7 @@ class ExecutorCore:
             event = bytes(event).decode("utf-8", "replace")
         if isinstance(event, str):
             try:
-                event = json.loads(event)
+                event = decode_event(event)  # only what resolution reads
             except (ValueError, RecursionError) as error:
                 return Resolution(Outcome.MALFORMED, f"not JSON: {error}")
         resolution = resolve_event(event, config=self._resolver, now=now)
