@@ -15,16 +15,11 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads import simulate as simulate_module
+from k8s_workloads import executor as executor_module
 from k8s_workloads.decisions import decide
-from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, watcher_selector
-from k8s_workloads.pods import construct_task_pod
-from k8s_workloads.simulate import (
+from k8s_workloads.sim import (
     ScenarioError,
     SimulationResult,
-    _Cluster,
-    _Selector,
-    _Watch,
     bundled_scenarios,
     generate_scenario,
     load_bundled_scenario,
@@ -197,7 +192,7 @@ def test_a_library_function_that_raises_is_a_crash_then_a_crash_loop(
     def broken(*_args: object, **_kwargs: object) -> object:
         raise KeyError("task_id")  # what the provider's adoption raised on callback pods
 
-    monkeypatch.setattr(simulate_module, "plan_adoption", broken)
+    monkeypatch.setattr(executor_module, "plan_adoption", broken)
     result = simulate(load_bundled_scenario())
     kinds = [anomaly.kind for anomaly in result.anomalies]
     assert kinds.count("crash") == 5
@@ -219,7 +214,7 @@ def test_a_crash_while_performing_an_event_keeps_the_timeline(
             raise KeyError("boom")
         return decide(*args, **kwargs)
 
-    monkeypatch.setattr(simulate_module, "decide", broken_third_call)
+    monkeypatch.setattr(executor_module, "decide", broken_third_call)
     result = simulate(load_bundled_scenario())
     assert [anomaly.kind for anomaly in result.anomalies] == ["crash"]
     lines = [entry.text for entry in result.timeline if entry.kind == "scheduler"]
@@ -505,47 +500,6 @@ def test_a_missing_file(tmp_path: Path) -> None:
     )
 
 
-# --- the fake cluster ---------------------------------------------------------------------
-
-
-def test_a_label_patch_out_of_the_watch_selector_arrives_as_deleted_without_timestamp() -> None:
-    # The API server's watch semantics the false-adoption finding rests on.
-    cluster = _Cluster()
-    watch = _Watch(_Selector.of(watcher_selector(1)))
-    cluster.watches.append(watch)
-    pod = construct_task_pod(
-        namespace="airflow",
-        scheduler_job_id=1,
-        pod_id="etl-load-abcd1234",
-        dag_id="etl",
-        task_id="load",
-        kube_image="airflow",
-        try_number=1,
-        args=["x"],
-        airflow_version="3.3.2",
-        run_id="r",
-    )
-    cluster.create(pod, tick=0)
-    cluster.patch_labels("airflow", "etl-load-abcd1234", {POD_EXECUTOR_DONE_LABEL: "True"}, 1)
-    cluster.patch_labels("airflow", "etl-load-abcd1234", {"other": "x"}, 2)
-    cluster.delete("airflow", "etl-load-abcd1234", 3)
-    added, deleted = watch.pop_due(5), watch.pop_due(5)
-    assert watch.pop_due(5) is None
-    assert added is not None
-    assert deleted is not None
-    assert (added["type"], deleted["type"]) == ("ADDED", "DELETED")
-    metadata = deleted["object"]["metadata"]
-    assert POD_EXECUTOR_DONE_LABEL not in metadata["labels"]  # the previous content
-    assert "deletionTimestamp" not in metadata
-    assert metadata["resourceVersion"] == "2"  # the new version
-    assert [kind for _, kind, _ in cluster.history["etl-load-abcd1234"]] == [
-        "ADDED",
-        "MODIFIED",
-        "MODIFIED",
-        "DELETED",
-    ]
-
-
 # --- generated mode -----------------------------------------------------------------------
 
 
@@ -606,3 +560,110 @@ def test_generated_mode_with_watch_errors() -> None:
     assert sum(result.end_states.values()) == 300
     assert result.anomalies == ()
     assert len(generate_scenario(300, 1, 3, watch_errors=2).watch_errors) == 2
+
+
+# --- every DecisionConfig and ResolverConfig option reaches a scenario ----------------------
+
+
+def test_every_decision_and_resolver_option_is_a_scenario_key() -> None:
+    import attrs  # noqa: PLC0415
+
+    from k8s_workloads.decisions import DecisionConfig  # noqa: PLC0415
+    from k8s_workloads.events import ResolverConfig  # noqa: PLC0415
+
+    text = GOOD.replace(
+        "seed: 1\n",
+        """seed: 1
+config:
+  decisions:
+    delete_worker_pods: false
+    delete_worker_pods_on_failure: true
+    mark_kept_failed_pods_done: false
+    pod_launch_failure_retries: 3
+    pod_launch_failure_excluded_container_reasons: [Error, ContainerCannotRun]
+    callback_launch_failure_retries: 2
+    task_publish_max_retries: -1
+    max_handling_retries: 5
+  resolver:
+    fatal_pending_reasons: [ErrImagePull]
+    pending: {image_pull_grace: 30}
+    report_callback_running: false
+    oom_success_is_failure: true
+""",
+    )
+    config = parse_scenario(text).config
+    decisions, resolver = config.decision_config(), config.resolver_config()
+    assert decisions == DecisionConfig(
+        delete_worker_pods=False,
+        delete_worker_pods_on_failure=True,
+        mark_kept_failed_pods_done=False,
+        pod_launch_failure_retries=3,
+        pod_launch_failure_excluded_container_reasons=frozenset({"Error", "ContainerCannotRun"}),
+        callback_launch_failure_retries=2,
+        task_publish_max_retries=-1,
+        max_handling_retries=5,
+    )
+    assert set(attrs.fields_dict(DecisionConfig)) == dict(config.decisions).keys()
+    assert resolver.fatal_pending_reasons == frozenset({"ErrImagePull"})
+    assert resolver.pending is not None
+    assert resolver.pending.image_pull_grace == 30
+    assert (resolver.report_callback_running, resolver.oom_success_is_failure) == (False, True)
+    assert (
+        set(attrs.fields_dict(ResolverConfig)) - {"airflow_version"} == dict(config.resolver).keys()
+    )
+
+
+def test_the_oom_rule_set_in_a_scenario_fails_a_succeeded_oom_killed_pod() -> None:
+    text = """\
+config:
+  resolver: {oom_success_is_failure: true}
+workloads:
+  - kind: callback
+    callback_id: 019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e
+    pod:
+      steps:
+        - {phase: Running}
+        - {after: 2, phase: Succeeded, container: {terminated: OOMKilled, exit_code: 0}}
+"""
+    result = simulate(parse_scenario(text))
+    assert result.workloads[0].end_state == "failed"
+    assert "OOMKilled" in " ".join(result.workloads[0].notes)
+    plain = simulate(parse_scenario(text.replace("true}", "false}")))
+    assert plain.workloads[0].end_state == "success"
+
+
+@pytest.mark.parametrize(
+    ("config", "field", "problem"),
+    [
+        (
+            "{decisions: {max_handling_retries: -1}}",
+            "config.decisions.max_handling_retries",
+            "at least 0",
+        ),
+        (
+            "{decisions: {delete_worker_pods: 1}}",
+            "config.decisions.delete_worker_pods",
+            "true or false",
+        ),
+        ("{decisions: {nope: 1}}", "config.decisions.nope", "unknown key"),
+        (
+            "{resolver: {fatal_pending_reasons: ErrImagePull}}",
+            "config.resolver.fatal_pending_reasons",
+            "a list",
+        ),
+        (
+            "{resolver: {airflow_version: '3.3.2'}}",
+            "config.resolver.airflow_version",
+            "unknown key",
+        ),
+    ],
+)
+def test_bad_embedded_options_name_their_field(
+    tmp_path: Path, config: str, field: str, problem: str
+) -> None:
+    path = write(tmp_path, GOOD.replace("seed: 1\n", f"seed: 1\nconfig: {config}\n"))
+    status, out, err = cli(path)
+    assert (status, out) == (2, "")
+    assert f": {field}: " in err
+    assert problem in err
+    assert err.count("\n") == 1
