@@ -371,6 +371,7 @@ class ExecutorCore:
         self._running: dict[WorkloadKey, None] = {}  # insertion-ordered: same order every run
         self._attempts = Attempts()
         self._queue: deque[_Queued] = deque()
+        self._delayed: list[_Queued] = []  # the queued jobs with a not-before time
         self._create_retries: dict[WorkloadKey, int] = {}
         self._paused_until: datetime.datetime | None = None
         self._results: deque[_Pending] = deque()
@@ -658,6 +659,7 @@ class ExecutorCore:
         """Stop running a task instance: its queued job is dropped and its pods (this
         scheduler's, listed) are marked revoked, then deleted. No event is reported."""
         self._queue = deque(entry for entry in self._queue if entry.job.key != key)
+        self._delayed = [entry for entry in self._delayed if entry.job.key != key]
         self._create_retries.pop(key, None)
         self._attempts = self._attempts.without(key)
         self._generation += 1
@@ -733,7 +735,10 @@ class ExecutorCore:
                 return NothingToDo(self._wake_up())
 
     def _wake_up(self) -> datetime.datetime | None:
-        times = [entry.not_before for entry in self._queue if entry.not_before is not None]
+        if not self._queue:
+            return None
+        # Only jobs with a delay are looked at: a pass costs nothing per queued job.
+        times = [entry.not_before for entry in self._delayed if entry.not_before is not None]
         if self._queue and self._paused_until is not None:
             times.append(self._paused_until)
         return min(times) if times else None
@@ -769,7 +774,10 @@ class ExecutorCore:
             not_before = None
             if action.delay is not None and self._now is not None:
                 not_before = self._now + datetime.timedelta(seconds=action.delay)
-            self._queue.append(_Queued(action.job, not_before))
+            entry = _Queued(action.job, not_before)
+            self._queue.append(entry)
+            if not_before is not None:
+                self._delayed.append(entry)
         # Ignore and RetryLater need nothing; LookUpState never reaches here.
 
     # --- results ----------------------------------------------------------------------
@@ -854,25 +862,32 @@ class ExecutorCore:
             if now < self._paused_until:
                 return None
             self._paused_until = None
-        for index, entry in enumerate(self._queue):
-            if entry.not_before is not None and now < entry.not_before:
-                continue
-            if entry.job.key in self._create_failed:
-                continue  # its creation failed in this pass: retried on the next one
-            del self._queue[index]
+        while (entry := self._next_due(now)) is not None:
             key = entry.job.key
             attempt = self._attempts.get(key)
             if key not in self._running or attempt is None or attempt.job is not entry.job:
-                return self._create_next(now)  # revoked or settled meanwhile: drop the job
+                continue  # revoked or settled meanwhile: drop the job
             self._created_this_pass += 1
             try:
                 pod, secret = self._build(entry.job)
             except Exception as error:  # noqa: BLE001 - the provider fails the workload on any build error
                 self._fail_launch(entry.job, f"the pod could not be built: {error}", "build error")
                 return None
-            request = CreatePod(key, pod["metadata"]["namespace"], pod, secret)
             self._outstanding_job = entry
-            return request
+            return CreatePod(key, pod["metadata"]["namespace"], pod, secret)
+        return None
+
+    def _next_due(self, now: datetime.datetime) -> _Queued | None:
+        """Take the first queued job that may be created now."""
+        for index, entry in enumerate(self._queue):
+            if entry.not_before is not None and now < entry.not_before:
+                continue
+            if entry.job.key in self._create_failed:
+                continue  # its creation failed in this pass: retried on the next one
+            del self._queue[index]
+            if entry.not_before is not None:
+                self._delayed = [other for other in self._delayed if other is not entry]
+            return entry
         return None
 
     def _fail_launch(self, job: KubernetesJob[Any], info: str, cause: str) -> None:

@@ -243,7 +243,7 @@ class _Scheduler:
     def drop_all(self) -> list[Manifest]:
         dropped = [event for _, _, event in sorted(self.due, key=lambda item: item[:2])]
         self.due = []
-        dropped.extend(self.watch.events())
+        dropped.extend(self.watch.events(copy=False))
         return dropped
 
 
@@ -785,7 +785,7 @@ class _Simulation:
         sched = self.sched
         if sched is None:
             return
-        for event in sched.watch.events():
+        for event in sched.watch.events(copy=False):
             for _ in range(copies):
                 sched.push(self.t + late, event)
 
@@ -857,7 +857,7 @@ class _Simulation:
             )
 
     def check_adoption(self, result: WorkloadResult, live: _Live) -> None:
-        pod = self.cluster.pod(result.namespace, result.pod_name)
+        pod = self.cluster.pod(result.namespace, result.pod_name, copy=False)
         labels = pod["metadata"]["labels"] if pod is not None else {}
         if pod is not None and labels.get(AIRFLOW_WORKER_LABEL) != self.scheduler.label:
             return  # another scheduler owns it now: a real adoption
@@ -881,7 +881,7 @@ class _Simulation:
         core = self.scheduler.core
         with_pods = {
             self.runs[pod["metadata"]["namespace"], pod["metadata"]["name"]].key
-            for pod in self.cluster.pods()
+            for pod in self.cluster.pods(copy=False)
             if (pod["metadata"]["namespace"], pod["metadata"]["name"]) in self.runs
         }
         waiting = {job.key for job in core.queued}
@@ -907,7 +907,7 @@ class _Simulation:
         while self.t in self.kubelet_due:
             runs = self.kubelet_due.pop(self.t)
             for run in runs:
-                if self.cluster.pod(run.namespace, run.name) is None:
+                if self.cluster.pod(run.namespace, run.name, copy=False) is None:
                     continue  # deleted: its script ends
                 step = run.script.steps[run.step]
                 run.step += 1
@@ -939,7 +939,7 @@ class _Simulation:
     def watched(self, run: _PodRun) -> bool:
         if self.sched is None:
             return False
-        pod = self.cluster.pod(run.namespace, run.name)
+        pod = self.cluster.pod(run.namespace, run.name, copy=False)
         return pod is not None and self.sched.watch.selects(pod)
 
     def status_for(self, run: _PodRun, step: Step, phase: str) -> dict[str, Any]:
@@ -1279,7 +1279,7 @@ class _Simulation:
             f"{pod['metadata']['name']} ({pod['status'].get('phase')}"
             + (", done" if pod["metadata"]["labels"].get(POD_EXECUTOR_DONE_LABEL) else "")
             + f", airflow-worker={pod['metadata']['labels'].get(AIRFLOW_WORKER_LABEL)})"
-            for pod in self.cluster.pods()
+            for pod in self.cluster.pods(copy=False)
         )
         return SimulationResult(
             name=self.scenario.name,

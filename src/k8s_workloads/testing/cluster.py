@@ -155,27 +155,36 @@ class FakeWatch:
     def __len__(self) -> int:
         return len(self._events)
 
-    def events(self, limit: int | None = None) -> list[Manifest]:
-        """The events that have arrived (at most ``limit``), oldest first, as dicts."""
+    def _take(self, limit: int | None) -> list[Manifest]:
         count = len(self._events) if limit is None else min(limit, len(self._events))
         return [self._events.popleft() for _ in range(count)]
 
+    def events(self, limit: int | None = None, *, copy: bool = True) -> list[Manifest]:
+        """The events that have arrived (at most ``limit``), oldest first, as dicts.
+
+        ``copy=False`` gives the cluster's own snapshots, shared by every watch and the
+        history (no copy per event): read them, never change them.
+        """
+        taken = self._take(limit)
+        return [_copy(event) for event in taken] if copy else taken
+
     def lines(self, limit: int | None = None) -> list[str]:
         """The same as JSON lines, as the API server streams them."""
-        return [json.dumps(event, separators=(",", ":")) for event in self.events(limit)]
+        return [json.dumps(event, separators=(",", ":")) for event in self._take(limit)]
 
     def peek(self) -> tuple[Manifest, ...]:
+        """The waiting events, not taken (shared snapshots: read only)."""
         return tuple(self._events)
 
     def drop(self, index: int) -> Manifest:
         """Take one waiting event out of order (to reorder or lose it in a test)."""
         event = self._events[index]
         del self._events[index]
-        return event
+        return _copy(event)
 
     def __iter__(self) -> Iterator[Manifest]:
         while self._events:
-            yield self._events.popleft()
+            yield _copy(self._events.popleft())
 
 
 class FakeCluster:
@@ -189,6 +198,7 @@ class FakeCluster:
     def __init__(self, *, history: int = 10_000, now: datetime.datetime = _EPOCH) -> None:
         self.now = now
         self._pods: dict[tuple[str, str], Manifest] = {}
+        self._snapshots: dict[tuple[str, str], Manifest] = {}
         self._secrets: dict[tuple[str, str], Manifest] = {}
         self._version = 0
         self._uid = 0
@@ -236,14 +246,17 @@ class FakeCluster:
     def _timestamp(self) -> str:
         return self.now.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def pod(self, namespace: str, name: str) -> Manifest | None:
-        """A copy of the pod, or None."""
-        pod = self._pods.get((namespace, name))
-        return None if pod is None else _copy(pod)
+    def pod(self, namespace: str, name: str, *, copy: bool = True) -> Manifest | None:
+        """A copy of the pod, or None (``copy=False``: the shared snapshot, read only)."""
+        snapshot = self._snapshots.get((namespace, name))
+        if snapshot is None or not copy:
+            return snapshot
+        return _copy(snapshot)
 
-    def pods(self) -> list[Manifest]:
-        """Copies of every pod, by namespace and name."""
-        return [_copy(self._pods[where]) for where in sorted(self._pods)]
+    def pods(self, *, copy: bool = True) -> list[Manifest]:
+        """Every pod, by namespace and name (``copy=False``: shared snapshots, read only)."""
+        found = [self._snapshots[where] for where in sorted(self._snapshots)]
+        return [_copy(pod) for pod in found] if copy else found
 
     def pod_names(self) -> list[str]:
         return [name for _, name in sorted(self._pods)]
@@ -275,7 +288,7 @@ class FakeCluster:
         metadata["resourceVersion"] = self._bump()
         pod["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
         self._pods[namespace, name] = pod
-        self._changed(None, pod)
+        self._changed((namespace, name), pod)
         return _copy(pod)
 
     def create_secret(self, namespace: str, body: Mapping[str, Any]) -> Manifest:
@@ -305,7 +318,6 @@ class FakeCluster:
         pod = self._pods.get((namespace, name))
         if pod is None:
             raise ApiError(404, "NotFound", f'pods "{name}" not found')
-        before = _copy(pod)
         current = pod["metadata"].setdefault("labels", {})
         for key, value in labels.items():
             if value is None:
@@ -313,7 +325,7 @@ class FakeCluster:
             else:
                 current[key] = value
         pod["metadata"]["resourceVersion"] = self._bump()
-        self._changed(before, pod)
+        self._changed((namespace, name), pod)
         return _copy(pod)
 
     def delete_pod(self, namespace: str, name: str) -> None:
@@ -330,15 +342,13 @@ class FakeCluster:
         pod = self._pods.get((namespace, name))
         if pod is None:
             raise ApiError(404, "NotFound", f'pods "{name}" not found')
-        before = _copy(pod)
         pod["metadata"].setdefault("deletionTimestamp", self._timestamp())
         pod["metadata"].setdefault("deletionGracePeriodSeconds", 30)
         pod["metadata"]["resourceVersion"] = self._bump()
-        self._changed(before, pod)
+        self._changed((namespace, name), pod)
         del self._pods[namespace, name]
-        gone = _copy(pod)
-        gone["metadata"]["resourceVersion"] = self._bump()
-        self._changed(pod, gone, deleted=True)
+        pod["metadata"]["resourceVersion"] = self._bump()
+        self._changed((namespace, name), pod, deleted=True)
 
     def list_pods(
         self,
@@ -352,7 +362,7 @@ class FakeCluster:
         fields = FieldSelector.parse(field_selector)
         self._call("list_pods", namespace or "", label_selector or "")
         probe = FakeWatch(namespace, labels, fields)
-        items = [_copy(self._pods[where]) for where in sorted(self._pods)]
+        items = [_copy(self._snapshots[where]) for where in sorted(self._snapshots)]
         return {
             "kind": "PodList",
             "apiVersion": "v1",
@@ -378,10 +388,10 @@ class FakeCluster:
         self._call("watch", namespace or "", label_selector or "")
         watch = FakeWatch(namespace, labels, fields)
         if resource_version in {None, "", "0"}:
-            for where in sorted(self._pods):
-                pod = self._pods[where]
+            for where in sorted(self._snapshots):
+                pod = self._snapshots[where]
                 if watch.selects(pod):
-                    watch._push({"type": "ADDED", "object": _copy(pod)})  # noqa: SLF001
+                    watch._push({"type": "ADDED", "object": pod})  # noqa: SLF001
         else:
             try:
                 since = int(str(resource_version))
@@ -407,21 +417,27 @@ class FakeCluster:
 
     # --- the kubelet's part -----------------------------------------------------------
 
-    def set_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> Manifest:
+    def set_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:
         """Replace the pod's ``status`` (a kubelet update)."""
         pod = self._pods.get((namespace, name))
         if pod is None:
             raise KeyError(f"no pod {namespace}/{name}")
-        before = _copy(pod)
         pod["status"] = _copy(dict(status))
         pod["metadata"]["resourceVersion"] = self._bump()
-        self._changed(before, pod)
-        return _copy(pod)
+        self._changed((namespace, name), pod)
 
     # --- watch events -----------------------------------------------------------------
 
-    def _changed(self, before: Manifest | None, after: Manifest, *, deleted: bool = False) -> None:
-        change = _Change(self._version, before, _copy(after), deleted)
+    def _changed(self, where: tuple[str, str], pod: Manifest, *, deleted: bool = False) -> None:
+        # One copy per change: the snapshot that the history, every watch event and
+        # the next change's "before" share; nothing ever changes a snapshot.
+        before = self._snapshots.get(where)
+        after = _copy(pod)
+        if deleted:
+            self._snapshots.pop(where, None)
+        else:
+            self._snapshots[where] = after
+        change = _Change(self._version, before, after, deleted)
         self._history.append(change)
         self._watches = [watch for watch in self._watches if not watch.closed]
         for watch in self._watches:
@@ -433,11 +449,11 @@ class FakeCluster:
         now = watch.selects(change.after)
         if change.deleted:
             if was:
-                watch._push({"type": "DELETED", "object": _copy(change.after)})  # noqa: SLF001
+                watch._push({"type": "DELETED", "object": change.after})  # noqa: SLF001
         elif was and now:
-            watch._push({"type": "MODIFIED", "object": _copy(change.after)})  # noqa: SLF001
+            watch._push({"type": "MODIFIED", "object": change.after})  # noqa: SLF001
         elif now:
-            watch._push({"type": "ADDED", "object": _copy(change.after)})  # noqa: SLF001
+            watch._push({"type": "ADDED", "object": change.after})  # noqa: SLF001
         elif was and change.before is not None:
             # Leaving the selection: DELETED with the last content the watch selected and
             # the new version (no deletionTimestamp).
