@@ -10,7 +10,9 @@ their own code against it, and the library's own tests and simulator use the sam
 * :class:`FakeAirflowDB` holds task instance and callback states and records the events
   the executor reports, as the scheduler would;
 * :class:`CoreDriver` runs an :class:`~k8s_workloads.executor.ExecutorCore` against the
-  two: the ``perform`` loop of a real executor, in one place.
+  two: the ``perform`` loop of a real executor, in one place;
+* :class:`FakeApiServer` serves a :class:`FakeCluster` over HTTP on 127.0.0.1, so the real
+  kubernetes client (and code built on it) runs unchanged against it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from k8s_workloads.testing.cluster import CALLS, ApiError, FakeCluster, FakeWatc
 from k8s_workloads.testing.database import DatabaseUnavailable, FakeAirflowDB
 from k8s_workloads.testing.driver import CoreDriver, PassReport
 from k8s_workloads.testing.selectors import FieldSelector, InvalidSelector, LabelSelector
+from k8s_workloads.testing.server import FakeApiServer
 
 __all__ = [
     "CALLS",
@@ -26,6 +29,7 @@ __all__ = [
     "CoreDriver",
     "DatabaseUnavailable",
     "FakeAirflowDB",
+    "FakeApiServer",
     "FakeCluster",
     "FakeWatch",
     "Fault",

@@ -17,16 +17,18 @@ The kubelet is the test's part: move pods along with :meth:`FakeCluster.set_stat
 from __future__ import annotations
 
 import datetime
+import functools
 import json
+import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
 from k8s_workloads.testing.selectors import FieldSelector, LabelSelector
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
 __all__ = ["ApiError", "FakeCluster", "FakeWatch", "Fault"]
 
@@ -42,6 +44,7 @@ CALLS = frozenset(
         "delete_secret",
         "patch_pod",
         "list_pods",
+        "read_pod",
         "watch",
     }
 )
@@ -187,6 +190,20 @@ class FakeWatch:
             yield _copy(self._events.popleft())
 
 
+F = TypeVar("F", bound="Callable[..., Any]")
+
+
+def _locked(method: F) -> F:
+    # One lock per cluster: the HTTP server (k8s_workloads.testing.server) serves it from
+    # several threads while the test changes it.
+    @functools.wraps(method)
+    def wrapper(self: FakeCluster, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 class FakeCluster:
     """Pods and Secrets by namespace and name, a resource version, watches and faults.
 
@@ -197,6 +214,7 @@ class FakeCluster:
 
     def __init__(self, *, history: int = 10_000, now: datetime.datetime = _EPOCH) -> None:
         self.now = now
+        self._lock = threading.RLock()
         self._pods: dict[tuple[str, str], Manifest] = {}
         self._snapshots: dict[tuple[str, str], Manifest] = {}
         self._secrets: dict[tuple[str, str], Manifest] = {}
@@ -210,6 +228,7 @@ class FakeCluster:
 
     # --- faults -----------------------------------------------------------------------
 
+    @_locked
     def fail_next(
         self,
         call: str,
@@ -246,6 +265,7 @@ class FakeCluster:
     def _timestamp(self) -> str:
         return self.now.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
+    @_locked
     def pod(self, namespace: str, name: str, *, copy: bool = True) -> Manifest | None:
         """A copy of the pod, or None (``copy=False``: the shared snapshot, read only)."""
         snapshot = self._snapshots.get((namespace, name))
@@ -253,23 +273,28 @@ class FakeCluster:
             return snapshot
         return _copy(snapshot)
 
+    @_locked
     def pods(self, *, copy: bool = True) -> list[Manifest]:
         """Every pod, by namespace and name (``copy=False``: shared snapshots, read only)."""
         found = [self._snapshots[where] for where in sorted(self._snapshots)]
         return [_copy(pod) for pod in found] if copy else found
 
+    @_locked
     def pod_names(self) -> list[str]:
         return [name for _, name in sorted(self._pods)]
 
+    @_locked
     def secret(self, namespace: str, name: str) -> Manifest | None:
         secret = self._secrets.get((namespace, name))
         return None if secret is None else _copy(secret)
 
+    @_locked
     def secret_names(self) -> list[str]:
         return [name for _, name in sorted(self._secrets)]
 
     # --- the API ----------------------------------------------------------------------
 
+    @_locked
     def create_pod(self, namespace: str, body: Mapping[str, Any]) -> Manifest:
         """``create_namespaced_pod``: the stored pod (Pending), or an :class:`ApiError`."""
         pod = _copy(dict(body))
@@ -291,6 +316,7 @@ class FakeCluster:
         self._changed((namespace, name), pod)
         return _copy(pod)
 
+    @_locked
     def create_secret(self, namespace: str, body: Mapping[str, Any]) -> Manifest:
         secret = _copy(dict(body))
         metadata = secret.setdefault("metadata", {})
@@ -305,11 +331,13 @@ class FakeCluster:
         self._secrets[namespace, name] = secret
         return _copy(secret)
 
+    @_locked
     def delete_secret(self, namespace: str, name: str) -> None:
         self._call("delete_secret", namespace, name)
         if self._secrets.pop((namespace, name), None) is None:
             raise ApiError(404, "NotFound", f'secrets "{name}" not found')
 
+    @_locked
     def patch_pod_labels(
         self, namespace: str, name: str, labels: Mapping[str, str | None]
     ) -> Manifest:
@@ -328,11 +356,13 @@ class FakeCluster:
         self._changed((namespace, name), pod)
         return _copy(pod)
 
+    @_locked
     def delete_pod(self, namespace: str, name: str) -> None:
         """``delete_namespaced_pod``: MODIFIED with a deletionTimestamp, then DELETED."""
         self._call("delete_pod", namespace, name)
         self._delete(namespace, name)
 
+    @_locked
     def remove_pod(self, namespace: str, name: str) -> None:
         """Someone else deletes the pod (``kubectl delete``, a node drain): as
         :meth:`delete_pod`, but no executor call, so no fault applies."""
@@ -350,6 +380,7 @@ class FakeCluster:
         pod["metadata"]["resourceVersion"] = self._bump()
         self._changed((namespace, name), pod, deleted=True)
 
+    @_locked
     def list_pods(
         self,
         namespace: str | None = None,
@@ -370,6 +401,7 @@ class FakeCluster:
             "items": [pod for pod in items if probe.selects(pod)],
         }
 
+    @_locked
     def watch(
         self,
         namespace: str | None = None,
@@ -409,6 +441,22 @@ class FakeCluster:
         self._watches.append(watch)
         return watch
 
+    @_locked
+    def read_pod(self, namespace: str, name: str) -> Manifest:
+        """``read_namespaced_pod``: a copy of the pod, or a 404 :class:`ApiError`."""
+        self._call("read_pod", namespace, name)
+        snapshot = self._snapshots.get((namespace, name))
+        if snapshot is None:
+            raise ApiError(404, "NotFound", f'pods "{name}" not found')
+        return _copy(snapshot)
+
+    @_locked
+    def stop_watch(self, watch: FakeWatch) -> None:
+        """The client closed ``watch``: no more events go to it."""
+        watch.closed = True
+        self._watches = [other for other in self._watches if other is not watch]
+
+    @_locked
     def expire_watches(self) -> None:
         """End every open watch with a 410 ``ERROR`` event (the watch cache moved on)."""
         for watch in self._watches:
@@ -417,6 +465,7 @@ class FakeCluster:
 
     # --- the kubelet's part -----------------------------------------------------------
 
+    @_locked
     def set_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:
         """Replace the pod's ``status`` (a kubelet update)."""
         pod = self._pods.get((namespace, name))

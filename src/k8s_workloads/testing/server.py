@@ -1,0 +1,365 @@
+"""A :class:`FakeCluster` served over HTTP on 127.0.0.1, for the real kubernetes client.
+
+Where no API server can run, this stands in at the lowest level the client uses: HTTP.
+The real ``kubernetes.client.CoreV1Api``, the watch helper (``kubernetes.watch.Watch``)
+and the dynamic client run against it unchanged::
+
+    cluster = FakeCluster()
+    with FakeApiServer(cluster) as server:
+        api = kubernetes.client.CoreV1Api(
+            kubernetes.client.ApiClient(kubernetes.client.Configuration(host=server.url))
+        )
+        api.create_namespaced_pod("airflow", pod)
+
+What it serves, as the API server does: the discovery documents (``/api``, ``/apis``,
+``/api/v1``, ``/version``); pods — create, read, list and watch (label and field
+selectors, ``resourceVersion``, ``timeoutSeconds``; a metadata-only list for
+``Accept: ...;as=PartialObjectMetadataList``), merge and strategic-merge patches of labels,
+delete — in one namespace or all; Secrets — create, read, delete. Errors are ``Status``
+documents with their code (and ``Retry-After`` where a fault gives one); a fault made with
+:meth:`FakeCluster.fail_next` fails the matching call. A watch streams JSON lines and ends
+at its ``timeoutSeconds``, after a 410, or when the server stops.
+
+The server binds to 127.0.0.1 only, runs its requests on daemon threads, and stops by
+itself after ``lifetime`` seconds (default 600) if the test forgets to.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import threading
+import time
+import urllib.parse
+from typing import TYPE_CHECKING, Any
+
+from k8s_workloads.testing.cluster import ApiError, FakeCluster
+from k8s_workloads.testing.selectors import InvalidSelector
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+__all__ = ["FakeApiServer"]
+
+_POD_PATH = re.compile(r"^/api/v1/(?:namespaces/(?P<namespace>[^/]+)/)?pods(?:/(?P<name>[^/]+))?$")
+_SECRET_PATH = re.compile(r"^/api/v1/namespaces/(?P<namespace>[^/]+)/secrets(?:/(?P<name>[^/]+))?$")
+_WATCH_POLL_SECONDS = 0.005
+
+_API_VERSIONS = {
+    "kind": "APIVersions",
+    "versions": ["v1"],
+    "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
+}
+_API_GROUPS = {"kind": "APIGroupList", "apiVersion": "v1", "groups": []}
+_VERSION = {
+    "major": "1",
+    "minor": "37",
+    "gitVersion": "v1.37.0-k8s-workloads-fake",
+    "platform": "linux/amd64",
+}
+
+
+def _resource(name: str, kind: str, verbs: list[str], *, namespaced: bool = True) -> dict[str, Any]:
+    return {
+        "name": name,
+        "singularName": kind.lower(),
+        "namespaced": namespaced,
+        "kind": kind,
+        "verbs": verbs,
+    }
+
+
+_CORE_RESOURCES = {
+    "kind": "APIResourceList",
+    "groupVersion": "v1",
+    "resources": [
+        _resource(
+            "pods",
+            "Pod",
+            ["create", "delete", "get", "list", "patch", "update", "watch"],
+        ),
+        _resource("pods/status", "Pod", ["get", "patch", "update"]),
+        _resource("pods/log", "Pod", ["get"]),
+        _resource("secrets", "Secret", ["create", "delete", "get", "list", "patch", "update"]),
+        _resource("namespaces", "Namespace", ["get", "list"], namespaced=False),
+    ],
+}
+
+
+def _status(code: int, reason: str, message: str) -> dict[str, Any]:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+
+
+def _partial(items: list[dict[str, Any]], version: str) -> dict[str, Any]:
+    return {
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": version},
+        "items": [
+            {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": item.get("metadata", {}),
+            }
+            for item in items
+        ],
+    }
+
+
+def _labels(body: object) -> dict[str, str | None]:
+    # A merge or strategic-merge patch of labels: {"metadata": {"labels": {...}}}.
+    metadata = body.get("metadata") if isinstance(body, dict) else None
+    labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    if (
+        not isinstance(body, dict)
+        or not isinstance(metadata, dict)
+        or not isinstance(labels, dict)
+        or set(body) != {"metadata"}
+        or set(metadata) != {"labels"}
+    ):
+        raise ApiError(422, "Invalid", "this fake API server patches metadata.labels only")
+    return labels
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002, ANN401
+        pass  # quiet: tests read the cluster's call log instead
+
+    # --- plumbing -------------------------------------------------------------------
+
+    def _send_json(
+        self, code: int, document: object, headers: dict[str, str] | None = None
+    ) -> None:
+        body = json.dumps(document).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _send_error(self, error: ApiError) -> None:
+        try:
+            document = json.loads(error.body)
+        except ValueError:
+            document = _status(error.status, error.reason, error.body)
+        self._send_json(error.status, document, dict(error.headers))
+
+    def _body(self) -> Any:  # noqa: ANN401 - a JSON document
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw or b"null")
+        except ValueError:
+            raise ApiError(400, "BadRequest", "the request body is not JSON") from None
+
+    def _query(self) -> tuple[str, dict[str, str]]:
+        parsed = urllib.parse.urlsplit(self.path)
+        query = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
+        return parsed.path, query
+
+    def _handle(self, method: str) -> None:
+        path, query = self._query()
+        try:
+            self._route(method, path, query)
+        except ApiError as error:
+            self._send_error(error)
+        except InvalidSelector as error:
+            self._send_error(ApiError(400, "BadRequest", str(error)))
+        except ConnectionResetError:
+            # A fault asked for a connection reset: close without an answer.
+            self.close_connection = True
+            self.connection.close()
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PATCH(self) -> None:
+        self._handle("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+    # --- routes ---------------------------------------------------------------------
+
+    def _route(self, method: str, path: str, query: dict[str, str]) -> None:
+        static = {"/api": _API_VERSIONS, "/apis": _API_GROUPS, "/api/v1": _CORE_RESOURCES}
+        if method == "GET" and path in static:
+            self._send_json(200, static[path])
+            return
+        if method == "GET" and path == "/version":
+            self._send_json(200, _VERSION)
+            return
+        if match := _POD_PATH.match(path):
+            self._pods(method, match["namespace"], match["name"], query)
+            return
+        if match := _SECRET_PATH.match(path):
+            self._secrets(method, match["namespace"], match["name"])
+            return
+        raise ApiError(404, "NotFound", f"the server could not find the requested resource {path}")
+
+    def _pods(
+        self, method: str, namespace: str | None, name: str | None, query: dict[str, str]
+    ) -> None:
+        if name is None:
+            self._pod_collection(method, namespace, query)
+        elif namespace is None:
+            raise ApiError(404, "NotFound", "pods by name need a namespace")
+        else:
+            self._pod(method, namespace, name)
+
+    def _pod_collection(self, method: str, namespace: str | None, query: dict[str, str]) -> None:
+        cluster = self.server.cluster
+        if method == "POST" and namespace is not None:
+            self._send_json(201, cluster.create_pod(namespace, self._body()))
+        elif method == "GET" and (query.get("watch") or "").lower() in {"true", "1"}:
+            self._watch(namespace, query)
+        elif method == "GET":
+            listing = cluster.list_pods(
+                namespace,
+                label_selector=query.get("labelSelector"),
+                field_selector=query.get("fieldSelector"),
+            )
+            if "as=PartialObjectMetadataList" in (self.headers.get("Accept") or ""):
+                version = listing["metadata"]["resourceVersion"]
+                self._send_json(200, _partial(listing["items"], version))
+            else:
+                self._send_json(200, listing)
+        else:
+            raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on pods")
+
+    def _pod(self, method: str, namespace: str, name: str) -> None:
+        cluster = self.server.cluster
+        if method == "GET":
+            self._send_json(200, cluster.read_pod(namespace, name))
+        elif method == "PATCH":
+            self._send_json(200, cluster.patch_pod_labels(namespace, name, _labels(self._body())))
+        elif method == "DELETE":
+            pod = cluster.read_pod(namespace, name)
+            cluster.delete_pod(namespace, name)
+            self._send_json(200, pod)
+        else:
+            raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on a pod")
+
+    def _secrets(self, method: str, namespace: str, name: str | None) -> None:
+        cluster = self.server.cluster
+        if name is None and method == "POST":
+            self._send_json(201, cluster.create_secret(namespace, self._body()))
+        elif name is not None and method == "GET":
+            secret = cluster.secret(namespace, name)
+            if secret is None:
+                raise ApiError(404, "NotFound", f'secrets "{name}" not found')
+            self._send_json(200, secret)
+        elif name is not None and method == "DELETE":
+            cluster.delete_secret(namespace, name)
+            self._send_json(200, _status(200, "", "deleted") | {"status": "Success"})
+        else:
+            raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on secrets")
+
+    def _watch(self, namespace: str | None, query: dict[str, str]) -> None:
+        watch = self.server.cluster.watch(
+            namespace,
+            label_selector=query.get("labelSelector"),
+            field_selector=query.get("fieldSelector"),
+            resource_version=query.get("resourceVersion") or None,
+        )
+        timeout = float(query.get("timeoutSeconds") or 0) or self.server.lifetime
+        deadline = time.monotonic() + timeout
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            while not self.server.stopping.is_set() and time.monotonic() < deadline:
+                lines = watch.lines()
+                for line in lines:
+                    self._chunk((line + "\n").encode())
+                if watch.closed and not len(watch):
+                    break
+                if not lines:
+                    time.sleep(_WATCH_POLL_SECONDS)
+            self._chunk(b"")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away
+        finally:
+            self.server.cluster.stop_watch(watch)
+            self.close_connection = True
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    cluster: FakeCluster
+    lifetime: float
+    stopping: threading.Event
+
+
+class FakeApiServer:
+    """Serve ``cluster`` on ``http://127.0.0.1:<port>`` until stopped (a context manager)."""
+
+    def __init__(self, cluster: FakeCluster, *, port: int = 0, lifetime: float = 600.0) -> None:
+        self.cluster = cluster
+        self._server = _Server(("127.0.0.1", port), _Handler)
+        self._server.cluster = cluster
+        self._server.lifetime = lifetime
+        self._server.stopping = threading.Event()
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="k8s-workloads-fake-api", daemon=True
+        )
+        self._timer = threading.Timer(lifetime, self.stop)
+        self._timer.daemon = True
+        self._started = False
+
+    @property
+    def url(self) -> str:
+        """The base URL: ``Configuration(host=server.url)``."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> FakeApiServer:
+        if not self._started:
+            self._started = True
+            self._thread.start()
+            self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving: open watches end, the port is released. Safe to call twice."""
+        if self._server.stopping.is_set():
+            return
+        self._server.stopping.set()
+        self._timer.cancel()
+        if self._started:
+            self._server.shutdown()
+            self._thread.join(timeout=5)
+        self._server.server_close()
+
+    def __enter__(self) -> FakeApiServer:  # noqa: PYI034 - no typing.Self on Python 3.10
+        return self.start()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,178 @@
+"""The kit's HTTP API server, driven by the real kubernetes client (36.x or 37.x)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s
+from kubernetes import watch as k8s_watch
+from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic import DynamicClient
+
+from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, watcher_selector
+from k8s_workloads.pods import construct_task_pod
+from k8s_workloads.testing import FakeApiServer, FakeCluster
+
+NS = "airflow"
+# The client is exercised at run time; kubernetes 36 has no types, 37 wants model objects
+# where the executor passes manifests (dicts), which the client accepts.
+Served = tuple[FakeCluster, Any, FakeApiServer]
+WATCH: Any = k8s_watch
+DYNAMIC: Any = DynamicClient
+
+
+def task_pod(name: str, owner: str = "7") -> dict[str, Any]:
+    return construct_task_pod(
+        namespace=NS,
+        scheduler_job_id=owner,
+        pod_id=name,
+        dag_id="etl",
+        task_id=name,
+        kube_image="airflow:3.3.2",
+        try_number=1,
+        args=["python", "-m", "x"],
+        airflow_version="3.3.2",
+        run_id="manual__1",
+    )
+
+
+@pytest.fixture
+def served() -> Iterator[Served]:
+    cluster = FakeCluster()
+    with FakeApiServer(cluster, lifetime=60) as server:
+        api_client: Any = k8s.ApiClient(k8s.Configuration(host=server.url))
+        yield cluster, k8s.CoreV1Api(api_client), server
+        api_client.close()
+
+
+def test_pods_are_created_read_patched_listed_and_deleted_through_the_client(
+    served: Served,
+) -> None:
+    cluster, api, _ = served
+    created = api.create_namespaced_pod(NS, task_pod("load"))
+    assert created.metadata.name == "load"
+    assert created.status.phase == "Pending"
+    assert int(created.metadata.resource_version) > 0
+    read = api.read_namespaced_pod("load", NS)
+    assert read.metadata.annotations["task_id"] == "load"
+    patched = api.patch_namespaced_pod("load", NS, {"metadata": {"labels": {"x": "y"}}})
+    assert patched.metadata.labels["x"] == "y"
+    api.create_namespaced_pod(NS, task_pod("other", owner="8"))
+    selected = api.list_namespaced_pod(NS, label_selector="airflow-worker=7")
+    assert [pod.metadata.name for pod in selected.items] == ["load"]
+    assert selected.metadata.resource_version == cluster.resource_version
+    everywhere = api.list_pod_for_all_namespaces(field_selector="metadata.name=other")
+    assert [pod.metadata.name for pod in everywhere.items] == ["other"]
+    api.delete_namespaced_pod("load", NS)
+    assert cluster.pod_names() == ["other"]
+    with pytest.raises(ApiException) as missing:
+        api.read_namespaced_pod("load", NS)
+    assert missing.value.status == 404
+
+
+def test_faults_reach_the_client_as_api_exceptions_with_their_headers(
+    served: Served,
+) -> None:
+    cluster, api, _ = served
+    cluster.fail_next("create_pod", 429, reason="TooManyRequests", headers={"Retry-After": "4"})
+    with pytest.raises(ApiException) as raised:
+        api.create_namespaced_pod(NS, task_pod("load"))
+    error: Any = raised.value
+    assert error.status == 429
+    assert error.headers["Retry-After"] == "4"
+    assert "TooManyRequests" in error.body
+    api.create_namespaced_pod(NS, task_pod("load"))
+    with pytest.raises(ApiException) as conflict:
+        api.create_namespaced_pod(NS, task_pod("load"))
+    assert conflict.value.status == 409
+    with pytest.raises(ApiException) as bad:
+        api.list_namespaced_pod(NS, label_selector="a in b")
+    assert bad.value.status == 400
+
+
+def test_the_watch_helper_streams_events_for_its_selector(
+    served: Served,
+) -> None:
+    cluster, api, _ = served
+    api.create_namespaced_pod(NS, task_pod("load"))
+    version = api.list_namespaced_pod(NS).metadata.resource_version
+    selector = watcher_selector("7").label_selector
+
+    def changes() -> None:
+        time.sleep(0.05)
+        cluster.set_status(NS, "load", {"phase": "Running"})
+        cluster.patch_pod_labels(NS, "load", {POD_EXECUTOR_DONE_LABEL: "True"})
+
+    worker = threading.Thread(target=changes)
+    worker.start()
+    seen = []
+    for event in WATCH.Watch().stream(
+        api.list_namespaced_pod,
+        NS,
+        label_selector=selector,
+        resource_version=version,
+        timeout_seconds=2,
+    ):
+        seen.append((event["type"], event["object"].status.phase))
+        if len(seen) == 2:
+            break
+    worker.join()
+    # Leaving the selection (the done label) arrives as DELETED, as from the API server.
+    assert seen == [("MODIFIED", "Running"), ("DELETED", "Running")]
+
+
+def test_a_watch_from_a_compacted_version_gets_a_410(
+    served: Served,
+) -> None:
+    cluster, api, _ = served
+    api.create_namespaced_pod(NS, task_pod("load"))
+    for phase in ["Running"] * 3:
+        cluster.set_status(NS, "load", {"phase": phase})
+    cluster._history.clear()  # etcd compacted everything
+    response = api.list_namespaced_pod(
+        NS, watch=True, resource_version="1", timeout_seconds=2, _preload_content=False
+    )
+    lines = [line for line in response.read().decode().splitlines() if line]
+    (event,) = [json.loads(line) for line in lines]
+    assert (event["type"], event["object"]["code"]) == ("ERROR", 410)
+
+
+def test_the_dynamic_client_discovers_pods_and_lists_metadata_only(
+    served: Served,
+) -> None:
+    _, api, _ = served
+    api.create_namespaced_pod(NS, task_pod("load"))
+    dynamic = DYNAMIC(api.api_client)
+    pods = dynamic.resources.get(api_version="v1", kind="Pod")
+    listing = dynamic.get(
+        resource=pods,
+        namespace=NS,
+        header_params={
+            "Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+        },
+    )
+    (item,) = listing.items
+    assert item.metadata.name == "load"
+    assert item.kind == "PartialObjectMetadata"
+
+
+def test_the_server_stops_by_itself_and_binds_to_loopback() -> None:
+    server = FakeApiServer(FakeCluster(), lifetime=0.2).start()
+    assert server.url.startswith("http://127.0.0.1:")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            k8s.CoreV1Api(k8s.ApiClient(k8s.Configuration(host=server.url))).list_namespaced_pod(
+                NS, _request_timeout=0.5
+            )
+        except Exception:  # noqa: BLE001 - refused once it stopped, as wanted
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the server did not stop after its lifetime")
+    server.stop()  # twice is fine
