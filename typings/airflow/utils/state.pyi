@@ -17,3 +17,11 @@ class TaskInstanceState(str, Enum):
     SKIPPED = "skipped"
     DEFERRED = "deferred"
     AWAITING_INPUT = "awaiting_input"
+
+class CallbackState(str, Enum):
+    SCHEDULED = "scheduled"
+    PENDING = "pending"
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCESS = "success"
+    FAILED = "failed"
