@@ -610,3 +610,17 @@ def test_the_same_run_gives_the_same_requests_under_any_hash_seed() -> None:
         assert run.stdout.count("\n") > 20
         outputs.add(run.stdout)
     assert len(outputs) == 1
+
+
+def test_running_changes_are_reported_once_each_in_order() -> None:
+    world = World()
+    first, second = task("a"), task("b")
+    world.submit(first)
+    world.submit(second)
+    world.sync()
+    assert world.core.take_running_changes() == []  # submit is the caller's own doing
+    world.db.task_finished(second, TaskInstanceState.SUCCESS)
+    world.status(second, SUCCEEDED)
+    world.sync()
+    assert world.core.take_running_changes() == [(second, False)]
+    assert world.core.take_running_changes() == []

@@ -376,6 +376,7 @@ class ExecutorCore:
         self._paused_until: datetime.datetime | None = None
         self._results: deque[_Pending] = deque()
         self._backlog: list[_Pending] = []
+        self._changes: list[tuple[WorkloadKey, bool]] = []  # (key, now running) since taken
         self._cleanups: list[DeletePod | PatchLabels] = []
         self._states: dict[WorkloadKey, KnownState] = {}
         self._works: deque[_Work] = deque()
@@ -404,6 +405,14 @@ class ExecutorCore:
 
     def is_running(self, key: WorkloadKey) -> bool:
         return key in self._running
+
+    def take_running_changes(self) -> list[tuple[WorkloadKey, bool]]:
+        """Keys the core stopped (False) or started (True, adoption) running since the last
+        call, in order, without ``submit``'s: an executor keeping its own running set (as
+        Airflow's ``BaseExecutor.running``) applies these, at a cost per change, not per
+        workload in flight."""
+        changes, self._changes = self._changes, []
+        return changes
 
     @property
     def attempts(self) -> Attempts:
@@ -766,10 +775,14 @@ class ExecutorCore:
     def _apply(self, action: Action | TrackRunning | DeleteSecret) -> None:
         self._generation += 1
         if isinstance(action, FreeSlot):
-            self._running.pop(action.key, None)
+            if action.key in self._running:
+                del self._running[action.key]
+                self._changes.append((action.key, False))
             self._create_retries.pop(action.key, None)
         elif isinstance(action, TrackRunning):
-            self._running[action.key] = None
+            if action.key not in self._running:
+                self._running[action.key] = None
+                self._changes.append((action.key, True))
         elif isinstance(action, RequeueJob):
             not_before = None
             if action.delay is not None and self._now is not None:

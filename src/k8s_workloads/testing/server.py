@@ -29,6 +29,7 @@ from __future__ import annotations
 import http.server
 import json
 import re
+import sys
 import threading
 import time
 import urllib.parse
@@ -311,6 +312,12 @@ class _Server(http.server.ThreadingHTTPServer):
     cluster: FakeCluster
     lifetime: float
     stopping: threading.Event
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # noqa: ANN401
+        # A client closing its kept-alive connection is not an error of the server's.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class FakeApiServer:

@@ -1,0 +1,502 @@
+"""``KubernetesExecutor``: the provider's executor, with callback workloads, on the core.
+
+Set ``AIRFLOW__CORE__EXECUTOR=k8s_workloads.airflow.executor.KubernetesExecutor``. It
+subclasses ``apache-airflow-providers-cncf-kubernetes``'s ``KubernetesExecutor`` and keeps
+what Airflow sees of it (configuration, logs, ``revoke_task``, the CLI), but runs the loop
+on :class:`~k8s_workloads.executor.ExecutorCore`:
+
+* every workload — ``ExecuteTask`` and, on Airflow 3.3+, ``ExecuteCallback`` — becomes a
+  job of the core, whose pod is built by the library (task pods as the provider builds
+  them, over the same template, ``pod_override`` and mutation hook);
+* one watcher thread reads the pod watch as raw JSON lines (no ``V1Pod`` per event), and
+  ``sync()`` feeds them to the core, which resolves, decides and asks for the calls;
+* state reads are one database query per ``sync()`` for tasks and callbacks alike;
+* keys and states cross to Airflow's types only here (:mod:`k8s_workloads.airflow.convert`),
+  and no library error escapes ``sync()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import importlib
+import json
+import queue
+import threading
+from typing import TYPE_CHECKING, Any
+
+from k8s_workloads.adapters import to_manifest
+from k8s_workloads.airflow.convert import (
+    ConversionError,
+    from_airflow_key,
+    from_airflow_state,
+    to_airflow_key,
+    to_airflow_state,
+)
+from k8s_workloads.compat import supports_callbacks
+from k8s_workloads.decisions import DecisionConfig, DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.events import ResolverConfig
+from k8s_workloads.executor import (
+    CreatePod,
+    DeleteSecret,
+    ExecutorConfig,
+    ExecutorCore,
+    ListPods,
+    NothingToDo,
+    ReadStates,
+    Request,
+)
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.labels import (
+    completed_pods_adoption_selector,
+    live_pods_adoption_selector,
+    scheduler_pods_selector,
+    watcher_selector,
+)
+from k8s_workloads.pods import workload_command_args
+from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+__all__ = ["KubernetesExecutor"]
+
+
+def _airflow(module: str) -> Any:  # noqa: ANN401 - Airflow's modules, untyped here
+    # The boundary with Airflow and its provider: their classes are used as they are at
+    # run time; typings/ declares only what the parity tests need.
+    return importlib.import_module(module)
+
+
+_AIRFLOW_VERSION: str = _airflow("airflow").__version__
+_ProviderKubernetesExecutor: Any = _airflow(
+    "airflow.providers.cncf.kubernetes.executors.kubernetes_executor"
+).KubernetesExecutor
+
+_SECTION = "kubernetes_executor"
+_WATCH_TIMEOUT_SECONDS = 300
+
+
+def _utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+class _Watcher(threading.Thread):
+    """Reads the pod watch as JSON lines onto a queue; restarts when the stream ends."""
+
+    def __init__(self, executor: KubernetesExecutor) -> None:
+        super().__init__(name="k8s-workloads-watcher", daemon=True)
+        self.executor = executor
+        self.lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self.stopping = threading.Event()
+        self.resource_version: str | None = None
+        self.restart = threading.Event()
+        """Set by ``sync()`` after a re-list: watch again from ``resource_version``."""
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                self._stream()
+            except Exception:  # noqa: PERF203 - one try per reconnect, not per event
+                self.executor.log.exception("The pod watch failed; restarting it")
+                self.stopping.wait(1.0)
+
+    def _stream(self) -> None:
+        executor = self.executor
+        selector = watcher_selector(executor.scheduler_job_id or "")
+        api = executor.kube_client
+        kwargs: dict[str, Any] = {
+            "label_selector": selector.label_selector,
+            "watch": True,
+            "timeout_seconds": _WATCH_TIMEOUT_SECONDS,
+            "_preload_content": False,
+        }
+        if self.resource_version:
+            kwargs["resource_version"] = self.resource_version
+        namespace = executor.kube_config.kube_namespace
+        if executor.kube_config.multi_namespace_mode:
+            response = api.list_pod_for_all_namespaces(**kwargs)
+        else:
+            response = api.list_namespaced_pod(namespace, **kwargs)
+        try:
+            buffer = b""
+            for chunk in response.stream(amt=None, decode_content=True):
+                if self.stopping.is_set() or self.restart.is_set():
+                    break
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        self._take(line.decode("utf-8", "replace"))
+        finally:
+            response.release_conn()
+        if self.restart.is_set():
+            self.restart.clear()
+
+    def _take(self, line: str) -> None:
+        self.lines.put(line)
+        with contextlib.suppress(ValueError, AttributeError, TypeError):
+            event = json.loads(line)
+            version = event["object"]["metadata"]["resourceVersion"]
+            if event.get("type") != "ERROR" and isinstance(version, str):
+                self.resource_version = version
+        with contextlib.suppress(ValueError, AttributeError, TypeError, KeyError):
+            if json.loads(line)["type"] == "ERROR":
+                # A 410 (or any ERROR): the core asks for a re-list; wait for it.
+                self.resource_version = None
+                self.restart.set()
+
+
+class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
+    """The provider's KubernetesExecutor, with callback workloads on Airflow 3.3+."""
+
+    supports_callbacks: bool = supports_callbacks(_AIRFLOW_VERSION)
+
+    # --- configuration ---------------------------------------------------------------
+
+    def _option(self, name: str, fallback: str) -> str:
+        value: str = self.conf.get(_SECTION, name, fallback=fallback)
+        return value
+
+    def _core_config(self) -> ExecutorConfig:
+        kube = self.kube_config
+        decisions = DecisionConfig(
+            delete_worker_pods=kube.delete_worker_pods,
+            delete_worker_pods_on_failure=kube.delete_worker_pods_on_failure,
+            mark_kept_failed_pods_done=self.conf.getboolean(
+                _SECTION, "mark_kept_failed_pods_done", fallback=True
+            ),
+            pod_launch_failure_retries=self.pod_launch_failure_max_retries,
+            pod_launch_failure_excluded_container_reasons=(
+                self.pod_launch_failure_excluded_container_reasons
+            ),
+            callback_launch_failure_retries=self.conf.getint(
+                _SECTION, "callback_launch_failure_retries", fallback=0
+            ),
+            task_publish_max_retries=self.task_publish_max_retries,
+            max_handling_retries=self.conf.getint(_SECTION, "max_handling_retries", fallback=3),
+        )
+        resolver = ResolverConfig(
+            airflow_version=_AIRFLOW_VERSION,
+            fatal_pending_reasons=frozenset(
+                kube.worker_pod_pending_fatal_container_state_reasons or ()
+            ),
+        )
+        return ExecutorConfig(
+            scheduler_id=self.scheduler_job_id or "",
+            namespace=kube.kube_namespace,
+            airflow_version=_AIRFLOW_VERSION,
+            kube_image=kube.kube_image,
+            pod_template=self._template(kube.pod_template_file),
+            load_template=self._template,
+            mutation_hook=_mutation_hook(),
+            decisions=decisions,
+            resolver=resolver,
+            secure_payload=self.conf.getboolean(
+                _SECTION, "secure_workload_payload", fallback=False
+            ),
+            creation_batch_size=max(1, int(kube.worker_pods_creation_batch_size)),
+            watch_all_namespaces=bool(kube.multi_namespace_mode),
+        )
+
+    @staticmethod
+    def _template(path: str | None) -> dict[str, Any]:
+        if not path:
+            return {}
+        generator = _airflow("airflow.providers.cncf.kubernetes.pod_generator").PodGenerator
+        return to_manifest(generator.deserialize_model_file(path))
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the executor: the API client, the core and the watcher thread."""
+        kube_client = _airflow("airflow.providers.cncf.kubernetes.kube_client")
+        self.log.info("Start Kubernetes executor (k8s_workloads)")
+        self.scheduler_job_id = str(self.job_id)
+        self.kube_client = kube_client._get_executor_kube_client(team_name=self.team_name)  # noqa: SLF001
+        self.core = ExecutorCore(self._core_config())
+        self._watcher: _Watcher | None = _Watcher(self)
+        self._watcher.start()
+
+    def end(self) -> None:
+        """Stop the watcher and perform what the core still asks for."""
+        watcher = getattr(self, "_watcher", None)
+        if watcher is None:
+            return
+        watcher.stopping.set()
+        with contextlib.suppress(Exception):
+            self._pass()
+        watcher.join(timeout=5)
+        self._watcher = None
+
+    def terminate(self) -> None:
+        self.end()
+
+    # --- intake ----------------------------------------------------------------------
+
+    def execute_async(
+        self,
+        key: Any,  # noqa: ANN401 - Airflow's TaskInstanceKey
+        command: Any,  # noqa: ANN401
+        queue: str | None = None,  # noqa: ARG002 - the provider's signature
+        executor_config: Any | None = None,  # noqa: ANN401
+    ) -> None:
+        """A task workload: a job of the core (the provider's QUEUED event first)."""
+        generator = _airflow("airflow.providers.cncf.kubernetes.pod_generator").PodGenerator
+        try:
+            override = generator.from_obj(executor_config)
+        except Exception:  # noqa: BLE001 - the provider's rule: an invalid config fails the task
+            self.fail(key=key, info="Invalid executor_config passed")
+            return
+        template_file = (executor_config or {}).get("pod_template_file")
+        self.event_buffer[key] = (to_airflow_state(TaskInstanceState.QUEUED), self.scheduler_job_id)
+        try:
+            job: KubernetesJob[Any] = KubernetesJob(
+                from_airflow_key(key),
+                _command_args(command),
+                pod_override=None if override is None else to_manifest(override),
+                pod_template_file=template_file,
+            )
+            self.core.submit(job)
+        except (ConversionError, ValueError, TypeError) as error:
+            self.fail(key=key, info=f"cannot run this workload on Kubernetes: {error}")
+
+    def _process_workloads(self, workloads: Sequence[Any]) -> None:
+        execute_task = _airflow("airflow.executors.workloads").ExecuteTask
+        callbacks: list[Any] = []
+        tasks: list[Any] = []
+        for workload in workloads:
+            (tasks if isinstance(workload, execute_task) else callbacks).append(workload)
+        if tasks:
+            super()._process_workloads(tasks)
+        for workload in callbacks:
+            self._process_callback(workload)
+
+    def _process_callback(self, workload: Any) -> None:  # noqa: ANN401 - ExecuteCallback
+        airflow_key = workload.key
+        self.queued_callbacks.pop(airflow_key, None)
+        self.running.add(airflow_key)
+        self.event_buffer[airflow_key] = (to_airflow_state(CallbackState.QUEUED), None)
+        try:
+            key = from_airflow_key(airflow_key)
+            self.core.submit(KubernetesJob(key, workload_command_args(workload.model_dump_json())))
+        except (ConversionError, ValueError, TypeError) as error:
+            self.running.discard(airflow_key)
+            self.event_buffer[airflow_key] = (
+                to_airflow_state(CallbackState.FAILED),
+                f"cannot run this callback on Kubernetes: {error}",
+            )
+
+    # --- the loop --------------------------------------------------------------------
+
+    def sync(self) -> None:
+        """Feed the watch lines that arrived to the core, then perform its requests."""
+        watcher = getattr(self, "_watcher", None)
+        if watcher is None:
+            return
+        now = _utcnow()
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self.core.feed_event(watcher.lines.get_nowait(), now=now)
+        self._pass()
+
+    def _pass(self) -> None:
+        core = self.core
+        now = _utcnow()
+        while not isinstance(request := core.next_request(now), NothingToDo):
+            try:
+                self._perform(request)
+            except Exception as error:  # noqa: BLE001, PERF203 - the core decides what it means
+                try:
+                    core.request_failed(request, error)
+                except Exception:
+                    self.log.exception("Cannot report the failure of %r", request)
+        for key, running in core.take_running_changes():
+            airflow_key = to_airflow_key(key)
+            if running:
+                self.running.add(airflow_key)
+            else:
+                self.running.discard(airflow_key)
+
+    def _perform(self, request: Request) -> None:
+        api = self.kube_client
+        # Responses are not read into model objects: nothing uses them, and a pod the
+        # client cannot model (an odd status) must not fail a call the server accepted.
+        extra = {**(self.kube_config.kube_client_request_args or {}), "_preload_content": False}
+        if isinstance(request, CreatePod):
+            if request.secret is not None:
+                api.create_namespaced_secret(request.namespace, request.secret, **extra)
+            api.create_namespaced_pod(request.namespace, request.pod, **extra)
+        elif isinstance(request, DeletePod):
+            _gone_is_fine(api.delete_namespaced_pod, request.pod_name, request.namespace, extra)
+        elif isinstance(request, DeleteSecret):
+            _gone_is_fine(api.delete_namespaced_secret, request.name, request.namespace, extra)
+        elif isinstance(request, PatchLabels):
+            body = {"metadata": {"labels": dict(request.labels)}}
+            api.patch_namespaced_pod(request.pod_name, request.namespace, body, **extra)
+        elif isinstance(request, EmitEvent):
+            self.event_buffer[to_airflow_key(request.key)] = (
+                to_airflow_state(request.state),
+                request.info,
+            )
+        elif isinstance(request, ReadStates):
+            self.core.states_read(request, self._read_states(request.keys))
+        elif isinstance(request, ListPods):
+            self._relist(request)
+
+    def _read_states(
+        self, keys: Iterable[WorkloadKey]
+    ) -> dict[WorkloadKey, TaskInstanceState | CallbackState | None]:
+        """One query for the task instances, one for the callbacks."""
+        from uuid import UUID  # noqa: PLC0415
+
+        callback_model = _airflow("airflow.models.callback").Callback
+        task_instance = _airflow("airflow.models.taskinstance").TaskInstance
+        create_session = _airflow("airflow.utils.session").create_session
+        select = _airflow("sqlalchemy").select
+
+        tasks = [key for key in keys if isinstance(key, TaskInstanceKey)]
+        callbacks = [key for key in keys if isinstance(key, CallbackKey)]
+        states: dict[WorkloadKey, TaskInstanceState | CallbackState | None] = {}
+        with create_session() as session:
+            if tasks:
+                wanted = {to_airflow_key(key): key for key in tasks}
+                rows = session.execute(
+                    select(
+                        task_instance.dag_id,
+                        task_instance.task_id,
+                        task_instance.run_id,
+                        task_instance.map_index,
+                        task_instance.state,
+                    ).where(task_instance.filter_for_tis(list(wanted)))
+                )
+                by_primary = {(r[0], r[1], r[2], r[3]): r[4] for r in rows}
+                for airflow_key, key in wanted.items():
+                    state = by_primary.get(airflow_key.primary)
+                    states[key] = from_airflow_state(state, key=key)
+            if callbacks:
+                ids = {UUID(key.id): key for key in callbacks}
+                rows = session.execute(
+                    select(callback_model.id, callback_model.state).where(
+                        callback_model.id.in_(list(ids))
+                    )
+                )
+                for callback_id, state in rows:
+                    callback = ids[callback_id]
+                    states[callback] = from_airflow_state(state, key=callback)
+        return states
+
+    def _list(self, namespace: str | None, **selectors: Any) -> tuple[list[Any], str | None]:  # noqa: ANN401
+        """Listed pods as manifests (read as JSON, never as model objects) and the version."""
+        api = self.kube_client
+        kwargs = {**selectors, "_preload_content": False}
+        if namespace is None:
+            response = api.list_pod_for_all_namespaces(**kwargs)
+        else:
+            response = api.list_namespaced_pod(namespace, **kwargs)
+        listing = json.loads(response.data)
+        items = listing.get("items") or []
+        return items, (listing.get("metadata") or {}).get("resourceVersion")
+
+    def _relist(self, request: ListPods) -> None:
+        pods, version = self._list(
+            request.namespace, label_selector=request.selector.label_selector
+        )
+        self.core.pods_listed(request, pods, version)
+        if self._watcher is not None:
+            self._watcher.resource_version = version
+            self._watcher.restart.set()
+
+    # --- adoption and revoke -----------------------------------------------------------
+
+    def try_adopt_task_instances(self, tis: Sequence[Any]) -> Sequence[Any]:
+        """Take over the dead schedulers' task and callback pods; return the TIs to reset."""
+        without_owner = [ti for ti in tis if not ti.queued_by_job_id]
+        owned = {ti.key: ti for ti in tis if ti.queued_by_job_id}
+        dead = {str(ti.queued_by_job_id) for ti in owned.values()}
+        try:
+            pods = self._adoption_pods(dead)
+            expected = [from_airflow_key(key) for key in owned]
+            self.core.adopt(
+                pods,
+                alive_scheduler_ids=self._alive_other_scheduler_job_ids(),
+                expected_task_keys=[key for key in expected if isinstance(key, TaskInstanceKey)],
+                expected_callback_keys=self._active_callbacks(),
+            )
+            self._pass()
+            reset = {to_airflow_key(key) for key in self.core.not_adopted(
+                [key for key in expected if isinstance(key, TaskInstanceKey)]
+            )}  # fmt: skip
+        except Exception:
+            self.log.exception("Adoption failed; the scheduler resets the task instances")
+            return list(tis)
+        return [*without_owner, *(ti for key, ti in owned.items() if key in reset)]
+
+    def _adoption_pods(self, dead: Iterable[str]) -> list[Mapping[str, Any]]:
+        selectors = [live_pods_adoption_selector(job_id) for job_id in sorted(dead)]
+        selectors.append(
+            completed_pods_adoption_selector(
+                self.scheduler_job_id or "", self._alive_other_scheduler_job_ids()
+            )
+        )
+        pods: list[Mapping[str, Any]] = []
+        for selector in selectors:
+            items, _ = self._list(
+                self.kube_config.kube_namespace,
+                label_selector=selector.label_selector,
+                field_selector=selector.field_selector,
+            )
+            pods.extend(items)
+        return pods
+
+    def _active_callbacks(self) -> list[CallbackKey]:
+        callback_model = _airflow("airflow.models.callback").Callback
+        create_session = _airflow("airflow.utils.session").create_session
+        select = _airflow("sqlalchemy").select
+
+        active = [state.value for state in (
+            CallbackState.PENDING, CallbackState.QUEUED, CallbackState.RUNNING
+        )]  # fmt: skip
+        with create_session() as session:
+            ids = session.scalars(select(callback_model.id).where(callback_model.state.in_(active)))
+            return [CallbackKey(str(callback_id)) for callback_id in ids]
+
+    def revoke_task(self, *, ti: Any) -> None:  # noqa: ANN401 - Airflow's TaskInstance
+        """Stop the task instance's pod: marked revoked, then deleted; no event."""
+        key = from_airflow_key(ti.key)
+        assert isinstance(key, TaskInstanceKey)  # noqa: S101 - a task instance's key
+        self.running.discard(ti.key)
+        self.queued_tasks.pop(ti.key, None)
+        selector = scheduler_pods_selector(self.scheduler_job_id or "")
+        pods, _ = self._list(
+            self.kube_config.kube_namespace, label_selector=selector.label_selector
+        )
+        self.core.revoke(key, pods)
+        self._pass()
+
+
+def _command_args(command: Any) -> list[str]:  # noqa: ANN401 - [ExecuteTask] or an argv
+    if (
+        isinstance(command, list | tuple)
+        and len(command) == 1
+        and hasattr(command[0], "model_dump_json")
+    ):
+        return workload_command_args(command[0].model_dump_json())
+    return [str(part) for part in command]
+
+
+def _mutation_hook() -> Any:  # noqa: ANN401 - a MutationHook, or None
+    hook = getattr(_airflow("airflow.settings"), "pod_mutation_hook", None)
+    if hook is None:
+        return None
+    from k8s_workloads.adapters import v1pod_mutation_hook  # noqa: PLC0415
+
+    return v1pod_mutation_hook(hook)
+
+
+def _gone_is_fine(call: Any, name: str, namespace: str, extra: Mapping[str, Any]) -> None:  # noqa: ANN401
+    try:
+        call(name, namespace, **extra)
+    except Exception as error:
+        if getattr(error, "status", None) != 404:
+            raise

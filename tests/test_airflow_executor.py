@@ -1,0 +1,236 @@
+"""k8s_workloads.airflow.executor.KubernetesExecutor with the real Airflow 3.3.2 and provider
+code, the real kubernetes client, and the test kit's cluster served over HTTP on 127.0.0.1.
+
+The client comes from the provider's own ``[kubernetes_executor] client_factory`` option, so
+``start()`` and ``sync()`` run unchanged. The metadata database is not used here: state
+reads are answered from a dictionary (``_read_states``); the scenarios against a migrated
+database and the scheduler's ``process_executor_events`` come with the executor issue.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("airflow.executors.workloads", reason="Airflow runs in the Airflow environment")
+
+from k8s_workloads.airflow.convert import from_airflow_key, to_airflow_key
+from k8s_workloads.keys import CallbackKey, WorkloadKey
+from k8s_workloads.states import CallbackState, TaskInstanceState
+from k8s_workloads.testing import FakeApiServer, FakeCluster
+
+NS = "airflow"
+
+
+def airflow(module: str) -> Any:
+    return importlib.import_module(module)
+
+
+SERVER: list[FakeApiServer] = []
+
+
+def status(phase: str, state: dict[str, Any]) -> dict[str, Any]:
+    """A pod status as a kubelet writes it (every field the client's model requires)."""
+    return {
+        "phase": phase,
+        "containerStatuses": [
+            {
+                "name": "base",
+                "image": "apache/airflow:3.3.2",
+                "imageID": "",
+                "ready": phase == "Running",
+                "restartCount": 0,
+                "state": state,
+            }
+        ],
+    }
+
+
+SUCCEEDED = status("Succeeded", {"terminated": {"exitCode": 0, "reason": "Completed"}})
+FAILED = status("Failed", {"terminated": {"exitCode": 1, "reason": "Error"}})
+RUNNING = status("Running", {"running": {}})
+
+
+def fake_client() -> Any:
+    """``[kubernetes_executor] client_factory``: a CoreV1Api for the test's server."""
+    from kubernetes import client  # noqa: PLC0415
+
+    return client.CoreV1Api(client.ApiClient(client.Configuration(host=SERVER[0].url)))
+
+
+OPTIONS = {
+    ("kubernetes_executor", "client_factory"): f"{__name__}.fake_client",
+    ("kubernetes_executor", "namespace"): NS,
+    ("kubernetes_executor", "worker_container_repository"): "apache/airflow",
+    ("kubernetes_executor", "worker_container_tag"): "3.3.2",
+    ("kubernetes_executor", "worker_pods_creation_batch_size"): "10",
+    ("kubernetes_executor", "pod_template_file"): "",
+}
+
+
+@pytest.fixture
+def executor() -> Iterator[Any]:
+    core_conf = airflow("airflow.configuration").conf
+    sdk_conf = airflow("airflow.providers.common.compat.sdk").conf
+
+    from k8s_workloads.airflow.executor import KubernetesExecutor  # noqa: PLC0415
+
+    # Airflow 3.3 has two configuration objects: the executor reads core's, the provider's
+    # client factory the Task SDK's. Both get the test's options, and both get them back.
+    saved = [
+        (config, option, config.get(*option) if config.has_option(*option) else None)
+        for config in (core_conf, sdk_conf)
+        for option in OPTIONS
+    ]
+    for config in (core_conf, sdk_conf):
+        for (section, key), value in OPTIONS.items():
+            config.set(section, key, value)
+    cluster = FakeCluster()
+    with FakeApiServer(cluster, lifetime=120) as server:
+        SERVER[:] = [server]
+        instance: Any = KubernetesExecutor()
+        instance.job_id = 7
+        instance.states = {}
+        instance._read_states = lambda keys: {key: instance.states.get(key) for key in keys}
+        instance.cluster = cluster
+        instance.start()
+        instance.handled = []
+        instance.core.on_decision = instance.handled.append
+        try:
+            yield instance
+        finally:
+            instance.end()
+            for config, (section, name), old in saved:
+                if old is None:
+                    config.remove_option(section, name)
+                else:
+                    config.set(section, name, old)
+
+
+def callback_workload(number: int) -> Any:
+    bundle_info = airflow("airflow.executors.workloads.base").BundleInfo
+    callbacks = airflow("airflow.executors.workloads.callback")
+
+    callback_id = str(uuid.UUID(int=number))
+    return callbacks.ExecuteCallback(
+        token="secret-token",  # noqa: S106 - a test value
+        callback=callbacks.CallbackDTO(
+            id=callback_id,
+            fetch_method=callbacks.CallbackFetchMethod.IMPORT_PATH,
+            data={"path": "alerts.notify", "kwargs": {}},
+        ),
+        dag_rel_path="dags/etl.py",
+        bundle_info=bundle_info(name="dags"),
+        log_path=f"executor_callbacks/etl/manual__1/{callback_id}",
+    )
+
+
+def sync_until(executor: Any, done: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        executor.sync()
+        if done():
+            return
+        time.sleep(0.02)
+    pytest.fail(
+        f"the executor did not get there in time: events {executor.event_buffer}, "
+        f"running {executor.running}, decisions {executor.handled}"
+    )
+
+
+def states_of(executor: Any, key: WorkloadKey) -> Any:
+    return executor.event_buffer.get(to_airflow_key(key))
+
+
+def test_a_callback_runs_as_a_pod_and_is_reported_with_airflows_types(executor: Any) -> None:
+    from airflow.models.callback import CallbackKey as AirflowCallbackKey  # noqa: PLC0415
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    assert executor.supports_callbacks
+    workload = callback_workload(1)
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()  # the real BaseExecutor path: _process_workloads, then sync()
+    key = CallbackKey(workload.callback.id)
+    cluster = executor.cluster
+    sync_until(executor, lambda: bool(cluster.pod_names()))
+    (name,) = cluster.pod_names()
+    pod = cluster.pod(NS, name)
+    assert pod["metadata"]["annotations"]["callback_id"] == key.id
+    assert pod["metadata"]["annotations"]["dag_id"] == "etl"
+    assert pod["metadata"]["labels"]["airflow-worker"] == "7"
+    assert pod["spec"]["containers"][0]["image"] == "apache/airflow:3.3.2"
+    assert to_airflow_key(key) in executor.running
+    executor.states[key] = CallbackState.QUEUED
+    cluster.set_status(NS, name, RUNNING)
+    sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.RUNNING)
+    executor.states[key] = CallbackState.RUNNING
+    cluster.set_status(NS, name, SUCCEEDED)
+    sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.SUCCESS)
+    state, _ = states_of(executor, key)
+    assert type(state) is AirflowCallbackState
+    assert all(isinstance(k, AirflowCallbackKey) for k in executor.event_buffer)
+    assert to_airflow_key(key) not in executor.running
+    sync_until(executor, lambda: not cluster.pod_names())  # the Succeeded pod is deleted
+
+
+def test_a_failed_callback_keeps_its_pod_labelled_done(executor: Any) -> None:
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    workload = callback_workload(2)
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    key = CallbackKey(workload.callback.id)
+    cluster = executor.cluster
+    sync_until(executor, lambda: bool(cluster.pod_names()))
+    (name,) = cluster.pod_names()
+    executor.states[key] = CallbackState.RUNNING
+    cluster.set_status(NS, name, FAILED)
+    sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.FAILED)
+    sync_until(
+        executor,
+        lambda: cluster.pod(NS, name)["metadata"]["labels"].get("airflow_executor_done") == "True",
+    )
+    assert "Error" in (states_of(executor, key)[1] or "")
+
+
+def test_a_terminal_callback_is_never_overwritten(executor: Any) -> None:
+    workload = callback_workload(3)
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    key = CallbackKey(workload.callback.id)
+    cluster = executor.cluster
+    sync_until(executor, lambda: bool(cluster.pod_names()))
+    (name,) = cluster.pod_names()
+    executor.states[key] = CallbackState.SUCCESS  # settled elsewhere
+    executor.event_buffer.clear()
+    cluster.set_status(NS, name, FAILED)
+    sync_until(executor, lambda: to_airflow_key(key) not in executor.running)
+    assert to_airflow_key(key) not in executor.event_buffer
+
+
+def test_a_429_on_creation_pauses_and_retries(executor: Any) -> None:
+    executor.core.config.decisions  # noqa: B018 - the provider's default is no retry
+    workload = callback_workload(4)
+    executor.cluster.fail_next("create_pod", 500, message="etcdserver: request timed out")
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    key = CallbackKey(workload.callback.id)
+    # task_publish_max_retries defaults to 0, as the provider's: a 500 fails the workload.
+    sync_until(executor, lambda: states_of(executor, key) is not None)
+    state, info = states_of(executor, key)
+    assert state.value == "failed"
+    assert "HTTP 500" in info
+    assert from_airflow_key(to_airflow_key(key)) == key
+    assert to_airflow_key(key) not in executor.running
+
+
+def test_no_library_error_escapes_sync(executor: Any) -> None:
+    executor.core.feed_event("{this is not json")
+    executor.core.feed_event('{"type": "ADDED", "object": {"metadata": {"labels": 3}}}')
+    executor.sync()  # nothing raised
+    assert TaskInstanceState.QUEUED.value == "queued"
