@@ -2,9 +2,11 @@
 code, the real kubernetes client, and the test kit's cluster served over HTTP on 127.0.0.1.
 
 The client comes from the provider's own ``[kubernetes_executor] client_factory`` option, so
-``start()`` and ``sync()`` run unchanged. The metadata database is not used here: state
-reads are answered from a dictionary (``_read_states``); the scenarios against a migrated
-database and the scheduler's ``process_executor_events`` come with the executor issue.
+``start()`` and ``sync()`` run unchanged. In the first tests the state reads are answered
+from a dictionary (``_read_states``), to set a callback's row as each case needs; the last
+runs ``tests/airflow_scenarios.py`` in a fresh ``AIRFLOW_HOME`` with a migrated SQLite
+database, real ``ExecutorCallback`` rows, the executor's own database reads and the real
+``SchedulerJobRunner.process_executor_events``.
 """
 
 from __future__ import annotations
@@ -234,3 +236,47 @@ def test_no_library_error_escapes_sync(executor: Any) -> None:
     executor.core.feed_event('{"type": "ADDED", "object": {"metadata": {"labels": 3}}}')
     executor.sync()  # nothing raised
     assert TaskInstanceState.QUEUED.value == "queued"
+
+
+def test_callbacks_against_a_migrated_database_and_the_schedulers_event_processing(
+    tmp_path: Any,
+) -> None:
+    """tests/airflow_scenarios.py in a fresh AIRFLOW_HOME: real rows, real event handling."""
+    import json  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import pathlib  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(tmp_path),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__KUBERNETES_EXECUTOR__CLIENT_FACTORY": "tests.airflow_scenarios.fake_client",
+        "AIRFLOW__KUBERNETES_EXECUTOR__NAMESPACE": NS,
+        "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_CONTAINER_REPOSITORY": "apache/airflow",
+        "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_CONTAINER_TAG": "3.3.2",
+        "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_PODS_CREATION_BATCH_SIZE": "10",
+        "PYTHONPATH": str(root),
+    }
+    airflow_cli = pathlib.Path(sys.executable).with_name("airflow")
+    subprocess.run([str(airflow_cli), "db", "migrate"], env=env, check=True, capture_output=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.airflow_scenarios"],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    document = json.loads(run.stdout.strip().splitlines()[-1])
+    # The rows as the real scheduler wrote them from the executor's events.
+    assert document["states"] == {"succeeds": "success", "fails": "failed", "runs_long": "running"}
+    pods, pod_of = document["pods"], document["pod_of"]
+    assert pod_of["succeeds"] not in pods  # a Succeeded pod is deleted
+    assert pods[pod_of["fails"]] == {"phase": "Failed", "done": "True"}  # kept, labelled done
+    assert pods[pod_of["runs_long"]] == {"phase": "Running", "done": None}
+    assert document["running"] == 1
