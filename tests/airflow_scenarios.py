@@ -94,53 +94,76 @@ def main() -> int:
         executor_module = airflow("k8s_workloads.airflow.executor")
         runner = airflow("airflow.jobs.scheduler_job_runner").SchedulerJobRunner
         create_session = airflow("airflow.utils.session").create_session
+        callback_model = airflow("airflow.models.callback").Callback
         dag_bag = airflow("airflow.models.dagbag").DBDagBag()
-        executor = executor_module.KubernetesExecutor()
-        executor.job_id = 7
-        executor.start()
-        names = ["succeeds", "fails", "runs_long"]
-        with create_session() as session:
-            rows = _rows(session, names)
-            ids = {name: rows[name].id for name in names}
-            for name in names:
-                executor.queue_workload(_workload(rows[name]), session=session)
 
-        def beat(until: Any, timeout: float = 15.0) -> None:
+        def start(job_id: int) -> Any:
+            executor = executor_module.KubernetesExecutor()
+            executor.job_id = job_id
+            executor.start()
+            return executor
+
+        def beat(executor: Any, until: Any, timeout: float = 15.0) -> None:
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 executor.heartbeat()
                 with create_session() as session:
                     runner.process_executor_events(
-                        executor=executor, job_id=7, scheduler_dag_bag=dag_bag, session=session
+                        executor=executor,
+                        job_id=executor.job_id,
+                        scheduler_dag_bag=dag_bag,
+                        session=session,
                     )
                 if until():
                     return
                 time.sleep(0.02)
             raise SystemExit(f"timed out; pods: {cluster.pods()}")
 
-        beat(lambda: len(cluster.pod_names()) == 3)
+        def state(name: str) -> str | None:
+            with create_session() as session:
+                row = session.get(callback_model, ids[name])
+                return None if row is None or row.state is None else str(row.state)
+
+        first = start(7)
+        names = ["succeeds", "fails", "runs_long", "succeeds_while_down"]
+        with create_session() as session:
+            rows = _rows(session, names)
+            ids = {name: rows[name].id for name in names}
+            for name in names:
+                first.queue_workload(_workload(rows[name]), session=session)
+        beat(first, lambda: len(cluster.pod_names()) == len(names))
         pods = {}
         for pod in cluster.pods():
-            name = pod["spec"]["containers"][0]["args"][-1]
+            workload = pod["spec"]["containers"][0]["args"][-1]
             for key, callback_id in ids.items():
-                if str(callback_id) in name:
+                if str(callback_id) in workload:
                     pods[key] = pod["metadata"]["name"]
         for name in names:
             cluster.set_status(NS, pods[name], status("Running", {"running": {}}))
-
-        def state(name: str) -> str | None:
-            with create_session() as session:
-                model = airflow("airflow.models.callback").Callback
-                row = session.get(model, ids[name])
-                return None if row is None or row.state is None else str(row.state)
-
-        beat(lambda: all(state(name) == "running" for name in names))
+        beat(first, lambda: all(state(name) == "running" for name in names))
         ok = status("Succeeded", {"terminated": {"exitCode": 0, "reason": "Completed"}})
         bad = status("Failed", {"terminated": {"exitCode": 1, "reason": "Error"}})
         cluster.set_status(NS, pods["succeeds"], ok)
         cluster.set_status(NS, pods["fails"], bad)
-        beat(lambda: state("succeeds") == "success" and state("fails") == "failed")
-        executor.end()
+        beat(first, lambda: state("succeeds") == "success" and state("fails") == "failed")
+
+        # Scheduler 7 dies; one callback's pod succeeds while nobody watches; 8 starts.
+        first.end()
+        cluster.set_status(NS, pods["succeeds_while_down"], ok)
+        second = start(8)
+
+        def owner(name: str) -> str | None:
+            pod = cluster.pod(NS, pods[name])
+            return None if pod is None else pod["metadata"]["labels"].get("airflow-worker")
+
+        beat(
+            second,
+            lambda: owner("runs_long") == "8" and state("succeeds_while_down") == "success",
+        )
+        adopted_running = len(second.running)
+        cluster.set_status(NS, pods["runs_long"], ok)
+        beat(second, lambda: state("runs_long") == "success")
+        second.end()
         document = {
             "states": {name: state(name) for name in names},
             "pods": {
@@ -151,7 +174,8 @@ def main() -> int:
                 for pod in cluster.pods()
             },
             "pod_of": pods,
-            "running": len(executor.running),
+            "adopted_running": adopted_running,
+            "running": len(second.running),
         }
     sys.stdout.write(json.dumps(document) + "\n")
     return 0

@@ -4,6 +4,9 @@ Install with the extra: ``pip install 'k8s-workloads[airflow]'`` (Airflow 3.3.x 
 ``apache-airflow-providers-cncf-kubernetes`` 10.25.x). ``import k8s_workloads`` never
 imports Airflow; this subpackage loads its modules on first use.
 
+* :class:`KubernetesExecutor` (:mod:`k8s_workloads.airflow.executor`): the provider's
+  executor with callback workloads, on the executor core. Set
+  ``AIRFLOW__CORE__EXECUTOR=k8s_workloads.airflow.KubernetesExecutor``.
 * :mod:`k8s_workloads.airflow.convert`: keys and states to Airflow's types and back.
 """
 
@@ -20,16 +23,18 @@ if TYPE_CHECKING:
         to_airflow_key,
         to_airflow_state,
     )
+    from k8s_workloads.airflow.executor import KubernetesExecutor
 
 __all__ = [
     "ConversionError",
+    "KubernetesExecutor",
     "from_airflow_key",
     "from_airflow_state",
     "to_airflow_key",
     "to_airflow_state",
 ]
 
-_MODULES = dict.fromkeys(__all__, "convert")
+_MODULES = {**dict.fromkeys(__all__, "convert"), "KubernetesExecutor": "executor"}
 
 if not TYPE_CHECKING:
 

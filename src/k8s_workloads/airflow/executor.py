@@ -23,6 +23,7 @@ import importlib
 import json
 import queue
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.adapters import to_manifest
@@ -48,8 +49,16 @@ from k8s_workloads.executor import (
 )
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
+    AIRFLOW_WORKER_LABEL,
+    CALLBACK_WORKLOAD_TYPE,
+    KUBERNETES_EXECUTOR_LABEL,
+    POD_EXECUTOR_DONE_LABEL,
+    TRUE_LABEL_VALUE,
+    WORKLOAD_TYPE_LABEL,
+    PodSelector,
     completed_pods_adoption_selector,
     live_pods_adoption_selector,
+    make_safe_label_value,
     scheduler_pods_selector,
     watcher_selector,
 )
@@ -215,6 +224,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         self.scheduler_job_id = str(self.job_id)
         self.kube_client = kube_client._get_executor_kube_client(team_name=self.team_name)  # noqa: SLF001
         self.core = ExecutorCore(self._core_config())
+        self._last_orphan_adoption = float("-inf")  # the first sync() adopts
         self._watcher: _Watcher | None = _Watcher(self)
         self._watcher.start()
 
@@ -299,6 +309,32 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             while True:
                 self.core.feed_event(watcher.lines.get_nowait(), now=now)
         self._pass()
+        # The [scheduler] section, read from Airflow's configuration as the provider does.
+        interval = _airflow("airflow.providers.common.compat.sdk").conf.getfloat(
+            "scheduler", "orphaned_tasks_check_interval", fallback=300.0
+        )
+        if time.monotonic() - self._last_orphan_adoption >= interval:
+            self._last_orphan_adoption = time.monotonic()
+            self._adopt_orphans()
+
+    def _adopt_orphans(self) -> None:
+        """Take over callback pods of dead schedulers, and clean up their Succeeded pods.
+
+        Airflow hands an executor only task instances to adopt (``try_adopt_task_instances``,
+        and only when there are some), never callbacks: the executor looks for them itself,
+        at start and every ``[scheduler] orphaned_tasks_check_interval``, as the provider
+        looks for completed pods.
+        """
+        try:
+            self.core.adopt(
+                self._adoption_pods(()),
+                alive_scheduler_ids=self._alive_other_scheduler_job_ids(),
+                expected_task_keys=[],
+                expected_callback_keys=self._active_callbacks(),
+            )
+            self._pass()
+        except Exception:
+            self.log.exception("Adopting orphaned callback pods failed; tried again later")
 
     def _pass(self) -> None:
         core = self.core
@@ -433,21 +469,23 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         return [*without_owner, *(ti for key, ti in owned.items() if key in reset)]
 
     def _adoption_pods(self, dead: Iterable[str]) -> list[Mapping[str, Any]]:
+        """Live pods of the ``dead`` schedulers, live callback pods of any scheduler not
+        alive, and Succeeded pods no live scheduler owns; each pod once."""
+        alive = self._alive_other_scheduler_job_ids()
         selectors = [live_pods_adoption_selector(job_id) for job_id in sorted(dead)]
-        selectors.append(
-            completed_pods_adoption_selector(
-                self.scheduler_job_id or "", self._alive_other_scheduler_job_ids()
-            )
-        )
-        pods: list[Mapping[str, Any]] = []
+        selectors.append(_orphaned_callbacks_selector(self.scheduler_job_id or "", alive))
+        selectors.append(completed_pods_adoption_selector(self.scheduler_job_id or "", alive))
+        pods: dict[tuple[object, object], Mapping[str, Any]] = {}
         for selector in selectors:
             items, _ = self._list(
                 self.kube_config.kube_namespace,
                 label_selector=selector.label_selector,
                 field_selector=selector.field_selector,
             )
-            pods.extend(items)
-        return pods
+            for pod in items:
+                metadata = pod.get("metadata") or {}
+                pods.setdefault((metadata.get("namespace"), metadata.get("name")), pod)
+        return list(pods.values())
 
     def _active_callbacks(self) -> list[CallbackKey]:
         callback_model = _airflow("airflow.models.callback").Callback
@@ -473,6 +511,20 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         )
         self.core.revoke(key, pods)
         self._pass()
+
+
+def _orphaned_callbacks_selector(me: str, alive: Iterable[str | int]) -> PodSelector:
+    """Live, not-done callback pods owned by no live scheduler."""
+    owners = sorted({make_safe_label_value(str(job_id)) for job_id in (me, *alive)})
+    return PodSelector(
+        label_selector=(
+            f"{KUBERNETES_EXECUTOR_LABEL}={TRUE_LABEL_VALUE},"
+            f"{WORKLOAD_TYPE_LABEL}={CALLBACK_WORKLOAD_TYPE},"
+            f"{AIRFLOW_WORKER_LABEL} notin ({','.join(owners)}),"
+            f"{POD_EXECUTOR_DONE_LABEL}!={TRUE_LABEL_VALUE}"
+        ),
+        field_selector="status.phase!=Succeeded",
+    )
 
 
 def _command_args(command: Any) -> list[str]:  # noqa: ANN401 - [ExecuteTask] or an argv
