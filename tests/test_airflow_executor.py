@@ -287,3 +287,24 @@ def test_callbacks_against_a_migrated_database_and_the_schedulers_event_processi
     assert pod_of["succeeds_while_down"] not in pods
     assert document["adopted_running"] == 1  # the running callback, tracked by scheduler 8
     assert document["running"] == 0
+
+
+def test_the_one_configuration_line_loads_this_executor(tmp_path: Any) -> None:
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    code = (
+        "from airflow.executors.executor_loader import ExecutorLoader; "
+        "cls, _ = ExecutorLoader.import_default_executor_cls(); "
+        "print(cls.__module__, cls.__name__, cls.supports_callbacks)"
+    )
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(tmp_path),
+        "AIRFLOW__CORE__EXECUTOR": "k8s_workloads.airflow.KubernetesExecutor",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "k8s_workloads.airflow.executor KubernetesExecutor True"
