@@ -308,3 +308,93 @@ def test_the_one_configuration_line_loads_this_executor(tmp_path: Any) -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     ).stdout
     assert out.strip().splitlines()[-1] == "k8s_workloads.airflow.executor KubernetesExecutor True"
+
+
+TEMPLATE = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: placeholder
+  labels: {team: data}
+spec:
+  serviceAccountName: airflow-worker
+  containers:
+    - name: base
+      image: registry.example.com/airflow:3.3.2
+      resources: {requests: {cpu: 500m}}
+"""
+
+
+def task_workload(executor_config: dict[str, Any] | None) -> Any:
+    bundle_info = airflow("airflow.executors.workloads.base").BundleInfo
+    tasks = airflow("airflow.executors.workloads.task")
+    ti = tasks.TaskInstanceDTO(
+        id=uuid.UUID(int=11),
+        task_id="load",
+        dag_id="etl",
+        run_id="manual__2026-06-07T00:00:00+00:00",
+        try_number=2,
+        dag_version_id=uuid.UUID(int=12),
+        map_index=3,
+        queue="default",
+        pool_slots=1,
+        priority_weight=1,
+        executor_config=executor_config,
+    )
+    return tasks.ExecuteTask(
+        token="task-token",  # noqa: S106 - a test value
+        ti=ti,
+        dag_rel_path="dags/etl.py",
+        bundle_info=bundle_info(name="dags"),
+        log_path="dag_id=etl/run_id=manual/task_id=load/attempt=2.log",
+    )
+
+
+def test_a_task_pod_is_the_providers_pod_for_the_same_task_template_and_override(
+    executor: Any,
+    tmp_path: Any,
+) -> None:
+    from kubernetes import client as k8s  # noqa: PLC0415
+
+    template_file = tmp_path / "pod_template.yaml"
+    template_file.write_text(TEMPLATE)
+    override = k8s.V1Pod(
+        spec=k8s.V1PodSpec(
+            containers=[k8s.V1Container(name="base", env=[k8s.V1EnvVar(name="X", value="1")])]
+        )
+    )
+    workload = task_workload({"pod_override": override, "pod_template_file": str(template_file)})
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    cluster = executor.cluster
+    sync_until(executor, lambda: bool(cluster.pod_names()))
+    (name,) = cluster.pod_names()
+    ours = cluster.pod(NS, name)
+    assert to_airflow_key(from_airflow_key(workload.ti.key)) in executor.running
+    assert executor.event_buffer[workload.ti.key][0].value == "queued"
+
+    generator = airflow("airflow.providers.cncf.kubernetes.pod_generator").PodGenerator
+    utils = airflow("airflow.providers.cncf.kubernetes.executors.kubernetes_executor_utils")
+    args = utils.workload_to_command_args(workload)
+    theirs_pod = generator.construct_pod(
+        namespace=NS,
+        scheduler_job_id="7",
+        pod_id=name,
+        dag_id="etl",
+        task_id="load",
+        kube_image=executor.kube_config.kube_image,
+        try_number=2,
+        map_index=3,
+        date=None,
+        run_id=workload.ti.run_id,
+        args=list(args),
+        pod_override_object=override,
+        base_worker_pod=generator.deserialize_model_file(str(template_file)),
+    )
+    api_client: Any = k8s.ApiClient()
+    theirs = api_client.sanitize_for_serialization(theirs_pod)
+    # What the API server adds is not the executor's: uid, timestamps, version, status.
+    for field in ("uid", "creationTimestamp", "resourceVersion"):
+        ours["metadata"].pop(field)
+    ours.pop("status")
+    assert ours == theirs
