@@ -72,6 +72,7 @@ OPTIONS = {
     ("kubernetes_executor", "worker_container_tag"): "3.3.2",
     ("kubernetes_executor", "worker_pods_creation_batch_size"): "10",
     ("kubernetes_executor", "pod_template_file"): "",
+    ("kubernetes_executor", "task_publish_max_retries"): "1",
 }
 
 
@@ -216,19 +217,89 @@ def test_a_terminal_callback_is_never_overwritten(executor: Any) -> None:
 
 
 def test_a_429_on_creation_pauses_and_retries(executor: Any) -> None:
-    executor.core.config.decisions  # noqa: B018 - the provider's default is no retry
     workload = callback_workload(4)
-    executor.cluster.fail_next("create_pod", 500, message="etcdserver: request timed out")
+    executor.cluster.fail_next(
+        "create_pod", 429, reason="TooManyRequests", headers={"Retry-After": "1"}
+    )
+    executor.queue_workload(workload, session=None)
+    started = time.monotonic()
+    executor.heartbeat()
+    assert executor.core.paused_until is not None
+    sync_until(executor, lambda: bool(executor.cluster.pod_names()))
+    assert time.monotonic() - started >= 0.9  # Retry-After: 1 was honoured
+    assert executor.core.create_retries(CallbackKey(workload.callback.id)) == 0
+
+
+def test_creation_errors_past_the_budget_fail_the_workload(executor: Any) -> None:
+    workload = callback_workload(5)
+    executor.cluster.fail_next("create_pod", 500, message="etcdserver: timed out", times=2)
     executor.queue_workload(workload, session=None)
     executor.heartbeat()
     key = CallbackKey(workload.callback.id)
-    # task_publish_max_retries defaults to 0, as the provider's: a 500 fails the workload.
-    sync_until(executor, lambda: states_of(executor, key) is not None)
-    state, info = states_of(executor, key)
-    assert state.value == "failed"
-    assert "HTTP 500" in info
-    assert from_airflow_key(to_airflow_key(key)) == key
+    sync_until(executor, lambda: states_of(executor, key)[0].value == "failed")
+    assert "retries are exhausted" in states_of(executor, key)[1]
     assert to_airflow_key(key) not in executor.running
+    assert executor.cluster.pod_names() == []
+
+
+def test_a_database_outage_while_handling_is_retried_on_later_syncs(executor: Any) -> None:
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    workload = callback_workload(6)
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    key = CallbackKey(workload.callback.id)
+    cluster = executor.cluster
+    sync_until(executor, lambda: bool(cluster.pod_names()))
+    (name,) = cluster.pod_names()
+    executor.states[key] = CallbackState.RUNNING
+    reads = executor._read_states
+    failures = [2]
+
+    def outage(keys: Any) -> Any:
+        if failures[0]:
+            failures[0] -= 1
+            raise ConnectionError("the metadata database is unavailable")
+        return reads(keys)
+
+    executor._read_states = outage
+    cluster.set_status(NS, name, SUCCEEDED)
+    sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.SUCCESS)
+    assert failures == [0]  # two failed reads, then the result went through
+
+
+def test_a_410_relists_and_settles_a_pod_that_vanished_meanwhile(executor: Any) -> None:
+    workload = callback_workload(7)
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    key = CallbackKey(workload.callback.id)
+    cluster = executor.cluster
+    sync_until(executor, lambda: bool(cluster.pod_names()))
+    (name,) = cluster.pod_names()
+    executor.states[key] = CallbackState.RUNNING
+    sync_until(executor, lambda: executor.core.waiting_results == 0)
+    executor._watcher.stopping.set()
+    cluster.remove_pod(NS, name)
+    executor._watcher.stopping.clear()
+    cluster.expire_watches()  # ... and expires
+    sync_until(executor, lambda: states_of(executor, key)[0].value == "failed")
+    assert "vanished" in states_of(executor, key)[1]
+
+
+def test_an_override_that_breaks_the_pod_identity_fails_the_workload(executor: Any) -> None:
+    from kubernetes import client as k8s  # noqa: PLC0415
+
+    # The override wins over the executor's labels: the watcher could never match the pod.
+    override = k8s.V1Pod(metadata=k8s.V1ObjectMeta(labels={"airflow-worker": "99"}))
+    workload = task_workload({"pod_override": override})
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    sync_until(executor, lambda: executor.event_buffer[workload.ti.key][0].value == "failed")
+    info = executor.event_buffer[workload.ti.key][1]
+    assert "could not be built" in info
+    assert "airflow-worker" in info
+    assert executor.cluster.pod_names() == []
+    assert workload.ti.key not in executor.running
 
 
 def test_no_library_error_escapes_sync(executor: Any) -> None:
