@@ -563,3 +563,20 @@ def test_simulate_bad_scenario_is_exit_2(tmp_path: Path) -> None:
     assert code == 2
     assert out == ""
     assert "workloads" in err
+
+
+def test_airflow_config_prints_the_executor_line_and_the_librarys_options() -> None:
+    import configparser  # noqa: PLC0415
+
+    code, out, err = run("airflow-config")
+    assert (code, err) == (0, "")
+    parsed = configparser.ConfigParser()
+    parsed.read_string(out)
+    assert parsed["core"]["executor"] == "k8s_workloads.airflow.KubernetesExecutor"
+    assert parsed["kubernetes_executor"]["max_handling_retries"] == "3"
+    code, env_out, _ = run("airflow-config", "--env")
+    assert code == 0
+    assert (
+        "AIRFLOW__CORE__EXECUTOR=k8s_workloads.airflow.KubernetesExecutor" in env_out.splitlines()
+    )
+    assert len(env_out.splitlines()) == len(parsed["kubernetes_executor"]) + 1

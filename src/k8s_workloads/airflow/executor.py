@@ -47,6 +47,7 @@ from k8s_workloads.executor import (
     ReadStates,
     Request,
 )
+from k8s_workloads.failures import PendingPolicy
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -185,11 +186,13 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             task_publish_max_retries=self.task_publish_max_retries,
             max_handling_retries=self.conf.getint(_SECTION, "max_handling_retries", fallback=3),
         )
+        pending = self.conf.getboolean(_SECTION, "pending_policy", fallback=False)
         resolver = ResolverConfig(
             airflow_version=_AIRFLOW_VERSION,
             fatal_pending_reasons=frozenset(
                 kube.worker_pod_pending_fatal_container_state_reasons or ()
             ),
+            pending=PendingPolicy() if pending else None,
         )
         return ExecutorConfig(
             scheduler_id=self.scheduler_job_id or "",
