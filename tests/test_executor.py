@@ -624,3 +624,20 @@ def test_running_changes_are_reported_once_each_in_order() -> None:
     world.sync()
     assert world.core.take_running_changes() == [(second, False)]
     assert world.core.take_running_changes() == []
+
+
+def test_no_repr_of_a_job_decision_or_record_shows_the_workload_token() -> None:
+    from k8s_workloads.decisions import Attempt, Attempts, Decision, RequeueJob  # noqa: PLC0415
+
+    args = workload_command_args({"token": TOKEN, "ti": {"id": "x"}})
+    job = KubernetesJob(task(), args)
+    also = KubernetesJob(task("b"), ["python", "--json-s", json.dumps({"token": TOKEN})])
+    equals = KubernetesJob(task("c"), [f"--json-string={json.dumps({'token': TOKEN})}"])
+    attempts = Attempts({job.key: Attempt(job)})
+    decision = Decision((RequeueJob(job, "why"),), attempts)
+    for value in (job, also, equals, attempts, decision, Handled(job.key, "result", decision)):
+        text = repr(value)
+        assert TOKEN not in text
+        assert "***REDACTED***" in text
+    assert "'python', '-m', 'airflow.sdk.execution_time.execute_workload'" in repr(job)
+    assert job.command == tuple(args)  # the job itself keeps the token for the pod

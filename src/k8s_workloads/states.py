@@ -151,6 +151,32 @@ def _str_tuple(command: Iterable[str]) -> tuple[str, ...]:
     return tuple(command)
 
 
+_REDACTED = "***REDACTED***"
+_WORKLOAD_FLAG = "--json-string"
+
+
+def _workload_flag(arg: str) -> bool:
+    # argparse takes any unambiguous prefix of --json-string (not --json-path).
+    return len(arg) >= len("--json-s") and _WORKLOAD_FLAG.startswith(arg)
+
+
+def _command_repr(command: tuple[str, ...]) -> str:
+    """The args with the workload JSON (and its Execution API token) left out, so that
+    logging a job, a decision or the attempt records never prints a token."""
+    shown: list[str] = []
+    hide_next = False
+    for arg in command:
+        flag, equals, _ = arg.partition("=")
+        if hide_next:
+            shown.append(_REDACTED)
+        elif equals and _workload_flag(flag):
+            shown.append(f"{flag}={_REDACTED}")
+        else:
+            shown.append(arg)
+        hide_next = not equals and _workload_flag(arg)
+    return repr(tuple(shown))
+
+
 @attrs.frozen
 class KubernetesJob(Generic[K]):
     """A workload waiting for its pod to be created.
@@ -161,7 +187,7 @@ class KubernetesJob(Generic[K]):
     """
 
     key: K
-    command: tuple[str, ...] = attrs.field(converter=_str_tuple)
+    command: tuple[str, ...] = attrs.field(converter=_str_tuple, repr=_command_repr)
     pod_override: Mapping[str, Any] | None = None
     pod_template_file: str | None = None
     kube_image: str | None = None
