@@ -1433,3 +1433,27 @@ def test_every_action_kind_has_a_phrase() -> None:
         "retry later (handling failed)",
         "ignore (duplicate)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "delay"),
+    [
+        ("1" + "0" * 400, 600.0),  # used to raise OverflowError
+        ("100000000000000000000", 600.0),  # used to stop pod creation for good
+        ("30", 30.0),
+        ("1" * 5000, 0.0),  # past Python's digit limit: malformed, ignored (429: no delay)
+        ("1e20", 0.0),  # not an integer: ignored, as the provider does
+    ],
+)
+def test_retry_after_is_capped_and_never_raises(value: str, delay: float) -> None:
+    verdict = classify_create_error(
+        429, "", {"Retry-After": value}, config=DecisionConfig(task_publish_max_retries=1)
+    )
+    assert verdict.retry
+    assert verdict.delay == delay
+
+
+def test_the_retry_after_cap_is_configurable() -> None:
+    config = DecisionConfig(task_publish_max_retries=1, max_retry_after_seconds=5)
+    verdict = classify_create_error(503, "", {"Retry-After": "60"}, config=config)
+    assert verdict.delay == 5.0

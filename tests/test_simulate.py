@@ -584,6 +584,7 @@ config:
     callback_launch_failure_retries: 2
     task_publish_max_retries: -1
     max_handling_retries: 5
+    max_retry_after_seconds: 60
   resolver:
     fatal_pending_reasons: [ErrImagePull]
     pending: {image_pull_grace: 30}
@@ -602,6 +603,7 @@ config:
         callback_launch_failure_retries=2,
         task_publish_max_retries=-1,
         max_handling_retries=5,
+        max_retry_after_seconds=60,
     )
     assert set(attrs.fields_dict(DecisionConfig)) == dict(config.decisions).keys()
     assert resolver.fatal_pending_reasons == frozenset({"ErrImagePull"})

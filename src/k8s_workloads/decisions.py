@@ -275,6 +275,9 @@ class DecisionConfig:
     """Pod-creation retries for transient API errors: -1 unlimited, 0 never."""
     max_handling_retries: int = 3
     """How often a result whose handling raised is retried before it becomes a failure."""
+    max_retry_after_seconds: float = 600.0
+    """The longest pause a ``Retry-After`` header may ask for; a longer one is cut to
+    this (the provider honours any value, so a huge one stops pod creation for good)."""
 
 
 @attrs.frozen
@@ -820,6 +823,8 @@ def classify_create_error(
             message=message,
         )  # fmt: skip
     delay_seconds = _retry_after(headers)
+    if delay_seconds is not None and delay_seconds > config.max_retry_after_seconds:
+        delay_seconds = int(config.max_retry_after_seconds)  # compared as ints: no overflow
     delay = float(delay_seconds or 0) if status == 429 or delay_seconds is not None else None
     return CreateErrorDecision(True, f"{what} is transient: retry", delay, message)
 

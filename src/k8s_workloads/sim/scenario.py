@@ -579,6 +579,8 @@ def _parse_decisions(reader: _Reader, node: _Node) -> tuple[tuple[str, Any], ...
         elif isinstance(default, int):
             minimum = 0 if name == "max_handling_retries" else -1
             options.append((name, reader.integer(value, field, minimum=minimum)))
+        elif isinstance(default, float):
+            options.append((name, reader.number(value, field, positive=True)))
         else:
             options.append((name, _strings(reader, value, field)))
     return tuple(options)
