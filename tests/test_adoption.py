@@ -129,7 +129,9 @@ def name_of(pod: dict[str, Any]) -> str:
 
 
 def relabel(pod: dict[str, Any]) -> PatchLabels:
-    return PatchLabels(name_of(pod), NS, {AIRFLOW_WORKER_LABEL: ME})
+    # Conditional on the listed version: only one of two schedulers takes a pod over.
+    version = pod["metadata"]["resourceVersion"]
+    return PatchLabels(name_of(pod), NS, {AIRFLOW_WORKER_LABEL: ME}, version)
 
 
 def plan(pods: list[dict[str, Any]], **kwargs: Any) -> AdoptionPlan:

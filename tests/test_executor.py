@@ -641,3 +641,27 @@ def test_no_repr_of_a_job_decision_or_record_shows_the_workload_token() -> None:
         assert "***REDACTED***" in text
     assert "'python', '-m', 'airflow.sdk.execution_time.execute_workload'" in repr(job)
     assert job.command == tuple(args)  # the job itself keeps the token for the pod
+
+
+def test_of_two_schedulers_adopting_one_pod_only_one_tracks_it() -> None:
+    # Issue 11, item 12: the relabel carries the listed resourceVersion; the slower
+    # scheduler's patch is a 409 and it neither tracks nor later fails the workload.
+    old = World(scheduler_id="1")
+    key = task()
+    old.submit(key)
+    old.sync()
+    old.status(key, RUNNING)
+    listed = old.cluster.pods()
+    cores = [
+        ExecutorCore(ExecutorConfig(scheduler_id=job, namespace=NS, airflow_version=VERSION))
+        for job in ("2", "3")
+    ]
+    drivers = [CoreDriver(core, old.cluster, old.db) for core in cores]
+    for core in cores:
+        core.adopt(listed, expected_task_keys=[key])
+    for driver in drivers:
+        driver.run_pass(T0)
+    assert [core.is_running(key) for core in cores] == [True, False]
+    assert cores[1].not_adopted([key]) == [key]
+    (pod,) = old.cluster.pods()
+    assert pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] == "2"

@@ -266,3 +266,16 @@ def test_the_database_guards_finished_tasks_but_not_callbacks() -> None:
         TaskInstanceKey("d", "u", "r", 1): None,
     }
     assert db.reads == 2
+
+
+def test_a_patch_conditional_on_a_version_that_moved_on_is_a_409() -> None:
+    cluster = FakeCluster()
+    cluster.create_pod(NS, pod("p", {"airflow-worker": "1"}))
+    listed = cluster.resource_version
+    cluster.patch_pod_labels(NS, "p", {"airflow-worker": "2"}, listed)  # the first one wins
+    with pytest.raises(ApiError) as conflict:
+        cluster.patch_pod_labels(NS, "p", {"airflow-worker": "3"}, listed)
+    assert conflict.value.status == 409
+    stored = cluster.pod(NS, "p")
+    assert stored is not None
+    assert stored["metadata"]["labels"]["airflow-worker"] == "2"

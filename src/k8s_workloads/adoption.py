@@ -285,7 +285,10 @@ def plan_adoption(
             kind = "task instances" if isinstance(key, TaskInstanceKey) else "active callbacks"
             skipped.append(SkippedPod(name, namespace, f"not among the {kind} to adopt"))
             continue
-        actions.append(PatchLabels(name, namespace, {AIRFLOW_WORKER_LABEL: my_label}))
+        # Conditional on the listed version: a pod another scheduler took over meanwhile
+        # answers 409 and is not tracked here as well.
+        version = pod.resource_version or None
+        actions.append(PatchLabels(name, namespace, {AIRFLOW_WORKER_LABEL: my_label}, version))
         if succeeded:
             result: WorkloadResult = (
                 CallbackResult(key, _COMPLETED, name, namespace, pod.resource_version)

@@ -114,6 +114,10 @@ class PatchLabels:
     pod_name: str
     namespace: str
     labels: Mapping[str, str]
+    resource_version: str | None = None
+    """Patch only a pod still at this version (``metadata.resourceVersion`` in the patch
+    body: the API server answers 409 otherwise). Adoption sets it, so that of two
+    schedulers taking over one pod, only one does."""
 
 
 @attrs.frozen

@@ -371,7 +371,10 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         elif isinstance(request, DeleteSecret):
             _gone_is_fine(api.delete_namespaced_secret, request.name, request.namespace, extra)
         elif isinstance(request, PatchLabels):
-            body = {"metadata": {"labels": dict(request.labels)}}
+            metadata: dict[str, Any] = {"labels": dict(request.labels)}
+            if request.resource_version is not None:
+                metadata["resourceVersion"] = request.resource_version  # 409 if it moved on
+            body = {"metadata": metadata}
             api.patch_namespaced_pod(request.pod_name, request.namespace, body, **extra)
         elif isinstance(request, EmitEvent):
             self.event_buffer[to_airflow_key(request.key)] = (
@@ -454,15 +457,21 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         owned = {ti.key: ti for ti in tis if ti.queued_by_job_id}
         dead = {str(ti.queued_by_job_id) for ti in owned.values()}
         try:
-            pods = self._adoption_pods(dead)
             expected = [from_airflow_key(key) for key in owned]
-            self.core.adopt(
-                pods,
-                alive_scheduler_ids=self._alive_other_scheduler_job_ids(),
-                expected_task_keys=[key for key in expected if isinstance(key, TaskInstanceKey)],
-                expected_callback_keys=self._active_callbacks(),
-            )
-            self._pass()
+            # The relabel is conditional on the listed resourceVersion; a pod that changed
+            # in between (its status, not its owner) gets one more try from a fresh list.
+            for _ in range(2):
+                self.core.adopt(
+                    self._adoption_pods(dead),
+                    alive_scheduler_ids=self._alive_other_scheduler_job_ids(),
+                    expected_task_keys=[k for k in expected if isinstance(k, TaskInstanceKey)],
+                    expected_callback_keys=self._active_callbacks(),
+                )
+                self._pass()
+                if not self.core.not_adopted(
+                    [k for k in expected if isinstance(k, TaskInstanceKey)]
+                ):
+                    break
             reset = {to_airflow_key(key) for key in self.core.not_adopted(
                 [key for key in expected if isinstance(key, TaskInstanceKey)]
             )}  # fmt: skip

@@ -721,7 +721,9 @@ class _Simulation:
             self.collect()
         elif isinstance(request, PatchLabels):
             try:
-                self.cluster.patch_pod_labels(request.namespace, request.pod_name, request.labels)
+                self.cluster.patch_pod_labels(
+                    request.namespace, request.pod_name, request.labels, request.resource_version
+                )
             except ApiError as error:
                 if error.status != 404:
                     raise

@@ -339,13 +339,27 @@ class FakeCluster:
 
     @_locked
     def patch_pod_labels(
-        self, namespace: str, name: str, labels: Mapping[str, str | None]
+        self,
+        namespace: str,
+        name: str,
+        labels: Mapping[str, str | None],
+        resource_version: str | None = None,
     ) -> Manifest:
-        """``patch_namespaced_pod`` with ``{"metadata": {"labels": labels}}`` (None removes)."""
+        """``patch_namespaced_pod`` with ``{"metadata": {"labels": labels}}`` (None removes);
+        with ``resource_version``, only a pod still at that version (else a 409)."""
         self._call("patch_pod", namespace, name)
         pod = self._pods.get((namespace, name))
         if pod is None:
             raise ApiError(404, "NotFound", f'pods "{name}" not found')
+        if resource_version is not None and resource_version != pod["metadata"].get(
+            "resourceVersion"
+        ):
+            raise ApiError(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on pods "{name}": the object has been '
+                "modified; please apply your changes to the latest version and try again",
+            )
         current = pod["metadata"].setdefault("labels", {})
         for key, value in labels.items():
             if value is None:

@@ -94,7 +94,9 @@ class CoreDriver:
             _gone_is_fine(cluster.delete_secret, request.namespace, request.name)
         elif isinstance(request, PatchLabels):
             try:
-                cluster.patch_pod_labels(request.namespace, request.pod_name, request.labels)
+                cluster.patch_pod_labels(
+                    request.namespace, request.pod_name, request.labels, request.resource_version
+                )
             except ApiError as error:
                 if error.status != 404:  # a pod that is gone needs no label
                     raise

@@ -116,8 +116,9 @@ def _partial(items: list[dict[str, Any]], version: str) -> dict[str, Any]:
     }
 
 
-def _labels(body: object) -> dict[str, str | None]:
-    # A merge or strategic-merge patch of labels: {"metadata": {"labels": {...}}}.
+def _labels(body: object) -> tuple[dict[str, str | None], str | None]:
+    # A merge or strategic-merge patch of labels, {"metadata": {"labels": {...}}}, and the
+    # resourceVersion it may be conditional on.
     metadata = body.get("metadata") if isinstance(body, dict) else None
     labels = metadata.get("labels") if isinstance(metadata, dict) else None
     if (
@@ -125,10 +126,11 @@ def _labels(body: object) -> dict[str, str | None]:
         or not isinstance(metadata, dict)
         or not isinstance(labels, dict)
         or set(body) != {"metadata"}
-        or set(metadata) != {"labels"}
+        or not set(metadata) <= {"labels", "resourceVersion"}
     ):
         raise ApiError(422, "Invalid", "this fake API server patches metadata.labels only")
-    return labels
+    version = metadata.get("resourceVersion")
+    return labels, version if isinstance(version, str) else None
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -250,7 +252,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if method == "GET":
             self._send_json(200, cluster.read_pod(namespace, name))
         elif method == "PATCH":
-            self._send_json(200, cluster.patch_pod_labels(namespace, name, _labels(self._body())))
+            labels, version = _labels(self._body())
+            self._send_json(200, cluster.patch_pod_labels(namespace, name, labels, version))
         elif method == "DELETE":
             pod = cluster.read_pod(namespace, name)
             cluster.delete_pod(namespace, name)
