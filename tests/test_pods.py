@@ -344,3 +344,30 @@ def test_workload_command_args() -> None:
     assert workload_command_args({"a": 1})[-1] == '{"a":1}'
     with pytest.raises(TypeError, match="JSON string or a mapping"):
         workload_command_args(5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("label", ["airflow_pod_revoked", "airflow_executor_done"])
+@pytest.mark.parametrize("where", ["template", "override", "hook"])
+def test_no_layer_may_set_a_label_that_hides_the_pod_from_the_watcher(
+    label: str, where: str
+) -> None:
+    # Issue 11, item 3: every event of such a pod would be ignored, adoption would skip it
+    # and a re-list after a 410 would report its running task vanished.
+    def hook(pod: dict[str, Any]) -> None:
+        pod["metadata"]["labels"][label] = "True"
+
+    template = copy.deepcopy(TEMPLATE)
+    kwargs: dict[str, Any] = {}
+    if where == "template":
+        template["metadata"].setdefault("labels", {})[label] = "True"
+    elif where == "override":
+        kwargs["pod_override"] = {"metadata": {"labels": {label: "True"}}}
+    else:
+        kwargs["mutation_hook"] = hook
+    error = PodMutationHookError if where == "hook" else PodReconciliationError
+    with pytest.raises(error, match=f"label '{label}' must not be set"):
+        task_pod(base_worker_pod=template, **kwargs)
+    if where == "override":
+        return  # callback pods take no pod_override
+    with pytest.raises(error, match=f"label '{label}' must not be set"):
+        callback_pod(base_worker_pod=template, **kwargs)

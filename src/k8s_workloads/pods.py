@@ -29,6 +29,8 @@ from k8s_workloads.labels import (
     KUBERNETES_EXECUTOR_LABEL,
     LOGICAL_DATE_KEY,
     MAP_INDEX_KEY,
+    POD_EXECUTOR_DONE_LABEL,
+    POD_REVOKED_LABEL,
     RUN_ID_KEY,
     TASK_ID_KEY,
     TRY_NUMBER_KEY,
@@ -146,6 +148,12 @@ def _apply_hook(manifest: Manifest, hook: MutationHook) -> Manifest:
             f"the pod mutation hook returned {type(result).__name__}, not a manifest"
         )
     return result
+
+
+# Labels the executor writes later to stop reading a pod (revoked, or done): on a new pod
+# every event would be ignored, adoption would skip it, and after a 410 the re-list would
+# report its running workload vanished. No template, override or hook may set them.
+_HIDING_LABELS = (POD_REVOKED_LABEL, POD_EXECUTOR_DONE_LABEL)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -305,7 +313,7 @@ def construct_task_pod(
             *((RUN_ID_KEY,) if not run_id else ()),
             *((LOGICAL_DATE_KEY, EXECUTION_DATE_KEY) if not (date or run_id) else ()),
         ),
-        forbidden_labels=(WORKLOAD_TYPE_LABEL,),
+        forbidden_labels=(WORKLOAD_TYPE_LABEL, *_HIDING_LABELS),
     )
     return _finish(template, dynamic, override, hook=mutation_hook, identity=identity)
 
@@ -371,6 +379,6 @@ def construct_callback_pod(
             for label in (WORKLOAD_TYPE_LABEL, AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL)
         },
         forbidden_annotations=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
-        forbidden_labels=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
+        forbidden_labels=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, *_HIDING_LABELS),
     )
     return _finish(_base_pod(base_worker_pod), dynamic, None, hook=mutation_hook, identity=identity)
