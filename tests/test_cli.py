@@ -580,3 +580,20 @@ def test_airflow_config_prints_the_executor_line_and_the_librarys_options() -> N
         "AIRFLOW__CORE__EXECUTOR=k8s_workloads.airflow.KubernetesExecutor" in env_out.splitlines()
     )
     assert len(env_out.splitlines()) == len(parsed["kubernetes_executor"]) + 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("decode", "{path}"),
+        ("render", "task", "--airflow-version", "3.3.2", "--workload", "{path}"),
+    ],
+)
+def test_a_huge_integer_is_one_line_and_exit_2(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    # Issue 11, item 7: a 5,000-digit number used to end in a ValueError traceback.
+    path = tmp_path / "huge.json"
+    path.write_text('{"dag_id": "d", "task_id": "t", "token": "x", "n": ' + "1" * 5000 + "}")
+    code, out, err = run(*(part.format(path=path) for part in argv))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1
+    assert "not JSON" in err

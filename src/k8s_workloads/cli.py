@@ -97,7 +97,7 @@ def _read_text(path: str, stdin: TextIO, what: str | None = None) -> str:
 def _parse_json(text: str, what: str) -> object:
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
+    except (ValueError, RecursionError) as error:  # also an integer past 4,300 digits
         raise UsageError(f"{what}: not JSON: {error}") from None
 
 
