@@ -460,3 +460,36 @@ def test_help_describes_the_options(capsys: pytest.CaptureFixture[str]) -> None:
     for option in ("--json", "--explain", "--airflow-version", "--fatal-reasons",
                    "--pending-policy", "--now", "--summary", "--example"):  # fmt: skip
         assert option in shown
+
+
+def _event_with(**metadata: str) -> str:
+    import json as json_module  # noqa: PLC0415
+
+    from tests.event_factory import event, task_pod  # noqa: PLC0415
+
+    pod = task_pod({"phase": "Failed", "reason": "Evicted", "message": metadata.pop("message", "")})
+    pod["metadata"].update(metadata)
+    return json_module.dumps(event("MODIFIED", pod)) + "\n"
+
+
+@pytest.mark.parametrize("explain", [False, True])
+def test_resolve_text_output_escapes_control_characters_and_lone_surrogates(
+    explain: bool,
+) -> None:
+    # Issue 11, items 2 and 10: a lone surrogate used to end the stream with a
+    # UnicodeEncodeError; a newline in a value could forge an output line.
+    import io  # noqa: PLC0415
+
+    from k8s_workloads.cli import main  # noqa: PLC0415
+
+    text = _event_with(name="pod-\ud800\nforged 1 2 3 succeeded", message="m\n\x1b[2Jx")
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["resolve", "-", "--airflow-version", "3.3.2", *(["--explain"] if explain else [])]
+    assert main(argv, stdout=out, stderr=err, stdin=io.StringIO(text)) == 0
+    shown = out.getvalue()
+    shown.encode("utf-8")  # writable as UTF-8: no lone surrogate left
+    assert "\\ud800" in shown
+    assert "\x1b" not in shown
+    first, *rest = shown.splitlines()
+    assert "pod-\\ud800\\nforged" in first
+    assert len(rest) == (3 if explain else 0)

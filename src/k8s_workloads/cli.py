@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 import warnings
 from importlib import resources
@@ -524,17 +525,28 @@ def _resolution_json(
     return record
 
 
+# Control characters (a newline in a pod's status message could forge a line of output,
+# an escape sequence could rewrite the terminal) and lone surrogates (which UTF-8 cannot
+# write) are shown escaped, as Python writes them in a string literal.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _printable(text: str) -> str:
+    """``text`` safe for one line of terminal output: nothing unprintable left raw."""
+    return _UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], text)
+
+
 def _resolution_text(item: WatchInput, resolution: Resolution, *, explain: bool) -> str:
     pod = "-"
     if resolution.pod_name is not None:
         pod = f"{resolution.namespace or '-'}/{resolution.pod_name}"
     state = "-" if resolution.state is None else resolution.state.value
-    line = (
+    line = _printable(
         f"{pod} {key_to_text(resolution.key)} {resolution.outcome.value} {state} "
         f"{resolution.reason}"
     )
     if explain:
-        line = "\n".join([line, *_explain_lines(item, resolution)])
+        line = "\n".join([line, *map(_printable, _explain_lines(item, resolution))])
     return line
 
 
@@ -599,12 +611,13 @@ def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) 
             if isinstance(item, MalformedInput) or resolution is None:
                 error = item.error if isinstance(item, MalformedInput) else "unreadable"
                 counts[malformed] = counts.get(malformed, 0) + 1
-                print(f"k8s-workloads resolve: line {item.line}: {error}", file=err)
+                print(f"k8s-workloads resolve: line {item.line}: {_printable(error)}", file=err)
                 err.flush()
                 continue
             counts[resolution.outcome.value] = counts.get(resolution.outcome.value, 0) + 1
             if resolution.outcome is Outcome.MALFORMED:
-                print(f"k8s-workloads resolve: line {item.line}: {resolution.reason}", file=err)
+                reason = _printable(resolution.reason)
+                print(f"k8s-workloads resolve: line {item.line}: {reason}", file=err)
                 err.flush()
                 continue
             if args.json:
