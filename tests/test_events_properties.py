@@ -567,3 +567,53 @@ def test_partial_decoding_of_odd_json_matches_json_loads(text: str) -> None:
     from k8s_workloads._watchjson import decode_event  # noqa: PLC0415
 
     assert resolve_event(decode_event(text)) == resolve_event(json.loads(text))
+
+
+# --------------------------------------------------------------------------------------
+# Odd V1Pod objects (issue 11, item 6): values their types do not allow
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+_odd_values = st.one_of(
+    st.sets(st.integers(), max_size=3),
+    st.builds(object),
+    st.just(_nested(1_200)),
+    st.binary(max_size=5),
+    st.floats(allow_nan=True),
+    st.lists(st.integers(), max_size=3),
+)
+
+
+def _odd_metadata(field: str, value: object) -> Any:
+    from kubernetes import client as k8s  # noqa: PLC0415
+
+    labels = {"kubernetes_executor": "True"}
+    metadata: Any = k8s.V1ObjectMeta(name="p", labels=labels)
+    try:
+        setattr(metadata, field, value)  # kubernetes 36: plain assignment is enough
+    except (TypeError, ValueError):
+        # kubernetes 37 validates on assignment; model_construct skips the validation.
+        fields: dict[str, Any] = {"name": "p", "labels": labels, field: value}
+        construct: Any = getattr(k8s.V1ObjectMeta, "model_construct")  # noqa: B009 - 37 only
+        metadata = construct(**fields)
+    return metadata
+
+
+@given(
+    field=st.sampled_from(["annotations", "labels", "resource_version", "name"]),
+    inner=_odd_values,
+    wrap=st.booleans(),
+)
+def test_odd_v1pod_objects_resolve_never_raise(field: str, inner: object, wrap: bool) -> None:
+    from kubernetes import client as k8s  # noqa: PLC0415
+
+    value = {"dag_id": inner} if wrap and field in {"annotations", "labels"} else inner
+    pod = k8s.V1Pod(metadata=_odd_metadata(field, value))
+    resolution = resolve_event({"type": "ADDED", "object": pod})
+    assert isinstance(resolution.outcome, Outcome)

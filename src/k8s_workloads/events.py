@@ -14,6 +14,7 @@ what happened, and never raises.
 from __future__ import annotations
 
 import enum
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -168,8 +169,13 @@ def _as_manifest(obj: object) -> Mapping[str, Any] | None:
     from k8s_workloads import adapters  # noqa: PLC0415
 
     try:
-        return adapters.to_manifest_object(obj)
-    except (TypeError, ValueError):
+        with warnings.catch_warnings():
+            # pydantic (kubernetes 37) warns about the odd values it then serialises anyway.
+            warnings.simplefilter("ignore")
+            return adapters.to_manifest_object(obj)
+    except (TypeError, ValueError, AttributeError, RecursionError):
+        # A model object holding values its type does not allow (a set, an object, a
+        # structure nested past Python's recursion limit): not a pod this can read.
         return None
 
 
