@@ -12,11 +12,7 @@ happened and performs what it asks for, one request at a time, in the spirit of 
                                        airflow_version="3.3.2", kube_image="airflow:3.3.2"))
     core.submit(job)                          # queue_workload / execute_async
     core.feed_event(line, now=now)            # every watch event, as it arrives
-    while not isinstance(request := core.next_request(now), NothingToDo):
-        try:
-            perform(request)                  # the one place that does I/O
-        except Exception as error:
-            core.request_failed(request, error)
+    core.run_pass(now, perform, failures=(ApiException, OSError))  # perform: the only I/O
 
 The protocol, in full:
 
@@ -227,7 +223,8 @@ class ExecutorConfig:
 
     ``pod_template`` is the manifest every pod is merged over (the provider's
     ``pod_template_file``, loaded); a job naming its own ``pod_template_file`` gets
-    ``load_template(path)`` (the caller reads files; the core does not). ``rng`` draws
+    ``load_template(path)`` (the caller reads files; the core does not), which raises
+    ``ValueError`` or ``TypeError`` for a template it cannot give: the job then fails. ``rng`` draws
     pod-name suffixes (a seeded ``random.Random`` makes runs reproducible; None: the
     library's default source). ``creation_batch_size`` pods are created per pass (the
     provider's ``worker_pods_creation_batch_size``, default 1). With ``secure_payload``
@@ -678,6 +675,27 @@ class ExecutorCore:
 
     # --- the loop ---------------------------------------------------------------------
 
+    def run_pass(
+        self,
+        now: datetime.datetime,
+        perform: Callable[[Request], object],
+        *,
+        failures: tuple[type[BaseException], ...] = (OSError,),
+    ) -> NothingToDo:
+        """One pass (one ``sync()``): every request, given to ``perform`` in order.
+
+        An exception of a ``failures`` type raised by ``perform`` is the request's failure,
+        handed to :meth:`request_failed`; any other propagates (a bug is not a failed
+        call). Pass the errors your calls raise: the kubernetes client's
+        ``ApiException``, ``urllib3``'s errors, your database driver's.
+        """
+        while not isinstance(request := self.next_request(now), NothingToDo):
+            try:
+                perform(request)
+            except failures as error:  # noqa: PERF203 - one try per request, by design
+                self.request_failed(request, error)
+        return request
+
     def next_request(self, now: datetime.datetime) -> Request | NothingToDo:
         """The next thing to do, or :class:`NothingToDo` when the pass is over."""
         outstanding = self._outstanding
@@ -883,7 +901,9 @@ class ExecutorCore:
             self._created_this_pass += 1
             try:
                 pod, secret = self._build(entry.job)
-            except Exception as error:  # noqa: BLE001 - the provider fails the workload on any build error
+            except (ValueError, TypeError) as error:
+                # The builders' typed errors (reconciliation, mutation hook, payload, key,
+                # version) and a load_template that cannot give the template.
                 self._fail_launch(entry.job, f"the pod could not be built: {error}", "build error")
                 return None
             self._outstanding_job = entry

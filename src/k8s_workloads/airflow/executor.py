@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import importlib
 import json
 import queue
@@ -43,7 +44,6 @@ from k8s_workloads.executor import (
     ExecutorConfig,
     ExecutorCore,
     ListPods,
-    NothingToDo,
     ReadStates,
     Request,
 )
@@ -107,7 +107,7 @@ class _Watcher(threading.Thread):
         while not self.stopping.is_set():
             try:
                 self._stream()
-            except Exception:  # noqa: PERF203 - one try per reconnect, not per event
+            except Exception:  # noqa: PERF203 - the thread's boundary: it must not die
                 self.executor.log.exception("The pod watch failed; restarting it")
                 self.stopping.wait(1.0)
 
@@ -216,7 +216,11 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         if not path:
             return {}
         generator = _airflow("airflow.providers.cncf.kubernetes.pod_generator").PodGenerator
-        return to_manifest(generator.deserialize_model_file(path))
+        try:
+            return to_manifest(generator.deserialize_model_file(path))
+        except (OSError, ValueError, TypeError, _airflow("yaml").YAMLError) as error:
+            # The core fails the job with this message (it takes ValueError and TypeError).
+            raise ValueError(f"pod template file {path!r}: {error}") from error
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -336,20 +340,17 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                 expected_callback_keys=self._active_callbacks(),
             )
             self._pass()
-        except Exception:
-            self.log.exception("Adopting orphaned callback pods failed; tried again later")
+        except _failures() as error:
+            self.log.warning("Adopting orphaned callback pods failed (%s); tried later", error)
 
     def _pass(self) -> None:
         core = self.core
-        now = _utcnow()
-        while not isinstance(request := core.next_request(now), NothingToDo):
-            try:
-                self._perform(request)
-            except Exception as error:  # noqa: BLE001, PERF203 - the core decides what it means
-                try:
-                    core.request_failed(request, error)
-                except Exception:
-                    self.log.exception("Cannot report the failure of %r", request)
+        try:
+            core.run_pass(_utcnow(), self._perform, failures=_failures())
+        except Exception:
+            # What is not a failed call is a bug; sync() is the scheduler loop's, and no
+            # library error may stop it (the provider catches only its own types there).
+            self.log.exception("The executor pass failed; the next sync() goes on")
         for key, running in core.take_running_changes():
             airflow_key = to_airflow_key(key)
             if running:
@@ -475,8 +476,8 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             reset = {to_airflow_key(key) for key in self.core.not_adopted(
                 [key for key in expected if isinstance(key, TaskInstanceKey)]
             )}  # fmt: skip
-        except Exception:
-            self.log.exception("Adoption failed; the scheduler resets the task instances")
+        except _failures() as error:
+            self.log.warning("Adoption failed (%s); the scheduler resets the task instances", error)
             return list(tis)
         return [*without_owner, *(ti for key, ti in owned.items() if key in reset)]
 
@@ -561,6 +562,19 @@ def _mutation_hook() -> Any:  # noqa: ANN401 - a MutationHook, or None
 def _gone_is_fine(call: Any, name: str, namespace: str, extra: Mapping[str, Any]) -> None:  # noqa: ANN401
     try:
         call(name, namespace, **extra)
-    except Exception as error:
-        if getattr(error, "status", None) != 404:
+    except _airflow("kubernetes.client.exceptions").ApiException as error:
+        if error.status != 404:  # already gone: what a delete wants
             raise
+
+
+@functools.cache
+def _failures() -> tuple[type[BaseException], ...]:
+    """What a failed call raises: the API (and its transport), the database, a state
+    the library cannot read."""
+    return (
+        _airflow("kubernetes.client.exceptions").ApiException,
+        _airflow("urllib3.exceptions").HTTPError,
+        _airflow("sqlalchemy.exc").SQLAlchemyError,
+        OSError,
+        ConversionError,
+    )

@@ -62,7 +62,6 @@ from k8s_workloads.executor import (
     ExecutorCore,
     Handled,
     ListPods,
-    NothingToDo,
     ReadStates,
     Request,
 )
@@ -106,7 +105,7 @@ from k8s_workloads.states import (
     WorkloadResult,
     WorkloadState,
 )
-from k8s_workloads.testing import ApiError, FakeCluster, FakeWatch, Fault
+from k8s_workloads.testing import FAILURES, ApiError, FakeCluster, FakeWatch, Fault
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -613,15 +612,14 @@ class _Simulation:
         core = sched.core
         now = self.moment()
         pending = [event_line]  # logged with the first decision about its result
-        while True:
-            request = core.next_request(now)
-            self.flush(sched, pending, why, done=isinstance(request, NothingToDo))
-            if isinstance(request, NothingToDo):
-                break
-            try:
-                self.perform(request)
-            except (ApiError, ConnectionError) as error:
-                core.request_failed(request, error)
+
+        def perform(request: Request) -> None:
+            # The decisions behind this request are logged before what it does.
+            self.flush(sched, pending, why, done=False)
+            self.perform(request)
+
+        core.run_pass(now, perform, failures=FAILURES)
+        self.flush(sched, pending, why, done=True)
         if sched.relisted:
             sched.relisted = False
             self.check_resync()

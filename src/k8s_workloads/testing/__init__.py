@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from k8s_workloads.testing.cluster import CALLS, ApiError, FakeCluster, FakeWatch, Fault
 from k8s_workloads.testing.database import DatabaseUnavailable, FakeAirflowDB
-from k8s_workloads.testing.driver import CoreDriver, PassReport
+from k8s_workloads.testing.driver import FAILURES, CoreDriver, PassReport
 from k8s_workloads.testing.selectors import FieldSelector, InvalidSelector, LabelSelector
 from k8s_workloads.testing.server import FakeApiServer
 
 __all__ = [
     "CALLS",
+    "FAILURES",
     "ApiError",
     "CoreDriver",
     "DatabaseUnavailable",

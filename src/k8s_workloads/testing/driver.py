@@ -11,7 +11,6 @@ from k8s_workloads.executor import (
     DeleteSecret,
     ExecutorCore,
     ListPods,
-    NothingToDo,
     ReadStates,
     Request,
 )
@@ -30,7 +29,11 @@ if TYPE_CHECKING:
     from k8s_workloads.keys import CallbackKey, TaskInstanceKey
     from k8s_workloads.testing.database import FakeAirflowDB
 
-__all__ = ["CoreDriver", "PassReport"]
+__all__ = ["FAILURES", "CoreDriver", "PassReport"]
+
+FAILURES: tuple[type[BaseException], ...] = (ApiError, OSError)
+"""What the kit's calls raise when they fail: API errors, connection resets, database
+outages (``DatabaseUnavailable`` is a ``ConnectionError``)."""
 
 
 class PassReport:
@@ -115,19 +118,23 @@ class CoreDriver:
             self.watch = self._start_watch()
 
     def run_pass(self, now: datetime.datetime) -> PassReport:
-        """One ``sync()``: every request the core has, until it has nothing to do."""
+        """One ``sync()``: every request the core has, until it has nothing to do.
+
+        The kit's failures (:class:`ApiError`, a connection reset, a database outage) go
+        to the core; anything else — a bug, a failed check in a test — propagates.
+        """
         report = PassReport()
-        while True:
-            request = self.core.next_request(now)
-            if isinstance(request, NothingToDo):
-                report.until = request.until
-                return report
+
+        def perform(request: Request) -> None:
             report.performed.append(request)
             try:
                 self.perform(request)
-            except Exception as error:  # noqa: BLE001 - every failure goes to the core
+            except FAILURES as error:
                 report.failed.append((request, error))
-                self.core.request_failed(request, error)
+                raise
+
+        report.until = self.core.run_pass(now, perform, failures=FAILURES).until
+        return report
 
     def adopt(
         self,
