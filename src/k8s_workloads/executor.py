@@ -77,6 +77,7 @@ from k8s_workloads.payload import (
     attach_secure_payload,
     json_path_command_args,
     secure_workload_payload,
+    workload_secret_name,
 )
 from k8s_workloads.pods import (
     construct_callback_pod,
@@ -348,12 +349,17 @@ def _error_parts(
 
 
 def _transient(error: BaseException) -> bool:
-    """Whether a pod call may succeed when tried again (a 5xx, 408, 409, 429, or no
-    HTTP status at all: a connection error)."""
-    status = getattr(error, "status", None)
-    if not isinstance(status, int) or isinstance(status, bool):
-        return True
-    return status >= 500 or status in {408, 409, 429}
+    """Whether a pod call may succeed when tried again: the pod-creation rules'
+    transient errors (429, 5xx, a conflict, a connection error; classify_create_error)."""
+    parts = _error_parts(error)
+    if parts is None:
+        return False
+    status, body, headers, reason = parts
+    verdict = classify_create_error(status, body, headers, reason=reason, config=_ALWAYS_RETRY)
+    return verdict.retry
+
+
+_ALWAYS_RETRY = DecisionConfig(task_publish_max_retries=-1)
 
 
 # --- the core -------------------------------------------------------------------------
@@ -777,7 +783,7 @@ class ExecutorCore:
             if isinstance(action, (DeletePod, PatchLabels, EmitEvent, DeleteSecret)):
                 if isinstance(action, DeletePod) and self.config.secure_payload:
                     work.actions.appendleft(
-                        DeleteSecret(_secret_name(action.pod_name), action.namespace)
+                        DeleteSecret(workload_secret_name(action.pod_name), action.namespace)
                     )
                 self._outstanding_work = work
                 return action
@@ -1028,8 +1034,3 @@ class ExecutorCore:
         work = _Work(_FINAL, deque([*cleanup, *decision.actions]), attempts=decision.attempts)
         self._works.append(work)
 
-
-def _secret_name(pod_name: str) -> str:
-    from k8s_workloads.payload import workload_secret_name  # noqa: PLC0415
-
-    return workload_secret_name(pod_name)

@@ -107,7 +107,8 @@ def _copy(value: Manifest) -> Manifest:
     return copied
 
 
-def _status(code: int, reason: str, message: str) -> Manifest:
+def status_document(code: int, reason: str, message: str) -> Manifest:
+    """A ``Status`` document, as the API server answers an error."""
     return {
         "kind": "Status",
         "apiVersion": "v1",
@@ -447,7 +448,7 @@ class FakeCluster:
                 ) from None
             oldest = self._history[0].version if self._history else self._version + 1
             if since < self._version and since < oldest - 1:
-                watch._end(_status(410, "Expired", f"too old resource version: {since}"))  # noqa: SLF001
+                watch._end(status_document(410, "Expired", f"too old resource version: {since}"))  # noqa: SLF001
                 return watch
             for change in self._history:
                 if change.version > since:
@@ -474,7 +475,7 @@ class FakeCluster:
     def expire_watches(self) -> None:
         """End every open watch with a 410 ``ERROR`` event (the watch cache moved on)."""
         for watch in self._watches:
-            watch._end(_status(410, "Expired", "too old resource version"))  # noqa: SLF001
+            watch._end(status_document(410, "Expired", "too old resource version"))  # noqa: SLF001
         self._watches = []
 
     # --- the kubelet's part -----------------------------------------------------------

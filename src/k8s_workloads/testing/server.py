@@ -35,7 +35,7 @@ import time
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.testing.cluster import ApiError, FakeCluster
+from k8s_workloads.testing.cluster import ApiError, FakeCluster, status_document
 from k8s_workloads.testing.selectors import InvalidSelector
 
 if TYPE_CHECKING:
@@ -86,18 +86,6 @@ _CORE_RESOURCES = {
         _resource("namespaces", "Namespace", ["get", "list"], namespaced=False),
     ],
 }
-
-
-def _status(code: int, reason: str, message: str) -> dict[str, Any]:
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
 
 
 def _partial(items: list[dict[str, Any]], version: str) -> dict[str, Any]:
@@ -158,7 +146,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         try:
             document = json.loads(error.body)
         except ValueError:
-            document = _status(error.status, error.reason, error.body)
+            document = status_document(error.status, error.reason, error.body)
         self._send_json(error.status, document, dict(error.headers))
 
     def _body(self) -> Any:  # noqa: ANN401 - a JSON document
@@ -272,7 +260,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send_json(200, secret)
         elif name is not None and method == "DELETE":
             cluster.delete_secret(namespace, name)
-            self._send_json(200, _status(200, "", "deleted") | {"status": "Success"})
+            self._send_json(200, status_document(200, "", "deleted") | {"status": "Success"})
         else:
             raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on secrets")
 
