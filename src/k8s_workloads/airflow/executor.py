@@ -27,6 +27,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from k8s_workloads._watchjson import decode_event
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow.convert import (
     ConversionError,
@@ -97,7 +98,7 @@ class _Watcher(threading.Thread):
     def __init__(self, executor: KubernetesExecutor) -> None:
         super().__init__(name="k8s-workloads-watcher", daemon=True)
         self.executor = executor
-        self.lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self.events: queue.SimpleQueue[object] = queue.SimpleQueue()
         self.stopping = threading.Event()
         self.resource_version: str | None = None
         self.restart = threading.Event()
@@ -144,17 +145,26 @@ class _Watcher(threading.Thread):
             self.restart.clear()
 
     def _take(self, line: str) -> None:
-        self.lines.put(line)
-        with contextlib.suppress(ValueError, AttributeError, TypeError):
-            event = json.loads(line)
-            version = event["object"]["metadata"]["resourceVersion"]
-            if event.get("type") != "ERROR" and isinstance(version, str):
-                self.resource_version = version
-        with contextlib.suppress(ValueError, AttributeError, TypeError, KeyError):
-            if json.loads(line)["type"] == "ERROR":
-                # A 410 (or any ERROR): the core asks for a re-list; wait for it.
-                self.resource_version = None
-                self.restart.set()
+        # Decoded here, once, on the watcher's thread (only what resolution reads); the
+        # core takes the decoded event. Text that is not JSON goes on as it is, and the
+        # core reports it.
+        try:
+            event = decode_event(line)
+        except (ValueError, RecursionError):
+            self.events.put(line)
+            return
+        self.events.put(event)
+        if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
+            return
+        obj = event["object"]
+        if event.get("type") == "ERROR":
+            # A 410 (or any ERROR): the stream ends; the core asks for a re-list.
+            self.resource_version = None
+            self.restart.set()
+            return
+        version = (obj.get("metadata") or {}).get("resourceVersion")
+        if isinstance(version, str):
+            self.resource_version = version
 
 
 class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
@@ -314,7 +324,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         now = _utcnow()
         with contextlib.suppress(queue.Empty):
             while True:
-                self.core.feed_event(watcher.lines.get_nowait(), now=now)
+                self.core.feed_event(watcher.events.get_nowait(), now=now)
         self._pass()
         # The [scheduler] section, read from Airflow's configuration as the provider does.
         interval = _airflow("airflow.providers.common.compat.sdk").conf.getfloat(
