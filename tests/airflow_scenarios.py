@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from k8s_workloads.testing import FakeApiServer, FakeCluster
+from tests.event_factory import FAILED, RUNNING, SUCCEEDED
 
 NS = "airflow"
 
@@ -32,22 +33,6 @@ def fake_client() -> Any:
 
     url = os.environ["K8S_WORKLOADS_FAKE_API"]  # this module may be imported twice (-m)
     return client.CoreV1Api(client.ApiClient(client.Configuration(host=url)))
-
-
-def status(phase: str, state: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "phase": phase,
-        "containerStatuses": [
-            {
-                "name": "base",
-                "image": "apache/airflow:3.3.2",
-                "imageID": "",
-                "ready": phase == "Running",
-                "restartCount": 0,
-                "state": state,
-            }
-        ],
-    }
 
 
 class _Definition:
@@ -139,10 +124,9 @@ def main() -> int:
                 if str(callback_id) in workload:
                     pods[key] = pod["metadata"]["name"]
         for name in names:
-            cluster.set_status(NS, pods[name], status("Running", {"running": {}}))
+            cluster.set_status(NS, pods[name], RUNNING)
         beat(first, lambda: all(state(name) == "running" for name in names))
-        ok = status("Succeeded", {"terminated": {"exitCode": 0, "reason": "Completed"}})
-        bad = status("Failed", {"terminated": {"exitCode": 1, "reason": "Error"}})
+        ok, bad = SUCCEEDED, FAILED
         cluster.set_status(NS, pods["succeeds"], ok)
         cluster.set_status(NS, pods["fails"], bad)
         beat(first, lambda: state("succeeds") == "success" and state("fails") == "failed")

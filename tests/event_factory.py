@@ -77,3 +77,35 @@ def terminated(name: str, exit_code: int, reason: str | None = None) -> dict[str
     if reason is not None:
         state["reason"] = reason
     return {"name": name, "state": {"terminated": state}}
+
+
+def kubelet_status(phase: str, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A pod status as a kubelet writes it, its ``base`` container in ``state`` (with every
+    field the kubernetes client's model requires)."""
+    status: dict[str, Any] = {"phase": phase}
+    if state is not None:
+        status["containerStatuses"] = [
+            {
+                "name": "base",
+                "image": "apache/airflow:3.3.2",
+                "imageID": "",
+                "ready": phase == "Running",
+                "restartCount": 0,
+                "state": state,
+            }
+        ]
+    return status
+
+
+RUNNING = kubelet_status("Running", {"running": {}})
+SUCCEEDED = kubelet_status("Succeeded", {"terminated": {"exitCode": 0, "reason": "Completed"}})
+FAILED = kubelet_status("Failed", {"terminated": {"exitCode": 1, "reason": "Error"}})
+OOM_KILLED = kubelet_status("Failed", {"terminated": {"exitCode": 137, "reason": "OOMKilled"}})
+PULL_FAILED = kubelet_status(
+    "Pending", {"waiting": {"reason": "ErrImagePull", "message": "rpc error: code = NotFound"}}
+)
+EVICTED: dict[str, Any] = {
+    "phase": "Failed",
+    "reason": "Evicted",
+    "message": "The node was low on resource: memory.",
+}

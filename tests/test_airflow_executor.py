@@ -25,6 +25,7 @@ from k8s_workloads.airflow.convert import from_airflow_key, to_airflow_key
 from k8s_workloads.keys import CallbackKey, WorkloadKey
 from k8s_workloads.states import CallbackState, TaskInstanceState
 from k8s_workloads.testing import FakeApiServer, FakeCluster
+from tests.event_factory import FAILED, RUNNING, SUCCEEDED
 
 NS = "airflow"
 
@@ -34,28 +35,6 @@ def airflow(module: str) -> Any:
 
 
 SERVER: list[FakeApiServer] = []
-
-
-def status(phase: str, state: dict[str, Any]) -> dict[str, Any]:
-    """A pod status as a kubelet writes it (every field the client's model requires)."""
-    return {
-        "phase": phase,
-        "containerStatuses": [
-            {
-                "name": "base",
-                "image": "apache/airflow:3.3.2",
-                "imageID": "",
-                "ready": phase == "Running",
-                "restartCount": 0,
-                "state": state,
-            }
-        ],
-    }
-
-
-SUCCEEDED = status("Succeeded", {"terminated": {"exitCode": 0, "reason": "Completed"}})
-FAILED = status("Failed", {"terminated": {"exitCode": 1, "reason": "Error"}})
-RUNNING = status("Running", {"running": {}})
 
 
 def fake_client() -> Any:
@@ -133,6 +112,17 @@ def callback_workload(number: int) -> Any:
     )
 
 
+def launch_callback(executor: Any, number: int) -> tuple[CallbackKey, str]:
+    """Queue a callback the way the scheduler does and wait for its pod: key, pod name."""
+    workload = callback_workload(number)
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()  # the real BaseExecutor path: _process_workloads, then sync()
+    cluster = executor.cluster
+    sync_until(executor, lambda: bool(cluster.pod_names()))
+    (name,) = cluster.pod_names()
+    return CallbackKey(workload.callback.id), name
+
+
 def sync_until(executor: Any, done: Any, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -155,13 +145,8 @@ def test_a_callback_runs_as_a_pod_and_is_reported_with_airflows_types(executor: 
     from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
 
     assert executor.supports_callbacks
-    workload = callback_workload(1)
-    executor.queue_workload(workload, session=None)
-    executor.heartbeat()  # the real BaseExecutor path: _process_workloads, then sync()
-    key = CallbackKey(workload.callback.id)
+    key, name = launch_callback(executor, 1)
     cluster = executor.cluster
-    sync_until(executor, lambda: bool(cluster.pod_names()))
-    (name,) = cluster.pod_names()
     pod = cluster.pod(NS, name)
     assert pod["metadata"]["annotations"]["callback_id"] == key.id
     assert pod["metadata"]["annotations"]["dag_id"] == "etl"
@@ -184,13 +169,8 @@ def test_a_callback_runs_as_a_pod_and_is_reported_with_airflows_types(executor: 
 def test_a_failed_callback_keeps_its_pod_labelled_done(executor: Any) -> None:
     from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
 
-    workload = callback_workload(2)
-    executor.queue_workload(workload, session=None)
-    executor.heartbeat()
-    key = CallbackKey(workload.callback.id)
+    key, name = launch_callback(executor, 2)
     cluster = executor.cluster
-    sync_until(executor, lambda: bool(cluster.pod_names()))
-    (name,) = cluster.pod_names()
     executor.states[key] = CallbackState.RUNNING
     cluster.set_status(NS, name, FAILED)
     sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.FAILED)
@@ -202,13 +182,8 @@ def test_a_failed_callback_keeps_its_pod_labelled_done(executor: Any) -> None:
 
 
 def test_a_terminal_callback_is_never_overwritten(executor: Any) -> None:
-    workload = callback_workload(3)
-    executor.queue_workload(workload, session=None)
-    executor.heartbeat()
-    key = CallbackKey(workload.callback.id)
+    key, name = launch_callback(executor, 3)
     cluster = executor.cluster
-    sync_until(executor, lambda: bool(cluster.pod_names()))
-    (name,) = cluster.pod_names()
     executor.states[key] = CallbackState.SUCCESS  # settled elsewhere
     executor.event_buffer.clear()
     cluster.set_status(NS, name, FAILED)
@@ -245,13 +220,8 @@ def test_creation_errors_past_the_budget_fail_the_workload(executor: Any) -> Non
 def test_a_database_outage_while_handling_is_retried_on_later_syncs(executor: Any) -> None:
     from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
 
-    workload = callback_workload(6)
-    executor.queue_workload(workload, session=None)
-    executor.heartbeat()
-    key = CallbackKey(workload.callback.id)
+    key, name = launch_callback(executor, 6)
     cluster = executor.cluster
-    sync_until(executor, lambda: bool(cluster.pod_names()))
-    (name,) = cluster.pod_names()
     executor.states[key] = CallbackState.RUNNING
     reads = executor._read_states
     failures = [2]
@@ -269,13 +239,8 @@ def test_a_database_outage_while_handling_is_retried_on_later_syncs(executor: An
 
 
 def test_a_410_relists_and_settles_a_pod_that_vanished_meanwhile(executor: Any) -> None:
-    workload = callback_workload(7)
-    executor.queue_workload(workload, session=None)
-    executor.heartbeat()
-    key = CallbackKey(workload.callback.id)
+    key, name = launch_callback(executor, 7)
     cluster = executor.cluster
-    sync_until(executor, lambda: bool(cluster.pod_names()))
-    (name,) = cluster.pod_names()
     executor.states[key] = CallbackState.RUNNING
     sync_until(executor, lambda: executor.core.waiting_results == 0)
     executor._watcher.stopping.set()

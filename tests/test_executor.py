@@ -32,27 +32,12 @@ from k8s_workloads.labels import AIRFLOW_WORKER_LABEL, POD_REVOKED_LABEL, TRUE_L
 from k8s_workloads.pods import workload_command_args
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
 from k8s_workloads.testing import CoreDriver, FakeAirflowDB, FakeCluster
-from tests.event_factory import terminated, waiting
+from tests.event_factory import OOM_KILLED as OOM
+from tests.event_factory import PULL_FAILED, RUNNING, SUCCEEDED
 
 NS = "airflow"
 VERSION = "3.3.2"
 T0 = datetime.datetime(2026, 6, 7, tzinfo=datetime.timezone.utc)
-RUNNING: dict[str, Any] = {
-    "phase": "Running",
-    "containerStatuses": [{"name": "base", "state": {"running": {}}}],
-}
-SUCCEEDED: dict[str, Any] = {
-    "phase": "Succeeded",
-    "containerStatuses": [terminated("base", 0, "Completed")],
-}
-OOM: dict[str, Any] = {
-    "phase": "Failed",
-    "containerStatuses": [terminated("base", 137, "OOMKilled")],
-}
-PULL_FAILED: dict[str, Any] = {
-    "phase": "Pending",
-    "containerStatuses": [waiting("base", "ErrImagePull", "not found")],
-}
 TOKEN = "eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu.c2ln"  # noqa: S105 - a fake token to find
 
 

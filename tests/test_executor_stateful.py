@@ -51,7 +51,7 @@ from k8s_workloads.states import (
     TaskInstanceState,
 )
 from k8s_workloads.testing import CoreDriver, FakeAirflowDB, FakeCluster
-from tests.event_factory import terminated, waiting
+from tests.event_factory import EVICTED, OOM_KILLED, PULL_FAILED, RUNNING, SUCCEEDED
 
 VERSION = "3.3.2"
 NS = "airflow"
@@ -64,28 +64,6 @@ MAX_HANDLING_RETRIES = DecisionConfig().max_handling_retries
 Pod = dict[str, Any]
 Event = dict[str, Any]
 
-PENDING: dict[str, Any] = {"phase": "Pending", "qosClass": "BestEffort"}
-PULL_FAILED: dict[str, Any] = {
-    "phase": "Pending",
-    "containerStatuses": [waiting("base", "ErrImagePull", "rpc error: code = NotFound")],
-}
-RUNNING: dict[str, Any] = {
-    "phase": "Running",
-    "containerStatuses": [{"name": "base", "state": {"running": {}}}],
-}
-SUCCEEDED: dict[str, Any] = {
-    "phase": "Succeeded",
-    "containerStatuses": [terminated("base", 0, "Completed")],
-}
-OOM_KILLED: dict[str, Any] = {
-    "phase": "Failed",
-    "containerStatuses": [terminated("base", 137, "OOMKilled")],
-}
-EVICTED: dict[str, Any] = {
-    "phase": "Failed",
-    "reason": "Evicted",
-    "message": "The node was low on resource: memory.",
-}
 CreateError = tuple[int | None, str, dict[str, str] | None]
 CREATE_ERRORS: list[CreateError] = [
     (500, "etcdserver: request timed out", None),
