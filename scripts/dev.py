@@ -9,7 +9,9 @@ beside the checkout and re-made whenever their requirements change:
 * ``.venv``: this package with kubernetes 37.x and the test and lint tools;
 * ``.venv-airflow``: kubernetes 36.x with the released ``apache-airflow`` and
   ``apache-airflow-providers-cncf-kubernetes`` next to this package, which proves that it
-  installs beside today's provider and lets ``tests/compat`` compare outputs.
+  installs beside today's provider and lets ``tests/compat`` compare outputs;
+* ``.venv-airflow32``: the same with Airflow 3.2, for ``tests/test_airflow_versions.py``:
+  the executor runs tasks there and refuses callbacks, saying they need 3.3.
 
 ``--thorough`` runs the hypothesis profile meant for local runs (many more examples).
 """
@@ -28,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 MAIN_ENV = ROOT / ".venv"
 AIRFLOW_ENV = ROOT / ".venv-airflow"
+AIRFLOW32_ENV = ROOT / ".venv-airflow32"
 
 MAIN_REQUIREMENTS = ["-e", ".[test,dev]", "kubernetes>=37,<38"]
 AIRFLOW_REQUIREMENTS = [
@@ -35,6 +38,13 @@ AIRFLOW_REQUIREMENTS = [
     ".[test]",
     "kubernetes>=36.0.1,<37",
     "apache-airflow==3.3.2",
+    "apache-airflow-providers-cncf-kubernetes==10.25.0",
+]
+AIRFLOW32_REQUIREMENTS = [
+    "-e",
+    ".[test]",
+    "kubernetes>=36.0.1,<37",
+    "apache-airflow==3.2.2",
     "apache-airflow-providers-cncf-kubernetes==10.25.0",
 ]
 
@@ -83,6 +93,7 @@ def demo() -> int:
 def test(*, thorough: bool) -> int:
     ensure_env(MAIN_ENV, MAIN_REQUIREMENTS)
     ensure_env(AIRFLOW_ENV, AIRFLOW_REQUIREMENTS)
+    ensure_env(AIRFLOW32_ENV, AIRFLOW32_REQUIREMENTS)
     env = dict(os.environ)
     env["HYPOTHESIS_PROFILE"] = "thorough" if thorough else "ci"
     results: dict[str, int] = {}
@@ -93,6 +104,9 @@ def test(*, thorough: bool) -> int:
     results["pytest (kubernetes 37)"] = _run([_bin(MAIN_ENV, "pytest"), "-q"], env=env)
     results["pytest (Airflow env, kubernetes 36)"] = _run(
         [_bin(AIRFLOW_ENV, "pytest"), "-q"], env=env
+    )
+    results["pytest (Airflow 3.2: tasks only)"] = _run(
+        [_bin(AIRFLOW32_ENV, "pytest"), "-q", "tests/test_airflow_versions.py"], env=env
     )
     print("\nSummary:")
     for name, code in results.items():

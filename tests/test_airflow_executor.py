@@ -11,9 +11,7 @@ database, real ``ExecutorCallback`` rows, the executor's own database reads and 
 
 from __future__ import annotations
 
-import importlib
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,122 +20,25 @@ import pytest
 pytest.importorskip("airflow.executors.workloads", reason="Airflow runs in the Airflow environment")
 
 from k8s_workloads.airflow.convert import from_airflow_key, to_airflow_key
-from k8s_workloads.keys import CallbackKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey
 from k8s_workloads.states import CallbackState, TaskInstanceState
-from k8s_workloads.testing import FakeApiServer, FakeCluster
+from tests.airflow_support import (
+    NS,
+    airflow,
+    callback_workload,
+    launch_callback,
+    running_executor,
+    states_of,
+    sync_until,
+    task_workload,
+)
 from tests.event_factory import FAILED, RUNNING, SUCCEEDED
-
-NS = "airflow"
-
-
-def airflow(module: str) -> Any:
-    return importlib.import_module(module)
-
-
-SERVER: list[FakeApiServer] = []
-
-
-def fake_client() -> Any:
-    """``[kubernetes_executor] client_factory``: a CoreV1Api for the test's server."""
-    from kubernetes import client  # noqa: PLC0415
-
-    return client.CoreV1Api(client.ApiClient(client.Configuration(host=SERVER[0].url)))
-
-
-OPTIONS = {
-    ("kubernetes_executor", "client_factory"): f"{__name__}.fake_client",
-    ("kubernetes_executor", "namespace"): NS,
-    ("kubernetes_executor", "worker_container_repository"): "apache/airflow",
-    ("kubernetes_executor", "worker_container_tag"): "3.3.2",
-    ("kubernetes_executor", "worker_pods_creation_batch_size"): "10",
-    ("kubernetes_executor", "pod_template_file"): "",
-    ("kubernetes_executor", "task_publish_max_retries"): "1",
-}
 
 
 @pytest.fixture
 def executor() -> Iterator[Any]:
-    core_conf = airflow("airflow.configuration").conf
-    sdk_conf = airflow("airflow.providers.common.compat.sdk").conf
-
-    from k8s_workloads.airflow.executor import KubernetesExecutor  # noqa: PLC0415
-
-    # Airflow 3.3 has two configuration objects: the executor reads core's, the provider's
-    # client factory the Task SDK's. Both get the test's options, and both get them back.
-    saved = [
-        (config, option, config.get(*option) if config.has_option(*option) else None)
-        for config in (core_conf, sdk_conf)
-        for option in OPTIONS
-    ]
-    for config in (core_conf, sdk_conf):
-        for (section, key), value in OPTIONS.items():
-            config.set(section, key, value)
-    cluster = FakeCluster()
-    with FakeApiServer(cluster, lifetime=120) as server:
-        SERVER[:] = [server]
-        instance: Any = KubernetesExecutor()
-        instance.job_id = 7
-        instance.states = {}
-        instance._read_states = lambda keys: {key: instance.states.get(key) for key in keys}
-        instance.cluster = cluster
-        instance.start()
-        instance.handled = []
-        instance.core.on_decision = instance.handled.append
-        try:
-            yield instance
-        finally:
-            instance.end()
-            for config, (section, name), old in saved:
-                if old is None:
-                    config.remove_option(section, name)
-                else:
-                    config.set(section, name, old)
-
-
-def callback_workload(number: int) -> Any:
-    bundle_info = airflow("airflow.executors.workloads.base").BundleInfo
-    callbacks = airflow("airflow.executors.workloads.callback")
-
-    callback_id = str(uuid.UUID(int=number))
-    return callbacks.ExecuteCallback(
-        token="secret-token",  # noqa: S106 - a test value
-        callback=callbacks.CallbackDTO(
-            id=callback_id,
-            fetch_method=callbacks.CallbackFetchMethod.IMPORT_PATH,
-            data={"path": "alerts.notify", "kwargs": {}},
-        ),
-        dag_rel_path="dags/etl.py",
-        bundle_info=bundle_info(name="dags"),
-        log_path=f"executor_callbacks/etl/manual__1/{callback_id}",
-    )
-
-
-def launch_callback(executor: Any, number: int) -> tuple[CallbackKey, str]:
-    """Queue a callback the way the scheduler does and wait for its pod: key, pod name."""
-    workload = callback_workload(number)
-    executor.queue_workload(workload, session=None)
-    executor.heartbeat()  # the real BaseExecutor path: _process_workloads, then sync()
-    cluster = executor.cluster
-    sync_until(executor, lambda: bool(cluster.pod_names()))
-    (name,) = cluster.pod_names()
-    return CallbackKey(workload.callback.id), name
-
-
-def sync_until(executor: Any, done: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        executor.sync()
-        if done():
-            return
-        time.sleep(0.02)
-    pytest.fail(
-        f"the executor did not get there in time: events {executor.event_buffer}, "
-        f"running {executor.running}, decisions {executor.handled}"
-    )
-
-
-def states_of(executor: Any, key: WorkloadKey) -> Any:
-    return executor.event_buffer.get(to_airflow_key(key))
+    with running_executor() as instance:
+        yield instance
 
 
 def test_a_callback_runs_as_a_pod_and_is_reported_with_airflows_types(executor: Any) -> None:
@@ -359,31 +260,6 @@ spec:
       image: registry.example.com/airflow:3.3.2
       resources: {requests: {cpu: 500m}}
 """
-
-
-def task_workload(executor_config: dict[str, Any] | None) -> Any:
-    bundle_info = airflow("airflow.executors.workloads.base").BundleInfo
-    tasks = airflow("airflow.executors.workloads.task")
-    ti = tasks.TaskInstanceDTO(
-        id=uuid.UUID(int=11),
-        task_id="load",
-        dag_id="etl",
-        run_id="manual__2026-06-07T00:00:00+00:00",
-        try_number=2,
-        dag_version_id=uuid.UUID(int=12),
-        map_index=3,
-        queue="default",
-        pool_slots=1,
-        priority_weight=1,
-        executor_config=executor_config,
-    )
-    return tasks.ExecuteTask(
-        token="task-token",  # noqa: S106 - a test value
-        ti=ti,
-        dag_rel_path="dags/etl.py",
-        bundle_info=bundle_info(name="dags"),
-        log_path="dag_id=etl/run_id=manual/task_id=load/attempt=2.log",
-    )
 
 
 def test_a_task_pod_is_the_providers_pod_for_the_same_task_template_and_override(

@@ -103,12 +103,25 @@ class _Watcher(threading.Thread):
         self.resource_version: str | None = None
         self.restart = threading.Event()
         """Set by ``sync()`` after a re-list: watch again from ``resource_version``."""
+        self.response: Any = None
+
+    def stop(self, timeout: float) -> None:
+        """Stop reading: the open stream is shut down, so an idle watch ends at once."""
+        self.stopping.set()
+        response = self.response
+        shutdown = getattr(response, "shutdown", None)  # urllib3 2.3+
+        if shutdown is not None:
+            with contextlib.suppress(Exception):
+                shutdown()
+        self.join(timeout=timeout)
 
     def run(self) -> None:
         while not self.stopping.is_set():
             try:
                 self._stream()
             except Exception:  # noqa: PERF203 - the thread's boundary: it must not die
+                if self.stopping.is_set():
+                    return  # the stream was shut down by stop()
                 self.executor.log.exception("The pod watch failed; restarting it")
                 self.stopping.wait(1.0)
 
@@ -129,6 +142,7 @@ class _Watcher(threading.Thread):
             response = api.list_pod_for_all_namespaces(**kwargs)
         else:
             response = api.list_namespaced_pod(namespace, **kwargs)
+        self.response = response
         try:
             buffer = b""
             for chunk in response.stream(amt=None, decode_content=True):
@@ -140,6 +154,7 @@ class _Watcher(threading.Thread):
                     if line.strip():
                         self._take(line.decode("utf-8", "replace"))
         finally:
+            self.response = None
             response.release_conn()
         if self.restart.is_set():
             self.restart.clear()
@@ -238,6 +253,11 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         """Start the executor: the API client, the core and the watcher thread."""
         kube_client = _airflow("airflow.providers.cncf.kubernetes.kube_client")
         self.log.info("Start Kubernetes executor (k8s_workloads)")
+        if not self.supports_callbacks:
+            self.log.info(
+                "Airflow %s: tasks only; callback workloads need Airflow 3.3 or later",
+                _AIRFLOW_VERSION,
+            )
         self.scheduler_job_id = str(self.job_id)
         self.kube_client = kube_client._get_executor_kube_client(team_name=self.team_name)  # noqa: SLF001
         self.core = ExecutorCore(self._core_config())
@@ -253,13 +273,32 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         watcher.stopping.set()
         with contextlib.suppress(Exception):
             self._pass()
-        watcher.join(timeout=5)
+        watcher.stop(timeout=5)
         self._watcher = None
 
     def terminate(self) -> None:
         self.end()
 
     # --- intake ----------------------------------------------------------------------
+
+    def queue_workload(self, workload: Any, session: Any) -> None:  # noqa: ANN401 - Airflow's
+        """Queue a task or, on Airflow 3.3+, a callback; before 3.3 refuse callbacks clearly.
+
+        Before 3.3 the scheduler runs callbacks itself and Airflow's own executors refuse
+        them (``NotImplementedError``); this one refuses them the same way, saying why.
+        """
+        execute_callback = getattr(_airflow("airflow.executors.workloads"), "ExecuteCallback", None)
+        if (
+            not self.supports_callbacks
+            and execute_callback is not None
+            and isinstance(workload, execute_callback)
+        ):
+            raise NotImplementedError(
+                f"{type(self).__name__} runs callback workloads on Airflow 3.3 or later; "
+                f"this is Airflow {_AIRFLOW_VERSION}, where the scheduler runs callbacks "
+                "itself. Upgrade Airflow to run callbacks as Kubernetes pods."
+            )
+        super().queue_workload(workload, session)
 
     def execute_async(
         self,
@@ -496,7 +535,8 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         alive, and Succeeded pods no live scheduler owns; each pod once."""
         alive = self._alive_other_scheduler_job_ids()
         selectors = [live_pods_adoption_selector(job_id) for job_id in sorted(dead)]
-        selectors.append(_orphaned_callbacks_selector(self.scheduler_job_id or "", alive))
+        if self.supports_callbacks:
+            selectors.append(_orphaned_callbacks_selector(self.scheduler_job_id or "", alive))
         selectors.append(completed_pods_adoption_selector(self.scheduler_job_id or "", alive))
         pods: dict[tuple[object, object], Mapping[str, Any]] = {}
         for selector in selectors:
@@ -511,6 +551,8 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         return list(pods.values())
 
     def _active_callbacks(self) -> list[CallbackKey]:
+        if not self.supports_callbacks:
+            return []  # before 3.3 no callback ran on an executor
         callback_model = _airflow("airflow.models.callback").Callback
         create_session = _airflow("airflow.utils.session").create_session
         select = _airflow("sqlalchemy").select

@@ -1,0 +1,159 @@
+"""What the Airflow executor's tests share: the options, a running executor, workloads.
+
+The kubernetes client comes from the provider's own ``[kubernetes_executor] client_factory``
+option (:func:`fake_client`), so ``start()`` and ``sync()`` run unchanged against the test
+kit's cluster served over HTTP on 127.0.0.1. Imported only where Airflow is installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from k8s_workloads.airflow.convert import to_airflow_key
+from k8s_workloads.keys import CallbackKey, WorkloadKey
+from k8s_workloads.testing import FakeApiServer, FakeCluster
+
+NS = "airflow"
+
+
+def airflow(module: str) -> Any:
+    return importlib.import_module(module)
+
+
+SERVER: list[FakeApiServer] = []
+
+
+def fake_client() -> Any:
+    """``[kubernetes_executor] client_factory``: a CoreV1Api for the test's server."""
+    from kubernetes import client  # noqa: PLC0415
+
+    return client.CoreV1Api(client.ApiClient(client.Configuration(host=SERVER[0].url)))
+
+
+OPTIONS = {
+    ("kubernetes_executor", "client_factory"): "tests.airflow_support.fake_client",
+    ("kubernetes_executor", "namespace"): NS,
+    ("kubernetes_executor", "worker_container_repository"): "apache/airflow",
+    ("kubernetes_executor", "worker_container_tag"): "3.3.2",
+    ("kubernetes_executor", "worker_pods_creation_batch_size"): "10",
+    ("kubernetes_executor", "pod_template_file"): "",
+    ("kubernetes_executor", "task_publish_max_retries"): "1",
+}
+
+
+@contextlib.contextmanager
+def running_executor() -> Iterator[Any]:
+    """The executor started against a fresh cluster; state reads from ``.states``."""
+    core_conf = airflow("airflow.configuration").conf
+    sdk_conf = airflow("airflow.providers.common.compat.sdk").conf
+
+    from k8s_workloads.airflow.executor import KubernetesExecutor  # noqa: PLC0415
+
+    # Airflow 3.3 has two configuration objects: the executor reads core's, the provider's
+    # client factory the Task SDK's. Both get the test's options, and both get them back.
+    saved = [
+        (config, option, config.get(*option) if config.has_option(*option) else None)
+        for config in (core_conf, sdk_conf)
+        for option in OPTIONS
+    ]
+    for config in (core_conf, sdk_conf):
+        for (section, key), value in OPTIONS.items():
+            config.set(section, key, value)
+    cluster = FakeCluster()
+    with FakeApiServer(cluster, lifetime=120) as server:
+        SERVER[:] = [server]
+        instance: Any = KubernetesExecutor()
+        instance.job_id = 7
+        instance.states = {}
+        instance._read_states = lambda keys: {key: instance.states.get(key) for key in keys}
+        instance.cluster = cluster
+        instance.start()
+        instance.handled = []
+        instance.core.on_decision = instance.handled.append
+        try:
+            yield instance
+        finally:
+            instance.end()
+            for config, (section, name), old in saved:
+                if old is None:
+                    config.remove_option(section, name)
+                else:
+                    config.set(section, name, old)
+
+
+def callback_workload(number: int) -> Any:
+    bundle_info = airflow("airflow.executors.workloads.base").BundleInfo
+    callbacks = airflow("airflow.executors.workloads.callback")
+
+    callback_id = str(uuid.UUID(int=number))
+    return callbacks.ExecuteCallback(
+        token="secret-token",  # noqa: S106 - a test value
+        callback=callbacks.CallbackDTO(
+            id=callback_id,
+            fetch_method=callbacks.CallbackFetchMethod.IMPORT_PATH,
+            data={"path": "alerts.notify", "kwargs": {}},
+        ),
+        dag_rel_path="dags/etl.py",
+        bundle_info=bundle_info(name="dags"),
+        log_path=f"executor_callbacks/etl/manual__1/{callback_id}",
+    )
+
+
+def launch_callback(executor: Any, number: int) -> tuple[CallbackKey, str]:
+    """Queue a callback the way the scheduler does and wait for its pod: key, pod name."""
+    workload = callback_workload(number)
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()  # the real BaseExecutor path: _process_workloads, then sync()
+    cluster = executor.cluster
+    sync_until(executor, lambda: bool(cluster.pod_names()))
+    (name,) = cluster.pod_names()
+    return CallbackKey(workload.callback.id), name
+
+
+def sync_until(executor: Any, done: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        executor.sync()
+        if done():
+            return
+        time.sleep(0.02)
+    pytest.fail(
+        f"the executor did not get there in time: events {executor.event_buffer}, "
+        f"running {executor.running}, decisions {executor.handled}"
+    )
+
+
+def states_of(executor: Any, key: WorkloadKey) -> Any:
+    return executor.event_buffer.get(to_airflow_key(key))
+
+
+def task_workload(executor_config: dict[str, Any] | None) -> Any:
+    bundle_info = airflow("airflow.executors.workloads.base").BundleInfo
+    tasks = airflow("airflow.executors.workloads.task")
+    ti = tasks.TaskInstanceDTO(
+        id=uuid.UUID(int=11),
+        task_id="load",
+        dag_id="etl",
+        run_id="manual__2026-06-07T00:00:00+00:00",
+        try_number=2,
+        dag_version_id=uuid.UUID(int=12),
+        map_index=3,
+        queue="default",
+        pool_slots=1,
+        priority_weight=1,
+        executor_config=executor_config,
+    )
+    return tasks.ExecuteTask(
+        token="task-token",  # noqa: S106 - a test value
+        ti=ti,
+        dag_rel_path="dags/etl.py",
+        bundle_info=bundle_info(name="dags"),
+        log_path="dag_id=etl/run_id=manual/task_id=load/attempt=2.log",
+    )
