@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -157,3 +163,56 @@ def task_workload(executor_config: dict[str, Any] | None) -> Any:
         bundle_info=bundle_info(name="dags"),
         log_path="dag_id=etl/run_id=manual/task_id=load/attempt=2.log",
     )
+
+
+# --- scenarios in a subprocess, against a real migrated metadata database ---------------
+
+_MIGRATED: list[pathlib.Path] = []
+
+
+def migrated_database(scratch: pathlib.Path) -> pathlib.Path:
+    """A SQLite metadata database migrated by ``airflow db migrate`` (once per session)."""
+    if not _MIGRATED:
+        home = scratch / "migrated"
+        home.mkdir()
+        airflow_cli = pathlib.Path(sys.executable).with_name("airflow")
+        env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__LOAD_EXAMPLES": "False"}
+        subprocess.run(
+            [str(airflow_cli), "db", "migrate"], env=env, check=True, capture_output=True
+        )
+        _MIGRATED.append(home / "airflow.db")
+    return _MIGRATED[0]
+
+
+def run_scenario(
+    module: str, *args: str, home: pathlib.Path, database: pathlib.Path, timeout: float = 240
+) -> Any:
+    """Run ``python -m module args`` in a fresh ``AIRFLOW_HOME`` holding a copy of
+    ``database``; return the JSON document it prints last."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "dags").mkdir(exist_ok=True)
+    shutil.copyfile(database, home / "airflow.db")
+    root = pathlib.Path(__file__).resolve().parent.parent
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__KUBERNETES_EXECUTOR__CLIENT_FACTORY": f"{module}.fake_client",
+        "AIRFLOW__KUBERNETES_EXECUTOR__NAMESPACE": NS,
+        "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_CONTAINER_REPOSITORY": "apache/airflow",
+        "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_CONTAINER_TAG": "3.3.2",
+        "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_PODS_CREATION_BATCH_SIZE": "10",
+        "PYTHONPATH": str(root),
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])

@@ -27,6 +27,8 @@ from tests.airflow_support import (
     airflow,
     callback_workload,
     launch_callback,
+    migrated_database,
+    run_scenario,
     running_executor,
     states_of,
     sync_until,
@@ -176,40 +178,11 @@ def test_no_library_error_escapes_sync(executor: Any) -> None:
 
 
 def test_callbacks_against_a_migrated_database_and_the_schedulers_event_processing(
-    tmp_path: Any,
+    tmp_path: Any, tmp_path_factory: Any
 ) -> None:
     """tests/airflow_scenarios.py in a fresh AIRFLOW_HOME: real rows, real event handling."""
-    import json  # noqa: PLC0415
-    import os  # noqa: PLC0415
-    import pathlib  # noqa: PLC0415
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
-    root = pathlib.Path(__file__).resolve().parent.parent
-    env = {
-        **os.environ,
-        "AIRFLOW_HOME": str(tmp_path),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__KUBERNETES_EXECUTOR__CLIENT_FACTORY": "tests.airflow_scenarios.fake_client",
-        "AIRFLOW__KUBERNETES_EXECUTOR__NAMESPACE": NS,
-        "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_CONTAINER_REPOSITORY": "apache/airflow",
-        "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_CONTAINER_TAG": "3.3.2",
-        "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_PODS_CREATION_BATCH_SIZE": "10",
-        "PYTHONPATH": str(root),
-    }
-    airflow_cli = pathlib.Path(sys.executable).with_name("airflow")
-    subprocess.run([str(airflow_cli), "db", "migrate"], env=env, check=True, capture_output=True)
-    run = subprocess.run(
-        [sys.executable, "-m", "tests.airflow_scenarios"],
-        env=env,
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    document = json.loads(run.stdout.strip().splitlines()[-1])
+    database = migrated_database(tmp_path_factory.mktemp("airflow"))
+    document = run_scenario("tests.airflow_scenarios", home=tmp_path, database=database)
     # The rows as the real scheduler wrote them from the executor's events.
     assert document["states"] == {
         "succeeds": "success",

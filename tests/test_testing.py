@@ -210,6 +210,33 @@ def test_expired_watches_end_with_a_410_and_get_nothing_more() -> None:
     assert (event["type"], event["object"]["code"]) == ("ERROR", 410)
 
 
+def test_a_dropped_watch_ends_without_an_event_and_resumes_from_its_version() -> None:
+    cluster = FakeCluster()
+    watch = cluster.watch(NS)
+    cluster.create_pod(NS, pod("p", {}))
+    (added,) = watch.events()
+    seen = added["object"]["metadata"]["resourceVersion"]
+    cluster.drop_watches()
+    assert watch.closed
+    cluster.set_status(NS, "p", {"phase": "Running"})
+    assert watch.events() == []  # nothing reaches a dropped watch, not even an ERROR
+    resumed = cluster.watch(NS, resource_version=seen)
+    assert [e["object"]["status"]["phase"] for e in resumed.events()] == ["Running"]
+
+
+def test_after_compaction_a_watch_from_an_older_version_gets_a_410() -> None:
+    cluster = FakeCluster()
+    cluster.create_pod(NS, pod("p", {}))
+    seen = cluster.resource_version
+    cluster.set_status(NS, "p", {"phase": "Running"})
+    cluster.compact()
+    (event,) = cluster.watch(NS, resource_version=seen).events()
+    assert (event["type"], event["object"]["code"]) == ("ERROR", 410)
+    current = cluster.watch(NS, resource_version=cluster.resource_version)
+    assert current.events() == []  # up to date: nothing missed, no 410
+    assert not current.closed
+
+
 def test_any_call_fails_on_demand_with_the_api_exception_shape() -> None:
     cluster = FakeCluster()
     cluster.fail_next("create_pod", 429, reason="TooManyRequests", headers={"Retry-After": "3"})

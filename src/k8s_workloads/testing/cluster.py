@@ -151,9 +151,10 @@ class FakeWatch:
         if not self.closed:
             self._events.append(event)
 
-    def _end(self, status: Manifest) -> None:
+    def _end(self, status: Manifest | None) -> None:
         if not self.closed:
-            self._events.append({"type": "ERROR", "object": status})
+            if status is not None:
+                self._events.append({"type": "ERROR", "object": status})
             self.closed = True
 
     def __len__(self) -> int:
@@ -477,6 +478,20 @@ class FakeCluster:
         for watch in self._watches:
             watch._end(status_document(410, "Expired", "too old resource version"))  # noqa: SLF001
         self._watches = []
+
+    @_locked
+    def drop_watches(self) -> None:
+        """End every open watch with no event, as a lost connection or a watch timeout does:
+        the client resumes from the last version it saw."""
+        for watch in self._watches:
+            watch._end(None)  # noqa: SLF001
+        self._watches = []
+
+    @_locked
+    def compact(self) -> None:
+        """Forget the kept history, as etcd compaction does: a watch from any version
+        before now gets a 410."""
+        self._history.clear()
 
     # --- the kubelet's part -----------------------------------------------------------
 

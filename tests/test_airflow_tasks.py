@@ -1,0 +1,103 @@
+"""Task workloads through the library's executor and the provider's, on the same inputs.
+
+``tests/airflow_task_scenarios.py`` runs in a subprocess per executor, each in a fresh
+``AIRFLOW_HOME`` with a copy of one migrated SQLite database: a DAG parsed and serialised
+as the DAG processor does, real ``TaskInstance`` rows, the scheduler's own
+``process_executor_events``, and the kubernetes client talking HTTP to the test kit's
+cluster (the provider's watcher process too). Five tasks: one succeeds, one fails in its
+process, one is OOM-killed, one never pulls its image (requeued once, then failed), one is
+killed and retried.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("airflow.executors.workloads", reason="Airflow runs in the Airflow environment")
+
+from tests.airflow_support import migrated_database, run_scenario
+
+SCENARIOS = "tests.airflow_task_scenarios"
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: Any) -> dict[str, Any]:
+    database = migrated_database(tmp_path_factory.mktemp("airflow"))
+    return {
+        which: run_scenario(
+            SCENARIOS, which, home=tmp_path_factory.mktemp(which), database=database
+        )
+        for which in ("provider", "library")
+    }
+
+
+def test_the_pods_built_are_the_providers(outcomes: dict[str, Any]) -> None:
+    provider, library = outcomes["provider"], outcomes["library"]
+    assert set(library["built"]) == {"ok", "fails", "oom", "pull", "retried"}
+    assert library["built"] == provider["built"]
+    assert library["pull_pods"] == provider["pull_pods"] == 2  # one launch requeued
+
+
+def test_the_events_and_the_rows_they_leave_are_the_providers(outcomes: dict[str, Any]) -> None:
+    provider, library = outcomes["provider"], outcomes["library"]
+    assert library["events"] == provider["events"]
+    assert library["rows"] == provider["rows"]
+    # What the scheduler made of them: the rows are real, not the scenario's.
+    assert library["rows"] == {
+        "ok": ["success", 1],
+        "fails": ["failed", 1],
+        "oom": ["failed", 1],  # killed while its row said running: failed by the scheduler
+        "pull": ["failed", 1],
+        "retried": ["up_for_retry", 1],
+    }
+
+
+def test_the_pods_left_differ_only_by_the_documented_done_label(outcomes: dict[str, Any]) -> None:
+    provider, library = outcomes["provider"], outcomes["library"]
+    assert "ok" not in library["pods_left"]  # a Succeeded pod is deleted, as the provider does
+    unlabelled = {
+        task: [
+            {
+                **pod,
+                "labels": {k: v for k, v in pod["labels"].items() if k != "airflow_executor_done"},
+            }
+            for pod in pods
+        ]
+        for task, pods in library["pods_left"].items()
+    }
+    assert unlabelled == provider["pods_left"]
+    # CHANGELOG, "Differences": kept failed pods are labelled done (mark_kept_failed_pods_done),
+    # so a restarted scheduler does not read them again; the provider leaves them unlabelled.
+    for pods in library["pods_left"].values():
+        assert all(pod["labels"]["airflow_executor_done"] == "True" for pod in pods)
+    for pods in provider["pods_left"].values():
+        assert all("airflow_executor_done" not in pod["labels"] for pod in pods)
+
+
+def test_a_429_a_database_outage_and_a_410_against_real_rows(
+    tmp_path: Any, tmp_path_factory: Any
+) -> None:
+    database = migrated_database(tmp_path_factory.mktemp("airflow"))
+    report = run_scenario(SCENARIOS, "faults", home=tmp_path, database=database)
+    # The 429: creation paused for Retry-After (1 s), then every pod created.
+    assert report["paused"] is True
+    assert report["created_after_seconds"] >= 0.9
+    # The outage: three heartbeats' state reads refused by the database driver; nothing
+    # escaped, the result waited in the backlog with its pod, and was handled after.
+    assert report["refused_queries"] == 3
+    assert report["backlog_after_outage"] == 1
+    assert report["pod_kept_during_outage"] is True
+    # The 410: the watch resumed from a compacted version; the re-list found the pod.
+    calls = report["calls_after_drop"]
+    assert calls[0] == "watch"
+    assert "list_pods" in calls
+    assert calls.index("list_pods") < calls.index("delete_pod")
+    assert report["rows"] == {
+        "throttled": ["success", 1],
+        "handled_while_down": ["success", 1],
+        "relisted": ["success", 1],
+    }
+    assert report["events"] == {name: ["queued", "success"] for name in report["rows"]}
+    assert report["pods_left"] == {}  # every Succeeded pod deleted
