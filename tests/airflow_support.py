@@ -55,8 +55,10 @@ OPTIONS = {
 
 
 @contextlib.contextmanager
-def running_executor() -> Iterator[Any]:
-    """The executor started against a fresh cluster; state reads from ``.states``."""
+def running_executor(**options: str) -> Iterator[Any]:
+    """The executor started against a fresh cluster; state reads from ``.states``.
+
+    ``options``: more ``[kubernetes_executor]`` options for this executor."""
     core_conf = airflow("airflow.configuration").conf
     sdk_conf = airflow("airflow.providers.common.compat.sdk").conf
 
@@ -64,13 +66,14 @@ def running_executor() -> Iterator[Any]:
 
     # Airflow 3.3 has two configuration objects: the executor reads core's, the provider's
     # client factory the Task SDK's. Both get the test's options, and both get them back.
+    wanted = {**OPTIONS, **{("kubernetes_executor", name): v for name, v in options.items()}}
     saved = [
         (config, option, config.get(*option) if config.has_option(*option) else None)
         for config in (core_conf, sdk_conf)
-        for option in OPTIONS
+        for option in wanted
     ]
     for config in (core_conf, sdk_conf):
-        for (section, key), value in OPTIONS.items():
+        for (section, key), value in wanted.items():
             config.set(section, key, value)
     cluster = FakeCluster()
     with FakeApiServer(cluster, lifetime=120) as server:

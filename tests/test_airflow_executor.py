@@ -11,6 +11,7 @@ database, real ``ExecutorCallback`` rows, the executor's own database reads and 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -146,10 +147,12 @@ def test_a_410_relists_and_settles_a_pod_that_vanished_meanwhile(executor: Any) 
     cluster = executor.cluster
     executor.states[key] = CallbackState.RUNNING
     sync_until(executor, lambda: executor.core.waiting_results == 0)
-    executor._watcher.stopping.set()
+    # The watch connection drops and cannot come back at once; meanwhile the pod goes and
+    # the history is compacted: the watcher resumes from its version and gets a 410.
+    cluster.fail_next("watch", 503, message="the watch cache is warming up")
+    cluster.drop_watches()
     cluster.remove_pod(NS, name)
-    executor._watcher.stopping.clear()
-    cluster.expire_watches()  # ... and expires
+    cluster.compact()
     sync_until(executor, lambda: states_of(executor, key)[0].value == "failed")
     assert "vanished" in states_of(executor, key)[1]
 
@@ -283,3 +286,80 @@ def test_a_task_pod_is_the_providers_pod_for_the_same_task_template_and_override
         ours["metadata"].pop(field)
     ours.pop("status")
     assert ours == theirs
+
+
+def test_multi_namespace_mode_watches_and_relists_each_listed_namespace() -> None:
+    from kubernetes import client as k8s  # noqa: PLC0415
+
+    options = {"multi_namespace_mode": "True", "multi_namespace_mode_namespace_list": "a, b"}
+    with running_executor(**options) as executor:
+        assert [w.namespace for w in executor._watchers] == ["a", "b"]
+        cluster = executor.cluster
+        override = k8s.V1Pod(metadata=k8s.V1ObjectMeta(namespace="b"))
+        workload = task_workload({"pod_override": override})
+        key = from_airflow_key(workload.ti.key)
+        executor.queue_workload(workload, session=None)
+        executor.heartbeat()
+        sync_until(executor, lambda: bool(cluster.pod_names()))
+        (name,) = cluster.pod_names()
+        assert cluster.pod("b", name) is not None  # created where the override says
+        watched = {ns for call, ns, _ in cluster.calls if call == "watch"}
+        assert watched == {"a", "b"}  # one watch per listed namespace, none elsewhere
+        executor.states[key] = TaskInstanceState.SUCCESS
+        cluster.set_status("b", name, SUCCEEDED)  # seen by b's watcher
+        sync_until(executor, lambda: states_of(executor, key)[0].value == "success")
+        sync_until(executor, lambda: not cluster.pod_names())
+        # A 410 re-lists every listed namespace, not all of them.
+        mark = len(cluster.calls)
+        cluster.expire_watches()
+        sync_until(executor, lambda: any(c[0] == "list_pods" for c in cluster.calls[mark:]))
+        sync_until(
+            executor,
+            lambda: {c[1] for c in cluster.calls[mark:] if c[0] == "list_pods"} == {"a", "b"},
+        )
+
+
+def test_revoke_task_marks_the_pod_revoked_then_deletes_it_and_reports_nothing(
+    executor: Any,
+) -> None:
+    workload = task_workload(None)
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    cluster = executor.cluster
+    sync_until(executor, lambda: bool(cluster.pod_names()))
+    (name,) = cluster.pod_names()
+    executor.event_buffer.clear()
+    mark = len(cluster.calls)
+
+    class Ti:  # what revoke_task reads of a TaskInstance
+        key = workload.ti.key
+
+    executor.revoke_task(ti=Ti())
+    assert workload.ti.key not in executor.running
+    sync_until(executor, lambda: not cluster.pod_names())
+    calls = [(c[0], c[2]) for c in cluster.calls[mark:] if c[0] in {"patch_pod", "delete_pod"}]
+    assert calls == [("patch_pod", name), ("delete_pod", name)]  # marked revoked, then deleted
+    for _ in range(5):
+        executor.sync()
+    assert executor.event_buffer == {}  # a revoked task gets no event
+    assert name not in cluster.pod_names()
+
+
+def test_secure_payload_puts_the_workload_in_a_secret_created_first_and_deleted_with_the_pod() -> (
+    None
+):
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    with running_executor(secure_workload_payload="True") as executor:
+        cluster = executor.cluster
+        key, name = launch_callback(executor, 31)
+        pod = cluster.pod(NS, name)
+        (secret_name,) = cluster.secret_names()
+        assert "secret-token" not in json.dumps(pod)  # the token is not in the pod
+        assert "secret-token" in json.dumps(cluster.secret(NS, secret_name))
+        calls = [c[0] for c in cluster.calls]
+        assert calls.index("create_secret") < calls.index("create_pod")
+        executor.states[key] = CallbackState.RUNNING
+        cluster.set_status(NS, name, SUCCEEDED)
+        sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.SUCCESS)
+        sync_until(executor, lambda: not cluster.pod_names() and not cluster.secret_names())

@@ -93,12 +93,19 @@ def _utcnow() -> datetime.datetime:
 
 
 class _Watcher(threading.Thread):
-    """Reads the pod watch as JSON lines onto a queue; restarts when the stream ends."""
+    """Reads one namespace's pod watch (None: every namespace's) as JSON lines onto the
+    executor's queue; restarts when the stream ends."""
 
-    def __init__(self, executor: KubernetesExecutor) -> None:
-        super().__init__(name="k8s-workloads-watcher", daemon=True)
+    def __init__(
+        self,
+        executor: KubernetesExecutor,
+        namespace: str | None,
+        events: queue.SimpleQueue[object],
+    ) -> None:
+        super().__init__(name=f"k8s-workloads-watcher-{namespace or 'all'}", daemon=True)
         self.executor = executor
-        self.events: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self.namespace = namespace
+        self.events = events
         self.stopping = threading.Event()
         self.resource_version: str | None = None
         self.restart = threading.Event()
@@ -137,11 +144,10 @@ class _Watcher(threading.Thread):
         }
         if self.resource_version:
             kwargs["resource_version"] = self.resource_version
-        namespace = executor.kube_config.kube_namespace
-        if executor.kube_config.multi_namespace_mode:
+        if self.namespace is None:
             response = api.list_pod_for_all_namespaces(**kwargs)
         else:
-            response = api.list_namespaced_pod(namespace, **kwargs)
+            response = api.list_namespaced_pod(self.namespace, **kwargs)
         self.response = response
         try:
             buffer = b""
@@ -262,19 +268,33 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         self.kube_client = kube_client._get_executor_kube_client(team_name=self.team_name)  # noqa: SLF001
         self.core = ExecutorCore(self._core_config())
         self._last_orphan_adoption = float("-inf")  # the first sync() adopts
-        self._watcher: _Watcher | None = _Watcher(self)
-        self._watcher.start()
+        self._events: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._watchers = [_Watcher(self, ns, self._events) for ns in self._namespaces()]
+        for watcher in self._watchers:
+            watcher.start()
+
+    def _namespaces(self) -> list[str | None]:
+        """Where pods are watched and listed, as the provider does: the configured
+        namespace; in multi-namespace mode each of ``multi_namespace_mode_namespace_list``,
+        or every namespace (None) when there is no list."""
+        kube = self.kube_config
+        if not kube.multi_namespace_mode:
+            return [kube.kube_namespace]
+        listed = [ns.strip() for ns in kube.multi_namespace_mode_namespace_list or () if ns.strip()]
+        return list(dict.fromkeys(listed)) or [None]
 
     def end(self) -> None:
-        """Stop the watcher and perform what the core still asks for."""
-        watcher = getattr(self, "_watcher", None)
-        if watcher is None:
+        """Stop the watchers and perform what the core still asks for."""
+        watchers = getattr(self, "_watchers", None)
+        if not watchers:
             return
-        watcher.stopping.set()
+        for watcher in watchers:
+            watcher.stopping.set()
         with contextlib.suppress(Exception):
             self._pass()
-        watcher.stop(timeout=5)
-        self._watcher = None
+        for watcher in watchers:
+            watcher.stop(timeout=5)
+        self._watchers = []
 
     def terminate(self) -> None:
         self.end()
@@ -357,13 +377,12 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
 
     def sync(self) -> None:
         """Feed the watch lines that arrived to the core, then perform its requests."""
-        watcher = getattr(self, "_watcher", None)
-        if watcher is None:
+        if not getattr(self, "_watchers", None):
             return
         now = _utcnow()
         with contextlib.suppress(queue.Empty):
             while True:
-                self.core.feed_event(watcher.events.get_nowait(), now=now)
+                self.core.feed_event(self._events.get_nowait(), now=now)
         self._pass()
         # The [scheduler] section, read from Airflow's configuration as the provider does.
         interval = _airflow("airflow.providers.common.compat.sdk").conf.getfloat(
@@ -491,13 +510,19 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         return items, (listing.get("metadata") or {}).get("resourceVersion")
 
     def _relist(self, request: ListPods) -> None:
-        pods, version = self._list(
-            request.namespace, label_selector=request.selector.label_selector
-        )
-        self.core.pods_listed(request, pods, version)
-        if self._watcher is not None:
-            self._watcher.resource_version = version
-            self._watcher.restart.set()
+        """List every watched namespace; each watcher resumes from its own list's version
+        (the core keeps the last one: versions of different lists are not compared)."""
+        pods: list[Any] = []
+        versions: dict[str | None, str | None] = {}
+        for namespace in self._namespaces():
+            items, versions[namespace] = self._list(
+                namespace, label_selector=request.selector.label_selector
+            )
+            pods.extend(items)
+        self.core.pods_listed(request, pods, versions[namespace])
+        for watcher in self._watchers:
+            watcher.resource_version = versions.get(watcher.namespace)
+            watcher.restart.set()
 
     # --- adoption and revoke -----------------------------------------------------------
 
@@ -540,14 +565,15 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         selectors.append(completed_pods_adoption_selector(self.scheduler_job_id or "", alive))
         pods: dict[tuple[object, object], Mapping[str, Any]] = {}
         for selector in selectors:
-            items, _ = self._list(
-                self.kube_config.kube_namespace,
-                label_selector=selector.label_selector,
-                field_selector=selector.field_selector,
-            )
-            for pod in items:
-                metadata = pod.get("metadata") or {}
-                pods.setdefault((metadata.get("namespace"), metadata.get("name")), pod)
+            for namespace in self._namespaces():
+                items, _ = self._list(
+                    namespace,
+                    label_selector=selector.label_selector,
+                    field_selector=selector.field_selector,
+                )
+                for pod in items:
+                    metadata = pod.get("metadata") or {}
+                    pods.setdefault((metadata.get("namespace"), metadata.get("name")), pod)
         return list(pods.values())
 
     def _active_callbacks(self) -> list[CallbackKey]:
@@ -571,9 +597,9 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         self.running.discard(ti.key)
         self.queued_tasks.pop(ti.key, None)
         selector = scheduler_pods_selector(self.scheduler_job_id or "")
-        pods, _ = self._list(
-            self.kube_config.kube_namespace, label_selector=selector.label_selector
-        )
+        pods: list[Any] = []
+        for namespace in self._namespaces():
+            pods.extend(self._list(namespace, label_selector=selector.label_selector)[0])
         self.core.revoke(key, pods)
         self._pass()
 
