@@ -9,8 +9,9 @@ events to the rows. The kubernetes client talks HTTP to the test kit's cluster o
 127.0.0.1; a simulated worker sets the rows as the task process would.
 
 ``EXECUTOR`` is ``provider`` (the provider's own ``KubernetesExecutor``), ``library``
-(``k8s_workloads.airflow.KubernetesExecutor``) or ``faults`` (the library's, through a 429
-on creation, a database outage while results are handled, and a 410 on the watch). Prints
+(``k8s_workloads.airflow.KubernetesExecutor``), ``restart-provider`` / ``restart-library``
+(a scheduler restart and adoption with either), or ``faults`` (the library's, through a
+429 on creation, a database outage while results are handled, and a 410 on the watch). Prints
 one JSON document; ``tests/test_airflow_tasks.py`` runs it and compares.
 """
 
@@ -170,7 +171,7 @@ class Scenario:
         with self.create_session() as session:
             self.runner.process_executor_events(
                 executor=self.executor,
-                job_id=JOB_ID,
+                job_id=self.executor.job_id,
                 scheduler_dag_bag=self.dag_bag,
                 session=session,
             )
@@ -393,9 +394,92 @@ def faults() -> dict[str, Any]:
         return report
 
 
+RESTART_TASKS = ["survives", "finished_while_down", "failed_while_down", "never_launched"]
+
+
+def restart(which: str) -> dict[str, Any]:
+    """Scheduler 7 dies with pods out; scheduler 8 adopts what it can (the scheduler hands
+    it the orphaned task instances), and the rest is reset."""
+    cluster = FakeCluster()
+    with FakeApiServer(cluster, lifetime=180) as server:
+        os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
+        ids = _dag_run(RESTART_TASKS)
+        first = Scenario(which, cluster)
+        first.ids = ids
+        first.executor.start()
+        launched = RESTART_TASKS[:-1]
+        try:
+            first.queue(launched)
+            first.find_pods(launched)
+            for name in launched:
+                first.worker_sets(name, "running")
+                first.kubelet_sets(name, RUNNING)
+            first.beat()
+        finally:
+            first.executor.end()
+        # "never_launched" was queued by 7, which died before giving it to its executor.
+        with first.create_session() as session:
+            ti = first._ti(session, "never_launched")
+            ti.state, ti.try_number, ti.queued_by_job_id = first.states.QUEUED, 1, JOB_ID
+        # While no scheduler runs: one task finishes, one is OOM-killed.
+        first.worker_sets("finished_while_down", "success")
+        first.kubelet_sets("finished_while_down", SUCCEEDED)
+        first.kubelet_sets("failed_while_down", OOM_KILLED)
+
+        second = Scenario(which, cluster)
+        second.ids, second.pods = ids, first.pods
+        second.executor.job_id = JOB_ID + 1
+        second.executor.start()
+        try:
+            # What adopt_or_reset_orphaned_tasks does: the orphans in adoptable states go
+            # to the executor; those it adopts become the new scheduler's, the rest reset.
+            adoptable = airflow("airflow.utils.state").State.adoptable_states
+            with second.create_session() as session:
+                orphans = [second._ti(session, name) for name in RESTART_TASKS]
+                orphans = [ti for ti in orphans if ti.state in adoptable]
+                reset = second.executor.try_adopt_task_instances(orphans)
+                reset_names = sorted(ti.task_id for ti in reset)
+                for ti in orphans:
+                    if ti.task_id in reset_names:
+                        ti.state, ti.queued_by_job_id = None, None
+                    else:
+                        ti.queued_by_job_id = JOB_ID + 1
+
+            def owner(name: str) -> str | None:
+                pod = cluster.pod(NS, second.pods[name])
+                return None if pod is None else pod["metadata"]["labels"].get("airflow-worker")
+
+            second.beat_until(
+                lambda: (
+                    owner("survives") == str(JOB_ID + 1)
+                    and second.row("failed_while_down") == "failed"
+                    and owner("finished_while_down") is None
+                )
+            )
+            adopted_running = sorted(key.task_id for key in second.executor.running)
+            second.worker_sets("survives", "success")
+            second.kubelet_sets("survives", SUCCEEDED)
+            second.beat_until(lambda: owner("survives") is None)
+            second.settle()
+        finally:
+            second.executor.end()
+        return {
+            "reset": reset_names,
+            "adopted_running": adopted_running,
+            "events": second.events,
+            "rows": second.rows(),
+            "pods_left": second.pods_left(),
+        }
+
+
 def main() -> int:
     which = sys.argv[1]
-    document = faults() if which == "faults" else compared(which)
+    if which == "faults":
+        document = faults()
+    elif which.startswith("restart-"):
+        document = restart(which.removeprefix("restart-"))
+    else:
+        document = compared(which)
     sys.stdout.write(json.dumps(document) + "\n")
     return 0
 

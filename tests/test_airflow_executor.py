@@ -173,6 +173,25 @@ def test_an_override_that_breaks_the_pod_identity_fails_the_workload(executor: A
     assert workload.ti.key not in executor.running
 
 
+def test_a_template_that_breaks_the_pod_identity_fails_the_workload(
+    executor: Any, tmp_path: Any
+) -> None:
+    # A template that would hide the pod from every watcher (done before it ran).
+    template_file = tmp_path / "hiding.yaml"
+    template_file.write_text(
+        TEMPLATE.replace("labels: {team: data}", 'labels: {airflow_executor_done: "True"}')
+    )
+    workload = task_workload({"pod_template_file": str(template_file)})
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    sync_until(executor, lambda: executor.event_buffer[workload.ti.key][0].value == "failed")
+    info = executor.event_buffer[workload.ti.key][1]
+    assert "could not be built" in info
+    assert "airflow_executor_done" in info
+    assert executor.cluster.pod_names() == []
+    assert workload.ti.key not in executor.running
+
+
 def test_no_library_error_escapes_sync(executor: Any) -> None:
     executor.core.feed_event("{this is not json")
     executor.core.feed_event('{"type": "ADDED", "object": {"metadata": {"labels": 3}}}')

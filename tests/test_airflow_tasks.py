@@ -6,7 +6,8 @@ as the DAG processor does, real ``TaskInstance`` rows, the scheduler's own
 ``process_executor_events``, and the kubernetes client talking HTTP to the test kit's
 cluster (the provider's watcher process too). Five tasks: one succeeds, one fails in its
 process, one is OOM-killed, one never pulls its image (requeued once, then failed), one is
-killed and retried.
+killed and retried. Then a scheduler restart: a running pod adopted, a pod that succeeded
+and one that was OOM-killed while no scheduler ran, and a task queued but never launched.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def outcomes(tmp_path_factory: Any) -> dict[str, Any]:
         which: run_scenario(
             SCENARIOS, which, home=tmp_path_factory.mktemp(which), database=database
         )
-        for which in ("provider", "library")
+        for which in ("provider", "library", "restart-provider", "restart-library")
     }
 
 
@@ -74,6 +75,30 @@ def test_the_pods_left_differ_only_by_the_documented_done_label(outcomes: dict[s
         assert all(pod["labels"]["airflow_executor_done"] == "True" for pod in pods)
     for pods in provider["pods_left"].values():
         assert all("airflow_executor_done" not in pod["labels"] for pod in pods)
+
+
+def test_a_restart_adopts_and_resets_as_the_provider_does(outcomes: dict[str, Any]) -> None:
+    provider, library = outcomes["restart-provider"], outcomes["restart-library"]
+    assert library["reset"] == provider["reset"] == ["never_launched"]
+    assert library["adopted_running"] == provider["adopted_running"] == ["survives"]
+    assert library["events"] == provider["events"]
+    # The scheduler's reset of "never_launched" holds: the executor's own database reads
+    # during try_adopt_task_instances use a session of their own, never the scheduler's
+    # (a scoped one would commit and close it, detaching the rows it is about to reset).
+    assert (
+        library["rows"]
+        == provider["rows"]
+        == {
+            "survives": ["success", 1],  # adopted by scheduler 8, then succeeded
+            "finished_while_down": ["success", 1],  # its Succeeded pod cleaned up on adoption
+            "failed_while_down": ["failed", 1],  # OOM-killed with no scheduler: failed by 8
+            "never_launched": [None, 1],  # reset for the scheduler to queue again
+        }
+    )
+    (kept,) = library["pods_left"]["failed_while_down"]
+    assert kept["labels"]["airflow-worker"] == "8"
+    assert kept["labels"].pop("airflow_executor_done") == "True"  # the documented difference
+    assert library["pods_left"] == provider["pods_left"]
 
 
 def test_a_429_a_database_outage_and_a_410_against_real_rows(

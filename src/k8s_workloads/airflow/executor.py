@@ -458,7 +458,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
     def _read_states(
         self, keys: Iterable[WorkloadKey]
     ) -> dict[WorkloadKey, TaskInstanceState | CallbackState | None]:
-        """One query for the task instances, one for the callbacks."""
+        """One query for the task instances, one for the callbacks, in a session of its own."""
         from uuid import UUID  # noqa: PLC0415
 
         callback_model = _airflow("airflow.models.callback").Callback
@@ -469,7 +469,9 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         tasks = [key for key in keys if isinstance(key, TaskInstanceKey)]
         callbacks = [key for key in keys if isinstance(key, CallbackKey)]
         states: dict[WorkloadKey, TaskInstanceState | CallbackState | None] = {}
-        with create_session() as session:
+        # An independent session: the scheduler calls try_adopt_task_instances inside its
+        # own, and the scoped one would be that same session, committed and closed here.
+        with create_session(scoped=False) as session:
             if tasks:
                 wanted = {to_airflow_key(key): key for key in tasks}
                 rows = session.execute(
@@ -586,7 +588,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         active = [state.value for state in (
             CallbackState.PENDING, CallbackState.QUEUED, CallbackState.RUNNING
         )]  # fmt: skip
-        with create_session() as session:
+        with create_session(scoped=False) as session:  # not the scheduler's (see above)
             ids = session.scalars(select(callback_model.id).where(callback_model.state.in_(active)))
             return [CallbackKey(str(callback_id)) for callback_id in ids]
 
