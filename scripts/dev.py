@@ -1,7 +1,7 @@
 """Set up the project's environments and run its two jobs.
 
     python3 scripts/dev.py demo   # the CLI on the bundled example scenario (simulate)
-    python3 scripts/dev.py test   # ruff, mypy --strict, pytest (kubernetes 37, then Airflow env)
+    python3 scripts/dev.py test   # ruff, mypy --strict, pytest (kubernetes 37, then Airflow envs)
 
 Needs only ``python3`` (3.10+) and access to PyPI. Two virtual environments are made
 beside the checkout and re-made whenever their requirements change:
@@ -118,7 +118,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="job", required=True)
     sub.add_parser("demo", help="run the CLI's simulator on the bundled scenario")
-    test_parser = sub.add_parser("test", help="run ruff, mypy --strict and pytest in both envs")
+    test_parser = sub.add_parser("test", help="run ruff, mypy --strict and pytest in every env")
     test_parser.add_argument(
         "--thorough", action="store_true", help="many more hypothesis examples"
     )
