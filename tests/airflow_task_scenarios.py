@@ -34,6 +34,7 @@ NS = "airflow"
 JOB_ID = 7
 TASKS = ["ok", "fails", "oom", "pull", "retried"]
 FAULT_TASKS = ["throttled", "handled_while_down", "relisted"]
+STALE = "taken_over"  # queued, then taken by another scheduler while creation waits
 
 DAG_FILE = """\
 import datetime
@@ -330,7 +331,7 @@ def faults() -> dict[str, Any]:
     cluster = FakeCluster()
     with FakeApiServer(cluster, lifetime=180) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
-        ids = _dag_run(FAULT_TASKS)
+        ids = _dag_run([*FAULT_TASKS, STALE])
         scenario = Scenario("library", cluster)
         scenario.ids = ids
         executor = scenario.executor
@@ -341,12 +342,23 @@ def faults() -> dict[str, Any]:
             cluster.fail_next(
                 "create_pod", 429, reason="TooManyRequests", headers={"Retry-After": "1"}
             )
-            scenario.queue(FAULT_TASKS)
+            scenario.queue([*FAULT_TASKS, STALE])
             started = time.monotonic()
             scenario.beat()
             report["paused"] = executor.core.paused_until is not None
+            # While creation waits, another scheduler re-queues one of them as its own:
+            # its pod must not be created by this one (the provider's stale check).
+            with scenario.create_session() as session:
+                scenario._ti(session, STALE).queued_by_job_id = JOB_ID + 90
             scenario.find_pods(FAULT_TASKS)
             report["created_after_seconds"] = round(time.monotonic() - started, 1)
+            scenario.beat()
+            report["stale_pods"] = [
+                pod["metadata"]["name"]
+                for pod in cluster.pods()
+                if pod["metadata"]["annotations"]["task_id"] == STALE
+            ]
+            report["stale_running"] = any(k.task_id == STALE for k in executor.running)
             for name in FAULT_TASKS:
                 scenario.worker_sets(name, "running")
                 scenario.kubelet_sets(name, RUNNING)

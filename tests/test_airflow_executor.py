@@ -382,3 +382,19 @@ def test_secure_payload_puts_the_workload_in_a_secret_created_first_and_deleted_
         cluster.set_status(NS, name, SUCCEEDED)
         sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.SUCCESS)
         sync_until(executor, lambda: not cluster.pod_names() and not cluster.secret_names())
+
+
+def test_pods_are_deleted_with_the_configured_delete_option_kwargs() -> None:
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    from tests.airflow_support import SERVER  # noqa: PLC0415
+
+    with running_executor(delete_option_kwargs='{"grace_period_seconds": 10}') as executor:
+        key, name = launch_callback(executor, 41)
+        executor.states[key] = CallbackState.RUNNING
+        executor.cluster.set_status(NS, name, SUCCEEDED)
+        sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.SUCCESS)
+        sync_until(executor, lambda: not executor.cluster.pod_names())
+        ((where, body),) = SERVER[0].delete_options
+        assert where == (NS, name)
+        assert body["gracePeriodSeconds"] == 10

@@ -101,7 +101,7 @@ def test_a_restart_adopts_and_resets_as_the_provider_does(outcomes: dict[str, An
     assert library["pods_left"] == provider["pods_left"]
 
 
-def test_a_429_a_database_outage_and_a_410_against_real_rows(
+def test_a_429_a_stale_workload_a_database_outage_and_a_410_against_real_rows(
     tmp_path: Any, tmp_path_factory: Any
 ) -> None:
     database = migrated_database(tmp_path_factory.mktemp("airflow"))
@@ -119,10 +119,19 @@ def test_a_429_a_database_outage_and_a_410_against_real_rows(
     assert calls[0] == "watch"
     assert "list_pods" in calls
     assert calls.index("list_pods") < calls.index("delete_pod")
+    # Taken over by another scheduler while creation waited: no pod, not running, its
+    # row left to its new owner (the provider's stale-workload check).
+    assert report["stale_pods"] == []
+    assert report["stale_running"] is False
     assert report["rows"] == {
         "throttled": ["success", 1],
         "handled_while_down": ["success", 1],
         "relisted": ["success", 1],
+        "taken_over": ["queued", 1],
     }
-    assert report["events"] == {name: ["queued", "success"] for name in report["rows"]}
+    finished = ["throttled", "handled_while_down", "relisted"]
+    assert report["events"] == {
+        **{name: ["queued", "success"] for name in finished},
+        "taken_over": ["queued"],
+    }
     assert report["pods_left"] == {}  # every Succeeded pod deleted

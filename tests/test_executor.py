@@ -514,6 +514,41 @@ def test_revoke_drops_the_job_marks_and_deletes_the_pod_and_reports_nothing() ->
     assert world.db.events == []
 
 
+def test_a_skipped_creation_drops_the_job_without_an_event_or_a_pod() -> None:
+    core = ExecutorCore(ExecutorConfig(scheduler_id="1", namespace=NS, airflow_version=VERSION))
+    handled: list[Any] = []
+    core.on_decision = handled.append
+    stale, fresh = task("stale"), task("fresh")
+    for key in (stale, fresh):
+        core.submit(KubernetesJob(key, ["run"]))
+    created, seen = [], []
+    for _ in range(3):  # one creation per pass (worker_pods_creation_batch_size 1)
+        while not isinstance(request := core.next_request(T0), NothingToDo):
+            seen.append(type(request).__name__)
+            if isinstance(request, CreatePod) and request.key == stale:
+                core.create_skipped(request, "taken over by scheduler 9")
+            elif isinstance(request, CreatePod):
+                created.append(request.key)
+    assert created == [fresh]
+    assert "EmitEvent" not in seen  # nothing reported: the workload is someone else's
+    assert core.running == (fresh,)
+    assert core.queued == ()
+    assert core.attempts.get(stale) is None
+    assert [(h.key, h.cause) for h in handled] == [(stale, "stale")]
+    assert "taken over by scheduler 9" in handled[0].decision.reason
+    assert (stale, False) in core.take_running_changes()
+
+
+def test_only_the_request_being_performed_can_be_skipped() -> None:
+    core = ExecutorCore(ExecutorConfig(scheduler_id="1", namespace=NS, airflow_version=VERSION))
+    core.submit(KubernetesJob(task(), ["run"]))
+    request = core.next_request(T0)
+    assert isinstance(request, CreatePod)
+    core.create_skipped(request, "stale")
+    with pytest.raises(ProtocolError, match="not the request being performed"):
+        core.create_skipped(request, "stale")
+
+
 # --- the protocol --------------------------------------------------------------------------
 
 

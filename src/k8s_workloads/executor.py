@@ -60,6 +60,7 @@ from k8s_workloads.decisions import (
     DeletePod,
     EmitEvent,
     FreeSlot,
+    Ignore,
     KnownState,
     LookUpState,
     PatchLabels,
@@ -192,7 +193,8 @@ class Handled:
     key: WorkloadKey
     cause: str
     """``result`` (a watch or re-list result), ``handling failed`` (handling_failed
-    decided after a failed call), ``create error`` or ``build error``."""
+    decided after a failed call), ``create error``, ``build error`` or ``stale`` (see
+    :meth:`ExecutorCore.create_skipped`)."""
     decision: Decision
     result: WorkloadResult | None = None
 
@@ -628,6 +630,26 @@ class ExecutorCore:
         self._outstanding = None
         self._outstanding_work = None
         self._create_error(request, status, body, headers, reason)
+
+    def create_skipped(self, request: CreatePod, reason: str) -> None:
+        """``request``'s pod was not created, on purpose: the workload is stale (its task
+        instance was retried, cleared or queued by another scheduler since it was
+        submitted, as the provider checks before each creation). The job is dropped with
+        no event and stops running; ``reason`` goes to :attr:`on_decision`."""
+        if request is not self._outstanding:
+            raise ProtocolError(f"{request!r} is not the request being performed")
+        entry = self._outstanding_job
+        if entry is None or entry.job.key != request.key:
+            raise ProtocolError(f"{request!r} was not handed out by this core")
+        self._outstanding = None
+        self._outstanding_work = None
+        self._outstanding_job = None
+        key = request.key
+        self._create_retries.pop(key, None)
+        decision = Decision((FreeSlot(key), Ignore(reason)), self._attempts.without(key))
+        if self.on_decision is not None:
+            self.on_decision(Handled(key, "stale", decision))
+        self._works.append(_Work(_FINAL, deque(decision.actions), attempts=decision.attempts))
 
     def adopt(
         self,

@@ -269,6 +269,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         self.core = ExecutorCore(self._core_config())
         self._last_orphan_adoption = float("-inf")  # the first sync() adopts
         self._events: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._ti_ids: dict[WorkloadKey, str] = {}
         self._watchers = [_Watcher(self, ns, self._events) for ns in self._namespaces()]
         for watcher in self._watchers:
             watcher.start()
@@ -335,6 +336,10 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             self.fail(key=key, info="Invalid executor_config passed")
             return
         template_file = (executor_config or {}).get("pod_template_file")
+        workload = command[0] if isinstance(command, list | tuple) and command else None
+        ti_id = getattr(getattr(workload, "ti", None), "id", None)
+        if ti_id is not None:
+            self._ti_ids[from_airflow_key(key)] = str(ti_id)  # for the stale check
         self.event_buffer[key] = (to_airflow_state(TaskInstanceState.QUEUED), self.scheduler_job_id)
         try:
             job: KubernetesJob[Any] = KubernetesJob(
@@ -425,6 +430,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                 self.running.add(airflow_key)
             else:
                 self.running.discard(airflow_key)
+                self._ti_ids.pop(key, None)
 
     def _perform(self, request: Request) -> None:
         api = self.kube_client
@@ -432,11 +438,30 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         # client cannot model (an odd status) must not fail a call the server accepted.
         extra = {**(self.kube_config.kube_client_request_args or {}), "_preload_content": False}
         if isinstance(request, CreatePod):
+            stale = self._stale(request.key)
+            if stale is not None:
+                self.log.info("Not creating a pod for %s: %s", request.key, stale)
+                airflow_key = to_airflow_key(request.key)
+                if self.event_buffer.get(airflow_key) == (
+                    to_airflow_state(TaskInstanceState.QUEUED),
+                    self.scheduler_job_id,
+                ):
+                    self.event_buffer.pop(airflow_key, None)
+                self.core.create_skipped(request, stale)
+                return
             if request.secret is not None:
                 api.create_namespaced_secret(request.namespace, request.secret, **extra)
             api.create_namespaced_pod(request.namespace, request.pod, **extra)
         elif isinstance(request, DeletePod):
-            _gone_is_fine(api.delete_namespaced_pod, request.pod_name, request.namespace, extra)
+            # [kubernetes_executor] delete_option_kwargs, as the provider sends them.
+            options = self.kube_config.delete_option_kwargs or {}
+            body = _airflow("kubernetes.client").V1DeleteOptions(**options)
+            _gone_is_fine(
+                api.delete_namespaced_pod,
+                request.pod_name,
+                request.namespace,
+                {**extra, "body": body},
+            )
         elif isinstance(request, DeleteSecret):
             _gone_is_fine(api.delete_namespaced_secret, request.name, request.namespace, extra)
         elif isinstance(request, PatchLabels):
@@ -454,6 +479,52 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             self.core.states_read(request, self._read_states(request.keys))
         elif isinstance(request, ListPods):
             self._relist(request)
+
+    def _stale(self, key: WorkloadKey) -> str | None:
+        """Why a task's pod must not be created now, or None: the provider's check that
+        the workload still owns its queued row (the same id, queued, the same try, by this
+        scheduler) — after a delay (a 429, a quota) it may have been retried, cleared or
+        queued by another scheduler. A failed read creates the pod (the check is a guard,
+        and a result is handled as usual)."""
+        ti_id = self._ti_ids.get(key)
+        if not isinstance(key, TaskInstanceKey) or ti_id is None:
+            return None
+        from uuid import UUID  # noqa: PLC0415
+
+        task_instance = _airflow("airflow.models.taskinstance").TaskInstance
+        create_session = _airflow("airflow.utils.session").create_session
+        select = _airflow("sqlalchemy").select
+        try:
+            python_type = task_instance.id.type.python_type
+        except NotImplementedError:
+            python_type = str
+        wanted = UUID(ti_id) if python_type is UUID else python_type(ti_id)
+        try:
+            with create_session(scoped=False) as session:  # not the scheduler's
+                row = session.execute(
+                    select(
+                        task_instance.state,
+                        task_instance.try_number,
+                        task_instance.queued_by_job_id,
+                    ).where(task_instance.id == wanted)
+                ).one_or_none()
+        except _failures() as error:
+            self.log.warning("Could not check that %s is still queued (%s)", key, error)
+            return None
+        if row is None:
+            return f"task instance {ti_id} no longer exists"
+        state, try_number, queued_by = row
+        if (
+            str(state) == TaskInstanceState.QUEUED.value
+            and try_number == key.try_number
+            and str(queued_by) == str(self.scheduler_job_id)
+        ):
+            return None
+        return (
+            f"the task instance moved on (state {state}, try {try_number}, queued by "
+            f"{queued_by}; this workload: try {key.try_number}, scheduler "
+            f"{self.scheduler_job_id})"
+        )
 
     def _read_states(
         self, keys: Iterable[WorkloadKey]

@@ -243,8 +243,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             labels, version = _labels(self._body())
             self._send_json(200, cluster.patch_pod_labels(namespace, name, labels, version))
         elif method == "DELETE":
+            options = self._body()  # DeleteOptions, if sent: read, so the connection stays usable
             pod = cluster.read_pod(namespace, name)
             cluster.delete_pod(namespace, name)
+            self.server.delete_options.append(((namespace, name), options))
             self._send_json(200, pod)
         else:
             raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on a pod")
@@ -303,6 +305,7 @@ class _Server(http.server.ThreadingHTTPServer):
     cluster: FakeCluster
     lifetime: float
     stopping: threading.Event
+    delete_options: list[tuple[tuple[str, str], Any]]
 
     def handle_error(self, request: Any, client_address: Any) -> None:  # noqa: ANN401
         # A client closing its kept-alive connection is not an error of the server's.
@@ -320,12 +323,19 @@ class FakeApiServer:
         self._server.cluster = cluster
         self._server.lifetime = lifetime
         self._server.stopping = threading.Event()
+        self._server.delete_options = []
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="k8s-workloads-fake-api", daemon=True
         )
         self._timer = threading.Timer(lifetime, self.stop)
         self._timer.daemon = True
         self._started = False
+
+    @property
+    def delete_options(self) -> list[tuple[tuple[str, str], Any]]:
+        """Each pod deleted through the server, ``((namespace, name), body)``: the
+        ``DeleteOptions`` document the client sent, or None."""
+        return list(self._server.delete_options)
 
     @property
     def url(self) -> str:
