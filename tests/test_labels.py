@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import random
 import re
+import string
 
 import pytest
 from hypothesis import assume, given
@@ -28,7 +29,7 @@ from k8s_workloads.labels import (
     scheduler_pods_selector,
     watcher_selector,
 )
-from k8s_workloads.validation import is_dns1123_subdomain, is_label_value
+from k8s_workloads.validation import POD_NAME_MAX_LENGTH, is_dns1123_subdomain, is_label_value
 from tests.strategies import airflow_ids, hostile_text, label_alphabet_text
 
 SUFFIX = re.compile(r"-[a-z0-9]{8}\Z")
@@ -90,6 +91,29 @@ def test_create_unique_id_is_reproducible_with_an_injected_rng() -> None:
     first = create_unique_id("dag", "task", rng=random.Random(7))
     assert first == create_unique_id("dag", "task", rng=random.Random(7))
     assert first != create_unique_id("dag", "task", rng=random.Random(8))
+
+
+def test_the_default_suffix_covers_the_whole_alphabet_at_every_position() -> None:
+    # One CSPRNG draw per suffix, written in base 36: every character can appear at
+    # every position (a digit-only or letter-only bug, or a stuck position, shows here).
+    suffixes = [create_unique_id("etl", "load").rsplit("-", 1)[1] for _ in range(4000)]
+    assert {len(suffix) for suffix in suffixes} == {8}
+    alphabet = set(string.ascii_lowercase + string.digits)
+    for position in range(8):
+        assert {suffix[position] for suffix in suffixes} == alphabet
+    assert len(set(suffixes)) == len(suffixes)  # 36**8 values: a repeat means no randomness
+
+
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_a_name_is_the_slug_of_the_ids_whether_cached_or_not(dag_id: str, task_id: str) -> None:
+    from slugify import slugify  # noqa: PLC0415
+
+    assume(dag_id or task_id)
+    joined = "-".join(part for part in (dag_id, task_id) if part)
+    expected = slugify(joined, lowercase=True)[:POD_NAME_MAX_LENGTH].strip(".-")
+    for _ in range(2):  # the first call fills the cache, the second reads it
+        name = create_unique_id(dag_id, task_id, unique=False)
+        assert name == (expected or name)  # empty slugs fall back to a hash (tested above)
 
 
 def test_create_unique_id_punctuation_only_is_still_a_valid_name() -> None:

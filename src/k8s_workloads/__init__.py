@@ -10,10 +10,13 @@ nothing; ``attrs``, which the value types need, is the bulk of the first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+# No import runs here: ``typing`` and ``importlib`` alone would cost more than the rest of
+# ``import k8s_workloads``. Type checkers read this name as typing.TYPE_CHECKING.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from k8s_workloads.adoption import (
         AdoptionPlan,
         TrackRunning,
@@ -242,7 +245,9 @@ if not TYPE_CHECKING:  # mypy sees the imports above, so a misspelt name is stil
         module = _LAZY.get(name)
         if module is None:
             raise AttributeError(f"module 'k8s_workloads' has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"k8s_workloads.{module}"), name)
+        from importlib import import_module  # noqa: PLC0415 - on first use only
+
+        value = getattr(import_module(f"k8s_workloads.{module}"), name)
         globals()[name] = value
         return value
 
