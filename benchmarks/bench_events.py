@@ -42,11 +42,13 @@ from __future__ import annotations
 
 import collections
 import functools
+import gc
 import hashlib
 import importlib
 import itertools
 import json
 import sys
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -74,6 +76,7 @@ from _harness import (
 )
 from kubernetes import client as k8s
 
+from k8s_workloads._watchjson import decode_event
 from k8s_workloads.events import Outcome as EventOutcome
 from k8s_workloads.events import Resolution, ResolverConfig, resolve_event
 from k8s_workloads.pods import construct_task_pod, workload_command_args
@@ -910,6 +913,97 @@ def profile_ours(name: str, calls: int) -> None:
     )
 
 
+# ---------------------------------------------------------------------- targets 4 and 5
+
+BYTES_PARSE_TARGET = 0.7
+BYTES_PROVIDER_TARGET = 100.0
+
+
+def _provider_watch_path() -> Callable[[Sequence[str]], None] | None:
+    """The provider's watcher per event: ``Watch.unmarshal_event`` then ``process_status``
+    (whose report goes through its multiprocessing manager's queue, as in the watcher
+    process), or None without the provider. Taken from ``bench_executor``'s baseline."""
+    import bench_executor  # noqa: PLC0415 - the sibling script's provider set-up
+
+    modules = bench_executor._provider_modules()  # noqa: SLF001
+    if modules is None:
+        return None
+    import multiprocessing  # noqa: PLC0415
+
+    manager = multiprocessing.Manager()
+    watcher = bench_executor._provider_watcher(modules, manager)  # noqa: SLF001
+    report = bench_executor._watch_report  # noqa: SLF001
+    watch: Any = modules["watch"].Watch()
+
+    def run(lines: Sequence[str]) -> None:
+        for line in lines:
+            event = watch.unmarshal_event(line, "V1Pod")
+            watcher.process_status(**report(event["object"]), event=event)
+            while not watcher.watcher_queue.empty():
+                watcher.watcher_queue.get_nowait()
+
+    return run
+
+
+def _per_line_us(run: Callable[[], object], lines: int) -> float:
+    best = float("inf")
+    for _ in range(REPEATS):
+        gc.collect()
+        started = time.process_time()
+        run()
+        best = min(best, (time.process_time() - started) / lines * 1e6)
+    return best
+
+
+def bench_bytes(count: int) -> list[Outcome]:
+    """Targets 4 and 5: a long stream of watch lines, as bytes, to resolutions."""
+    texts = list(event_lines(count))
+    lines = [text.encode() for text in texts]
+    header(
+        f"4-5. bytes -> state per event over {count:,d} lines (CPU µs per line, best of {REPEATS})"
+    )
+
+    def ours() -> None:
+        for line in lines:
+            resolve_event(decode_event(line))
+
+    def parse_only() -> None:
+        for line in lines:
+            json.loads(line)
+
+    ours_us = _per_line_us(ours, count)
+    parse_us = _per_line_us(parse_only, count)
+    ratio = ours_us / parse_us
+    passed = ratio <= BYTES_PARSE_TARGET
+    print(f"  json.loads alone            : {parse_us:8.2f} µs")
+    print(f"  ours (decode_event + resolve): {ours_us:8.2f} µs")
+    print(
+        f"  ratio                       : {ratio:8.3f}  (ours / json.loads;"
+        f" target: <= {BYTES_PARSE_TARGET})  {verdict(passed)}"
+    )
+    outcomes = [Outcome.of(f"bytes -> state <= {BYTES_PARSE_TARGET}{TIMES} json.loads", passed)]
+    label = f"bytes -> state >= {BYTES_PROVIDER_TARGET:.0f}{TIMES} the provider's watcher"
+    provider = _provider_watch_path()
+    if provider is None:
+        print("  provider not installed: comparison skipped; run with .venv-airflow/bin/python")
+        return [*outcomes, Outcome(f"{label} (provider not installed)", "SKIP")]
+    sample = texts[: min(count, 4_000)]  # the provider's path is slow; its rate is steady
+    provider_us = _per_line_us(lambda: provider(sample), len(sample))
+    speedup = provider_us / ours_us
+    passed = speedup >= BYTES_PROVIDER_TARGET
+    print(f"  provider (unmarshal_event + process_status): {provider_us:8.1f} µs")
+    print(
+        f"  speed-up                    : {TIMES}{speedup:7.1f}"
+        f"  (target: >= {TIMES}{BYTES_PROVIDER_TARGET:.0f})  {verdict(passed)}"
+    )
+    same = sum(
+        resolve_event(decode_event(line)) == resolve_event(json.loads(line))
+        for line in lines[:400]
+    )
+    print(f"  same resolution as the full JSON on {same}/{min(count, 400)} lines (info)")
+    return [*outcomes, Outcome.of(label, passed)]
+
+
 # ------------------------------------------------------------------------------ main
 
 
@@ -928,7 +1022,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _check_inputs(client)
 
     speed_outcomes, missed = bench_speed(min_seconds, client)
-    outcomes = [*speed_outcomes, *bench_memory(stream_events, min_seconds)]
+    outcomes = [
+        *speed_outcomes,
+        *bench_memory(stream_events, min_seconds),
+        *bench_bytes(2_000 if mode.quick else 20_000),
+    ]
     for name in [PROFILED_EVENT, *(name for name in missed if name != PROFILED_EVENT)]:
         profile_ours(name, PROFILE_CALLS)
     return summarize(outcomes)
