@@ -35,6 +35,29 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == f"k8s-workloads {__version__}"
 
 
+def test_python_dash_m_runs_the_same_command() -> None:
+    annotations = json.dumps({"dag_id": "d", "task_id": "t", "try_number": "1"})
+    ran = subprocess.run(
+        [sys.executable, "-m", "k8s_workloads", "decode"],
+        input=annotations,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (ran.returncode, ran.stderr) == (0, "")
+    assert ran.stdout == run("decode", stdin=annotations)[1]
+    bad = subprocess.run(
+        [sys.executable, "-m", "k8s_workloads", "decode"],
+        input="{}",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    code, _, err = run("decode", stdin="{}")
+    assert (bad.returncode, bad.stderr) == (code, err)  # the same exit code and message
+    assert code != 0
+
+
 def test_decode_task_from_stdin() -> None:
     code, out, err = run(
         "decode", stdin=json.dumps({"dag_id": "d", "task_id": "t", "try_number": "1"})
