@@ -31,3 +31,23 @@ def clean_lines(output: str) -> list[str]:
     for line in lines:
         assert raw_controls(line) == [], (line, raw_controls(line))
     return lines
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text``, as UTF-16 code units, has a surrogate without its partner."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    units = [int.from_bytes(data[i : i + 2], "little") for i in range(0, len(data), 2)]
+    index = 0
+    while index < len(units):
+        unit = units[index]
+        if (
+            0xD800 <= unit <= 0xDBFF
+            and index + 1 < len(units)
+            and 0xDC00 <= units[index + 1] <= 0xDFFF
+        ):
+            index += 2
+            continue
+        if 0xD800 <= unit <= 0xDFFF:
+            return True
+        index += 1
+    return False

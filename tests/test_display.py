@@ -61,6 +61,10 @@ def test_printable_leaves_printable_text_alone(text: str) -> None:
     [
         (f"Bearer {JWT}", f"Bearer {REDACTED}"),
         (f"jwt {JWT}, then", f"jwt {REDACTED}, then"),
+        # Glued to another, or cut short: nothing of either is left.
+        (f"{JWT}-{JWT}", REDACTED),
+        (f"'{JWT[:50]}'", f"'{REDACTED}'"),
+        (f"pod.{JWT}.x", REDACTED),
         ('{"token": "opaque-1234", "x": 1}', f'{{"token": "{REDACTED}", "x": 1}}'),
         ('{\\"token\\":\\"opaque-1234\\"}', f'{{\\"token\\":\\"{REDACTED}\\"}}'),
         ("{'token': 'opaque-1234'}", f"{{'token': '{REDACTED}'}}"),
@@ -75,7 +79,14 @@ def test_token_shaped_content_is_masked(text: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["tokens=5", "a.b.c", "eyJ alone", "the token is gone", "metadata.labels['dag_id']: 'x'"],
+    [
+        "tokens=5",
+        "a.b.c",
+        "eyJ alone",
+        "the token is gone",
+        "metadata.labels['dag_id']: 'x'",
+        "monkeyJumper.task",  # "eyJ" inside a word, one dot: no JWT
+    ],
 )
 def test_text_that_is_no_token_is_kept(text: str) -> None:
     assert mask_token_shaped(text) == text
@@ -105,7 +116,8 @@ def test_a_workload_token_field_never_survives_masking(
 def test_shown_quotes_masks_and_cuts() -> None:
     assert shown("abc") == "'abc'"
     assert shown("a\nb\ud800") == "'a\\nb\\ud800'"
-    assert shown(f"x{JWT}") == f"'x{REDACTED}'"
+    assert shown(f"x {JWT}") == f"'x {REDACTED}'"
+    assert shown(f"x{JWT}") == f"'{REDACTED}'"
     long = "v" * 300_000
     assert shown(long) == f"{'v' * SHOWN_LENGTH!r}... (300000 characters)"
     assert shown(long, limit=10) == "'vvvvvvvvvv'... (300000 characters)"

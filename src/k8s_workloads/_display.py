@@ -32,29 +32,49 @@ _UNPRINTABLE = re.compile(
     "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
 
-# A JWT: three base64url parts; the first is a JSON object, so it starts with '{"' = eyJ.
-_JWT = r"eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"
+# A JWT: base64url parts joined by dots; the first is a JSON object, so it starts with
+# '{"', base64 "eyJ". The whole run of base64url characters and dots holding one is
+# masked, so that a JWT glued to another ("<jwt>-<jwt>") or cut short leaves nothing
+# behind. The run is found by its start (the lookbehind), so matching stays linear.
+_RUN_WITH_EYJ = re.compile(r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*eyJ[A-Za-z0-9_.-]*")
 # The value of a token field, quoted (also JSON-escaped, once or more) or not, in JSON,
 # a Python repr, a field path (['token']: ...) or key=value text; and an HTTP Bearer
 # credential.
-_TOKEN_FIELD = r"""(?i:token)[\\"'\]]*\s*[:=]\s*[\\"']*"""  # noqa: S105 - a pattern
-_BEARER = r"(?i:\bbearer)\s+"
-_TOKEN_SHAPED = re.compile(
-    rf"(?P<jwt>{_JWT})|(?P<lead>{_TOKEN_FIELD}|{_BEARER})(?P<secret>[^\s\\\"',;}}\]]+)"
+_TOKEN_FIELD = re.compile(
+    r"""(?P<lead>(?i:token)[\\"'\]]*\s*[:=]\s*[\\"']*|(?i:\bbearer)\s+)"""
+    r"""[^\s\\"',;}\]]+"""
 )
 
 
-def _mask_match(match: re.Match[str]) -> str:
-    lead = match.group("lead")
-    return REDACTED if lead is None else lead + REDACTED
+def _is_jwt(run: str) -> bool:
+    """Whether a run of base64url characters and dots holds a JWT, or the start of one.
+
+    Two parts (one dot) are enough where "eyJ" begins a word; inside one, three are
+    needed, so that ``monkeyJumper.task`` is not taken for a JWT.
+    """
+    parts = run.split(".")
+    for index, part in enumerate(parts[:-1]):
+        at = part.find("eyJ")
+        while at >= 0:
+            word_start = at == 0 or part[at - 1] in "_-"
+            if at + 3 < len(part) and (word_start or index + 2 < len(parts)):
+                return True
+            at = part.find("eyJ", at + 1)
+    return False
+
+
+def _mask_run(match: re.Match[str]) -> str:
+    return REDACTED if _is_jwt(match.group()) else match.group()
 
 
 def mask_token_shaped(text: str) -> str:
     """``text`` with JWTs, ``token`` field values and Bearer credentials masked."""
     lowered = text.lower()
-    if "eyj" not in lowered and "token" not in lowered and "bearer" not in lowered:
-        return text  # the common case, without running the pattern
-    return _TOKEN_SHAPED.sub(_mask_match, text)
+    if "eyj" in lowered:
+        text = _RUN_WITH_EYJ.sub(_mask_run, text)
+    if "token" in lowered or "bearer" in lowered:
+        text = _TOKEN_FIELD.sub(lambda match: match.group("lead") + REDACTED, text)
+    return text
 
 
 def printable(text: str) -> str:

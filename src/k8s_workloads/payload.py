@@ -101,6 +101,7 @@ SECRET_SIZE_LIMIT_BYTES = 1024 * 1024
 _SECRET_NAME_SUFFIX = "-workload"  # noqa: S105 - a name, not a password
 _WORKLOAD_ARG = "--json-string"
 _SHORTEST_FLAG = len("--json-s")
+_FLAG_START = _WORKLOAD_ARG[:_SHORTEST_FLAG]
 _TOKEN_KEY = "token"  # noqa: S105 - the key that holds a token, not one
 
 
@@ -543,11 +544,26 @@ class _Masker:
 def _pod_args_tokens(pod: object) -> frozenset[str]:
     """The tokens in a pod's ``--json-string`` container and init container args."""
     spec = as_map(as_map(pod).get("spec"))
-    found: set[str] = set()
+    found: frozenset[str] = frozenset()
     for kind in ("containers", "initContainers"):
         for container in as_list(spec.get(kind)):
             for field in ("args", "command"):
-                _collect(as_list(as_map(container).get(field)), found)
+                items = as_list(as_map(container).get(field))
+                for index, item in enumerate(items):
+                    # Cheap first: only a workload flag starts a payload, there or next.
+                    if not (isinstance(item, str) and item.startswith(_FLAG_START)):
+                        continue
+                    for at in (index, index + 1):
+                        payload = _json_string_payload(items, at) if at < len(items) else None
+                        if payload is not None:
+                            found |= _workload_tokens(payload)
+    return found
+
+
+@functools.lru_cache(maxsize=256)  # every event of a pod repeats its args: parse them once
+def _workload_tokens(text: str) -> frozenset[str]:
+    found: set[str] = set()
+    _collect_json_text(text, found)
     return frozenset(found)
 
 

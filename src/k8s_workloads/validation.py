@@ -120,6 +120,8 @@ class UnencodableString(NamingRuleViolation):
 
     JSON and YAML can spell one (``"\\ud800"``) and Python reads it, but the API server
     would store U+FFFD in its place: an annotation would no longer read back as written.
+    A high surrogate followed by a low one (a pair, as YAML reads ``"\\ud83d\\ude80"``)
+    reaches the API server as the one character it spells, so it is not reported.
     """
 
 
@@ -340,8 +342,13 @@ def _container_name_errors(named: Iterable[tuple[str, object]]) -> list[NamingRu
     return found
 
 
-# Lone surrogates: what Python strings may hold and UTF-8 (RFC 3629) may not.
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# Lone surrogates: what Python strings may hold and UTF-8 (RFC 3629) may not. A high one
+# followed by a low one is a pair (YAML reads "\ud83d\ude80" so, one half at a time):
+# the JSON the client sends spells it the same way, and the API server reads one
+# character back, so only a half without its partner is lost.
+_LONE_SURROGATE = re.compile(
+    "[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
+)
 # Mappings whose keys validate_manifest names as field[key], as the label rules do.
 _KEYED_FIELDS = (("metadata", "labels"), ("metadata", "annotations"))
 
@@ -391,7 +398,7 @@ def _surrogate_at(text: str) -> int:
     """The index of ``text``'s first lone surrogate, or -1."""
     if text.isascii():
         return -1
-    found = _SURROGATE.search(text)
+    found = _LONE_SURROGATE.search(text)
     return -1 if found is None else found.start()
 
 
