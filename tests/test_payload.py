@@ -40,6 +40,7 @@ from k8s_workloads.pods import (
     workload_command_args,
 )
 from k8s_workloads.validation import validate_manifest
+from tests.strategies import wild_text
 
 # A made-up JWT: header, claims, signature.
 TOKEN = (
@@ -516,6 +517,20 @@ def test_a_token_spelt_with_other_escapes_is_still_redacted() -> None:
     }
 
 
+def test_a_rewritten_json_text_with_a_lone_surrogate_stays_encodable() -> None:
+    # Issue 11, item 2: rewriting (a token spelt with escapes) with ensure_ascii=False put
+    # the raw surrogate of "\\ud800" back, and encoding the Secret's data raised.
+    text = '{"token": "\\u0061bc", "x": "\\ud800"}'
+    secret = {"kind": "Secret", "data": {"w": base64.b64encode(text.encode()).decode()}}
+    pod = {"spec": {"containers": [{"name": "b", "args": ["--json-string", text]}]}}
+    redacted_secret, redacted_pod = redact_manifests([secret, pod])
+    data = base64.b64decode(redacted_secret["data"]["w"]).decode("utf-8")
+    assert json.loads(data) == {"token": REDACTED, "x": "\ud800"}
+    args = redacted_pod["spec"]["containers"][0]["args"]
+    args[1].encode("utf-8")
+    assert json.loads(args[1]) == {"token": REDACTED, "x": "\ud800"}
+
+
 def test_redacts_secrets_string_data_and_data() -> None:
     workload_text = json.dumps(_workload())
     secret: dict[str, Any] = {
@@ -736,3 +751,13 @@ def test_bundled_workloads_are_what_airflow_reads(name: str) -> None:
     assert json.loads(workload.model_dump_json()) == json.loads(text)
     secret = secure_workload_payload(text, pod_name="p", namespace="ns").secret
     assert adapter.validate_json(secret["stringData"]["workload.json"]) == workload
+
+
+@given(token=tokens, value=wild_text)
+def test_redaction_never_raises_on_any_text(token: str, value: str) -> None:
+    workload = {"token": token, "ti": {"dag_id": value}, value: [value]}
+    text = json.dumps(workload)
+    secret = {"kind": "Secret", "stringData": {value: text}, "data": {"w": value}}
+    pod = {"spec": {"containers": [{"name": value, "args": ["--json-string", text, value]}]}}
+    for redacted in redact_manifests([secret, pod]):
+        json.dumps(redacted).encode("utf-8")

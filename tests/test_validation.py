@@ -16,6 +16,7 @@ from k8s_workloads.validation import (
     InvalidLabelKey,
     InvalidLabelValue,
     InvalidPodName,
+    UnencodableString,
     annotation_errors,
     container_name_errors,
     dns1123_label_errors,
@@ -27,7 +28,10 @@ from k8s_workloads.validation import (
     label_key_errors,
     label_value_errors,
     pod_name_errors,
+    validate_manifest,
 )
+from tests.output_checks import clean_lines, has_lone_surrogate
+from tests.strategies import wild_text
 
 # Independent spellings of the apimachinery rules, used as oracles.
 DNS_LABEL = re.compile(r"\A[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
@@ -146,3 +150,128 @@ def test_predicates_agree_with_independent_oracles(value: str) -> None:
 def test_error_functions_never_raise(labels: dict[str, str]) -> None:
     for error in label_errors(labels) + annotation_errors(labels):
         assert error.field.startswith("metadata.")
+
+
+# --- lone surrogates, hostile values in messages (issue 11, items 2 and 8) ------------------
+
+
+def _pod(**metadata: object) -> dict[str, object]:
+    return {
+        "metadata": {"name": "p", **metadata},
+        "spec": {
+            "containers": [{"name": "base", "image": "i", "env": [{"name": "E", "value": "v"}]}]
+        },
+    }
+
+
+def test_a_lone_surrogate_is_reported_naming_the_field_not_raised() -> None:
+    # An annotation with "\ud800" used to raise UnicodeEncodeError (counting its bytes);
+    # the API server would have stored U+FFFD in its place.
+    pod = _pod(annotations={"dag_id": "etl\ud800", "k\udc00": "v"})
+    pod["spec"]["containers"][0]["env"][0]["value"] = "x\udfff"  # type: ignore[index]
+    errors = validate_manifest(pod)
+    by_field = {error.field: error for error in errors}
+    assert set(by_field) >= {
+        "metadata.annotations['dag_id']",
+        "metadata.annotations['k\\udc00']",
+        "spec.containers[0].env[0].value",
+    }
+    # The key is reported by the annotation-key rule, the values as unencodable.
+    surrogates = [e for e in errors if isinstance(e, UnencodableString)]
+    assert len(surrogates) == 2
+    assert "'etl\\ud800' holds a lone surrogate (\\ud800 at index 3)" in str(
+        by_field["metadata.annotations['dag_id']"]
+    )
+    for error in errors:
+        assert clean_lines(str(error)) == [str(error)]
+
+
+def test_a_surrogate_a_naming_rule_reports_is_reported_once() -> None:
+    errors = validate_manifest(_pod(name="p\ud800", labels={"a": "b\ud800"}))
+    assert [type(e) for e in errors] == [InvalidPodName, InvalidLabelValue]
+
+
+def test_surrogates_are_found_at_any_depth_and_in_shared_or_cyclic_values() -> None:
+    deep: list[object] = ["\ud800"]
+    for _ in range(5_000):  # deeper than Python's recursion limit
+        deep = [deep]
+    cyclic: dict[str, object] = {"v": "\ud800"}
+    cyclic["self"] = cyclic
+    pod = _pod(annotations={"a": "b"})
+    pod["spec"] = {"deep": deep, "cyclic": cyclic, "twice": [cyclic, cyclic]}
+    errors = [e for e in validate_manifest(pod) if isinstance(e, UnencodableString)]
+    assert [e.field.split("[")[0] for e in errors] == ["spec.deep", "spec.cyclic.v"]
+
+
+def test_messages_cut_long_values_and_mask_tokens() -> None:
+    jwt = (  # made up, as long as an Execution API token: no valid label value
+        "eyJhbGciOiJIUzUxMiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ0aS0xIiwiZXhwIjoxNzY0NjMwMDAwfQ"
+        ".c2lnbmF0dXJlLW5vdC1yZWFs"
+    )
+    errors = validate_manifest(
+        _pod(name=jwt + "X" * 300, namespace="Bad NS\n", labels={"leak": jwt, "big": "v" * 100_000})
+    )
+    assert {e.field for e in errors} == {
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.labels['leak']",
+        "metadata.labels['big']",
+    }
+    for error in errors:
+        message = str(error)
+        assert jwt not in message
+        assert len(message) < 300
+        assert clean_lines(message) == [message]
+    assert "***REDACTED***" in str(errors[0])
+
+
+names_or_anything = st.one_of(wild_text, st.integers(), st.none())
+
+
+@given(
+    name=names_or_anything,
+    namespace=names_or_anything,
+    labels=st.dictionaries(wild_text, wild_text, max_size=3),
+    annotations=st.dictionaries(wild_text, wild_text, max_size=3),
+    containers=st.lists(wild_text, max_size=3),
+    env=wild_text,
+)
+def test_validate_manifest_never_raises_and_reports_every_surrogate(
+    *,
+    name: object,
+    namespace: object,
+    labels: dict[str, str],
+    annotations: dict[str, str],
+    containers: list[str],
+    env: str,
+) -> None:
+    pod = {
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": annotations,
+        },
+        "spec": {
+            "containers": [{"name": c, "env": [{"name": "E", "value": env}]} for c in containers]
+        },
+    }
+    errors = validate_manifest(pod)
+    for error in errors:
+        assert clean_lines(str(error)) == [str(error)]
+    strings = [name, namespace, env, *labels, *labels.values(), *annotations]
+    strings += [*annotations.values(), *containers]
+    if any(isinstance(s, str) and has_lone_surrogate(s) for s in strings):
+        assert errors
+    if any(has_lone_surrogate(v) for v in annotations.values()):
+        assert any(isinstance(e, UnencodableString) for e in errors)
+    if not any(has_lone_surrogate(s) for s in strings if isinstance(s, str)):
+        assert not any(isinstance(e, UnencodableString) for e in errors)
+
+
+def test_a_surrogate_pair_is_not_lone() -> None:
+    # YAML reads "\ud83d\ude80" as two halves; the client's JSON spells them the same
+    # way and the API server reads the rocket back.
+    assert validate_manifest(_pod(annotations={"a": "\ud83d\ude80", "b": "🚀"})) == []
+    (error,) = validate_manifest(_pod(annotations={"a": "\ude80\ud83d"}))
+    assert "(\\ude80 at index 0)" in str(error)

@@ -16,13 +16,13 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import sys
 import warnings
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from k8s_workloads import __version__
+from k8s_workloads._display import one_line, path_part, printable, shown
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.compat import InvalidVersion, installed_airflow_version, release_tuple
 from k8s_workloads.keys import CallbackKey, WorkloadKey
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from k8s_workloads.events import Resolution, ResolverConfig
+    from k8s_workloads.payload import _Masker
     from k8s_workloads.reconcile import Manifest
     from k8s_workloads.streams import WatchInput
 
@@ -115,7 +116,7 @@ def _decode(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -
     try:
         key = annotations_to_key(annotations, labels, airflow_version=version)
     except InvalidAnnotations as error:
-        print(f"k8s-workloads decode: {type(error).__name__}: {error}", file=err)
+        print(one_line(f"k8s-workloads decode: {type(error).__name__}: {error}"), file=err)
         return 1
     print(json.dumps(key_to_json(key), sort_keys=True), file=out)
     return 0
@@ -176,7 +177,7 @@ def _load_workload(path: str | None, kind: str, stdin: TextIO) -> dict[str, Any]
     expected = _WORKLOAD_TYPES[kind]
     found = workload.get("type", expected)
     if found != expected:
-        raise UsageError(f"{where}: a {found!r} workload; render {kind} needs {expected!r}")
+        raise UsageError(f"{where}: a {shown(found)} workload; render {kind} needs {expected!r}")
     return workload
 
 
@@ -213,7 +214,7 @@ def _from_workload(
         return found
     if found is not None and found != given:
         notes.append(
-            f"{flag} {given!r} differs from the workload's {field} {found!r}; "
+            f"{flag} {shown(given)} differs from the workload's {field} {shown(found)}; "
             "the pod will not describe the workload it runs"
         )
     return given
@@ -300,7 +301,7 @@ def _callback_pod(
         parsed = parse_callback_log_path(args.log_path)
         if parsed is None:
             raise UsageError(
-                f"--log-path {args.log_path!r}: not a callback log path "
+                f"--log-path {shown(args.log_path)}: not a callback log path "
                 "(executor_callbacks/<dag_id>/<run_id>/<callback_id>)"
             )
     else:
@@ -311,7 +312,7 @@ def _callback_pod(
         dag_id = dag_id or parsed[0]
         run_id = run_id or parsed[1]
         if parsed[2] != key.id:
-            notes.append(f"the log path names callback {parsed[2]!r}, not {key.id!r}")
+            notes.append(f"the log path names callback {shown(parsed[2])}, not {key.id!r}")
     template = _load_pod_file(args.template, stdin, "--template") if args.template else None
     return construct_callback_pod(
         callback_id=key.id,
@@ -344,11 +345,15 @@ def _as_pod(manifest: Manifest) -> Manifest:
     return {"apiVersion": "v1", "kind": "Pod", **rest}
 
 
-def _render_documents(args: argparse.Namespace, stdin: TextIO, notes: list[str]) -> list[Manifest]:
+def _render_documents(
+    args: argparse.Namespace, stdin: TextIO, notes: list[str], tokens: set[str]
+) -> list[Manifest]:
+    """The documents to print; ``tokens`` gets the workload's, to mask in every message."""
     from k8s_workloads.compat import CallbackWorkloadsUnsupported  # noqa: PLC0415
     from k8s_workloads.keys import InvalidKey  # noqa: PLC0415
     from k8s_workloads.payload import (  # noqa: PLC0415
         PayloadError,
+        _tokens_in_json,
         attach_secure_payload,
         secure_workload_payload,
     )
@@ -357,6 +362,7 @@ def _render_documents(args: argparse.Namespace, stdin: TextIO, notes: list[str])
 
     version = _render_version(args.airflow_version)
     workload = _load_workload(args.workload, args.kind, stdin)
+    _tokens_in_json(workload, tokens)
     build = _task_pod if args.kind == "task" else _callback_pod
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -386,22 +392,61 @@ def _render_documents(args: argparse.Namespace, stdin: TextIO, notes: list[str])
         raise UsageError(f"{type(error).__name__}: {error}") from None
 
 
+def _non_finite_at(document: object) -> str | None:
+    """The field path of the first NaN or infinite number in ``document``, if any."""
+    import math  # noqa: PLC0415
+
+    pending: list[tuple[str, object]] = [("", document)]
+    seen: set[int] = set()
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where.lstrip(".") or "the document"
+        if isinstance(value, dict):
+            items: list[tuple[object, object]] = list(value.items())
+        elif isinstance(value, list):
+            items = list(enumerate(value))
+        else:
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        pending.extend((where + path_part(key), item) for key, item in reversed(items))
+    return None
+
+
 def _render(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     import yaml  # noqa: PLC0415
 
-    from k8s_workloads.payload import redact_manifests  # noqa: PLC0415
+    from k8s_workloads.payload import _message_masker, redact_manifests  # noqa: PLC0415
 
     notes: list[str] = []
+    tokens: set[str] = set()
     try:
-        documents = _render_documents(args, stdin, notes)
+        documents = _render_documents(args, stdin, notes, tokens)
+    except UsageError as error:
+        # Errors may echo a template or override value: never the workload's token.
+        raise UsageError(_message_masker(frozenset(tokens)).text(str(error))) from None
     finally:
+        masker = _message_masker(frozenset(tokens))
         for note in notes:
-            print(f"k8s-workloads render {args.kind}: warning: {note}", file=err)
+            line = f"k8s-workloads render {args.kind}: warning: {note}"
+            print(printable(masker.text(line)), file=err)
     if not args.no_redact:
         documents = redact_manifests(documents)
     if args.output == "json":
-        shown: object = documents[0] if len(documents) == 1 else documents
-        print(json.dumps(shown, indent=2), file=out)
+        document: object = documents[0] if len(documents) == 1 else documents
+        try:
+            text = json.dumps(document, indent=2, allow_nan=False)
+        except ValueError as error:  # YAML's .nan and .inf: JSON has neither
+            where = _non_finite_at(document)
+            if where is None:
+                raise UsageError(f"-o json: {error}") from None
+            raise UsageError(
+                f"-o json: {where} is NaN or infinite, which JSON cannot write "
+                "(nor the API server read)"
+            ) from None
+        print(text, file=out)
     else:
         # Wide lines: the workload JSON in args stays on one line, as kubectl shows it.
         out.write(yaml.safe_dump_all(documents, sort_keys=False, allow_unicode=True, width=1 << 20))
@@ -418,7 +463,7 @@ def _parse_now(text: str) -> datetime.datetime:
         parsed = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise UsageError(
-            f"--now {text!r}: not an ISO 8601 date and time (e.g. 2026-06-07T10:15:00Z)"
+            f"--now {shown(text)}: not an ISO 8601 date and time (e.g. 2026-06-07T10:15:00Z)"
         ) from None
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=datetime.timezone.utc)
 
@@ -525,29 +570,31 @@ def _resolution_json(
     return record
 
 
-# Control characters (a newline in a pod's status message could forge a line of output,
-# an escape sequence could rewrite the terminal) and lone surrogates (which UTF-8 cannot
-# write) are shown escaped, as Python writes them in a string literal.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-
-
-def _printable(text: str) -> str:
-    """``text`` safe for one line of terminal output: nothing unprintable left raw."""
-    return _UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], text)
-
-
-def _resolution_text(item: WatchInput, resolution: Resolution, *, explain: bool) -> str:
+def _resolution_text(
+    item: WatchInput, resolution: Resolution, *, explain: bool, masker: _Masker
+) -> str:
     pod = "-"
     if resolution.pod_name is not None:
         pod = f"{resolution.namespace or '-'}/{resolution.pod_name}"
     state = "-" if resolution.state is None else resolution.state.value
-    line = _printable(
+    summary = (
         f"{pod} {key_to_text(resolution.key)} {resolution.outcome.value} {state} "
         f"{resolution.reason}"
     )
+    lines = [summary]
     if explain:
-        line = "\n".join([line, *map(_printable, _explain_lines(item, resolution))])
-    return line
+        lines += _explain_lines(item, resolution)
+    # Each line escaped on its own: no value can add a line or move the cursor.
+    return "\n".join(printable(masker.text(line)) for line in lines)
+
+
+def _event_masker(item: WatchInput) -> _Masker:
+    """Masks the event's pod's own token (from its args) and anything token-shaped."""
+    from k8s_workloads.payload import _message_masker, _pod_args_tokens  # noqa: PLC0415
+
+    event = getattr(item, "event", None)
+    pod = event.get("object") if isinstance(event, dict) else None
+    return _message_masker(_pod_args_tokens(pod))
 
 
 def _print_summary(counts: dict[str, int], out: TextIO, *, as_json: bool) -> None:
@@ -611,20 +658,22 @@ def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) 
             if isinstance(item, MalformedInput) or resolution is None:
                 error = item.error if isinstance(item, MalformedInput) else "unreadable"
                 counts[malformed] = counts.get(malformed, 0) + 1
-                print(f"k8s-workloads resolve: line {item.line}: {_printable(error)}", file=err)
+                print(f"k8s-workloads resolve: line {item.line}: {one_line(error)}", file=err)
                 err.flush()
                 continue
             counts[resolution.outcome.value] = counts.get(resolution.outcome.value, 0) + 1
+            masker = _event_masker(item)
             if resolution.outcome is Outcome.MALFORMED:
-                reason = _printable(resolution.reason)
+                reason = printable(masker.text(resolution.reason))
                 print(f"k8s-workloads resolve: line {item.line}: {reason}", file=err)
                 err.flush()
                 continue
             if args.json:
-                shown = json.dumps(_resolution_json(item, resolution, explain=args.explain))
+                record = _resolution_json(item, resolution, explain=args.explain)
+                text = json.dumps(masker.json_value(record))
             else:
-                shown = _resolution_text(item, resolution, explain=args.explain)
-            print(shown, file=out)
+                text = _resolution_text(item, resolution, explain=args.explain, masker=masker)
+            print(text, file=out)
             out.flush()
     except KeyboardInterrupt:  # the usual end of watching a live stream
         if args.summary:
@@ -871,5 +920,5 @@ def main(
         return _demo(out)
     except (UsageError, InvalidVersion) as error:
         command = f"{args.command} {args.kind}" if args.command == "render" else args.command
-        print(f"k8s-workloads {command}: {error}", file=err)
+        print(one_line(f"k8s-workloads {command}: {error}"), file=err)
         return 2

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from k8s_workloads._display import shown
 from k8s_workloads.compat import supports_callbacks
 from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
@@ -81,11 +82,11 @@ def _string(annotations: Mapping[str, object], field: str) -> str:
 
 def _integer(text: str, field: str, pattern: re.Pattern[str]) -> int:
     if pattern.fullmatch(text) is None:
-        raise InvalidAnnotations(field, f"not an integer: {text!r}")
+        raise InvalidAnnotations(field, f"not an integer: {shown(text)}")
     try:
         return int(text)
     except ValueError:  # more digits than int() accepts from text
-        raise InvalidAnnotations(field, f"integer too long: {text[:20]!r}...") from None
+        raise InvalidAnnotations(field, f"integer too long: {shown(text, limit=20)}") from None
 
 
 def _decode_callback(annotations: Mapping[str, object], airflow_version: str | None) -> CallbackKey:
@@ -156,7 +157,7 @@ def annotations_to_key(
         workload_type = labels.get(WORKLOAD_TYPE_LABEL)
         if workload_type is not None and workload_type != CALLBACK_WORKLOAD_TYPE:
             raise InvalidAnnotations(
-                WORKLOAD_TYPE_LABEL, f"unknown workload type {workload_type!r}"
+                WORKLOAD_TYPE_LABEL, f"unknown workload type {shown(workload_type)}"
             )
     if is_callback_pod(annotations, labels):
         return _decode_callback(annotations, airflow_version)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from k8s_workloads._display import shown
+
 __all__ = [
     "CALLBACKS_MIN_VERSION",
     "CallbackWorkloadsUnsupported",
@@ -60,10 +62,10 @@ def release_tuple(version: str) -> tuple[int, int, int]:
     """
     match = _PEP440_VERSION.match(version)
     if match is None:
-        raise InvalidVersion(f"not a PEP 440 version: {version!r}")
+        raise InvalidVersion(f"not a PEP 440 version: {shown(version)}")
     if match.group("epoch") not in (None, "0"):
         # An epoch resets ordering; Airflow has never used one, so refuse to guess.
-        raise InvalidVersion(f"versions with an epoch are not Airflow versions: {version!r}")
+        raise InvalidVersion(f"versions with an epoch are not Airflow versions: {shown(version)}")
     parts = [int(part) for part in match.group("release").split(".")[:3]]
     parts += [0] * (3 - len(parts))
     return (parts[0], parts[1], parts[2])

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from k8s_workloads._display import shown
 from k8s_workloads._json import as_int
 from k8s_workloads._json import as_list as _list
 from k8s_workloads._json import as_map as _map
@@ -250,7 +251,9 @@ def resolve_event(
         )
     if event_type not in {"ADDED", "MODIFIED", "DELETED"}:
         return Resolution(
-            Outcome.MALFORMED, f"unknown watch event type {event_type!r}", event_type=event_type
+            Outcome.MALFORMED,
+            f"unknown watch event type {shown(event_type)}",
+            event_type=event_type,
         )
     return _resolve_pod(event_type, obj, metadata, resource_version, config=config, now=now)
 
@@ -374,7 +377,7 @@ def _resolve_pod(
     phase = pod.status.get("phase")
     handler = _PHASES.get(phase) if isinstance(phase, str) else None
     if handler is None:
-        return pod.resolution(Outcome.UNKNOWN_PHASE, f"pod phase {phase!r}: nothing to report")
+        return pod.resolution(Outcome.UNKNOWN_PHASE, f"pod phase {shown(phase)}: nothing to report")
     return handler(pod)
 
 

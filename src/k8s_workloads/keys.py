@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
+from k8s_workloads._display import shown
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -39,7 +41,7 @@ class InvalidKey(ValueError):
 def _non_empty_str(owner: str) -> _Validator:
     def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if not isinstance(value, str) or not value:
-            msg = f"{owner}.{attribute.name} must be a non-empty string, got {value!r}"
+            msg = f"{owner}.{attribute.name} must be a non-empty string, got {shown(value)}"
             raise InvalidKey(msg, field=attribute.name)
 
     return check
@@ -50,7 +52,7 @@ def _optional_run_id(_instance: object, _attribute: attrs.Attribute[Any], value:
     # round-trip through a pod; None is the one spelling of "no run id".
     if value is not None and (not isinstance(value, str) or not value):
         raise InvalidKey(
-            f"TaskInstanceKey.run_id must be a non-empty string or None, got {value!r}",
+            f"TaskInstanceKey.run_id must be a non-empty string or None, got {shown(value)}",
             field="run_id",
         )
 
@@ -58,7 +60,7 @@ def _optional_run_id(_instance: object, _attribute: attrs.Attribute[Any], value:
 def _int_at_least(owner: str, minimum: int) -> _Validator:
     def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            msg = f"{owner}.{attribute.name} must be an int >= {minimum}, got {value!r}"
+            msg = f"{owner}.{attribute.name} must be an int >= {minimum}, got {shown(value)}"
             raise InvalidKey(msg, field=attribute.name)
 
     return check
@@ -97,7 +99,7 @@ class TaskInstanceKey:
         if isinstance(fields, (str, bytes)) or len(fields) != 5:
             raise InvalidKey(
                 "a task instance key tuple has five fields "
-                f"(dag_id, task_id, run_id, try_number, map_index), got {fields!r}"
+                f"(dag_id, task_id, run_id, try_number, map_index), got {shown(fields)}"
             )
         dag_id, task_id, run_id, try_number, map_index = fields
         return cls(dag_id, task_id, run_id, try_number, map_index)
@@ -107,16 +109,16 @@ def _canonical_uuid(_instance: object, _attribute: attrs.Attribute[Any], value: 
     # Airflow coerces callback ids to ``str(uuid)``; anything else would make pod names,
     # annotations and equality depend on how the id happened to be spelled.
     if not isinstance(value, str):
-        raise InvalidKey(f"CallbackKey.id must be a UUID string, got {value!r}", field="id")
+        raise InvalidKey(f"CallbackKey.id must be a UUID string, got {shown(value)}", field="id")
     try:
         canonical = str(uuid.UUID(value))
     except ValueError:
-        msg = f"CallbackKey.id must be a UUID string, got {value!r}"
+        msg = f"CallbackKey.id must be a UUID string, got {shown(value)}"
         raise InvalidKey(msg, field="id") from None
     if canonical != value:
         raise InvalidKey(
             f"CallbackKey.id must be a canonical (lower-case, hyphenated) UUID: "
-            f"got {value!r}, expected {canonical!r}",
+            f"got {shown(value)}, expected {canonical!r}",
             field="id",
         )
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from k8s_workloads._display import shown
 from k8s_workloads.validation import (
     DNS1123_SUBDOMAIN_MAX_LENGTH,
     LABEL_VALUE_MAX_LENGTH,
@@ -106,7 +107,11 @@ class InvalidDateLabel(ValueError):
 
 
 def _short_hash(value: str) -> str:
-    return hashlib.md5(value.encode(), usedforsecurity=False).hexdigest()[:_HASH_LENGTH]
+    # The provider's value.encode(); "surrogatepass" gives the same bytes for every string
+    # UTF-8 can encode, and bytes still distinct for one with a lone surrogate (on which
+    # the provider raises).
+    data = value.encode("utf-8", "surrogatepass")
+    return hashlib.md5(data, usedforsecurity=False).hexdigest()[:_HASH_LENGTH]
 
 
 def make_safe_label_value(value: str) -> str:
@@ -215,11 +220,11 @@ def label_safe_datestring_to_datetime(value: str) -> datetime.datetime:
     try:
         parsed = datetime.datetime.fromisoformat(text)
     except ValueError:
-        raise InvalidDateLabel(f"not a label-safe date string: {value!r}") from None
+        raise InvalidDateLabel(f"not a label-safe date string: {shown(value)}") from None
     # fromisoformat rounds some offsets (sub-second ones on 3.11); never return a date
     # that would not write the same label back.
     if datetime_to_label_safe_datestring(parsed) != value:
-        raise InvalidDateLabel(f"{value!r} does not read back to the same date")
+        raise InvalidDateLabel(f"{shown(value)} does not read back to the same date")
     return parsed
 
 

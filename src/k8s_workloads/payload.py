@@ -27,7 +27,9 @@ Secure mode
 Redaction
     :func:`redact_manifest` / :func:`redact_manifests` return deep copies with every
     token masked as ``***REDACTED***``, for logs, error messages and ``--dry-run``
-    output; see :func:`redact_manifests` for exactly what is found.
+    output; see :func:`redact_manifests` for exactly what is found. Messages and the
+    CLI's text outputs also mask tokens they find by shape (JWTs, ``token`` fields), and
+    ``resolve`` masks the tokens of each pod's ``--json-string`` args in what it prints.
 
 Everything here is pure: no Kubernetes client, no I/O.
 """
@@ -37,6 +39,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -44,6 +47,7 @@ from typing import Any
 
 import attrs
 
+from k8s_workloads._display import REDACTED, mask_token_shaped, shown
 from k8s_workloads._json import as_list, as_map
 from k8s_workloads.pods import BASE_CONTAINER_NAME, EXECUTE_WORKLOAD_MODULE
 from k8s_workloads.validation import (
@@ -76,8 +80,6 @@ __all__ = [
     "workload_secret_name",
 ]
 
-REDACTED = "***REDACTED***"
-"""What a token is replaced by."""
 WORKLOAD_VOLUME_NAME = "airflow-workload"
 """The name of the secret volume (and of its mount) in the pod."""
 WORKLOAD_MOUNT_PATH = "/run/secrets/airflow-workload"
@@ -99,6 +101,7 @@ SECRET_SIZE_LIMIT_BYTES = 1024 * 1024
 _SECRET_NAME_SUFFIX = "-workload"  # noqa: S105 - a name, not a password
 _WORKLOAD_ARG = "--json-string"
 _SHORTEST_FLAG = len("--json-s")
+_FLAG_START = _WORKLOAD_ARG[:_SHORTEST_FLAG]
 _TOKEN_KEY = "token"  # noqa: S105 - the key that holds a token, not one
 
 
@@ -294,8 +297,8 @@ def attach_secure_payload(manifest: Mapping[str, Any], payload: SecurePayload) -
     pod_namespace = as_map(pod.get("metadata")).get("namespace")
     if pod_namespace is not None and pod_namespace != payload.namespace:
         raise PayloadConflict(
-            f"the pod is in namespace {pod_namespace!r} but the Secret in "
-            f"{payload.namespace!r}; a pod can mount Secrets of its own namespace only"
+            f"the pod is in namespace {shown(pod_namespace)} but the Secret in "
+            f"{shown(payload.namespace)}; a pod can mount Secrets of its own namespace only"
         )
     spec = pod.get("spec")
     base = next(
@@ -321,7 +324,7 @@ def attach_secure_payload(manifest: Mapping[str, Any], payload: SecurePayload) -
         ):
             raise PayloadConflict(
                 f"the {BASE_CONTAINER_NAME!r} container already mounts "
-                f"{mount.get('name')!r} at {mount.get('mountPath')!r}"
+                f"{shown(mount.get('name'))} at {shown(mount.get('mountPath'))}"
             )
     volumes.append(_plain_copy(payload.volume))
     mounts.append(_plain_copy(payload.volume_mount))
@@ -431,13 +434,19 @@ def _spellings(token: str) -> set[str]:
 
 
 class _Masker:
-    def __init__(self, tokens: Iterable[str]) -> None:
+    def __init__(self, tokens: Iterable[str], *, token_shaped: bool = False) -> None:
         spellings = {spelling for token in tokens if token for spelling in _spellings(token)}
         # Longest first, so that an escaped spelling wins over a raw one it contains.
         ordered = sorted(spellings, key=lambda s: (-len(s), s))
         self.pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self.token_shaped = token_shaped
+        """Also mask what looks like a token (messages; never data, such as manifests)."""
 
     def text(self, value: str) -> str:
+        masked = self._known(value)
+        return mask_token_shaped(masked) if self.token_shaped else masked
+
+    def _known(self, value: str) -> str:
         if self.pattern is None:
             return value
         masked = self.pattern.sub(REDACTED, value)
@@ -473,7 +482,12 @@ class _Masker:
         if ok and reparsed == wanted:
             return masked
         # A token that is also JSON syntax (or spelt with other escapes): rewrite.
-        return json.dumps(wanted, separators=(",", ":"), ensure_ascii=False)
+        rewritten = json.dumps(wanted, separators=(",", ":"), ensure_ascii=False)
+        try:
+            rewritten.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate ("\ud800" in the text): keep it escaped
+            return json.dumps(wanted, separators=(",", ":"))
+        return rewritten
 
     def secret_data(self, value: object) -> object:
         text = _decode_data(value)
@@ -525,6 +539,38 @@ class _Masker:
             else:
                 result[new_key] = self.value(item)
         return result
+
+
+def _pod_args_tokens(pod: object) -> frozenset[str]:
+    """The tokens in a pod's ``--json-string`` container and init container args."""
+    spec = as_map(as_map(pod).get("spec"))
+    found: frozenset[str] = frozenset()
+    for kind in ("containers", "initContainers"):
+        for container in as_list(spec.get(kind)):
+            for field in ("args", "command"):
+                items = as_list(as_map(container).get(field))
+                for index, item in enumerate(items):
+                    # Cheap first: only a workload flag starts a payload, there or next.
+                    if not (isinstance(item, str) and item.startswith(_FLAG_START)):
+                        continue
+                    for at in (index, index + 1):
+                        payload = _json_string_payload(items, at) if at < len(items) else None
+                        if payload is not None:
+                            found |= _workload_tokens(payload)
+    return found
+
+
+@functools.lru_cache(maxsize=256)  # every event of a pod repeats its args: parse them once
+def _workload_tokens(text: str) -> frozenset[str]:
+    found: set[str] = set()
+    _collect_json_text(text, found)
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=64)  # a watch stream shows each pod (and its token) many times
+def _message_masker(tokens: frozenset[str] = frozenset()) -> _Masker:
+    """A masker for messages and text output: ``tokens``, and anything token-shaped."""
+    return _Masker(tokens, token_shaped=True)
 
 
 def redact_manifests(manifests: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from k8s_workloads._display import shown
 from k8s_workloads._json import as_list, as_map
 from k8s_workloads.codec import key_to_annotations
 from k8s_workloads.compat import require_callback_support
@@ -64,6 +65,7 @@ BASE_CONTAINER_NAME = "base"
 """The worker container's name; the provider reads logs from it."""
 EXECUTOR_POD_ENV = {"name": "AIRFLOW_IS_K8S_EXECUTOR_POD", "value": "True"}
 EXECUTE_WORKLOAD_MODULE = "airflow.sdk.execution_time.execute_workload"
+_ERROR_LENGTH = 300  # of a caught error's repr in a message (it may echo a template value)
 
 MutationHook: TypeAlias = Callable[[Manifest], "Manifest | None"]
 """Called with the final manifest; mutates it in place (returns None) or returns a new one.
@@ -141,7 +143,9 @@ def _apply_hook(manifest: Manifest, hook: MutationHook) -> Manifest:
     try:
         returned = hook(manifest)
     except Exception as error:  # any failure of user code is reported, typed, with its cause
-        raise PodMutationHookError(f"the pod mutation hook raised {error!r}") from error
+        raise PodMutationHookError(
+            f"the pod mutation hook raised {shown(error, limit=_ERROR_LENGTH)}"
+        ) from error
     result = manifest if returned is None else returned
     if not isinstance(result, dict):
         raise PodMutationHookError(
@@ -170,12 +174,12 @@ class _Identity:
         found_annotations = as_map(metadata.get("annotations"))
         found_labels = as_map(metadata.get("labels"))
         problems = [
-            f"annotation {key!r} is {found_annotations.get(key)!r}, expected {value!r}"
+            f"annotation {key!r} is {shown(found_annotations.get(key))}, expected {shown(value)}"
             for key, value in self.annotations.items()
             if found_annotations.get(key) != value
         ]
         problems += [
-            f"label {key!r} is {found_labels.get(key)!r}, expected {value!r}"
+            f"label {key!r} is {shown(found_labels.get(key))}, expected {shown(value)}"
             for key, value in self.labels.items()
             if found_labels.get(key) != value
         ]
@@ -231,7 +235,9 @@ def _finish(
     except PodReconciliationError:
         raise
     except (TypeError, ValueError, KeyError, AttributeError) as error:
-        raise PodReconciliationError(f"the pods could not be merged: {error!r}") from error
+        raise PodReconciliationError(
+            f"the pods could not be merged: {shown(error, limit=_ERROR_LENGTH)}"
+        ) from error
     identity.check(merged, stage="the template or pod_override", error=PodReconciliationError)
     if hook is None:
         return merged

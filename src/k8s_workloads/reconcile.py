@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias, cast
 
+from k8s_workloads._display import path_part, shown
+
 __all__ = [
     "Manifest",
     "PodReconciliationError",
@@ -79,9 +81,9 @@ def _general_copy(value: object, where: str) -> Any:  # noqa: ANN401 - JSON valu
         copied: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise PodReconciliationError(f"{where}: keys must be strings, got {key!r}")
+                raise PodReconciliationError(f"{where}: keys must be strings, got {shown(key)}")
             if item is not None:
-                copied[key] = _general_copy(item, f"{where}.{key}")
+                copied[key] = _general_copy(item, where + path_part(key))
         return copied
     if isinstance(value, (list, tuple)):
         return [_general_copy(item, f"{where}[{index}]") for index, item in enumerate(value)]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypedDict, T
 
 import attrs
 
+from k8s_workloads._display import REDACTED
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 
 if TYPE_CHECKING:
@@ -151,7 +152,6 @@ def _str_tuple(command: Iterable[str]) -> tuple[str, ...]:
     return tuple(command)
 
 
-_REDACTED = "***REDACTED***"
 _WORKLOAD_FLAG = "--json-string"
 
 
@@ -168,9 +168,9 @@ def _command_repr(command: tuple[str, ...]) -> str:
     for arg in command:
         flag, equals, _ = arg.partition("=")
         if hide_next:
-            shown.append(_REDACTED)
+            shown.append(REDACTED)
         elif equals and _workload_flag(flag):
-            shown.append(f"{flag}={_REDACTED}")
+            shown.append(f"{flag}={REDACTED}")
         else:
             shown.append(arg)
         hide_next = not equals and _workload_flag(arg)

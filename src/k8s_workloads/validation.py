@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import TypeAlias
 
+from k8s_workloads._display import path_part, shown
 from k8s_workloads._json import as_list, as_map
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "InvalidLabelValue",
     "InvalidPodName",
     "NamingRuleViolation",
+    "UnencodableString",
     "annotation_errors",
     "container_name_errors",
     "dns1123_label_errors",
@@ -112,6 +115,16 @@ class DuplicateContainerName(NamingRuleViolation):
     """Two containers of one pod share a name."""
 
 
+class UnencodableString(NamingRuleViolation):
+    """A string holds a lone surrogate (U+D800 to U+DFFF), which UTF-8 cannot encode.
+
+    JSON and YAML can spell one (``"\\ud800"``) and Python reads it, but the API server
+    would store U+FFFD in its place: an annotation would no longer read back as written.
+    A high surrogate followed by a low one (a pair, as YAML reads ``"\\ud83d\\ude80"``)
+    reaches the API server as the one character it spells, so it is not reported.
+    """
+
+
 def is_dns1123_label(value: str) -> bool:
     """Whether ``value`` is a DNS-1123 label."""
     return len(value) <= DNS1123_LABEL_MAX_LENGTH and _DNS1123_LABEL.fullmatch(value) is not None
@@ -150,11 +163,11 @@ def dns1123_label_errors(value: object, *, field: str) -> list[NamingRuleViolati
     if is_dns1123_label(value):
         return []
     if len(value) > DNS1123_LABEL_MAX_LENGTH:
-        return [InvalidDNS1123Label(field, f"{value!r} is longer than 63 characters")]
+        return [InvalidDNS1123Label(field, f"{shown(value)} is longer than 63 characters")]
     return [
         InvalidDNS1123Label(
             field,
-            f"{value!r} must consist of lower-case alphanumerics or '-' and start and end "
+            f"{shown(value)} must consist of lower-case alphanumerics or '-' and start and end "
             "with an alphanumeric",
         )
     ]
@@ -167,11 +180,15 @@ def dns1123_subdomain_errors(value: object, *, field: str) -> list[NamingRuleVio
     if is_dns1123_subdomain(value):
         return []
     if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        return [InvalidDNS1123Subdomain(field, f"{value[:40]!r}... is longer than 253 characters")]
+        return [
+            InvalidDNS1123Subdomain(
+                field, f"{shown(value, limit=40)} is longer than 253 characters"
+            )
+        ]
     return [
         InvalidDNS1123Subdomain(
             field,
-            f"{value!r} must consist of lower-case alphanumerics, '-' or '.' and start and "
+            f"{shown(value)} must consist of lower-case alphanumerics, '-' or '.' and start and "
             "end with an alphanumeric",
         )
     ]
@@ -182,12 +199,14 @@ def pod_name_errors(value: object, *, field: str = "metadata.name") -> list[Nami
     if not isinstance(value, str):
         return _not_a_string(field, value, InvalidPodName)
     if len(value) > POD_NAME_MAX_LENGTH:
-        return [InvalidPodName(field, f"{value!r} is longer than {POD_NAME_MAX_LENGTH} characters")]
+        return [
+            InvalidPodName(field, f"{shown(value)} is longer than {POD_NAME_MAX_LENGTH} characters")
+        ]
     if _DNS1123_SUBDOMAIN.fullmatch(value) is None:
         return [
             InvalidPodName(
                 field,
-                f"{value!r} must consist of lower-case alphanumerics, '-' or '.' and start "
+                f"{shown(value)} must consist of lower-case alphanumerics, '-' or '.' and start "
                 "and end with an alphanumeric",
             )
         ]
@@ -204,22 +223,22 @@ def _key_errors(
     elif len(parts) == 2:
         prefix, name = parts
     else:
-        return [error(field, f"{key!r} may contain at most one '/'")]
+        return [error(field, f"{shown(key)} may contain at most one '/'")]
     found: list[NamingRuleViolation] = []
     if prefix is not None:
         if not prefix:
-            found.append(error(field, f"{key!r} has an empty prefix before '/'"))
+            found.append(error(field, f"{shown(key)} has an empty prefix before '/'"))
         elif not is_dns1123_subdomain(prefix):
-            found.append(error(field, f"the prefix of {key!r} must be a DNS-1123 subdomain"))
+            found.append(error(field, f"the prefix of {shown(key)} must be a DNS-1123 subdomain"))
     if not name:
-        found.append(error(field, f"{key!r} has an empty name part"))
+        found.append(error(field, f"{shown(key)} has an empty name part"))
     elif len(name) > LABEL_VALUE_MAX_LENGTH:
-        found.append(error(field, f"the name part of {key!r} is longer than 63 characters"))
+        found.append(error(field, f"the name part of {shown(key)} is longer than 63 characters"))
     elif _QUALIFIED_NAME.fullmatch(name) is None:
         found.append(
             error(
                 field,
-                f"the name part of {key!r} must consist of alphanumerics, '-', '_' or '.' "
+                f"the name part of {shown(key)} must consist of alphanumerics, '-', '_' or '.' "
                 "and start and end with an alphanumeric",
             )
         )
@@ -240,19 +259,17 @@ def label_value_errors(value: object, *, field: str) -> list[NamingRuleViolation
     if is_label_value(value):
         return []
     if len(value) > LABEL_VALUE_MAX_LENGTH:
-        return [InvalidLabelValue(field, f"{value!r} is longer than 63 characters")]
+        return [InvalidLabelValue(field, f"{shown(value)} is longer than 63 characters")]
     return [
         InvalidLabelValue(
             field,
-            f"{value!r} must be empty or consist of alphanumerics, '-', '_' or '.' and start "
+            f"{shown(value)} must be empty or consist of alphanumerics, '-', '_' or '.' and start "
             "and end with an alphanumeric",
         )
     ]
 
 
-def label_errors(
-    labels: object, *, field: str = "metadata.labels"
-) -> list[NamingRuleViolation]:
+def label_errors(labels: object, *, field: str = "metadata.labels") -> list[NamingRuleViolation]:
     """Violations in a whole label mapping (keys and values)."""
     if labels is None:
         return []
@@ -260,7 +277,7 @@ def label_errors(
         return [InvalidLabelKey(field, f"must be a mapping, got {type(labels).__name__}")]
     found: list[NamingRuleViolation] = []
     for key, value in labels.items():
-        entry = f"{field}[{key!r}]"
+        entry = f"{field}[{shown(key)}]"
         found += label_key_errors(key, field=entry)
         found += label_value_errors(value, field=entry)
     return found
@@ -277,7 +294,7 @@ def annotation_errors(
     found: list[NamingRuleViolation] = []
     total = 0
     for key, value in annotations.items():
-        entry = f"{field}[{key!r}]"
+        entry = f"{field}[{shown(key)}]"
         if not isinstance(key, str):
             found += _not_a_string(entry, key, InvalidAnnotationKey)
             continue
@@ -286,8 +303,10 @@ def annotation_errors(
         if not isinstance(value, str):
             found += _not_a_string(entry, value, InvalidAnnotationKey)
             continue
-        # Go's len() counts bytes, not code points.
-        total += len(key.encode()) + len(value.encode())
+        # Go's len() counts bytes, not code points. A lone surrogate cannot be encoded
+        # (validate_manifest reports it); counted as its 3 bytes, it never raises here.
+        total += len(key.encode("utf-8", "surrogatepass"))
+        total += len(value.encode("utf-8", "surrogatepass"))
     if total > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
         found.append(
             AnnotationsTooLarge(
@@ -318,8 +337,110 @@ def _container_name_errors(named: Iterable[tuple[str, object]]) -> list[NamingRu
         found += dns1123_label_errors(name, field=field)
         if isinstance(name, str):
             if name in seen:
-                found.append(DuplicateContainerName(field, f"{name!r} is used twice"))
+                found.append(DuplicateContainerName(field, f"{shown(name)} is used twice"))
             seen.add(name)
+    return found
+
+
+# Lone surrogates: what Python strings may hold and UTF-8 (RFC 3629) may not. A high one
+# followed by a low one is a pair (YAML reads "\ud83d\ude80" so, one half at a time):
+# the JSON the client sends spells it the same way, and the API server reads one
+# character back, so only a half without its partner is lost.
+_LONE_SURROGATE = re.compile(
+    "[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
+)
+# Mappings whose keys validate_manifest names as field[key], as the label rules do.
+_KEYED_FIELDS = (("metadata", "labels"), ("metadata", "annotations"))
+
+# A path as a chain (parent, key), built in O(1) a step and written out only when
+# reported: most manifests have no lone surrogate, and then no path is ever written.
+_Path: TypeAlias = "tuple[_Path, object] | None"
+
+
+def _path_keys(path: _Path) -> list[object]:
+    keys: list[object] = []
+    while path is not None:
+        path, key = path
+        keys.append(key)
+    keys.reverse()
+    return keys
+
+
+def _charset_checked(path: _Path, *, is_key: bool) -> bool:
+    """Whether a naming rule of validate_manifest already rejects any lone surrogate here:
+    the pod name and namespace, label keys and values, annotation keys, container names."""
+    keys = _path_keys(path)
+    if len(keys) == 2 and keys[0] == "metadata":
+        return keys[1] in {"name", "namespace"} and not is_key
+    if len(keys) == 3 and tuple(keys[:2]) in _KEYED_FIELDS:
+        return is_key or keys[1] == "labels"
+    return (
+        len(keys) == 4
+        and keys[0] == "spec"
+        and keys[1] in {"containers", "initContainers", "ephemeralContainers"}
+        and keys[3] == "name"
+        and not is_key
+    )
+
+
+def _path_text(path: _Path) -> str:
+    keys = _path_keys(path)
+    text = ""
+    for depth, key in enumerate(keys):
+        if depth == 2 and tuple(keys[:2]) in _KEYED_FIELDS:
+            text += f"[{shown(key)}]"
+        else:
+            text += path_part(key)
+    return text.lstrip(".") or "pod"
+
+
+def _surrogate_at(text: str) -> int:
+    """The index of ``text``'s first lone surrogate, or -1."""
+    if text.isascii():
+        return -1
+    found = _LONE_SURROGATE.search(text)
+    return -1 if found is None else found.start()
+
+
+def _unencodable(text: str, path: _Path, *, what: str) -> UnencodableString:
+    index = _surrogate_at(text)
+    return UnencodableString(
+        _path_text(path),
+        f"{what}{shown(text)} holds a lone surrogate (\\u{ord(text[index]):04x} at index "
+        f"{index}), which UTF-8 cannot encode",
+    )
+
+
+def _unencodable_strings(manifest: object) -> list[UnencodableString]:
+    """A violation for each key or string value anywhere in ``manifest`` that UTF-8 cannot
+    encode; iterative (any depth), visiting each container once (aliases, cycles)."""
+    found: list[UnencodableString] = []
+    pending: list[tuple[_Path, object]] = [(None, manifest)]
+    seen: set[int] = set()
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, str):
+            if _surrogate_at(value) >= 0 and not _charset_checked(path, is_key=False):
+                found.append(_unencodable(value, path, what=""))
+            continue
+        if isinstance(value, Mapping):
+            items: list[tuple[object, object]] = list(value.items())
+        elif isinstance(value, (list, tuple)):
+            items = list(enumerate(value))
+        else:
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        for key, item in reversed(items):
+            child = (path, key)
+            if (
+                isinstance(key, str)
+                and _surrogate_at(key) >= 0
+                and not _charset_checked(child, is_key=True)
+            ):
+                found.append(_unencodable(key, child, what="the key "))
+            pending.append((child, item))
     return found
 
 
@@ -328,7 +449,9 @@ def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
 
     Checks the pod name (DNS-1123 subdomain within 63), namespace (DNS-1123 label),
     label keys and values, annotation keys and total size, and the names of all
-    containers, init containers and ephemeral containers (DNS-1123 labels, unique).
+    containers, init containers and ephemeral containers (DNS-1123 labels, unique); and
+    that every string, anywhere, can be encoded as UTF-8 (:class:`UnencodableString`
+    for a lone surrogate where no rule above already rejects it). Never raises.
     Types and unknown fields are the schema's business (``kubernetes-validate``).
     """
     pod = as_map(manifest)
@@ -347,4 +470,5 @@ def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
         for kind in ("containers", "initContainers", "ephemeralContainers")
         for index, container in enumerate(as_list(spec.get(kind)))
     ]
-    return found + _container_name_errors(named)
+    found += _container_name_errors(named)
+    return found + _unencodable_strings(manifest)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from k8s_workloads._display import one_line, shown
 from k8s_workloads.sim.report import (
     Anomaly,
     EmittedEvent,
@@ -90,12 +91,12 @@ def run_simulation_cli(path: str | None, *, out: TextIO, err: TextIO, fmt: str =
     Without a path the bundled default scenario runs.
     """
     if fmt not in {"text", "json"}:
-        err.write(f"k8s-workloads simulate: unknown output format {fmt!r} (text or json)\n")
+        err.write(f"k8s-workloads simulate: unknown output format {shown(fmt)} (text or json)\n")
         return 2
     try:
         scenario = load_scenario(path) if path is not None else load_bundled_scenario()
     except ScenarioError as error:
-        err.write(f"k8s-workloads simulate: {error}\n")
+        err.write(one_line(f"k8s-workloads simulate: {error}") + "\n")
         return 2
     result = simulate(scenario)
     if fmt == "json":

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from k8s_workloads._display import one_line
+
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
@@ -175,47 +177,58 @@ class SimulationResult:
         }
 
     def format_text(self) -> str:
-        lines = [f"Scenario {self.name} (seed {self.seed}, Airflow {self.config.airflow_version})"]
-        width = max((len(entry.pod or "-") for entry in self.timeline), default=1)
+        """The report as text: every value from the scenario on one line, escaped (a
+        newline in a status message cannot forge a line), token-shaped content masked."""
+        name, version = one_line(self.name), one_line(self.config.airflow_version)
+        lines = [f"Scenario {name} (seed {self.seed}, Airflow {version})"]
+        pods = [one_line(entry.pod or "-") for entry in self.timeline]
+        width = max(map(len, pods), default=1)
         lines.extend(
-            f"t={entry.t:>3}  {(entry.pod or '-'):<{width}}  {entry.text}"
-            for entry in self.timeline
+            f"t={entry.t:>3}  {pod:<{width}}  {one_line(entry.text)}"
+            for entry, pod in zip(self.timeline, pods, strict=True)
         )
         lines.append("")
         lines.extend(_table(self.workloads))
         if self.pods_left:
             lines.append("")
-            lines.append("pods left in the cluster: " + ", ".join(self.pods_left))
+            lines.append("pods left in the cluster: " + one_line(", ".join(self.pods_left)))
         if self.anomalies:
             lines.append("")
             lines.extend(
-                f"ANOMALY t={anomaly.t} {anomaly.kind}"
-                + (f" [{anomaly.workload}]" if anomaly.workload else "")
-                + f": {anomaly.message}"
+                one_line(
+                    f"ANOMALY t={anomaly.t} {anomaly.kind}"
+                    + (f" [{anomaly.workload}]" if anomaly.workload else "")
+                    + f": {anomaly.message}"
+                )
                 for anomaly in self.anomalies
             )
         lines.append("")
-        lines.append(self.summary())
+        lines.append(one_line(self.summary()))
         return "\n".join(lines) + "\n"
 
 
 def _table(reports: Sequence[WorkloadReport]) -> list[str]:
     header = ("workload", "kind", "key", "end state", "pods", "launches", "final events", "notes")
     rows = [
-        (
-            report.id,
-            report.kind,
-            report.key,
-            report.end_state
-            + (
-                f" (expected {report.expected})"
-                if report.expected not in {None, report.end_state}
-                else ""
-            ),
-            ", ".join(report.pods) or "-",
-            str(report.launches),
-            str(report.terminal_events),
-            "; ".join(report.notes),
+        tuple(
+            map(
+                one_line,
+                (
+                    report.id,
+                    report.kind,
+                    report.key,
+                    report.end_state
+                    + (
+                        f" (expected {report.expected})"
+                        if report.expected not in {None, report.end_state}
+                        else ""
+                    ),
+                    ", ".join(report.pods) or "-",
+                    str(report.launches),
+                    str(report.terminal_events),
+                    "; ".join(report.notes),
+                ),
+            )
         )
         for report in reports
     ]

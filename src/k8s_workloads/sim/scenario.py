@@ -92,6 +92,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeAlias
 import attrs
 import yaml
 
+from k8s_workloads._display import shown
 from k8s_workloads.compat import InvalidVersion, release_tuple, supports_callbacks
 from k8s_workloads.decisions import DecisionConfig
 from k8s_workloads.events import ResolverConfig
@@ -354,7 +355,7 @@ _NULL = "tag:yaml.org,2002:null"
 
 def _suggest(word: str, options: Iterable[str]) -> str:
     close = difflib.get_close_matches(word, list(options), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return f"; did you mean {shown(close[0])}?" if close else ""
 
 
 class _Reader:
@@ -395,7 +396,8 @@ class _Reader:
                 self.fail(
                     key_node,
                     where,
-                    f"unknown key {name!r} (expected one of {expected}){_suggest(name, allowed)}",
+                    f"unknown key {shown(name)} (expected one of {expected})"
+                    + _suggest(name, allowed),
                 )
             if name in found:
                 self.fail(key_node, where, "duplicate key")
@@ -464,7 +466,7 @@ class _Reader:
             self.fail(
                 node,
                 field,
-                f"unknown {what} {value!r} (expected one of {', '.join(options)})"
+                f"unknown {what} {shown(value)} (expected one of {', '.join(options)})"
                 f"{_suggest(value, options)}",
             )
         return value
@@ -813,7 +815,9 @@ def _check_unique(reader: _Reader, nodes: list[_Node], workloads: list[WorkloadS
     for index, (node, spec) in enumerate(zip(nodes, workloads, strict=True)):
         field = f"workloads[{index}]"
         if spec.id in ids:
-            reader.fail(node, f"{field}.id", f"id {spec.id!r} is used by workloads[{ids[spec.id]}]")
+            reader.fail(
+                node, f"{field}.id", f"id {shown(spec.id)} is used by workloads[{ids[spec.id]}]"
+            )
         primary: WorkloadKey = (
             spec.key.with_try_number(1) if isinstance(spec.key, TaskInstanceKey) else spec.key
         )
