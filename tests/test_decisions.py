@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -1457,3 +1458,15 @@ def test_the_retry_after_cap_is_configurable() -> None:
     config = DecisionConfig(task_publish_max_retries=1, max_retry_after_seconds=5)
     verdict = classify_create_error(503, "", {"Retry-After": "60"}, config=config)
     assert verdict.delay == 5.0
+
+
+def test_a_requeued_launch_is_known_by_its_uid_where_there_is_one() -> None:
+    job = KubernetesJob(TaskInstanceKey("d", "t", "r", 1), ["run"])
+    named = Attempt(job, attempts=1, requeued_for_pod="pod", requeued_pods=frozenset({"pod"}))
+    assert named.was_requeued("pod")
+    assert named.was_requeued("pod", "uid-2")  # no uid recorded: the name decides
+    with_uid = attrs.evolve(named, requeued_uids=frozenset({"uid-1"}))
+    assert with_uid.was_requeued("pod", "uid-1")
+    assert not with_uid.was_requeued("pod", "uid-2")  # a new launch under the same name
+    assert with_uid.was_requeued("pod")  # an event without a uid: by name, as before
+    assert not with_uid.was_requeued("other")

@@ -514,6 +514,35 @@ def test_revoke_drops_the_job_marks_and_deletes_the_pod_and_reports_nothing() ->
     assert world.db.events == []
 
 
+def test_launches_under_one_fixed_pod_name_are_told_apart_by_their_uid() -> None:
+    # Issue 11, item 11: a fixed pod name (here an override's metadata.name) and deleted
+    # failed pods. Launch 1 fails before the task runs and is requeued; launch 2, under the
+    # same name, really fails: that must be reported, not ignored as launch 1's duplicate.
+    decisions = DecisionConfig(delete_worker_pods_on_failure=True)
+    world = World(decisions=decisions)
+    key = task("fixed")
+    world.db.add_task(key)
+    world.core.submit(
+        KubernetesJob(key, ["run"], pod_override={"metadata": {"name": "etl-fixed-pod"}})
+    )
+    world.sync()
+    first = world.cluster.pod(NS, "etl-fixed-pod")
+    assert first is not None
+    world.status(key, PULL_FAILED)  # the row is still queued: a pre-execution failure
+    world.sync()
+    world.sync()  # the old pod deleted, the job created again under the same name
+    second = world.cluster.pod(NS, "etl-fixed-pod")
+    assert second is not None
+    assert second["metadata"]["uid"] != first["metadata"]["uid"]
+    assert world.db.reported(key) == []  # the requeue is not a report
+    world.db.task_started(key)
+    world.status(key, OOM)
+    world.sync()
+    world.sync()
+    assert world.db.reported(key) == [TaskInstanceState.FAILED]
+    assert world.core.running == ()
+
+
 def test_a_skipped_creation_drops_the_job_without_an_event_or_a_pod() -> None:
     core = ExecutorCore(ExecutorConfig(scheduler_id="1", namespace=NS, airflow_version=VERSION))
     handled: list[Any] = []

@@ -378,7 +378,9 @@ def plan_relist(
         except (InvalidAnnotations, InvalidVersion):
             continue
         attempt = attempts.get(key)
-        if attempt is not None and attempt.was_requeued(_str(metadata.get("name"))):
+        if attempt is not None and attempt.was_requeued(
+            _str(metadata.get("name")), _str(metadata.get("uid"))
+        ):
             continue
         seen.add(key)
     vanished: list[WorkloadResult] = []

@@ -178,9 +178,17 @@ class Attempt:
     """The pod whose failure was requeued last (the provider's record)."""
     requeued_pods: frozenset[str] = frozenset()
     """Every pod whose failure was requeued: more events for any of them are stale."""
+    requeued_uids: frozenset[str] = frozenset()
+    """The uids of those pods, where known: launches can share a pod name, never a uid."""
 
-    def was_requeued(self, pod_name: str) -> bool:
-        """Whether this pod's failure was already requeued (its later events are stale)."""
+    def was_requeued(self, pod_name: str | None, pod_uid: str | None = None) -> bool:
+        """Whether this pod's failure was already requeued (its later events are stale).
+
+        With the pod's uid, and uids recorded, the uid decides: a new launch under a
+        fixed pod name (a fixed ``pod_id`` or an override's ``metadata.name``) is not its
+        predecessor. Without one, the name does, as the provider's record does."""
+        if pod_uid is not None and self.requeued_uids:
+            return pod_uid in self.requeued_uids
         return pod_name == self.requeued_for_pod or pod_name in self.requeued_pods
 
 
@@ -342,7 +350,7 @@ def _adopted(result: WorkloadResult, *, running: bool, attempts: Attempts) -> De
     # relabels it, but also when this executor marked a failed pod done and requeued the
     # workload: that pod's "adoption" must not free the slot of the new launch.
     attempt = attempts.get(result.key)
-    if attempt is not None and attempt.was_requeued(result.pod_name):
+    if attempt is not None and attempt.was_requeued(result.pod_name, result.pod_uid):
         return Decision((Ignore("a requeued workload's old pod left the watch"),), attempts)
     if not running:
         return Decision((Ignore("adopted, not running"),), attempts.without(result.key))
@@ -404,6 +412,7 @@ def _requeue(
     attempt: Attempt,
     *,
     pod_name: str,
+    pod_uid: str | None,
     attempts: Attempts,
     what: str,
     limit: int,
@@ -413,6 +422,7 @@ def _requeue(
         attempts=attempt.attempts + 1,
         requeued_for_pod=pod_name,
         requeued_pods=attempt.requeued_pods | {pod_name},
+        requeued_uids=attempt.requeued_uids | ({pod_uid} if pod_uid else set()),
     )
     shown_limit = "unlimited" if limit == -1 else str(limit)
     return Decision(
@@ -456,6 +466,7 @@ def _pre_execution_requeue(
         result.key,
         attempt,
         pod_name=result.pod_name,
+        pod_uid=result.pod_uid,
         attempts=attempts,
         what="pod failed before the task ran",
         limit=config.pod_launch_failure_retries,
@@ -497,7 +508,7 @@ def decide_task(
     failed = state is TaskInstanceState.FAILED
     attempt = attempts.get(key)
     if failed and attempt is not None and config.pod_launch_failure_retries != 0:
-        if attempt.was_requeued(result.pod_name):
+        if attempt.was_requeued(result.pod_name, result.pod_uid):
             return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
         requeued = _pre_execution_requeue(result, attempt, attempts, config, ti_state)
         if requeued is not None:
@@ -610,7 +621,7 @@ def decide_callback(
         return Decision((Ignore(f"{key!r} is not running: duplicate result"),), attempts)
     if state is CallbackState.FAILED:
         attempt = attempts.get(key)
-        if attempt is not None and attempt.was_requeued(result.pod_name):
+        if attempt is not None and attempt.was_requeued(result.pod_name, result.pod_uid):
             return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
         cleanup = _cleanup(result, config)
         if (
@@ -623,6 +634,7 @@ def decide_callback(
                 key,
                 attempt,
                 pod_name=result.pod_name,
+                pod_uid=result.pod_uid,
                 attempts=attempts,
                 what="callback pod failed before it ran",
                 limit=config.callback_launch_failure_retries,
@@ -705,7 +717,11 @@ def handling_failed(
     if early is not None:
         return early
     attempt = attempts.get(key)
-    if attempt is not None and result.pod_name and attempt.was_requeued(result.pod_name):
+    if (
+        attempt is not None
+        and result.pod_name
+        and attempt.was_requeued(result.pod_name, result.pod_uid)
+    ):
         return Decision((Ignore("duplicate result of a pod already requeued"),), attempts)
     if state is TaskInstanceState.RUNNING or state is CallbackState.RUNNING:
         return Decision((Ignore(f"{gave_up}; the pod's final event decides"),), attempts)

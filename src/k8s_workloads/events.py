@@ -147,16 +147,19 @@ class Resolution:
     event_type: str | None = None
     error_code: int | None = None
     """The HTTP code of an ERROR event."""
+    pod_uid: str | None = None
+    """The pod's ``metadata.uid``: tells launches that share a pod name apart."""
 
     def to_result(self) -> WorkloadResult | None:
         """The executor-side result record, or None when there is nothing to report."""
         if self.state is None or self.key is None:
             return None
         where = (self.pod_name or "", self.namespace or "", self.resource_version or "")
+        uid = self.pod_uid
         if isinstance(self.key, CallbackKey) and not isinstance(self.state, TaskInstanceState):
-            return CallbackResult(self.key, self.state, *where, self.failure_details)
+            return CallbackResult(self.key, self.state, *where, self.failure_details, pod_uid=uid)
         if isinstance(self.key, TaskInstanceKey) and not isinstance(self.state, CallbackState):
-            return TaskResult(self.key, self.state, *where, self.failure_details)
+            return TaskResult(self.key, self.state, *where, self.failure_details, pod_uid=uid)
         return None
 
 
@@ -272,6 +275,7 @@ class _Pod:
     pod_name: str | None
     namespace: str | None
     resource_version: str | None
+    pod_uid: str | None
 
     @property
     def failed_state(self) -> TaskInstanceState | CallbackState:
@@ -299,6 +303,7 @@ class _Pod:
             failure_details=details,
             classification=classification,
             event_type=self.event_type,
+            pod_uid=self.pod_uid,
         )
 
     def failed(
@@ -359,6 +364,7 @@ def _resolve_pod(
         pod_name=pod_name,
         namespace=namespace,
         resource_version=resource_version,
+        pod_uid=_str(metadata.get("uid")),
     )
     if event_type == "DELETED" and not pod.deleting:
         return pod.resolution(

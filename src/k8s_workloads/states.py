@@ -216,6 +216,9 @@ class KubernetesResult(Generic[K, S]):
     """Which launch of the workload a ``VANISHED`` result is about: how often its attempt
     record had been requeued when the pod was found missing (None: not tracked). A result
     about an earlier launch is stale once the workload has been requeued since."""
+    pod_uid: str | None = None
+    """The pod's ``metadata.uid`` (None: not known). Two launches of one workload may share
+    a pod name (a fixed ``pod_id`` or an override's ``metadata.name``); never a uid."""
 
 
 @attrs.frozen
