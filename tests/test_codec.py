@@ -212,3 +212,31 @@ def test_decoding_raw_json_values_raises_only_invalid_annotations(
     else:
         # Whatever decodes re-encodes to annotations that decode to the same key.
         assert annotations_to_key(key_to_annotations(key), airflow_version=V33) == key
+
+
+_FIELD_VALUES = st.one_of(
+    st.none(),
+    st.integers(min_value=-3, max_value=12),
+    st.sampled_from(["", "0", "1", "-1", "07", " 2", "2.0", "1e3", "x", "٣"]),
+    st.text(max_size=12),
+)
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["dag_id", "task_id", "try_number", "run_id", "map_index", "logical_date"]),
+        _FIELD_VALUES,
+        max_size=6,
+    )
+)
+def test_the_cached_decoding_is_the_checked_one(annotations: dict[str, Any]) -> None:
+    from k8s_workloads import codec  # noqa: PLC0415
+
+    def outcome(decode: Any) -> object:
+        try:
+            return decode(annotations)
+        except Exception as error:  # noqa: BLE001 - compared, type and message
+            return (type(error), str(error))
+
+    for _ in range(2):  # the second call reads the cache
+        assert outcome(codec._decode_task) == outcome(codec._decode_task_checked)

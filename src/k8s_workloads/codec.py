@@ -10,6 +10,7 @@ database is ever consulted.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -103,7 +104,41 @@ def _decode_callback(annotations: Mapping[str, object], airflow_version: str | N
         raise InvalidAnnotations(CALLBACK_ID_ANNOTATION, str(error)) from None
 
 
+_ABSENT = object()
+
+
 def _decode_task(annotations: Mapping[str, object]) -> TaskInstanceKey:
+    # The shape of nearly every task pod (Airflow 3: string fields, a run id): decoded once
+    # per distinct identity. Keys are immutable, and errors are not cached (they raise).
+    get = annotations.get
+    dag_id, task_id, try_text = get(DAG_ID_KEY), get(TASK_ID_KEY), get(TRY_NUMBER_KEY)
+    map_text, run_id = get(MAP_INDEX_KEY, _ABSENT), get(RUN_ID_KEY)
+    if (
+        type(dag_id) is str
+        and type(task_id) is str
+        and type(try_text) is str
+        and type(run_id) is str
+        and run_id
+        and (map_text is _ABSENT or type(map_text) is str)
+    ):
+        return _cached_task_key(
+            dag_id, task_id, try_text, None if map_text is _ABSENT else map_text, run_id
+        )
+    return _decode_task_checked(annotations)
+
+
+@functools.lru_cache(maxsize=8192)
+def _cached_task_key(
+    dag_id: str, task_id: str, try_text: str, map_text: str | None, run_id: str
+) -> TaskInstanceKey:
+    annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: try_text}
+    if map_text is not None:
+        annotations[MAP_INDEX_KEY] = map_text
+    annotations[RUN_ID_KEY] = run_id
+    return _decode_task_checked(annotations)
+
+
+def _decode_task_checked(annotations: Mapping[str, object]) -> TaskInstanceKey:
     dag_id = _string(annotations, DAG_ID_KEY)
     task_id = _string(annotations, TASK_ID_KEY)
     try_number = _integer(_string(annotations, TRY_NUMBER_KEY), TRY_NUMBER_KEY, _UNSIGNED_INT)
