@@ -159,7 +159,7 @@ fatal_reason_settings = st.one_of(
 def configs(versions: list[str | None] | None = None) -> st.SearchStrategy[ResolverConfig]:
     return st.builds(
         ResolverConfig,
-        airflow_version=st.sampled_from(versions or [*_AIRFLOW_VERSIONS, "3.4.0", "three"]),
+        airflow_version=st.sampled_from(versions or [*_AIRFLOW_VERSIONS, "3.4.0"]),
         fatal_pending_reasons=fatal_reason_settings,
         pending=pending_policies,
         report_callback_running=st.booleans(),

@@ -17,6 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from k8s_workloads._config import InvalidConfig
     from k8s_workloads.adoption import (
         AdoptionPlan,
         TrackRunning,
@@ -226,6 +227,7 @@ _LAZY: dict[str, str] = {
     "KnownState": "decisions",
     "CreatePod": "executor",
     "DeleteSecret": "executor",
+    "InvalidConfig": "_config",
     "ExecutorConfig": "executor",
     "ExecutorCore": "executor",
     "Handled": "executor",
@@ -287,6 +289,7 @@ __all__ = [
     "Handled",
     "Ignore",
     "InvalidAnnotations",
+    "InvalidConfig",
     "InvalidKey",
     "InvalidStateAnswer",
     "InvalidVersion",

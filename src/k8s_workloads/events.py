@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from k8s_workloads import _config as _checks
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_int
 from k8s_workloads._json import as_list as _list
@@ -115,17 +116,18 @@ def _reason_set(reasons: Iterable[str]) -> frozenset[str]:
 class ResolverConfig:
     """How events are read. The defaults reproduce the provider's watcher."""
 
-    airflow_version: str | None = None
-    """Callback pods resolve only for 3.3+; None treats them as undecodable."""
+    airflow_version: str | None = attrs.field(default=None, validator=_checks.airflow_version)
+    """Callback pods resolve only for 3.3+; None treats them as undecodable. Parsed here:
+    a text that is not a version is an :class:`InvalidConfig`."""
     fatal_pending_reasons: frozenset[str] = attrs.field(
         default=DEFAULT_FATAL_PENDING_REASONS, converter=_reason_set
     )
     """Waiting reasons that fail a Pending pod at once (provider default); empty disables."""
     pending: PendingPolicy | None = None
     """Opt-in grace-period reading of Pending pods; replaces ``fatal_pending_reasons``."""
-    report_callback_running: bool = True
+    report_callback_running: bool = attrs.field(default=True, validator=_checks.boolean)
     """Report ``CallbackState.RUNNING`` for running callback pods (upstream never does)."""
-    oom_success_is_failure: bool = False
+    oom_success_is_failure: bool = attrs.field(default=False, validator=_checks.boolean)
     """Fail a Succeeded pod whose container was OOM-killed (Flyte's rule); off by default."""
 
 

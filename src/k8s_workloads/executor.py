@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import attrs
 
+from k8s_workloads import _config as _checks
+from k8s_workloads._display import shown
 from k8s_workloads._watchjson import decode_event
 from k8s_workloads.adoption import (
     AdoptionPlan,
@@ -92,6 +94,7 @@ from k8s_workloads.states import (
     WorkloadResult,
     state_class_for_key,
 )
+from k8s_workloads.validation import is_dns1123_label
 
 if TYPE_CHECKING:
     import random
@@ -220,6 +223,20 @@ def _text(value: str | int) -> str:
     return str(value)
 
 
+def _version(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    _checks.airflow_version(instance, attribute, value)
+
+
+def _namespace(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    given: object = value  # typed str, but a caller may pass anything
+    if not isinstance(given, str) or not is_dns1123_label(given):
+        raise _checks.InvalidConfig(
+            type(instance).__name__,
+            attribute.name,
+            f"must be a namespace name (a DNS-1123 label), got {shown(value)}",
+        )
+
+
 @attrs.frozen(eq=False)
 class ExecutorConfig:
     """What the core builds pods with and decides by.
@@ -237,8 +254,8 @@ class ExecutorConfig:
     """
 
     scheduler_id: str = attrs.field(converter=_text)
-    namespace: str
-    airflow_version: str
+    namespace: str = attrs.field(validator=_namespace)
+    airflow_version: str = attrs.field(validator=_version)
     kube_image: str | None = None
     pod_template: Mapping[str, Any] | None = None
     load_template: Callable[[str], Mapping[str, Any]] | None = None
@@ -246,16 +263,11 @@ class ExecutorConfig:
     decisions: DecisionConfig = DecisionConfig()
     resolver: ResolverConfig | None = None
     """None: the provider's watcher for ``airflow_version``."""
-    secure_payload: bool = False
-    read_callback_states: bool = True
-    creation_batch_size: int = attrs.field(default=1)
-    watch_all_namespaces: bool = False
+    secure_payload: bool = attrs.field(default=False, validator=_checks.boolean)
+    read_callback_states: bool = attrs.field(default=True, validator=_checks.boolean)
+    creation_batch_size: int = attrs.field(default=1, validator=_checks.positive)
+    watch_all_namespaces: bool = attrs.field(default=False, validator=_checks.boolean)
     rng: random.Random | None = None
-
-    @creation_batch_size.validator
-    def _check_batch(self, _attribute: attrs.Attribute[int], value: int) -> None:
-        if value < 1:
-            raise ValueError(f"creation_batch_size must be at least 1, got {value}")
 
     def resolver_config(self) -> ResolverConfig:
         return self.resolver or ResolverConfig(airflow_version=self.airflow_version)
