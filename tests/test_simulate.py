@@ -270,6 +270,22 @@ def test_json_output_parses() -> None:
 def test_runs_are_deterministic() -> None:
     first, second = cli(None), cli(None)
     assert first == second
+    # Across processes with other hash seeds too: set and dict order must not leak out.
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-m", "k8s_workloads", "simulate", "-o", "json"],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("0", "1", "4242")
+    }
+    assert outputs == {cli(None, "json")[1]}
     assert cli(None, "json") == cli(None, "json")
     for name in bundled_scenarios():
         scenario = load_bundled_scenario(name)

@@ -13,6 +13,7 @@ from k8s_workloads.states import (
     CallbackState,
     ExecutorPseudoState,
     KubernetesJob,
+    KubernetesResult,
     TaskInstanceState,
     TaskResult,
     state_class_for_key,
@@ -68,4 +69,5 @@ def test_records_hold_typed_values() -> None:
     assert result.failure_details is None
     task_result = TaskResult(TASK, ExecutorPseudoState.LOOKUP, "pod", "ns", "12")
     assert task_result != result  # type: ignore[comparison-overlap]
-    assert type(task_result).__mro__[1].__name__ == "KubernetesResult"
+    assert isinstance(task_result, KubernetesResult)
+    assert isinstance(result, KubernetesResult)
