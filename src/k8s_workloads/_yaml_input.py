@@ -17,13 +17,14 @@ from typing import Any
 
 import yaml
 
-from k8s_workloads._limits import MAX_YAML_DEPTH, MAX_YAML_NODES
+from k8s_workloads._limits import MAX_INPUT_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
 
 __all__ = [
     "BoundedSafeLoader",
     "YAMLLimitExceeded",
     "compose_bounded",
     "load_bounded",
+    "load_bounded_file",
 ]
 
 
@@ -32,7 +33,8 @@ class YAMLLimitExceeded(ValueError):
 
     def __init__(self, limit: str, message: str) -> None:
         self.limit = limit
-        """``max_nodes``, ``max_depth``, or ``recursion`` (an alias inside what it names)."""
+        """``max_nodes``, ``max_depth``, ``max_bytes`` (a file), or ``recursion`` (an alias
+        inside the node it names)."""
         super().__init__(message)
 
 
@@ -89,7 +91,7 @@ class BoundedSafeLoader(yaml.SafeLoader):
 
     def __init__(
         self,
-        stream: str,
+        stream: str | bytes,
         *,
         max_nodes: int | None = MAX_YAML_NODES,
         max_depth: int = MAX_YAML_DEPTH,
@@ -131,7 +133,7 @@ def compose_bounded(
 
 
 def load_bounded(
-    text: str, *, max_nodes: int | None = MAX_YAML_NODES, max_depth: int = MAX_YAML_DEPTH
+    text: str | bytes, *, max_nodes: int | None = MAX_YAML_NODES, max_depth: int = MAX_YAML_DEPTH
 ) -> Any:  # noqa: ANN401 - whatever the document holds, as yaml.safe_load
     """``yaml.safe_load(text)`` within the bounds: :class:`YAMLLimitExceeded` past them."""
     loader = BoundedSafeLoader(text, max_nodes=max_nodes, max_depth=max_depth)
@@ -139,3 +141,22 @@ def load_bounded(
         return loader.get_single_data()
     finally:
         loader.dispose()
+
+
+def load_bounded_file(
+    path: str,
+    *,
+    max_bytes: int = MAX_INPUT_BYTES,
+    max_nodes: int | None = MAX_YAML_NODES,
+    max_depth: int = MAX_YAML_DEPTH,
+) -> Any:  # noqa: ANN401 - as load_bounded
+    """:func:`load_bounded` of a file's bytes, refused past ``max_bytes`` (read one byte past).
+
+    The encoding is YAML's own: UTF-8, or UTF-16 or -32 with a byte order mark. Raises
+    ``OSError`` for a file that cannot be read.
+    """
+    with open(path, "rb") as handle:  # noqa: PTH123
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise YAMLLimitExceeded("max_bytes", f"the file is over {max_bytes:,} bytes")
+    return load_bounded(data, max_nodes=max_nodes, max_depth=max_depth)
