@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tracemalloc
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from k8s_workloads._yaml_input import (
     YAMLLimitExceeded,
     compose_bounded,
     load_bounded,
+    load_bounded_file,
 )
 
 
@@ -129,3 +131,16 @@ def test_documents_at_the_limit_load_and_one_node_less_refuses(document: dict[st
     assert load_bounded(text, max_nodes=size) == document
     with pytest.raises(YAMLLimitExceeded):
         load_bounded(text, max_nodes=size - 1)
+
+
+def test_a_file_is_read_to_its_limit_and_no_further(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_bytes("a: é\n".encode("utf-16"))  # YAML's own encodings, by byte order mark
+    size = path.stat().st_size
+    assert load_bounded_file(str(path), max_bytes=size) == {"a": "é"}
+    with pytest.raises(YAMLLimitExceeded, match=f"over {size - 1} bytes") as caught:
+        load_bounded_file(str(path), max_bytes=size - 1)
+    assert caught.value.limit == "max_bytes"
+    if Path("/dev/zero").exists():
+        with pytest.raises(YAMLLimitExceeded, match="over 4,194,304 bytes"):
+            load_bounded_file("/dev/zero")
