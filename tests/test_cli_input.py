@@ -7,12 +7,18 @@ disk (/dev/full), a reader that went away (a closed pipe), each for every comman
 from __future__ import annotations
 
 import io
+import json
+import math
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from k8s_workloads import _limits, cli
 from k8s_workloads.cli import main
@@ -120,6 +126,52 @@ def test_the_input_limit_is_inclusive(monkeypatch: pytest.MonkeyPatch, tmp_path:
 def test_the_cli_shows_the_librarys_limits() -> None:
     assert cli.MAX_INPUT_BYTES == _limits.MAX_INPUT_BYTES == 4 * 1024 * 1024
     assert cli.MAX_YAML_NODES == _limits.MAX_YAML_NODES
+
+
+# --- numbers that JSON has not -------------------------------------------------------------
+
+
+def _strict_json(text: str) -> object:
+    def refuse(name: str) -> object:
+        raise AssertionError(f"{name} in the output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.Inf"])
+def test_a_template_number_json_has_not_is_refused_naming_the_field(
+    tmp_path: Path, output: str, value: str
+) -> None:
+    # render -o json wrote NaN, which no JSON reader (nor the API server) takes.
+    path = tmp_path / "template.yaml"
+    path.write_text(f"spec:\n  containers: [{{name: base}}]\n  activeDeadlineSeconds: {value}\n")
+    code, out, err = run("render", "task", *V, "--template", str(path), "-o", output)
+    one_line_refusal(code, out, err, "spec.activeDeadlineSeconds")
+
+
+@given(
+    st.sampled_from([math.nan, math.inf, -math.inf]) | st.floats() | st.integers(-(2**40), 2**40)
+)
+@settings(max_examples=40)  # each renders a pod
+def test_render_json_output_is_strict_json_or_a_refusal(value: float) -> None:
+    written = "spec: {activeDeadlineSeconds: " + yaml.safe_dump(value).split("\n")[0] + "}"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.yaml"
+        path.write_text(written)
+        code, out, err = run("render", "task", *V, "--template", str(path), "-o", "json")
+    if code == 0:
+        pod = _strict_json(out)
+        assert isinstance(pod, dict)
+        assert pod["spec"]["activeDeadlineSeconds"] == value
+    else:
+        one_line_refusal(code, out, err, "spec.activeDeadlineSeconds")
+
+
+def test_a_workload_with_nan_is_not_json() -> None:
+    workload = '{"ti": {"dag_id": "d", "task_id": "t"}, "note": NaN}'
+    code, out, err = run("render", "task", *V, "--workload", "-", stdin=workload)
+    one_line_refusal(code, out, err, "--workload -: not JSON: NaN (JSON has no NaN or Infinity)")
 
 
 # --- I/O faults ---------------------------------------------------------------------------

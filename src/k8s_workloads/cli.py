@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import errno
 import json
+import math
 import os
 import re
 import sys
@@ -113,11 +114,32 @@ def _read_text(path: str, stdin: TextIO, what: str | None = None) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
+def _not_json_constant(name: str) -> object:
+    # Python's json reads NaN and Infinity; JSON, and so Kubernetes, has neither.
+    raise ValueError(f"{name} (JSON has no NaN or Infinity)")
+
+
 def _parse_json(text: str, what: str) -> object:
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_json_constant)
     except (ValueError, RecursionError) as error:  # also an integer past 4,300 digits
         raise UsageError(f"{what}: not JSON: {error}") from None
+
+
+def _non_finite(manifest: Manifest) -> str | None:
+    """The path of the first NaN or infinite number in ``manifest`` (a YAML ``.nan``)."""
+    stack: list[tuple[str, object]] = [("", manifest)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{path}: {value}"
+        if isinstance(value, dict):
+            stack.extend(
+                (f"{path}.{key}" if path else str(key), item) for key, item in value.items()
+            )
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
+    return None
 
 
 def _decode(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
@@ -365,6 +387,12 @@ def _as_pod(manifest: Manifest) -> Manifest:
     kind = manifest.get("kind", "Pod")
     if (api_version, kind) != ("v1", "Pod"):
         raise UsageError(f"the template or override makes a {api_version}/{kind}, not a v1/Pod")
+    non_finite = _non_finite(manifest)
+    if non_finite is not None:
+        raise UsageError(
+            f"the pod would be rejected by the API server: {non_finite} is not a number "
+            "(JSON and Kubernetes have no NaN or Infinity)"
+        )
     violations = validate_manifest(manifest)
     if violations:
         raise UsageError(
