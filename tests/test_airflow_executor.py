@@ -157,6 +157,37 @@ def test_a_410_relists_and_settles_a_pod_that_vanished_meanwhile(executor: Any) 
     assert "vanished" in states_of(executor, key)[1]
 
 
+def _alias_bomb(levels: int = 8) -> str:
+    """An annotation of nine aliases of nine aliases ...: 9**9 strings from 500 bytes."""
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]" for n in range(1, levels + 1)]
+    lines += ["metadata:", f"  annotations: {{note: *l{levels}}}"]  # read by the provider
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_alias_bomb(), "more than 100,000 YAML nodes once its aliases are expanded"),
+        ("[" * 5000 + "]" * 5000, "nested more than 100 deep"),
+    ],
+)
+def test_a_pod_template_file_past_the_yaml_limits_fails_the_task(
+    executor: Any, tmp_path: Any, text: str, message: str
+) -> None:
+    # The provider's yaml.safe_load would fill the scheduler's memory (or its stack).
+    template_file = tmp_path / "bomb.yaml"
+    template_file.write_text(text)
+    workload = task_workload({"pod_template_file": str(template_file)})
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    sync_until(executor, lambda: executor.event_buffer[workload.ti.key][0].value == "failed")
+    info = executor.event_buffer[workload.ti.key][1]
+    assert "could not be built" in info
+    assert message in info
+    assert executor.cluster.pod_names() == []
+
+
 def test_an_override_that_breaks_the_pod_identity_fails_the_workload(executor: Any) -> None:
     from kubernetes import client as k8s  # noqa: PLC0415
 

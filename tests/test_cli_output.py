@@ -64,21 +64,20 @@ def test_render_with_a_lone_surrogate_in_the_dag_id_is_one_line_and_exit_2() -> 
     assert "metadata.annotations['dag_id']: 'etl\\ud800\\nforged' holds a lone surrogate" in error
 
 
-def test_render_json_refuses_nan_naming_the_field(tmp_path: Path) -> None:
-    # .nan in a template became NaN in -o json: not JSON.
+def test_render_refuses_nan_naming_the_field(tmp_path: Path) -> None:
+    # .nan in a template became NaN in -o json: not JSON, and no pod the API server reads.
     template = tmp_path / "t.yaml"
     template.write_text("spec:\n  containers:\n  - name: base\n    x: [1, .nan]\n")
-    code, out, err = run("render", "task", *V, "--template", str(template), "-o", "json")
-    assert (code, out) == (2, "")
-    assert _stderr_lines(err, "k8s-workloads render task: ") == [
-        (
-            "k8s-workloads render task: -o json: spec.containers[0].x[1] is NaN or infinite, "
-            "which JSON cannot write (nor the API server read)"
-        )
-    ]
-    code, out, _ = run("render", "task", *V, "--template", str(template))
-    assert code == 0
-    assert ".nan" in out  # YAML has a spelling for it
+    for output in ("json", "yaml"):
+        code, out, err = run("render", "task", *V, "--template", str(template), "-o", output)
+        assert (code, out) == (2, "")
+        assert _stderr_lines(err, "k8s-workloads render task: ") == [
+            (
+                "k8s-workloads render task: the pod would be rejected by the API server: "
+                "spec.containers[0].x[1] is NaN or infinite "
+                "(JSON and Kubernetes have no NaN or Infinity)"
+            )
+        ]
 
 
 def test_usage_errors_are_one_line_whatever_the_value() -> None:

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
+import math
 import os
 import sys
 import warnings
 from importlib import resources
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from k8s_workloads import __version__
 from k8s_workloads._display import one_line, path_part, printable, shown
+from k8s_workloads._limits import MAX_INPUT_BYTES, MAX_SCENARIO_ENTRIES, MAX_YAML_NODES
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.compat import InvalidVersion, installed_airflow_version, release_tuple
 from k8s_workloads.keys import CallbackKey, WorkloadKey
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
     from k8s_workloads.reconcile import Manifest
     from k8s_workloads.streams import WatchInput
 
-__all__ = ["key_to_json", "key_to_text", "main"]
+__all__ = ["MAX_INPUT_BYTES", "MAX_YAML_NODES", "key_to_json", "key_to_text", "main"]
 
 DEMO_AIRFLOW_VERSION = "3.3.2"
 """The Airflow version the bundled demo pretends to run (callbacks on)."""
@@ -83,22 +86,43 @@ def key_to_text(key: WorkloadKey | None) -> str:
 
 
 def _read_text(path: str, stdin: TextIO, what: str | None = None) -> str:
-    """The file's text (``-``: standard input); errors name ``what`` (the option) if given."""
+    """The file's text (``-``: standard input); errors name ``what`` (the option) if given.
+
+    At most :data:`MAX_INPUT_BYTES` are read (characters, from a text-only stream); more
+    is a usage error.
+    """
     prefix = f"{what}: " if what else ""
+    limit = MAX_INPUT_BYTES
+    data: bytes | str
     try:
         if path == "-":
-            return stdin.read()
-        with open(path, encoding="utf-8") as handle:  # noqa: PTH123
-            return handle.read()
+            buffer = getattr(stdin, "buffer", None)
+            data = buffer.read(limit + 1) if buffer is not None else stdin.read(limit + 1)
+        else:
+            with open(path, "rb") as handle:  # noqa: PTH123
+                data = handle.read(limit + 1)
     except OSError as error:
-        raise UsageError(f"{prefix}cannot read {path}: {error.strerror}") from None
+        raise UsageError(f"{prefix}cannot read {path}: {error.strerror or error}") from None
+    if len(data) > limit:
+        raise UsageError(f"{prefix}{path} is over {limit:,} bytes, the input limit")
+    if isinstance(data, str):
+        return data
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{prefix}{path} is not UTF-8 text") from None
+    # As a file opened in text mode reads it: \r\n and \r are line ends.
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _not_json_constant(name: str) -> object:
+    # Python's json reads NaN and Infinity; JSON, and so Kubernetes, has neither.
+    raise ValueError(f"{name} (JSON has no NaN or Infinity)")
 
 
 def _parse_json(text: str, what: str) -> object:
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_json_constant)
     except (ValueError, RecursionError) as error:  # also an integer past 4,300 digits
         raise UsageError(f"{what}: not JSON: {error}") from None
 
@@ -143,13 +167,18 @@ def _demo(out: TextIO) -> int:
     return 0
 
 
-def _load_pod_file(path: str, stdin: TextIO, what: str) -> Manifest:
+def _load_pod_file(path: str, stdin: TextIO, what: str, max_nodes: int) -> Manifest:
     # Deferred: PyYAML costs ~15 ms to import and only render needs it.
     import yaml  # noqa: PLC0415
 
+    from k8s_workloads._yaml_input import YAMLLimitExceeded, load_bounded  # noqa: PLC0415
+
     text = _read_text(path, stdin, what)
     try:
-        loaded = yaml.safe_load(text)
+        loaded = load_bounded(text, max_nodes=max_nodes)
+    except YAMLLimitExceeded as error:
+        raise_it = " (raise it with --max-yaml-nodes)" if error.limit == "max_nodes" else ""
+        raise UsageError(f"{what} {path}: refused: {error}{raise_it}") from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -161,6 +190,14 @@ def _load_pod_file(path: str, stdin: TextIO, what: str) -> Manifest:
         found = "nothing" if loaded is None else type(loaded).__name__
         raise UsageError(f"{what} {path}: expected a pod manifest (a mapping), got {found}")
     return loaded
+
+
+def _pod_file(args: argparse.Namespace, option: str, stdin: TextIO) -> Manifest | None:
+    """The ``--template`` or ``--override`` file's manifest, if the option is given."""
+    path = getattr(args, option)
+    if not path:
+        return None
+    return _load_pod_file(path, stdin, f"--{option}", args.max_yaml_nodes)
 
 
 def _load_workload(path: str | None, kind: str, stdin: TextIO) -> dict[str, Any]:
@@ -256,8 +293,8 @@ def _task_pod(
         1 if values["try_number"] is None else values["try_number"],
         -1 if values["map_index"] is None else values["map_index"],
     )
-    template = _load_pod_file(args.template, stdin, "--template") if args.template else None
-    override = _load_pod_file(args.override, stdin, "--override") if args.override else None
+    template = _pod_file(args, "template", stdin)
+    override = _pod_file(args, "override", stdin)
     return construct_task_pod(
         namespace=args.namespace,
         scheduler_job_id=args.scheduler_job_id,
@@ -313,7 +350,7 @@ def _callback_pod(
         run_id = run_id or parsed[1]
         if parsed[2] != key.id:
             notes.append(f"the log path names callback {shown(parsed[2])}, not {key.id!r}")
-    template = _load_pod_file(args.template, stdin, "--template") if args.template else None
+    template = _pod_file(args, "template", stdin)
     return construct_callback_pod(
         callback_id=key.id,
         namespace=args.namespace,
@@ -335,6 +372,12 @@ def _as_pod(manifest: Manifest) -> Manifest:
     kind = manifest.get("kind", "Pod")
     if (api_version, kind) != ("v1", "Pod"):
         raise UsageError(f"the template or override makes a {api_version}/{kind}, not a v1/Pod")
+    non_finite = _non_finite_at(manifest)
+    if non_finite is not None:
+        raise UsageError(
+            f"the pod would be rejected by the API server: {non_finite} is NaN or infinite "
+            "(JSON and Kubernetes have no NaN or Infinity)"
+        )
     violations = validate_manifest(manifest)
     if violations:
         raise UsageError(
@@ -394,8 +437,6 @@ def _render_documents(
 
 def _non_finite_at(document: object) -> str | None:
     """The field path of the first NaN or infinite number in ``document``, if any."""
-    import math  # noqa: PLC0415
-
     pending: list[tuple[str, object]] = [("", document)]
     seen: set[int] = set()
     while pending:
@@ -679,15 +720,22 @@ def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) 
         if args.summary:
             _print_summary(counts, out, as_json=args.json)
         return 130
-    except BrokenPipeError:  # the reader went away (| head): stop quietly
-        _silence(out)
-        return 0
     finally:
         if handle is not stdin:
             handle.close()
     if args.summary:
         _print_summary(counts, out, as_json=args.json)
     return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -718,6 +766,14 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("scenario", nargs="?", help="a scenario YAML file")
     simulate.add_argument(
         "-o", "--output", choices=("text", "json"), default="text", help="output format"
+    )
+    simulate.add_argument(
+        "--max-entries",
+        type=_positive_int,
+        default=MAX_SCENARIO_ENTRIES,
+        metavar="N",
+        help="refuse a scenario of more workloads, pod scripts, steps, creation errors, "
+        "restarts and watch errors in all, YAML aliases expanded (default: %(default)s)",
     )
     airflow_config = sub.add_parser(
         "airflow-config",
@@ -858,6 +914,14 @@ def _add_render(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparse
         action="store_true",
         help="print the Execution API token instead of ***REDACTED***",
     )
+    common.add_argument(
+        "--max-yaml-nodes",
+        type=_positive_int,
+        default=MAX_YAML_NODES,
+        metavar="N",
+        help="refuse a template or override that stands for more nodes, its YAML aliases "
+        "expanded (default: %(default)s)",
+    )
     kinds = render.add_subparsers(dest="kind", required=True)
     task = kinds.add_parser(
         "task",
@@ -891,6 +955,56 @@ def _add_render(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparse
     )
 
 
+class _ClosedStream:
+    """What stands for a standard stream that was closed when we started (``<&-``).
+
+    Python sets ``sys.stdin`` (or ``stdout``, ``stderr``) to None then; reading or
+    writing this fails as a closed descriptor does, and is reported as any I/O error.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def _fail(self, *_: object) -> NoReturn:
+        raise OSError(errno.EBADF, f"{self.name} is closed")
+
+    read = readline = write = fileno = _fail
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _stream(given: TextIO | None, standard: TextIO | None, name: str) -> TextIO:
+    if given is not None:
+        return given
+    return standard if standard is not None else cast("TextIO", _ClosedStream(name))
+
+
+def _report(err: TextIO, line: str) -> None:
+    """Write one line to stderr (escaped, token-shaped content masked), if stderr can still
+    be written to."""
+    with contextlib.suppress(OSError, ValueError):
+        print(one_line(line), file=err)
+        err.flush()
+
+
+def _flush(out: TextIO) -> None:
+    """Flush ``out``; if that fails, point it at /dev/null so that exit cannot fail again."""
+    try:
+        out.flush()
+    except (OSError, ValueError):
+        _silence(out)
+        raise
+
+
+EXIT_CLOSED_PIPE = 141
+"""The exit status when the reader of our output went away (``| head``): 128 + SIGPIPE,
+what a shell reports for a tool that a closed pipe ended."""
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -898,27 +1012,55 @@ def main(
     stderr: TextIO | None = None,
     stdin: TextIO | None = None,
 ) -> int:
-    """Run the console script; returns the exit status."""
-    out = stdout if stdout is not None else sys.stdout
-    err = stderr if stderr is not None else sys.stderr
-    inp = stdin if stdin is not None else sys.stdin
-    args = _parser().parse_args(argv)
-    try:
-        if args.command == "decode":
-            return _decode(args, out, err, inp)
-        if args.command == "render":
-            return _render(args, out, err, inp)
-        if args.command == "resolve":
-            return _resolve(args, out, err, inp)
-        if args.command == "airflow-config":
-            return _airflow_config(args, out)
-        if args.command == "simulate":
-            # Deferred: the simulator and yaml load only for this command.
-            from k8s_workloads.simulate import run_simulation_cli  # noqa: PLC0415
+    """Run the console script; returns the exit status.
 
-            return run_simulation_cli(args.scenario, out=out, err=err, fmt=args.output)
-        return _demo(out)
-    except (UsageError, InvalidVersion) as error:
+    0: done; 1: decode's annotations are not a workload's, simulate found an anomaly, or
+    the output could not be written (a full disk); 2: bad input, one line on stderr;
+    130: interrupted; 141: the reader of the output went away (``| head``), quietly.
+    """
+    out = _stream(stdout, sys.stdout, "standard output")
+    err = _stream(stderr, sys.stderr, "standard error")
+    inp = _stream(stdin, sys.stdin, "standard input")
+    command = ""
+    try:
+        try:
+            args = _parser().parse_args(argv)
+        finally:
+            _flush(out)  # --help into a closed pipe
         command = f"{args.command} {args.kind}" if args.command == "render" else args.command
-        print(one_line(f"k8s-workloads {command}: {error}"), file=err)
+        status = _run(args, out, err, inp)
+        _flush(out)  # a full disk or a closed pipe shows here, not at the interpreter's exit
+    except (UsageError, InvalidVersion) as error:
+        _report(err, f"k8s-workloads {command}: {error}")
         return 2
+    except BrokenPipeError:  # the reader went away (| head): stop quietly
+        _silence(out)
+        return EXIT_CLOSED_PIPE
+    except OSError as error:  # writing failed: no space left, an I/O error
+        _silence(out)
+        problem = error.strerror or str(error)
+        where = f"{error.filename}: {problem}" if error.filename else problem
+        _report(err, f"k8s-workloads {command or 'error'}: cannot write the output: {where}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return status
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO, inp: TextIO) -> int:
+    if args.command == "decode":
+        return _decode(args, out, err, inp)
+    if args.command == "render":
+        return _render(args, out, err, inp)
+    if args.command == "resolve":
+        return _resolve(args, out, err, inp)
+    if args.command == "airflow-config":
+        return _airflow_config(args, out)
+    if args.command == "simulate":
+        # Deferred: the simulator and yaml load only for this command.
+        from k8s_workloads.simulate import run_simulation_cli  # noqa: PLC0415
+
+        return run_simulation_cli(
+            args.scenario, out=out, err=err, fmt=args.output, max_entries=args.max_entries
+        )
+    return _demo(out)

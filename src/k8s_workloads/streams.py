@@ -9,9 +9,10 @@ one). It takes both shapes a watch comes in, mixed freely:
 * ``kubectl get pods --watch --output-watch-events -o json``: pretty-printed JSON objects
   over many lines each, one after the other with no separator.
 
-Memory stays constant however long the stream runs: only the value being read is held,
-and a value longer than ``max_object_size`` characters (16 MiB by default) is reported
-as malformed and skipped. :func:`resolve_stream` then gives each event its
+Memory stays constant however long the stream runs, and time linear in its length: only
+the value being read is held, never a copy of what follows it on its line, and a value
+longer than ``max_object_size`` characters (16 MiB by default) is reported as malformed
+and skipped. :func:`resolve_stream` then gives each event its
 :class:`~k8s_workloads.events.Resolution`.
 
 The module is pure: text in, values out; it reads no file and imports no ``kubernetes``.
@@ -146,8 +147,22 @@ class _Brackets:
         return -1
 
 
-_Steps: TypeAlias = "Generator[WatchInput, None, str | None]"
+_Text: TypeAlias = "tuple[str, int]"
+"""Text still to read: a string and the index to read it from (never a copy of its rest)."""
+
+_Steps: TypeAlias = "Generator[WatchInput, None, _Text | None]"
 """A parser step: yields what it read, returns text to read again (or None)."""
+
+_REREAD_ALLOWANCE = 2
+"""Text read again after malformed values, at most this many times the text read so far.
+
+Reading again from the line after a bad value's start recovers the good lines a
+truncated line swallowed; without a bound, lines that each start a value the next bad
+line breaks (``[`` on each of a million lines) would be read again once per line.
+"""
+
+_NUMBER_LOOKAHEAD = 3
+"""How far past a number's end the decoder looks (``1e+5``: ``e``, a sign, a digit)."""
 
 
 class _Parser:
@@ -160,6 +175,12 @@ class _Parser:
     that fails at the very end of the buffer needs more lines; one that fails before it
     is malformed. Decisions are taken only at line ends, the size limit and the end of
     input, never at chunk boundaries, so any chunking gives the same values.
+
+    A value that starts with nothing buffered is first decoded in place, from its index in
+    the text at hand; when that decode ends where more text could not change it, the
+    value is taken without being buffered. Text left over after a value is read again
+    from its index, never copied: with many values on one line, each is decoded in place
+    once, so the work is linear in the line's length.
     """
 
     def __init__(self, max_object_size: int) -> None:
@@ -185,13 +206,22 @@ class _Parser:
         """Discarding a value over the size limit, up to where its brackets close."""
         self.resync = False
         """After a malformed value: skipping lines that cannot start one (its inside)."""
-        self.stack: list[tuple[str, int]] = []
+        self.stack: list[_Text] = []
         """Text still to read, as (text, index), the top first: chunks and re-reads."""
+        self.ended = False
+        """Whether the input has ended (no more text can follow what is at hand)."""
+        self.offset = 0
+        """Where the next character read is in the stream (from 0)."""
+        self.start_offset = 0
+        self.furthest = 0
+        """The furthest offset the text read has reached (text read again goes back)."""
+        self.reread = 0
+        """How much text was handed back to be read again after malformed values."""
 
     # --- reading -----------------------------------------------------------------------
 
-    def feed(self, chunk: str) -> Iterator[WatchInput]:
-        self.stack.append((chunk, 0))
+    def feed(self, chunk: _Text) -> Iterator[WatchInput]:
+        self.stack.append(chunk)
         while self.stack:
             text, index = self.stack.pop()
             length = len(text)
@@ -201,16 +231,18 @@ class _Parser:
                 index, again = yield from self._segment(text, index, end)
                 if again:
                     self.stack.append((text, index))
-                    self.stack.append((again, 0))
+                    self.stack.append(again)
                     break
 
     def finish(self) -> Iterator[WatchInput]:
+        self.ended = True
         while self.parts:
             again = yield from self._decide(at_end=True)
             if again:
                 yield from self.feed(again)
 
     def _advance(self, text: str, start: int, end: int) -> None:
+        self.offset += end - start
         newlines = text.count("\n", start, end)
         if newlines:
             self.line += newlines
@@ -220,7 +252,7 @@ class _Parser:
 
     def _segment(
         self, text: str, index: int, end: int
-    ) -> Generator[WatchInput, None, tuple[int, str | None]]:
+    ) -> Generator[WatchInput, None, tuple[int, _Text | None]]:
         """Read ``text[index:end]``: at most one line, ending at its newline if it has one."""
         line_end = text[end - 1] == "\n"
         if self.skip_line:
@@ -235,7 +267,7 @@ class _Parser:
                 self._advance(text, index, end)
                 return end, None
             self.resync = False
-        if not self.parts:
+        while not self.parts:
             start = index
             while start < end and text[start] in _JSON_WHITESPACE:
                 start += 1
@@ -244,6 +276,15 @@ class _Parser:
                 return end, None
             self._begin()
             index = start
+            decoded = self._decode_in_place(text, start)
+            if decoded is None:
+                break
+            value, stop = decoded
+            yield ParsedEvent(self.start_line, value)
+            self._advance(text, start, stop)
+            if stop >= end:  # it went on over lines: read on from where it ended
+                return stop, None
+            index = stop
         room = self.limit - self.size
         if end - index > room:
             cut = index + room
@@ -255,6 +296,32 @@ class _Parser:
             return end, None
         again = yield from self._decide()
         return end, again
+
+    def _decode_in_place(self, text: str, start: int) -> tuple[object, int] | None:
+        """The value at ``text[start]`` and where it ends, if it can be taken as it stands.
+
+        It can when it decodes, fits the size limit, and what follows it is at hand: a
+        number is the only value the decoder reads past, by at most
+        ``_NUMBER_LOOKAHEAD`` characters. It is then the value the buffered reading
+        would find, since that reading decodes from the same start once the line, the
+        size limit or the input ends. Anything else (an error, a value cut by the end
+        of the text) is left to the buffered reading, which reports errors with their
+        line and column.
+        """
+        try:
+            value, stop = self.decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            return None
+        if stop - start > self.limit:
+            return None
+        if (
+            self.ended
+            or stop + _NUMBER_LOOKAHEAD <= len(text)
+            or type(value) not in (int, float)
+            or (stop < len(text) and text[stop] not in ".eE")
+        ):
+            return value, stop
+        return None
 
     def _skip_value(self, text: str, index: int, end: int, line_end: bool) -> int:
         brackets = self.brackets
@@ -268,6 +335,7 @@ class _Parser:
         return end
 
     def _begin(self) -> None:
+        self.start_offset = self.offset
         self.start_line = self.line
         self.start_column = self.column
         self.brackets = _Brackets()
@@ -316,7 +384,9 @@ class _Parser:
                 line, column = self._position(text, error.pos)
                 message = error.msg.removesuffix(" at")
                 reason = f"not JSON: {message} at line {line}, column {column}"
-                return (yield from self._malformed(text, reason, at_limit=at_limit))
+                return (
+                    yield from self._malformed(text, reason, at_limit=at_limit, error=error.pos)
+                )
             if at_end:
                 reason = "not JSON: the input ended inside this value"
                 return (yield from self._malformed(text, reason, at_limit=at_limit))
@@ -329,27 +399,70 @@ class _Parser:
             return None
         except RecursionError:
             reason = "not JSON: nested too deeply"
-            return (yield from self._malformed(text, reason, at_limit=at_limit))
+            return (yield from self._malformed(text, reason, at_limit=at_limit, too_deep=True))
         except ValueError as error:  # e.g. an integer of more digits than int() takes
             reason = f"not JSON: {error}"
             return (yield from self._malformed(text, reason, at_limit=at_limit))
         yield ParsedEvent(self.start_line, value)
         self._clear()
         self.line, self.column = self._position(text, stop)
-        return text[stop:] or None
+        self.offset = self.start_offset + stop
+        return (text, stop) if stop < len(text) else None
 
-    def _malformed(self, text: str, reason: str, *, at_limit: bool) -> _Steps:
-        """Report the buffered value as malformed; read again from the line after its start."""
+    def _malformed(
+        self,
+        text: str,
+        reason: str,
+        *,
+        at_limit: bool,
+        error: int | None = None,
+        too_deep: bool = False,
+    ) -> _Steps:
+        """Report the buffered value as malformed; read again from the line after its start.
+
+        Unless that would make the text read again, in all, more than
+        ``_REREAD_ALLOWANCE`` times the stream read so far: then reading goes on at the
+        line after the one with the ``error`` (the value's inside is skipped), or after
+        the whole value when where it broke is not known.
+        """
         yield MalformedInput(self.start_line, reason, _snippet(text))
         self._clear()
         self.resync = True
+        self.furthest = max(self.furthest, self.start_offset + len(text))
         newline = text.find("\n")
         if newline < 0:
             # Its first line is not all read yet (the size limit cut it): skip the rest.
             self.skip_line = at_limit
             return None
-        self.line, self.column = self.start_line + 1, 1
-        return text[newline + 1 :] or None
+        again = newline + 1
+        if self.reread + len(text) - again > _REREAD_ALLOWANCE * self.furthest:
+            if too_deep:
+                error = self._too_deep_at(text)
+            again = len(text) if error is None else text.find("\n", error) + 1 or len(text)
+            self.skip_line = again == len(text) and at_limit
+        self.reread += len(text) - again
+        self.line, self.column = self.start_line + text.count("\n", 0, again), 1
+        self.offset = self.start_offset + again
+        return (text, again) if again < len(text) else None
+
+    def _too_deep_at(self, text: str) -> int:
+        """Where ``text``, which the decoder finds nested too deeply, becomes so.
+
+        The shortest prefix that is too deep ends there: the decoder reads from the left,
+        so prefixes up to it fail only for ending early.
+        """
+        low, high = 0, len(text)
+        while low < high:
+            middle = (low + high) // 2
+            try:
+                self.decoder.raw_decode(text[:middle])
+            except RecursionError:
+                high = middle
+                continue
+            except ValueError:
+                pass
+            low = middle + 1
+        return max(high - 1, 0)
 
     def _too_long(self, text: str) -> _Steps:
         """Report a value over the size limit and skip it, up to where its brackets close."""
@@ -387,9 +500,12 @@ def parse_watch_stream(
     are ignored. Text that is not JSON gives a :class:`MalformedInput` naming the line
     the bad value began on, and reading resumes at the next line after it that can
     start a value: lines that begin with whitespace or a closing bracket are taken for
-    the inside of the bad value (a pretty-printed object) and skipped. A value longer
-    than ``max_object_size`` characters is reported and skipped up to where its
-    brackets close, without being held. Only the current value is ever buffered.
+    the inside of the bad value (a pretty-printed object) and skipped. The text so read
+    again is bounded, at twice the stream read so far; past that, reading resumes after
+    the line where the bad value broke. A value longer than ``max_object_size``
+    characters is reported and skipped up to where its brackets close, without being
+    held. Only the current value is ever buffered, and time is linear in the stream's
+    length, however many values share a line.
 
     Any value is a :class:`ParsedEvent`, even one that is not a watch event (a list, a
     number): :func:`~k8s_workloads.events.resolve_event` reports those as malformed.
@@ -399,7 +515,7 @@ def parse_watch_stream(
     parser = _Parser(max_object_size)
     for chunk in chunks:
         if chunk:
-            yield from parser.feed(chunk)
+            yield from parser.feed((chunk, 0))
     yield from parser.finish()
 
 

@@ -22,12 +22,14 @@ import datetime
 import functools
 import importlib
 import json
+import os
 import queue
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads._watchjson import decode_event
+from k8s_workloads._yaml_input import load_bounded_file
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow.convert import (
     ConversionError,
@@ -248,7 +250,14 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             return {}
         generator = _airflow("airflow.providers.cncf.kubernetes.pod_generator").PodGenerator
         try:
-            return to_manifest(generator.deserialize_model_file(path))
+            if not os.path.exists(path):  # noqa: PTH110 - the provider's test
+                # The provider's warning ("Model file ... does not exist") and empty pod.
+                return to_manifest(generator.deserialize_model_file(path))
+            # The provider's deserialize_model_file reads it with yaml.safe_load: a
+            # task's pod_template_file is a DAG author's, and an alias bomb or a file
+            # without end would fill the scheduler's memory. Read within the CLI's bounds.
+            loaded = load_bounded_file(path)
+            return to_manifest(generator.deserialize_model_dict(loaded))
         except (OSError, ValueError, TypeError, _airflow("yaml").YAMLError) as error:
             # The core fails the job with this message (it takes ValueError and TypeError).
             raise ValueError(f"pod template file {path!r}: {error}") from error

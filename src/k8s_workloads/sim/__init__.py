@@ -28,12 +28,15 @@ from k8s_workloads.sim.report import (
     WorkloadReport,
 )
 from k8s_workloads.sim.scenario import (
+    MAX_SCENARIO_BYTES,
+    MAX_SCENARIO_ENTRIES,
     ContainerSpec,
     CreateError,
     PodScript,
     RestartSpec,
     Scenario,
     ScenarioError,
+    ScenarioTooLarge,
     SimConfig,
     Step,
     WatchErrorSpec,
@@ -47,6 +50,8 @@ from k8s_workloads.sim.scenario import (
 from k8s_workloads.sim.world import simulate
 
 __all__ = [
+    "MAX_SCENARIO_BYTES",
+    "MAX_SCENARIO_ENTRIES",
     "Anomaly",
     "ContainerSpec",
     "CreateError",
@@ -55,6 +60,7 @@ __all__ = [
     "RestartSpec",
     "Scenario",
     "ScenarioError",
+    "ScenarioTooLarge",
     "SimConfig",
     "SimulationResult",
     "Step",
@@ -85,16 +91,28 @@ def simulate_generated(
     return simulate(scenario, record_timeline=False)
 
 
-def run_simulation_cli(path: str | None, *, out: TextIO, err: TextIO, fmt: str = "text") -> int:
+def run_simulation_cli(
+    path: str | None,
+    *,
+    out: TextIO,
+    err: TextIO,
+    fmt: str = "text",
+    max_entries: int = MAX_SCENARIO_ENTRIES,
+) -> int:
     """``k8s-workloads simulate [PATH] [-o text|json]``: 0 ok, 1 anomalies, 2 bad scenario.
 
-    Without a path the bundled default scenario runs.
+    Without a path the bundled default scenario runs. ``max_entries`` is
+    :func:`parse_scenario`'s.
     """
     if fmt not in {"text", "json"}:
         err.write(f"k8s-workloads simulate: unknown output format {shown(fmt)} (text or json)\n")
         return 2
     try:
-        scenario = load_scenario(path) if path is not None else load_bundled_scenario()
+        scenario = (
+            load_scenario(path, max_entries=max_entries)
+            if path is not None
+            else load_bundled_scenario()
+        )
     except ScenarioError as error:
         err.write(one_line(f"k8s-workloads simulate: {error}") + "\n")
         return 2

@@ -93,6 +93,8 @@ import attrs
 import yaml
 
 from k8s_workloads._display import shown
+from k8s_workloads._limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
+from k8s_workloads._yaml_input import YAMLLimitExceeded, compose_bounded
 from k8s_workloads.compat import InvalidVersion, release_tuple, supports_callbacks
 from k8s_workloads.decisions import DecisionConfig
 from k8s_workloads.events import ResolverConfig
@@ -111,6 +113,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_POD",
+    "MAX_SCENARIO_BYTES",
+    "MAX_SCENARIO_ENTRIES",
     "PHASES",
     "ContainerSpec",
     "CreateError",
@@ -118,6 +122,7 @@ __all__ = [
     "RestartSpec",
     "Scenario",
     "ScenarioError",
+    "ScenarioTooLarge",
     "SimConfig",
     "Step",
     "WatchErrorSpec",
@@ -337,6 +342,17 @@ class ScenarioError(ValueError):
         super().__init__(f"{where}: {field}: {problem}" if field else f"{where}: {problem}")
 
 
+class ScenarioTooLarge(ScenarioError):
+    """A scenario past a limit: its file's size, its YAML nesting, or what it expands to."""
+
+    def __init__(
+        self, source: str, line: int | None, field: str, problem: str, *, limit: str
+    ) -> None:
+        self.limit = limit
+        """The limit exceeded: ``max_bytes``, ``max_depth`` or ``max_entries``."""
+        super().__init__(source, line, field, problem)
+
+
 _Node: TypeAlias = yaml.Node
 _TAG_NAMES = {
     "tag:yaml.org,2002:str": "a string",
@@ -361,9 +377,26 @@ def _suggest(word: str, options: Iterable[str]) -> str:
 class _Reader:
     """Typed access to composed YAML nodes; every error names the line and field."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, max_entries: int = MAX_SCENARIO_ENTRIES) -> None:
         self.source = source
         self._constructor = yaml.constructor.SafeConstructor()
+        self.max_entries = max_entries
+        self.entries = 0
+        """Entries read so far: workloads, pod scripts, steps, creation errors, restarts..."""
+
+    def spend(self, node: _Node, field: str, count: int) -> None:
+        """Count ``count`` more entries (those of the list at ``field``) against the limit."""
+        self.entries += count
+        if self.entries > self.max_entries:
+            raise ScenarioTooLarge(
+                self.source,
+                node.start_mark.line + 1,
+                field,
+                f"the scenario expands to more than {self.max_entries:,} entries (workloads, "
+                "pod scripts, steps, creation errors, restarts and watch errors, YAML aliases "
+                "written out): raise max_entries (simulate --max-entries) if it is meant",
+                limit="max_entries",
+            )
 
     def fail(self, node: _Node, field: str, problem: str) -> NoReturn:
         raise ScenarioError(self.source, node.start_mark.line + 1, field, problem)
@@ -674,6 +707,7 @@ def _parse_pod(reader: _Reader, node: _Node, field: str, kind: str) -> PodScript
     steps: tuple[Step, ...] = DEFAULT_POD.steps
     if "steps" in found:
         step_nodes = reader.sequence(found["steps"], f"{field}.steps")
+        reader.spend(found["steps"], f"{field}.steps", len(step_nodes))
         steps = tuple(
             _parse_step(reader, step, f"{field}.steps[{index}]", kind)
             for index, step in enumerate(step_nodes)
@@ -681,6 +715,7 @@ def _parse_pod(reader: _Reader, node: _Node, field: str, kind: str) -> PodScript
     errors: tuple[CreateError, ...] = ()
     if "create_errors" in found:
         error_nodes = reader.sequence(found["create_errors"], f"{field}.create_errors")
+        reader.spend(found["create_errors"], f"{field}.create_errors", len(error_nodes))
         errors = tuple(
             _parse_create_error(reader, error, f"{field}.create_errors[{index}]")
             for index, error in enumerate(error_nodes)
@@ -750,11 +785,13 @@ def _parse_workload(reader: _Reader, node: _Node, field: str, config: SimConfig)
         reader.fail(found["pods"], f"{field}.pods", "give pod or pods, not both")
     pods: tuple[PodScript, ...] = (DEFAULT_POD,)
     if "pod" in found:
+        reader.spend(found["pod"], f"{field}.pod", 1)
         pods = (_parse_pod(reader, found["pod"], f"{field}.pod", kind),)
     elif "pods" in found:
         pod_nodes = reader.sequence(found["pods"], f"{field}.pods")
         if not pod_nodes:
             reader.fail(found["pods"], f"{field}.pods", "needs at least one pod script")
+        reader.spend(found["pods"], f"{field}.pods", len(pod_nodes))
         pods = tuple(
             _parse_pod(reader, pod, f"{field}.pods[{index}]", kind)
             for index, pod in enumerate(pod_nodes)
@@ -782,7 +819,9 @@ def _parse_workload(reader: _Reader, node: _Node, field: str, config: SimConfig)
 
 def _parse_restarts(reader: _Reader, node: _Node) -> tuple[RestartSpec, ...]:
     restarts = []
-    for index, item in enumerate(reader.sequence(node, "restarts")):
+    items = reader.sequence(node, "restarts")
+    reader.spend(node, "restarts", len(items))
+    for index, item in enumerate(items):
         field = f"restarts[{index}]"
         found = reader.mapping(item, field, ("at", "down"), required=("at",))
         at = reader.integer(found["at"], f"{field}.at", minimum=0)
@@ -793,7 +832,9 @@ def _parse_restarts(reader: _Reader, node: _Node) -> tuple[RestartSpec, ...]:
 
 def _parse_watch_errors(reader: _Reader, node: _Node) -> tuple[WatchErrorSpec, ...]:
     errors = []
-    for index, item in enumerate(reader.sequence(node, "watch_errors")):
+    items = reader.sequence(node, "watch_errors")
+    reader.spend(node, "watch_errors", len(items))
+    for index, item in enumerate(items):
         field = f"watch_errors[{index}]"
         found = reader.mapping(item, field, ("at", "code", "message"), required=("at",))
         at = reader.integer(found["at"], f"{field}.at", minimum=0)
@@ -827,11 +868,21 @@ def _check_unique(reader: _Reader, nodes: list[_Node], workloads: list[WorkloadS
         keys[primary] = index
 
 
-def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
-    """Read a scenario from YAML text; :class:`ScenarioError` names the line and field."""
-    reader = _Reader(source)
+def parse_scenario(
+    text: str, source: str = "scenario.yaml", *, max_entries: int = MAX_SCENARIO_ENTRIES
+) -> Scenario:
+    """Read a scenario from YAML text; :class:`ScenarioError` names the line and field.
+
+    :class:`ScenarioTooLarge` (a :class:`ScenarioError`) refuses YAML nested more than
+    100 deep and a scenario of more than ``max_entries`` entries
+    (:data:`MAX_SCENARIO_ENTRIES`): workloads, pod scripts, steps, creation errors,
+    restarts and watch errors, counted with YAML aliases written out.
+    """
+    reader = _Reader(source, max_entries)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = compose_bounded(text, max_nodes=None)
+    except YAMLLimitExceeded as error:
+        raise ScenarioTooLarge(source, None, "", str(error), limit=error.limit) from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = ", ".join(part for part in (error.context, error.problem) if part)
@@ -846,6 +897,7 @@ def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
     workload_nodes = reader.sequence(found["workloads"], "workloads")
     if not workload_nodes:
         reader.fail(found["workloads"], "workloads", "needs at least one workload")
+    reader.spend(found["workloads"], "workloads", len(workload_nodes))
     workloads = [
         _parse_workload(reader, item, f"workloads[{index}]", config)
         for index, item in enumerate(workload_nodes)
@@ -867,16 +919,28 @@ def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
     )
 
 
-def load_scenario(path: str) -> Scenario:
-    """Read a scenario file; :class:`ScenarioError` for a missing, unreadable or bad file."""
+def load_scenario(
+    path: str, *, max_bytes: int = MAX_SCENARIO_BYTES, max_entries: int = MAX_SCENARIO_ENTRIES
+) -> Scenario:
+    """Read a scenario file; :class:`ScenarioError` for a missing, unreadable or bad file.
+
+    A file over ``max_bytes`` (:data:`MAX_SCENARIO_BYTES`) is :class:`ScenarioTooLarge`,
+    found reading at most one byte more; ``max_entries`` is :func:`parse_scenario`'s.
+    """
     try:
-        with open(path, encoding="utf-8") as handle:  # noqa: PTH123
-            text = handle.read()
+        with open(path, "rb") as handle:  # noqa: PTH123
+            data = handle.read(max_bytes + 1)
     except OSError as error:
         raise ScenarioError(path, None, "", f"cannot read the file: {error.strerror}") from None
+    if len(data) > max_bytes:
+        raise ScenarioTooLarge(
+            path, None, "", f"the file is over {max_bytes:,} bytes", limit="max_bytes"
+        )
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ScenarioError(path, None, "", "not UTF-8 text") from None
-    return parse_scenario(text, path)
+    return parse_scenario(text, path, max_entries=max_entries)
 
 
 def bundled_scenarios() -> list[str]:
