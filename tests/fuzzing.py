@@ -907,8 +907,17 @@ def _gen_subprocess(rng: random.Random) -> dict[str, Any]:
     if rng.random() < 0.5:
         at = rng.randint(0, len(data))
         data = data[:at] + rng.choice([b"\xff\xfe", b"\xc3", b"\xed\xa0\x80"]) + data[at:]
-    argv = [arg for arg in made["argv"] if "\ud800" not in arg and "\x00" not in arg]
+    argv = [arg for arg in made["argv"] if _can_exec(arg)]
     return {"argv": argv, "stdin_bytes": data, "files": made["files"]}
+
+
+def _can_exec(arg: str) -> bool:
+    """Whether ``arg`` can be a process argument (no NUL, no lone surrogate)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in arg
 
 
 def _check_subprocess(value: Mapping[str, Any]) -> None:

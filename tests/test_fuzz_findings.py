@@ -26,7 +26,7 @@ ITERATIONS = {
     "failures": 150,
     "resolve_event": 150,
     "validate_manifest": 50,
-    "stream": 8,
+    "stream": 5,
     "cli_decode": 25,
     "cli_resolve": 6,
     "cli_render": 10,
@@ -62,7 +62,7 @@ def test_every_target_has_a_ci_budget() -> None:
 def test_fixed_seeds_find_nothing_new(name: str) -> None:
     target = fuzzing.TARGETS[name]
     new = []
-    for seed in SEEDS:
+    for seed in SEEDS[:1] if name == "cli_subprocess" else SEEDS:  # a process each
         for iteration in range(ITERATIONS[name]):
             finding = fuzzing.run_iteration(target, seed, iteration)
             if finding is not None and not _is_known_open(finding):
