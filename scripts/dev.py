@@ -98,7 +98,7 @@ def test(*, thorough: bool) -> int:
     env["HYPOTHESIS_PROFILE"] = "thorough" if thorough else "ci"
     results: dict[str, int] = {}
     results["ruff"] = _run(
-        [_bin(MAIN_ENV, "ruff"), "check", "src", "tests", "benchmarks", "scripts"]
+        [_bin(MAIN_ENV, "ruff"), "check", "src", "tests", "benchmarks", "scripts", "fuzz"]
     )
     results["mypy --strict"] = _run([_bin(MAIN_ENV, "mypy"), "--strict"])
     results["pytest (kubernetes 37)"] = _run([_bin(MAIN_ENV, "pytest"), "-q"], env=env)
