@@ -34,18 +34,7 @@ ITERATIONS = {
 }
 SEEDS = (1, 2, 3)
 
-KNOWN_OPEN = (
-    # fuzz/open-findings/annotations_to_key-*: release_tuple's int() on a 5,000-digit part
-    ("annotations_to_key", "Exceeds the limit"),
-    ("cli_decode", "Exceeds the limit"),
-    # fuzz/open-findings/resolve_event-*, failures-*: a huge int or deep value formatted
-    ("resolve_event", "Exceeds the limit"),
-    ("resolve_event", "RecursionError"),
-    ("failures", "Exceeds the limit"),
-    ("failures", "RecursionError"),
-    # fuzz/open-findings/cli_render-*: a YAML alias that holds itself (spec: &a {x: *a})
-    ("cli_render", "RecursionError"),
-)
+KNOWN_OPEN: tuple[tuple[str, str], ...] = ()
 """Open bugs the fixed seeds may meet: (target, a piece of the error). Remove when fixed."""
 
 

@@ -27,7 +27,7 @@ from k8s_workloads.decisions import (
     FreeSlot,
     Ignore,
     PatchLabels,
-    _cleanup,
+    cleanup_actions,
 )
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
@@ -296,7 +296,7 @@ def plan_adoption(
                 else TaskResult(key, _COMPLETED, name, namespace, pod.resource_version)
             )
             if unexpected and isinstance(key, CallbackKey):
-                actions.extend(_cleanup(result, config))
+                actions.extend(cleanup_actions(result, config))
                 reason = "callback already settled: its Succeeded pod is cleaned up, not reported"
                 skipped.append(SkippedPod(name, namespace, reason))
             else:

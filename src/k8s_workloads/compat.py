@@ -55,6 +55,9 @@ _PEP440_VERSION = re.compile(
 )
 
 
+_MAX_PART_DIGITS = 18
+
+
 def release_tuple(version: str) -> tuple[int, int, int]:
     """(major, minor, micro) of a PEP 440 version; missing parts count as 0.
 
@@ -66,7 +69,13 @@ def release_tuple(version: str) -> tuple[int, int, int]:
     if match.group("epoch") not in (None, "0"):
         # An epoch resets ordering; Airflow has never used one, so refuse to guess.
         raise InvalidVersion(f"versions with an epoch are not Airflow versions: {shown(version)}")
-    parts = [int(part) for part in match.group("release").split(".")[:3]]
+    release = match.group("release").split(".")[:3]
+    if any(len(part) > _MAX_PART_DIGITS for part in release):
+        # int() refuses (ValueError) past 4,300 digits; no version has such a part.
+        raise InvalidVersion(
+            f"a version part longer than {_MAX_PART_DIGITS} digits: {shown(version)}"
+        )
+    parts = [int(part) for part in release]
     parts += [0] * (3 - len(parts))
     return (parts[0], parts[1], parts[2])
 

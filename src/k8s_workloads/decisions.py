@@ -61,6 +61,7 @@ __all__ = [
     "RetryLater",
     "StateNotRead",
     "classify_create_error",
+    "cleanup_actions",
     "decide",
     "decide_callback",
     "decide_task",
@@ -333,10 +334,11 @@ def describe_action(action: Action) -> str:
 # --- shared rules ---------------------------------------------------------------------
 
 
-def _cleanup(result: WorkloadResult, config: DecisionConfig) -> list[Action]:
-    # delete_worker_pods: delete, except a failed pod kept for debugging; otherwise mark done.
-    # A vanished pod is gone already; any other result names its pod and says whether it
-    # failed (a Succeeded pod is never kept as a failed one).
+def cleanup_actions(result: WorkloadResult, config: DecisionConfig) -> list[Action]:
+    """What is done with a settled result's pod: deleted (``delete_worker_pods``), except a
+    failed one kept for debugging (``delete_worker_pods_on_failure`` off), which is labelled
+    done if ``mark_kept_failed_pods_done``; with ``delete_worker_pods`` off, labelled done.
+    A vanished pod is gone already; a Succeeded pod is never kept as a failed one."""
     if result.state is ExecutorPseudoState.VANISHED:
         return []
     failed = result.state is TaskInstanceState.FAILED or result.state is CallbackState.FAILED
@@ -476,7 +478,7 @@ def _pre_execution_requeue(
         what="pod failed before the task ran",
         limit=config.pod_launch_failure_retries,
     )
-    cleanup = _cleanup(result, config)
+    cleanup = cleanup_actions(result, config)
     return Decision((*cleanup, *requeue.actions), requeue.attempts)
 
 
@@ -505,7 +507,7 @@ def decide_task(
         )
     if state is ExecutorPseudoState.COMPLETED:
         # An adopted pod that had Succeeded under a dead scheduler: only clean it up.
-        return Decision(tuple(_cleanup(result, config)), attempts)
+        return Decision(tuple(cleanup_actions(result, config)), attempts)
     if not running:
         # A repeated terminal event (MODIFIED then DELETED is normal): no event, and unlike
         # the provider (§7.3.3) no second delete or patch either.
@@ -518,7 +520,7 @@ def decide_task(
         requeued = _pre_execution_requeue(result, attempt, attempts, config, ti_state)
         if requeued is not None:
             return requeued
-    cleanup = _cleanup(result, config)
+    cleanup = cleanup_actions(result, config)
     if state is ExecutorPseudoState.LOOKUP:
         if ti_state is UNKNOWN:
             return Decision((LookUpState(key, "the pod succeeded"),), attempts)
@@ -558,7 +560,8 @@ def _terminal_callback(
     if result.state is ExecutorPseudoState.COMPLETED:
         # An adopted, finished pod is never tracked as running: cleaning it up is the point.
         freed = (FreeSlot(result.key),) if running else ()
-        return Decision((*_cleanup(result, config), *freed, keep), attempts.without(result.key))
+        cleanup = cleanup_actions(result, config)
+        return Decision((*cleanup, *freed, keep), attempts.without(result.key))
     finished = result.state in {
         CallbackState.SUCCESS,
         CallbackState.FAILED,
@@ -567,7 +570,7 @@ def _terminal_callback(
     if not (finished and running):
         return Decision((keep,), attempts)
     return Decision(
-        (*_cleanup(result, config), FreeSlot(result.key), keep), attempts.without(result.key)
+        (*cleanup_actions(result, config), FreeSlot(result.key), keep), attempts.without(result.key)
     )
 
 
@@ -584,7 +587,7 @@ def _callback_pseudo_state(
     if state is ExecutorPseudoState.COMPLETED:
         # A callback pod that Succeeded while no scheduler watched it (adopted after a
         # restart): it exited 0, so the callback succeeded, and nothing else will say so.
-        cleanup = _cleanup(result, config)
+        cleanup = cleanup_actions(result, config)
         freed = (FreeSlot(key),) if running else ()
         success = EmitEvent(key, CallbackState.SUCCESS)
         return Decision((*cleanup, *freed, success), attempts.without(key))
@@ -628,7 +631,7 @@ def decide_callback(
         attempt = attempts.get(key)
         if attempt is not None and attempt.was_requeued(result.pod_name, result.pod_uid):
             return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
-        cleanup = _cleanup(result, config)
+        cleanup = cleanup_actions(result, config)
         if (
             attempt is not None
             and config.callback_launch_failure_retries != 0
@@ -648,7 +651,7 @@ def decide_callback(
         emit = EmitEvent(key, CallbackState.FAILED, describe_failure(result.failure_details))
         return Decision((*cleanup, FreeSlot(key), emit), attempts.without(key))
     if state is CallbackState.SUCCESS:
-        cleanup = _cleanup(result, config)
+        cleanup = cleanup_actions(result, config)
         return Decision(
             (*cleanup, FreeSlot(key), EmitEvent(key, CallbackState.SUCCESS)), attempts.without(key)
         )
@@ -736,7 +739,7 @@ def handling_failed(
             (Ignore(f"{gave_up}; {key!r} is not running: nothing to report"),), attempts
         )
     # The pod is cleaned up as its own outcome says, whatever is reported.
-    cleanup = _cleanup(result, config)
+    cleanup = cleanup_actions(result, config)
     freed: tuple[Action, ...] = (FreeSlot(key),) if running else ()
     report: Action
     failed = EmitEvent(key, state_class_for_key(key).FAILED, f"handling the pod's result {gave_up}")

@@ -198,7 +198,7 @@ def _watch_error(event_type: str, obj: Mapping[str, Any]) -> Resolution:
         )
     return Resolution(
         Outcome.WATCH_ERROR,
-        f"Kubernetes failure for {reason} with code {code} and message: {message}",
+        f"Kubernetes failure for {reason} with code {shown(code)} and message: {message}",
         event_type=event_type,
         error_code=code,
     )

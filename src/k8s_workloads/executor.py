@@ -69,13 +69,19 @@ from k8s_workloads.decisions import (
     RequeueJob,
     RetryLater,
     classify_create_error,
+    cleanup_actions,
     decide,
     handling_failed,
     requeue_after_create_error,
 )
 from k8s_workloads.events import Outcome, Resolution, ResolverConfig, resolve_event
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-from k8s_workloads.labels import PodSelector, create_unique_id, watcher_selector
+from k8s_workloads.labels import (
+    POD_EXECUTOR_DONE_LABEL,
+    PodSelector,
+    create_unique_id,
+    watcher_selector,
+)
 from k8s_workloads.payload import (
     attach_secure_payload,
     json_path_command_args,
@@ -89,6 +95,7 @@ from k8s_workloads.pods import (
 )
 from k8s_workloads.states import (
     CallbackState,
+    ExecutorPseudoState,
     KubernetesJob,
     TaskInstanceState,
     WorkloadResult,
@@ -287,6 +294,8 @@ class _Pending:
     error: BaseException | None = None
     """Set when its handling failed in this pass: handling_failed decides next."""
     cached: tuple[int, Decision] | None = None
+    in_watch: bool = True
+    """False for a DELETED event: the pod is leaving the watch (deleted, or labelled out)."""
 
 
 @attrs.define
@@ -297,6 +306,16 @@ class _Queued:
 
 _DECISION: Final = "decision"  # a pod-call failure fails the result's handling
 _FINAL: Final = "final"  # best effort: failures are ignored
+_CLEANED_KEPT: Final = 10_000
+_LEFTOVER_STATES: Final = frozenset(
+    {
+        TaskInstanceState.FAILED,
+        TaskInstanceState.SUCCESS,
+        ExecutorPseudoState.LOOKUP,
+        CallbackState.FAILED,
+        CallbackState.SUCCESS,
+    }
+)
 _ADOPTION: Final = "adoption"  # a failed relabel drops the pod's adoption
 
 
@@ -395,6 +414,10 @@ class ExecutorCore:
         self._backlog: list[_Pending] = []
         self._changes: list[tuple[WorkloadKey, bool]] = []  # (key, now running) since taken
         self._cleanups: list[DeletePod | PatchLabels] = []
+        self._cleaned: dict[tuple[str, str], None] = {}
+        """Pods this core asked to delete or label done, until they leave the watch (at
+        most _CLEANED_KEPT, oldest first out): a second terminal event for one of them is
+        a duplicate, for any other pod of a settled workload a leftover to clean up."""
         self._states: dict[WorkloadKey, KnownState] = {}
         self._works: deque[_Work] = deque()
         self._resource_version: str | None = None
@@ -522,9 +545,11 @@ class ExecutorCore:
             return
         if resolution.resource_version:
             self._resource_version = resolution.resource_version
+        if resolution.event_type == "DELETED":
+            self._cleaned.pop((resolution.namespace or "", resolution.pod_name or ""), None)
         result = resolution.to_result()
         if result is not None:
-            self._results.append(_Pending(result))
+            self._results.append(_Pending(result, in_watch=resolution.event_type != "DELETED"))
 
     def states_read(
         self,
@@ -815,6 +840,10 @@ class ExecutorCore:
         while work.actions:
             action = work.actions.popleft()
             if isinstance(action, (DeletePod, PatchLabels, EmitEvent, DeleteSecret)):
+                if isinstance(action, DeletePod) or (
+                    isinstance(action, PatchLabels) and POD_EXECUTOR_DONE_LABEL in action.labels
+                ):
+                    self._remember_cleaned(action.namespace, action.pod_name)
                 if isinstance(action, DeletePod) and self.config.secure_payload:
                     work.actions.appendleft(
                         DeleteSecret(workload_secret_name(action.pod_name), action.namespace)
@@ -852,6 +881,35 @@ class ExecutorCore:
         # Ignore and RetryLater need nothing; LookUpState never reaches here.
 
     # --- results ----------------------------------------------------------------------
+
+    def _remember_cleaned(self, namespace: str, pod_name: str) -> None:
+        cleaned = self._cleaned
+        cleaned.pop((namespace, pod_name), None)
+        cleaned[namespace, pod_name] = None
+        if len(cleaned) > _CLEANED_KEPT:
+            del cleaned[next(iter(cleaned))]
+
+    def _leftover(self, pending: _Pending, decision: Decision) -> Decision:
+        """A terminal result of a pod of a workload no longer running that this core never
+        cleaned up (a second launch adopted beside the one that reported, a pod created
+        twice): no event, but the pod is cleaned up, or it stays in the watch and is read
+        again after every restart. The same pod's repeated events are not (no second
+        delete: it is among the cleaned pods, or its event is a DELETED one)."""
+        result = pending.result
+        if (
+            not pending.in_watch
+            or result.key in self._running
+            or result.state not in _LEFTOVER_STATES
+            or any(not isinstance(action, Ignore) for action in decision.actions)
+            or (result.namespace, result.pod_name) in self._cleaned
+        ):
+            return decision
+        attempt = self._attempts.get(result.key)
+        if attempt is not None and attempt.was_requeued(result.pod_name, result.pod_uid):
+            return decision  # a requeued launch's pod: its clean-up came with the requeue
+        cleanup = cleanup_actions(result, self.config.decisions)
+        why = Ignore("a leftover pod of a settled workload: cleaned up, nothing reported")
+        return Decision((why, *cleanup), decision.attempts)
 
     def _decide_cached(self, pending: _Pending, known: KnownState) -> Decision:
         # The state check and the decision usually meet the same bookkeeping: decide once.
@@ -916,7 +974,7 @@ class ExecutorCore:
             kind, cause = _FINAL, "handling failed"
         else:
             known = self._states.get(result.key, UNKNOWN)
-            decision = self._decide_cached(pending, known)
+            decision = self._leftover(pending, self._decide_cached(pending, known))
             work_pending = _Pending(result, pending.failures, known)
             kind, cause = _DECISION, "result"
         if self.on_decision is not None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from k8s_workloads._display import shown
 from k8s_workloads._json import as_int
 from k8s_workloads._json import as_list as _list
 from k8s_workloads._json import as_map as _map
@@ -274,7 +275,7 @@ def describe_failure(
     if container:
         parts.append(f"container {container}")
     if details.get("exit_code") is not None and details.get("container_state") == "terminated":
-        parts.append(f"exit code {details.get('exit_code')}")
+        parts.append(f"exit code {shown(details.get('exit_code'))}")
     where = f" ({', '.join(parts)})" if parts else ""
     if cause:
         return f"Pod failed because of {cause}{where}"
@@ -387,6 +388,12 @@ def _grace_for(reason: str, message: str, policy: PendingPolicy) -> tuple[float 
     return policy.unknown_waiting_reason_grace, True
 
 
+def _text(value: object) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return shown(value)
+
+
 def demystify_pending(
     pod: Mapping[str, Any], policy: PendingPolicy, now: datetime.datetime | None
 ) -> PendingVerdict:
@@ -406,9 +413,11 @@ def demystify_pending(
     for condition in _list(status.get("conditions")):
         condition_map = _map(condition)
         if condition_map.get("type") == "PodScheduled" and condition_map.get("status") == "False":
-            cause = condition_map.get("reason") or "Unschedulable"
-            message = condition_map.get("message")
-            reason = f"{cause}: {message}" if message else str(cause)
+            # Any JSON may stand here: a text is shown as it is, anything else as a short
+            # repr (a 5,000-digit number or a value nested 1,200 deep cannot be str()-ed).
+            cause = _text(condition_map.get("reason")) or "Unschedulable"
+            message = _text(condition_map.get("message"))
+            reason = f"{cause}: {message}" if message else cause
     stuck = _stuck_container(status)
     if stuck is not None:
         container_type, name, waiting_reason, message = stuck
