@@ -1,0 +1,53 @@
+"""Bugs the stateful machines found in the library, kept as failing tests until fixed.
+
+Each test is the machine's minimal counterexample, written out step by step. While the
+library still has the bug the test fails (``xfail(strict=True)``): a fix makes it pass, and
+``strict`` then asks for the mark to go.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from k8s_workloads.labels import AIRFLOW_WORKER_LABEL
+from tests.test_executor_stateful import PATCH_FAULTS, SchedulersMachine, phase
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "a terminal result of a second pod of a workload no longer running is ignored as a "
+        "duplicate with no clean-up: the pod stays in the watch, neither deleted nor done"
+    ),
+)
+def test_a_second_adopted_pod_of_a_reported_workload_is_cleaned_up() -> None:
+    state = SchedulersMachine()
+    state.configure(
+        schedulers=3,
+        delete_worker_pods=True,
+        delete_worker_pods_on_failure=True,
+        mark_kept_failed_pods_done=True,
+        clock_stopped=True,  # every pod is created at the same second
+        fixed_names=False,
+    )
+    state.queue_task(on=0)  # on scheduler 1
+    state.patches_fail(fault=PATCH_FAULTS[0], times=1)  # the next label patch: a 500
+    state.scheduler_dies(adopters=1, pick=2)  # 3 dies; 1 adopts nothing, creates pod A
+    state.scheduler_starts()  # 4 starts
+    # 1 dies; 2 adopts: its relabel of A fails, so the task is reset and queued on 2.
+    state.scheduler_dies(adopters=1, pick=0)
+    state.sync_pass(error=None, on=0)  # 2 creates pod B (same second as A)
+    state.scheduler_dies(adopters=0, pick=0)  # 2 dies
+    pods = state.cluster.pods()
+    assert sorted(pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] for pod in pods) == ["1", "2"]
+    assert {pod["metadata"]["creationTimestamp"] for pod in pods} == {
+        pods[0]["metadata"]["creationTimestamp"]
+    }
+    assert all(phase(pod) == "Pending" for pod in pods)
+    # Scheduler 4 adopts both live pods (their creation times tie) and runs both to the end:
+    # the first to succeed is reported, the second is ignored as a duplicate and left.
+    state.settle()
+    (key,) = state.workloads
+    assert len(state.db.terminal_reports(key)) == 1
+    left = state.pods_where(state.watched)
+    assert not left, f"pods left to be re-reported forever: {left}"
