@@ -1,25 +1,15 @@
-"""Bugs the stateful machines found in the library, kept as failing tests until fixed.
+"""Bugs the stateful machines found in the library, as regression tests.
 
-Each test is the machine's minimal counterexample, written out step by step. While the
-library still has the bug the test fails (``xfail(strict=True)``): a fix makes it pass, and
-``strict`` then asks for the mark to go.
+Each test is the machine's minimal counterexample, written out step by step, kept as a
+regression test once the bug is fixed.
 """
 
 from __future__ import annotations
-
-import pytest
 
 from k8s_workloads.labels import AIRFLOW_WORKER_LABEL
 from tests.test_executor_stateful import PATCH_FAULTS, SchedulersMachine, phase
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a terminal result of a second pod of a workload no longer running is ignored as a "
-        "duplicate with no clean-up: the pod stays in the watch, neither deleted nor done"
-    ),
-)
 def test_a_second_adopted_pod_of_a_reported_workload_is_cleaned_up() -> None:
     state = SchedulersMachine()
     state.configure(

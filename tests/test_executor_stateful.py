@@ -1408,13 +1408,9 @@ class SchedulersMachine(RuleBasedStateMachine):
             self.decisions.mark_kept_failed_pods_done
             or self.decisions.delete_worker_pods_on_failure
         ):
-            # Guarded: a second pod of a workload already reported is ignored with no
-            # clean-up (tests/test_executor_findings.py, xfail until the fix lands).
-            left = [
-                name
-                for name in self.pods_where(self.watched)
-                if self.key_of(name) not in self.run_twice
-            ]
+            # A second pod of a workload already reported (a task run twice) is cleaned up
+            # too (tests/test_executor_findings.py).
+            left = self.pods_where(self.watched)
             assert not left, f"pods left to be re-reported forever: {left}"
 
 
