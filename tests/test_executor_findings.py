@@ -7,6 +7,7 @@ regression test once the bug is fixed.
 from __future__ import annotations
 
 from k8s_workloads.labels import AIRFLOW_WORKER_LABEL
+from k8s_workloads.states import TaskInstanceState
 from tests.test_executor_stateful import PATCH_FAULTS, SchedulersMachine, phase
 
 
@@ -41,3 +42,36 @@ def test_a_second_adopted_pod_of_a_reported_workload_is_cleaned_up() -> None:
     assert len(state.db.terminal_reports(key)) == 1
     left = state.pods_where(state.watched)
     assert not left, f"pods left to be re-reported forever: {left}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "the adoption relabel is conditional, but a pod the race winner already handled and "
+        "deleted answers 404, which the kit's driver takes for success: the loser tracks the "
+        "workload and, after its next re-list, reports it FAILED (VANISHED) a second time"
+    ),
+)
+def test_the_loser_of_an_adoption_race_never_tracks_a_pod_the_winner_deleted() -> None:
+    state = SchedulersMachine()
+    state.configure(
+        schedulers=3,
+        delete_worker_pods=True,
+        delete_worker_pods_on_failure=True,
+        mark_kept_failed_pods_done=True,
+        clock_stopped=False,
+        fixed_names=False,
+    )
+    state.queue_task(on=0)  # on scheduler 1
+    state.sync_pass(on=0, error=None)  # 1 creates the pod
+    state.pod_evicted(pick=0)  # it fails; 1 has not read that
+    state.watch_expires()
+    state.deliver_event(on=1, pick=0)  # 2 reads its 410: its next pass re-lists
+    # 1 dies; 2 and 3 list its pods, then adopt at once: 2 relabels, re-lists, reports the
+    # eviction and deletes the pod; 3's conditional relabel finds the pod gone (404).
+    state.scheduler_dies(adopters=2, pick=0)
+    (key,) = state.workloads
+    assert state.db.reported(key) == [TaskInstanceState.FAILED]
+    assert not state.schedulers[2].core.is_running(key)
+    state.settle()
+    assert len(state.db.terminal_reports(key)) == 1
