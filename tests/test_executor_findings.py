@@ -44,14 +44,6 @@ def test_a_second_adopted_pod_of_a_reported_workload_is_cleaned_up() -> None:
     assert not left, f"pods left to be re-reported forever: {left}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the adoption relabel is conditional, but a pod the race winner already handled and "
-        "deleted answers 404, which the kit's driver takes for success: the loser tracks the "
-        "workload and, after its next re-list, reports it FAILED (VANISHED) a second time"
-    ),
-)
 def test_the_loser_of_an_adoption_race_never_tracks_a_pod_the_winner_deleted() -> None:
     state = SchedulersMachine()
     state.configure(

@@ -1281,6 +1281,8 @@ class SchedulersMachine(RuleBasedStateMachine):
         for key in orphaned:
             if key in tracked or str(self.owner[key]) not in dead:
                 continue
+            if isinstance(key, TaskInstanceKey) and self.db.terminal_reports(key):
+                continue  # settled meanwhile (by the adopter that won): not reset, not run again
             if isinstance(key, CallbackKey) and (key in left or key in self.completed_by_adoption):
                 continue
             if key in left:

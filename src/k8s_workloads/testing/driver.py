@@ -101,7 +101,9 @@ class CoreDriver:
                     request.namespace, request.pod_name, request.labels, request.resource_version
                 )
             except ApiError as error:
-                if error.status != 404:  # a pod that is gone needs no label
+                # A pod that is gone needs no done label; but a conditional (adoption)
+                # relabel of a pod that is gone adopted nothing: that is its failure.
+                if error.status != 404 or request.resource_version is not None:
                     raise
         elif isinstance(request, EmitEvent):
             self.db.record(request)
