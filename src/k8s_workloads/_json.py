@@ -36,3 +36,30 @@ def as_str(value: object) -> str | None:
 def as_text(value: object) -> str:
     """``value`` if it is a string, else ``""``."""
     return value if isinstance(value, str) else ""
+
+
+_SHOWN_CHARACTERS = 60
+_SHOWN_INTEGER_BITS = 200
+
+
+def shown(value: object) -> str:
+    """A value as an error message shows it: ``repr`` of a scalar, cut to 60 characters.
+
+    Never raises and never grows with the value: a long string keeps its first 60
+    characters and says how long it was, a huge integer says how many digits it has,
+    anything else is named by its type.
+    """
+    if isinstance(value, str):
+        if len(value) <= _SHOWN_CHARACTERS:
+            return repr(value)
+        return f"{value[:_SHOWN_CHARACTERS]!r}... ({len(value)} characters)"
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(float(value))
+    if isinstance(value, int):
+        if value.bit_length() <= _SHOWN_INTEGER_BITS:
+            return repr(int(value))
+        digits = int(value.bit_length() * 0.30103) + 1
+        return f"an integer of about {digits} digits"
+    return f"a {type(value).__name__}"

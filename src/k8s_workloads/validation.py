@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import cast
 
-from k8s_workloads._json import as_list, as_map
+from k8s_workloads._json import as_list, as_map, shown
 
 __all__ = [
     "DNS1123_LABEL_MAX_LENGTH",
@@ -39,6 +40,7 @@ __all__ = [
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "is_label_value",
+    "is_valid_manifest",
     "label_errors",
     "label_key_errors",
     "label_value_errors",
@@ -137,6 +139,12 @@ def is_label_value(value: str) -> bool:
     )
 
 
+def _utf8_size(text: str) -> int:
+    # Go's len() counts bytes, not code points. A lone surrogate (which Python strings may
+    # hold) reaches the API server as U+FFFD, three bytes, as surrogatepass counts it.
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def _not_a_string(
     field: str, value: object, error: type[NamingRuleViolation]
 ) -> list[NamingRuleViolation]:
@@ -150,11 +158,11 @@ def dns1123_label_errors(value: object, *, field: str) -> list[NamingRuleViolati
     if is_dns1123_label(value):
         return []
     if len(value) > DNS1123_LABEL_MAX_LENGTH:
-        return [InvalidDNS1123Label(field, f"{value!r} is longer than 63 characters")]
+        return [InvalidDNS1123Label(field, f"{shown(value)} is longer than 63 characters")]
     return [
         InvalidDNS1123Label(
             field,
-            f"{value!r} must consist of lower-case alphanumerics or '-' and start and end "
+            f"{shown(value)} must consist of lower-case alphanumerics or '-' and start and end "
             "with an alphanumeric",
         )
     ]
@@ -167,11 +175,11 @@ def dns1123_subdomain_errors(value: object, *, field: str) -> list[NamingRuleVio
     if is_dns1123_subdomain(value):
         return []
     if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        return [InvalidDNS1123Subdomain(field, f"{value[:40]!r}... is longer than 253 characters")]
+        return [InvalidDNS1123Subdomain(field, f"{shown(value)} is longer than 253 characters")]
     return [
         InvalidDNS1123Subdomain(
             field,
-            f"{value!r} must consist of lower-case alphanumerics, '-' or '.' and start and "
+            f"{shown(value)} must consist of lower-case alphanumerics, '-' or '.' and start and "
             "end with an alphanumeric",
         )
     ]
@@ -182,12 +190,14 @@ def pod_name_errors(value: object, *, field: str = "metadata.name") -> list[Nami
     if not isinstance(value, str):
         return _not_a_string(field, value, InvalidPodName)
     if len(value) > POD_NAME_MAX_LENGTH:
-        return [InvalidPodName(field, f"{value!r} is longer than {POD_NAME_MAX_LENGTH} characters")]
+        return [
+            InvalidPodName(field, f"{shown(value)} is longer than {POD_NAME_MAX_LENGTH} characters")
+        ]
     if _DNS1123_SUBDOMAIN.fullmatch(value) is None:
         return [
             InvalidPodName(
                 field,
-                f"{value!r} must consist of lower-case alphanumerics, '-' or '.' and start "
+                f"{shown(value)} must consist of lower-case alphanumerics, '-' or '.' and start "
                 "and end with an alphanumeric",
             )
         ]
@@ -204,22 +214,22 @@ def _key_errors(
     elif len(parts) == 2:
         prefix, name = parts
     else:
-        return [error(field, f"{key!r} may contain at most one '/'")]
+        return [error(field, f"{shown(key)} may contain at most one '/'")]
     found: list[NamingRuleViolation] = []
     if prefix is not None:
         if not prefix:
-            found.append(error(field, f"{key!r} has an empty prefix before '/'"))
+            found.append(error(field, f"{shown(key)} has an empty prefix before '/'"))
         elif not is_dns1123_subdomain(prefix):
-            found.append(error(field, f"the prefix of {key!r} must be a DNS-1123 subdomain"))
+            found.append(error(field, f"the prefix of {shown(key)} must be a DNS-1123 subdomain"))
     if not name:
-        found.append(error(field, f"{key!r} has an empty name part"))
+        found.append(error(field, f"{shown(key)} has an empty name part"))
     elif len(name) > LABEL_VALUE_MAX_LENGTH:
-        found.append(error(field, f"the name part of {key!r} is longer than 63 characters"))
+        found.append(error(field, f"the name part of {shown(key)} is longer than 63 characters"))
     elif _QUALIFIED_NAME.fullmatch(name) is None:
         found.append(
             error(
                 field,
-                f"the name part of {key!r} must consist of alphanumerics, '-', '_' or '.' "
+                f"the name part of {shown(key)} must consist of alphanumerics, '-', '_' or '.' "
                 "and start and end with an alphanumeric",
             )
         )
@@ -240,19 +250,17 @@ def label_value_errors(value: object, *, field: str) -> list[NamingRuleViolation
     if is_label_value(value):
         return []
     if len(value) > LABEL_VALUE_MAX_LENGTH:
-        return [InvalidLabelValue(field, f"{value!r} is longer than 63 characters")]
+        return [InvalidLabelValue(field, f"{shown(value)} is longer than 63 characters")]
     return [
         InvalidLabelValue(
             field,
-            f"{value!r} must be empty or consist of alphanumerics, '-', '_' or '.' and start "
+            f"{shown(value)} must be empty or consist of alphanumerics, '-', '_' or '.' and start "
             "and end with an alphanumeric",
         )
     ]
 
 
-def label_errors(
-    labels: object, *, field: str = "metadata.labels"
-) -> list[NamingRuleViolation]:
+def label_errors(labels: object, *, field: str = "metadata.labels") -> list[NamingRuleViolation]:
     """Violations in a whole label mapping (keys and values)."""
     if labels is None:
         return []
@@ -260,7 +268,7 @@ def label_errors(
         return [InvalidLabelKey(field, f"must be a mapping, got {type(labels).__name__}")]
     found: list[NamingRuleViolation] = []
     for key, value in labels.items():
-        entry = f"{field}[{key!r}]"
+        entry = f"{field}[{shown(key)}]"
         found += label_key_errors(key, field=entry)
         found += label_value_errors(value, field=entry)
     return found
@@ -277,7 +285,7 @@ def annotation_errors(
     found: list[NamingRuleViolation] = []
     total = 0
     for key, value in annotations.items():
-        entry = f"{field}[{key!r}]"
+        entry = f"{field}[{shown(key)}]"
         if not isinstance(key, str):
             found += _not_a_string(entry, key, InvalidAnnotationKey)
             continue
@@ -286,8 +294,7 @@ def annotation_errors(
         if not isinstance(value, str):
             found += _not_a_string(entry, value, InvalidAnnotationKey)
             continue
-        # Go's len() counts bytes, not code points.
-        total += len(key.encode()) + len(value.encode())
+        total += _utf8_size(key) + _utf8_size(value)
     if total > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
         found.append(
             AnnotationsTooLarge(
@@ -318,7 +325,7 @@ def _container_name_errors(named: Iterable[tuple[str, object]]) -> list[NamingRu
         found += dns1123_label_errors(name, field=field)
         if isinstance(name, str):
             if name in seen:
-                found.append(DuplicateContainerName(field, f"{name!r} is used twice"))
+                found.append(DuplicateContainerName(field, f"{shown(name)} is used twice"))
             seen.add(name)
     return found
 
@@ -348,3 +355,119 @@ def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
         for index, container in enumerate(as_list(spec.get(kind)))
     ]
     return found + _container_name_errors(named)
+
+
+# Keys seen valid, so that the keys every pod of an executor carries cost one set lookup.
+# Bounded: keys repeat from pod to pod, and once full the sets simply stop growing.
+_VALID_LABEL_KEYS: set[str] = set()
+_VALID_ANNOTATION_KEYS: set[str] = set()
+_KNOWN_KEYS_MAX = 1024
+
+
+def _is_key(key: str, known: set[str], *, lower: bool) -> bool:
+    if key in known:
+        return True
+    if _key_errors(key.lower() if lower else key, field="", error=InvalidLabelKey):
+        return False
+    if len(known) < _KNOWN_KEYS_MAX:
+        known.add(key)
+    return True
+
+
+# Every label value of a pod at once, joined by NUL (which no valid value holds; the caller
+# checks that no value brought one in): labelValueFmt with its 63-character limit.
+_JOINED_LABEL_VALUES = re.compile(
+    r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?"
+    r"(?:\x00(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?)*"
+)
+
+
+def _keys_pass(keys: dict[object, object], known: set[str], *, lower: bool) -> bool:
+    if known.issuperset(keys):
+        return True
+    return all(type(key) is str and _is_key(key, known, lower=lower) for key in keys)
+
+
+def _labels_pass(labels: dict[object, object]) -> bool:
+    if not labels:
+        return True
+    if not _keys_pass(labels, _VALID_LABEL_KEYS, lower=False):
+        return False
+    try:
+        joined = "\x00".join(labels.values())  # type: ignore[arg-type]
+    except TypeError:  # a value that is not a string
+        return False
+    return (
+        joined.count("\x00") == len(labels) - 1
+        and _JOINED_LABEL_VALUES.fullmatch(joined) is not None
+    )
+
+
+def _annotations_pass(annotations: dict[object, object]) -> bool:
+    if not _keys_pass(annotations, _VALID_ANNOTATION_KEYS, lower=True):
+        return False
+    try:
+        values = "".join(annotations.values())  # type: ignore[arg-type]
+    except TypeError:  # a value that is not a string
+        return False
+    characters = len(values) + len("".join(annotations))  # type: ignore[arg-type]
+    # A character is at most 4 UTF-8 bytes: count bytes only when that could matter.
+    if characters * 4 <= TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
+        return True
+    checked = cast("dict[str, str]", annotations)  # every key and value is a str (above)
+    total = sum(_utf8_size(key) + _utf8_size(value) for key, value in checked.items())
+    return total <= TOTAL_ANNOTATION_SIZE_LIMIT_BYTES
+
+
+def _containers_pass(spec: dict[str, object]) -> bool:
+    seen: set[str] = set()
+    for kind in ("containers", "initContainers", "ephemeralContainers"):
+        containers = spec.get(kind)
+        if containers is None:
+            continue
+        if type(containers) is not list:
+            return False
+        for container in containers:
+            if type(container) is not dict:
+                return False
+            name = container.get("name")
+            if type(name) is not str or name in seen or not is_dns1123_label(name):
+                return False
+            seen.add(name)
+    return True
+
+
+def _passes(manifest: dict[str, object]) -> bool:
+    metadata = manifest.get("metadata")
+    spec = manifest.get("spec", {})
+    if type(metadata) is not dict or type(spec) is not dict:
+        return False
+    name = metadata.get("name")
+    if type(name) is not str or len(name) > POD_NAME_MAX_LENGTH:
+        return False
+    if _DNS1123_SUBDOMAIN.fullmatch(name) is None:
+        return False
+    namespace = metadata.get("namespace")
+    if namespace is not None and (type(namespace) is not str or not is_dns1123_label(namespace)):
+        return False
+    labels = metadata.get("labels")
+    if labels is not None and (type(labels) is not dict or not _labels_pass(labels)):
+        return False
+    annotations = metadata.get("annotations")
+    if annotations is not None and (
+        type(annotations) is not dict or not _annotations_pass(annotations)
+    ):
+        return False
+    return _containers_pass(spec)
+
+
+def is_valid_manifest(manifest: object) -> bool:
+    """Whether :func:`validate_manifest` finds nothing: its fast boolean form.
+
+    The pod builders run it on every pod they return; it builds no message and, for the
+    label and annotation keys an executor's pods share, does no regex work after the first.
+    """
+    if type(manifest) is dict and _passes(manifest):
+        return True
+    # Anything the fast path does not clear (an odd type, or a violation): the full rules.
+    return not validate_manifest(manifest)
