@@ -391,12 +391,9 @@ def _struct(name: str, structs: dict[str, Any], *, relaxed: bool) -> Any:  # noq
 
 
 @functools.cache
-def _pod_types() -> tuple[Any, Any]:
-    """(the Pod as the schema has it, the same with no field required)."""
-    return (
-        _struct_type(_node(_ROOT), {}, relaxed=False),
-        _struct_type(_node(_ROOT), {}, relaxed=True),
-    )
+def _pod_type(*, relaxed: bool) -> Any:  # noqa: ANN401 - a msgspec type built at run time
+    """The Pod as the schema has it, or with no field required; built on first use."""
+    return _struct_type(_node(_ROOT), {}, relaxed=relaxed)
 
 
 _ENCODE = msgspec.json.Encoder().encode
@@ -433,8 +430,10 @@ def _converts(value: object, kind: Any) -> bool:  # noqa: ANN401
 
 def is_pod_schema_valid(manifest: object) -> bool:
     """Whether :func:`pod_schema_errors` finds nothing; fast (msgspec) for valid pods."""
-    full, _ = _pod_types()
-    if _converts(manifest, full) and _round_trip(manifest, nulls=True) is not None:
+    if (
+        _converts(manifest, _pod_type(relaxed=False))
+        and _round_trip(manifest, nulls=True) is not None
+    ):
         return True
     return not pod_schema_errors(manifest)
 
@@ -447,9 +446,8 @@ def checked_layer(value: object) -> tuple[Manifest, bool, list[SchemaViolation]]
     has every field the schema requires (else the merged pod must be checked whole), and
     the violations (when there are any, the copy is not to be used).
     """
-    full, relaxed = _pod_types()
-    complete = _converts(value, full)
-    if complete or _converts(value, relaxed):
+    complete = _converts(value, _pod_type(relaxed=False))
+    if complete or _converts(value, _pod_type(relaxed=True)):
         # Null-free plain JSON (the usual template) is copied in C; anything else walks.
         copied = _round_trip(value, nulls=False)
         if type(copied) is dict:
