@@ -96,9 +96,9 @@ class _Reader:
             if set(schema) != {"$ref"}:
                 raise UnknownSchema(f"{where}: $ref with {sorted(schema)}")
             return self.ref(_short(schema["$ref"]))
-        kind = schema.get("type")
+        kind: object = schema.get("type")
         nullable = isinstance(kind, list) and kind[-1:] == ["null"] and len(kind) == 2
-        base = kind[0] if nullable else kind
+        base = kind[0] if isinstance(kind, list) and nullable else kind
         prefix = "?" if nullable else ""
         rest = {key: value for key, value in schema.items() if key != "type"}
         if "enum" in rest:
@@ -112,8 +112,9 @@ class _Reader:
             return prefix + "boolean"
         if base == "number" and not rest:
             return prefix + "number"
-        if base == "integer" and set(rest) == {"format"} and rest["format"] in ("int32", "int64"):
-            return prefix + rest["format"]
+        integer_format = str(rest.get("format"))
+        if base == "integer" and set(rest) == {"format"} and integer_format in ("int32", "int64"):
+            return prefix + integer_format
         if base == "array" and set(rest) == {"items"}:
             return prefix + "[]" + self.spec(rest["items"], f"{where}[]")
         if base == "object" and set(rest) == {"additionalProperties"}:
