@@ -18,7 +18,7 @@ import json
 import random
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import kubernetes_validate  # type: ignore[import-untyped]
@@ -47,6 +47,7 @@ from tests.pod_strategies import (
     hostile_names,
     hostile_run_ids,
     hostile_templates_and_overrides,
+    huge_annotation_values,
     kube_images,
     namespaces,
     pod_templates,
@@ -261,6 +262,31 @@ def _mostly(
     return st.integers(0, 4).flatmap(lambda n: hostile if n == 0 else usual)
 
 
+def _outcome(build: Callable[[], Manifest]) -> str:
+    """Build, check the outcome, and name it: ``valid``, ``refused`` or ``other``."""
+    refused: ValueError | None = None
+    other: ValueError | None = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # pod ids over 63 are cut, with one
+        try:
+            manifest = build()
+        except _REFUSALS as error:
+            refused = error
+        except _OTHER_TYPED as error:
+            other = error
+    if refused is not None:
+        assert getattr(refused, "field", None), refused
+        text = " ".join([str(refused), *map(str, getattr(refused, "violations", ()))])
+        assert _TOKEN[:8] not in text
+        assert len(str(refused)) < 3000
+        return "refused"
+    if other is not None:
+        assert _TOKEN[:8] not in str(other)
+        return "other"
+    _assert_valid(manifest)
+    return "valid"
+
+
 def build_hostile_task_pod(
     *,
     pod_id: str,
@@ -270,12 +296,10 @@ def build_hostile_task_pod(
     pair: tuple[Manifest | None, Manifest | None],
     hook: HostileHook | None,
 ) -> str:
-    """Build, check the outcome, and name it: ``valid``, ``refused`` or ``other``."""
+    """One task pod from hostile inputs: its outcome (the pod, if any, checked valid)."""
     template, override = pair
-    refused: ValueError | None = None
-    other: ValueError | None = None
-    try:
-        manifest = construct_task_pod(
+    return _outcome(
+        lambda: construct_task_pod(
             namespace=namespace,
             scheduler_job_id=1,
             pod_id=pod_id,
@@ -292,21 +316,33 @@ def build_hostile_task_pod(
             mutation_hook=hook,
             rng=random.Random(0),
         )
-    except _REFUSALS as error:
-        refused = error
-    except _OTHER_TYPED as error:
-        other = error
-    if refused is not None:
-        assert getattr(refused, "field", None), refused
-        text = " ".join([str(refused), *map(str, getattr(refused, "violations", ()))])
-        assert _TOKEN[:8] not in text
-        assert len(str(refused)) < 3000
-        return "refused"
-    if other is not None:
-        assert _TOKEN[:8] not in str(other)
-        return "other"
-    _assert_valid(manifest)
-    return "valid"
+    )
+
+
+def build_hostile_callback_pod(
+    *,
+    pod_id: str | None,
+    namespace: str,
+    dag_id: str | None,
+    template: Manifest | None,
+    hook: HostileHook | None,
+) -> str:
+    """One callback pod from hostile inputs: its outcome."""
+    return _outcome(
+        lambda: construct_callback_pod(
+            callback_id="019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e",
+            namespace=namespace,
+            scheduler_job_id=1,
+            kube_image="img:1",
+            args=_TOKEN_ARGS,
+            airflow_version=AIRFLOW_VERSION,
+            base_worker_pod=template,
+            dag_id=dag_id,
+            pod_id=pod_id,
+            mutation_hook=hook,
+            rng=random.Random(0),
+        )
+    )
 
 
 @given(
@@ -326,14 +362,33 @@ def test_hostile_inputs_give_a_valid_pod_or_a_typed_error(
     pair: tuple[Manifest | None, Manifest | None],
     hook: HostileHook | None,
 ) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # pod ids over 63 are cut, with one
-        outcome = build_hostile_task_pod(
-            pod_id=pod_id,
-            namespace=namespace,
-            try_number=try_number,
-            map_index=map_index,
-            pair=pair,
-            hook=hook,
-        )
+    outcome = build_hostile_task_pod(
+        pod_id=pod_id,
+        namespace=namespace,
+        try_number=try_number,
+        map_index=map_index,
+        pair=pair,
+        hook=hook,
+    )
+    event(outcome)
+
+
+@given(
+    pod_id=_mostly(st.none(), hostile_names),
+    namespace=_mostly(namespaces, hostile_names),
+    dag_id=_mostly(st.none(), st.one_of(hostile_ids, huge_annotation_values)),
+    pair=hostile_templates_and_overrides(),
+    hook=hostile_hooks,
+)
+def test_hostile_inputs_give_a_valid_callback_pod_or_a_typed_error(
+    *,
+    pod_id: str | None,
+    namespace: str,
+    dag_id: str | None,
+    pair: tuple[Manifest | None, Manifest | None],
+    hook: HostileHook | None,
+) -> None:
+    outcome = build_hostile_callback_pod(
+        pod_id=pod_id, namespace=namespace, dag_id=dag_id, template=pair[0], hook=hook
+    )
     event(outcome)
