@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import math
+import types
 from pathlib import Path
 from typing import Any
 
@@ -322,3 +323,18 @@ def test_a_huge_integer_for_a_string_field_is_refused_not_raised_on() -> None:
     _, _, found = checked_layer({"spec": {"serviceAccountName": 10**5000}})
     assert [violation.field for violation in found] == ["spec.serviceAccountName"]
     assert "an integer of about 5001 digits" in str(found[0])
+
+
+def test_a_pod_holds_lists_and_dicts_where_a_layer_may_hold_tuples_and_mappings() -> None:
+    # JSON schema (and json.dumps of a MappingProxy) know only lists and dicts; a layer is
+    # copied, as clean_manifest copies it.
+    layer = {"spec": {"containers": ({"name": "base", "args": ("a",)},)}}
+    assert [v.field for v in errors(layer)] == ["spec.containers"]
+    assert not _oracle(layer)
+    manifest, complete, found = checked_layer(types.MappingProxyType(layer))
+    assert (manifest, complete, found) == (
+        {"spec": {"containers": [{"name": "base", "args": ["a"]}]}},
+        True,
+        [],
+    )
+    assert errors({"spec": types.MappingProxyType({"containers": []})})[0].field == "spec"

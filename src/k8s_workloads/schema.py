@@ -29,7 +29,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeGuard, Union
 
 import attrs
 import msgspec
@@ -235,8 +235,16 @@ class _Walk:
             self.fail(path, f"{shown(number)} is out of the {node.kind} range [{low}, {high}]")
         return number
 
+    def is_list(self, value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
+        # A layer is copied (a tuple becomes a list, as clean_manifest makes it); a pod is
+        # taken as it is, and JSON schema knows only lists and dicts.
+        return isinstance(value, (list, tuple)) if self.layer else isinstance(value, list)
+
+    def is_object(self, value: object) -> TypeGuard[Mapping[Any, Any]]:
+        return isinstance(value, Mapping) if self.layer else isinstance(value, dict)
+
     def list(self, value: object, node: _Node, path: str) -> object:
-        if not isinstance(value, (list, tuple)):
+        if not self.is_list(value):
             self.wrong(path, node, value)
             return value
         item = node.item
@@ -253,7 +261,7 @@ class _Walk:
         return found
 
     def map(self, value: object, node: _Node, path: str) -> object:
-        if not isinstance(value, Mapping):
+        if not self.is_object(value):
             self.wrong(path, node, value)
             return value
         item = node.item
@@ -264,7 +272,7 @@ class _Walk:
         }
 
     def definition(self, value: object, node: _Node, path: str) -> object:
-        if not isinstance(value, Mapping):
+        if not self.is_object(value):
             self.wrong(path, node, value)
             return value
         properties, required = DEFINITIONS[node.name]
@@ -298,12 +306,12 @@ class _Walk:
         if depth > _MAX_FREE_FORM_DEPTH:
             self.fail(path, f"nested deeper than {_MAX_FREE_FORM_DEPTH} levels")
             return None
-        if isinstance(value, Mapping):
+        if self.is_object(value):
             return {
                 key: self.free_form(entry, f"{path}[{shown(key)}]", depth + 1)
                 for key, entry in self.keys(value, path).items()
             }
-        if isinstance(value, (list, tuple)):
+        if self.is_list(value):
             return [
                 self.free_form(entry, f"{path}[{index}]", depth + 1)
                 for index, entry in enumerate(value)
@@ -322,7 +330,7 @@ def pod_schema_errors(manifest: object) -> list[SchemaViolation]:
     Never raises.
     """
     walk = _Walk(layer=False)
-    if not isinstance(manifest, Mapping):
+    if not isinstance(manifest, dict):
         walk.wrong("", _node(_ROOT), manifest)
     else:
         walk.value(manifest, _node(_ROOT), "")
