@@ -54,7 +54,7 @@ from k8s_workloads.adapters import (
     to_v1pod,
     v1pod_mutation_hook,
 )
-from k8s_workloads.pods import PodMutationHookError, construct_task_pod
+from k8s_workloads.pods import InvalidPod, PodMutationHookError, construct_task_pod
 from k8s_workloads.reconcile import PodReconciliationError
 
 K8S_MAJOR = int(kubernetes.__version__.split(".")[0])
@@ -780,16 +780,21 @@ def test_hooks_may_put_plain_dicts_in_the_pod_with_either_names() -> None:
 
 def test_v1pod_mutation_hook_strict_refuses_unknown_fields_in_the_pod() -> None:
     template = _with_container_typo()
-    lenient = construct_task_pod(
-        **TASK_POD_ARGS, base_worker_pod=template, mutation_hook=v1pod_mutation_hook(lambda _: None)
-    )
-    assert "imagee" not in lenient["spec"]["containers"][0]
-    with pytest.raises(PodMutationHookError, match=r"spec\.containers\[0\]\.imagee"):
+    # The builders refuse the typo before any hook runs (the 1.37 schema has no such field) ...
+    with pytest.raises(InvalidPod, match=r"spec\.containers\[0\]\.imagee: unknown field"):
         construct_task_pod(
-            **TASK_POD_ARGS,
-            base_worker_pod=template,
-            mutation_hook=v1pod_mutation_hook(lambda _: None, strict=True),
+            **TASK_POD_ARGS, base_worker_pod=template, mutation_hook=v1pod_mutation_hook(_noop)
         )
+    # ... so the wrapper's own choice shows on a manifest handed to it directly.
+    lenient = v1pod_mutation_hook(_noop)(copy.deepcopy(template))
+    assert lenient is not None
+    assert "imagee" not in lenient["spec"]["containers"][0]
+    with pytest.raises(InvalidManifest, match=r"spec\.containers\[0\]\.imagee"):
+        v1pod_mutation_hook(_noop, strict=True)(copy.deepcopy(template))
+
+
+def _noop(_pod: object) -> None:
+    return None
 
 
 # --- property: manifests of known fields survive the round trip ------------------------------

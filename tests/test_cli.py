@@ -437,15 +437,16 @@ RENDER_ERRORS: list[tuple[list[str], str]] = [
     (["task", "--template", "a: 1\n---\nb: 2\n"], "but found another document (line 2, column 1)"),
     (["task", "--template", "\x00"], "not YAML or JSON"),
     (["task", "--override", "spec: {containers: {a: 1}}"],
-     "PodReconciliationError: spec.containers: the chosen field must be a list"),
+     "InvalidPod: pod_override: spec.containers: must be a list, got dict"),
     (["task", "--override", "metadata: {annotations: {dag_id: other}}"],
      "PodReconciliationError: the template or pod_override changed the identity"),
     (["task", "--template", "metadata: {annotations: {created: 2024-01-01}}"],
-     "PodReconciliationError: base_worker_pod.metadata.annotations.created: date is not a JSON"),
-    (["task", "--template", "kind: Deployment"], "makes a v1/Deployment, not a v1/Pod"),
+     "InvalidPod: base_worker_pod: metadata.annotations['created']: must be a string, got date"),
+    (["task", "--template", "kind: Deployment"], "base_worker_pod: kind: must be 'Pod'"),
     (["task", "--secure", "--template", "spec: {volumes: [{name: airflow-workload}]}"],
      "PayloadConflict: spec.volumes already has a volume named 'airflow-workload'"),
-    (["task", "--namespace", "Bad_NS"], "would be rejected by the API server: metadata.namespace"),
+    (["task", "--namespace", "Bad_NS"],
+     "InvalidPod: the API server would refuse the pod: metadata.namespace"),
     (["task", "--pod-id", "Bad.Pod"], "metadata.name: 'Bad.Pod' must consist of lower-case"),
     (["task", "--dag-id", ""], "InvalidKey: TaskInstanceKey.dag_id must be a non-empty string"),
     (["task", "--try-number", "-1"], "InvalidKey: TaskInstanceKey.try_number must be an int >= 0"),
@@ -566,7 +567,7 @@ def test_render_reports_warnings_even_when_it_fails() -> None:
     assert (code, out) == (2, "")
     lines = err.splitlines()
     assert lines[0].startswith("k8s-workloads render task: warning: pod_id supplied is longer")
-    assert lines[1].startswith("k8s-workloads render task: the pod would be rejected")
+    assert lines[1].startswith("k8s-workloads render task: InvalidPod: the API server would refuse")
 
 
 def test_simulate_runs_the_bundled_scenario_through_the_console_script() -> None:

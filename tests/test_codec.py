@@ -64,7 +64,9 @@ def test_run_id_wins_over_dates() -> None:
         ({"try_number": "-1"}, "try_number"),
         ({"try_number": 1}, "try_number"),
         ({"try_number": "9" * 5000}, "try_number"),
+        ({"try_number": "2147483648"}, "try_number"),  # more than Airflow stores
         ({"map_index": "x"}, "map_index"),
+        ({"map_index": "9" * 30}, "map_index"),
         ({"map_index": "-2"}, "map_index"),
         ({"dag_id": ""}, "dag_id"),
         ({"dag_id": ["a"]}, "dag_id"),

@@ -10,6 +10,7 @@ import sys
 import uuid
 from typing import Any
 
+import attrs
 import pytest
 
 from k8s_workloads.decisions import DecisionConfig, DeletePod, EmitEvent, PatchLabels
@@ -284,6 +285,51 @@ def test_a_pod_that_cannot_be_built_fails_its_workload() -> None:
     assert performed[0].state is TaskInstanceState.FAILED
     assert "could not be built" in performed[0].info
     assert world.core.running == ()
+
+
+@pytest.mark.parametrize("secure", [False, True])
+@pytest.mark.parametrize(
+    ("options", "override", "expected"),
+    [
+        ({}, {"metadata": {"name": "Bad_Name!"}}, "metadata.name: 'Bad_Name!' must consist"),
+        ({}, {"spec": {"hostNetwork": "False,"}}, "spec.hostNetwork: must be a boolean"),
+        # A namespace from a job's override (the configured one is checked when the
+        # ExecutorConfig is made: InvalidConfig, tests/test_config.py).
+        ({}, {"metadata": {"namespace": "Bad NS"}}, "metadata.namespace: 'Bad NS'"),
+        (
+            {"mutation_hook": lambda pod: pod["spec"]["containers"][0].update(name=TOKEN)},
+            None,
+            "the pod mutation hook returned a pod the API server refuses",
+        ),
+    ],
+)
+def test_a_pod_the_api_server_would_refuse_fails_its_workload_with_the_reason(
+    options: dict[str, Any], override: dict[str, Any] | None, expected: str, *, secure: bool
+) -> None:
+    # Issue 11, item 4: the builders' typed error (a ValueError) becomes a failed
+    # workload carrying the library's message, never the token; no pod is created.
+    options = dict(options)  # shared by both values of secure
+    namespace = options.pop("namespace", NS)
+    world = World(secure_payload=secure, **options)
+    world.config = attrs.evolve(world.config, namespace=namespace)
+    world.core = ExecutorCore(world.config)
+    world.driver = CoreDriver(world.core, world.cluster, world.db)
+    key = task()
+    world.db.add_task(key)
+    command = workload_command_args({"token": TOKEN, "ti": {"id": "x"}})
+    world.core.submit(KubernetesJob(key, command, pod_override=override))
+    performed = world.driver.run_pass(world.now).performed
+    assert kinds(performed) == ["EmitEvent"]
+    (failed,) = performed
+    assert isinstance(failed, EmitEvent)
+    assert failed.state is TaskInstanceState.FAILED
+    assert failed.info is not None
+    assert failed.info.startswith("the pod could not be built: ")
+    assert expected in failed.info
+    assert TOKEN[:8] not in failed.info
+    assert world.cluster.pods() == []
+    assert world.core.running == ()
+    assert world.db.reported(key) == [TaskInstanceState.FAILED]
 
 
 def test_a_job_naming_a_template_file_gets_it_from_load_template() -> None:

@@ -7,7 +7,7 @@ import attrs
 import pytest
 from hypothesis import given
 
-from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey
+from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, InvalidKey, TaskInstanceKey
 from tests.strategies import callback_keys, task_keys
 
 CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
@@ -66,6 +66,11 @@ def test_from_tuple_round_trip_and_errors() -> None:
         ({"try_number": "1"}, "try_number"),
         ({"map_index": -2}, "map_index"),
         ({"map_index": 1.5}, "map_index"),
+        # Issue 11, item 4: no Airflow column holds these, and no pod could carry them.
+        ({"try_number": AIRFLOW_INT_MAX + 1}, "try_number"),
+        ({"try_number": 10**70}, "try_number"),
+        ({"try_number": 10**5000}, "try_number"),
+        ({"map_index": AIRFLOW_INT_MAX + 1}, "map_index"),
     ],
 )
 def test_task_key_rejects_bad_fields_naming_them(kwargs: dict[str, object], field: str) -> None:
@@ -73,6 +78,13 @@ def test_task_key_rejects_bad_fields_naming_them(kwargs: dict[str, object], fiel
     with pytest.raises(InvalidKey, match=rf"TaskInstanceKey\.{field} ") as raised:
         TaskInstanceKey(**fields)  # type: ignore[arg-type]
     assert raised.value.field == field
+
+
+def test_counters_may_be_as_large_as_airflow_stores_them() -> None:
+    key = TaskInstanceKey("d", "t", "r", AIRFLOW_INT_MAX, AIRFLOW_INT_MAX)
+    assert (key.try_number, key.map_index) == (2**31 - 1, 2**31 - 1)
+    with pytest.raises(InvalidKey, match="an integer of about 5001 digits"):
+        TaskInstanceKey("d", "t", "r", 10**5000)
 
 
 def test_run_id_may_be_none() -> None:

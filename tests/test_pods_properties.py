@@ -4,6 +4,11 @@ Over generated templates, overrides and hostile ids (Unicode, 500 characters, pu
 only), every manifest is valid Kubernetes (our naming rules and the 1.37 schema, strictly),
 decodes back to the workload it runs, is plain JSON, and is a new object: building never
 changes the template, override or args, and shares no list or dict with them.
+
+Over hostile templates, overrides and hooks (bad names, label keys and values, annotations
+over 256 KiB, values of the wrong type, counters no key holds), a builder returns a pod
+passing both checks or raises a typed error naming the field, without the token; never an
+invalid pod, never another exception.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ import copy
 import json
 import random
 import uuid
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
@@ -20,15 +27,27 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from k8s_workloads.codec import annotations_to_key
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey
 from k8s_workloads.labels import create_unique_id
-from k8s_workloads.pods import construct_callback_pod, construct_task_pod
+from k8s_workloads.pods import (
+    InvalidMutatedPod,
+    InvalidPod,
+    PodMutationHookError,
+    construct_callback_pod,
+    construct_task_pod,
+    workload_command_args,
+)
 from k8s_workloads.reconcile import Manifest, PodReconciliationError
 from k8s_workloads.validation import validate_manifest
 from tests.pod_strategies import (
+    HostileHook,
     container_args,
+    hostile_hooks,
     hostile_ids,
+    hostile_names,
     hostile_run_ids,
+    hostile_templates_and_overrides,
+    huge_annotation_values,
     kube_images,
     namespaces,
     pod_templates,
@@ -222,3 +241,154 @@ def test_layers_adding_identity_the_pod_lacks_are_refused(
             pod_override=override,
             base_worker_pod=template,
         )
+
+
+# --------------------------------------------------------------------------------------
+# Hostile inputs (issue 11, item 4): a valid pod or a typed error, nothing else.
+
+# A made-up Execution API token (a JWT's shape), which no error message may show.
+_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJob3N0aWxlIn0.aG9zdGlsZS1zaWduYXR1cmUtdmFsdWUtMDAwMA"  # noqa: S105
+_TOKEN_ARGS = workload_command_args({"token": _TOKEN, "ti": {"id": "x"}})
+_REFUSALS = (InvalidPod, InvalidMutatedPod, InvalidKey)
+"""The typed errors for a pod that would break a rule, or a key no pod can carry."""
+_OTHER_TYPED = (PodReconciliationError, PodMutationHookError)
+"""Identity overwritten, layers that cannot merge, a hook that raised."""
+
+
+def _mostly(
+    usual: st.SearchStrategy[Any], hostile: st.SearchStrategy[Any]
+) -> st.SearchStrategy[Any]:
+    """``usual`` four times in five, else ``hostile``: so that most pods meet one hazard."""
+    return st.integers(0, 4).flatmap(lambda n: hostile if n == 0 else usual)
+
+
+def _outcome(build: Callable[[], Manifest]) -> str:
+    """Build, check the outcome, and name it: ``valid``, ``refused`` or ``other``."""
+    refused: ValueError | None = None
+    other: ValueError | None = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # pod ids over 63 are cut, with one
+        try:
+            manifest = build()
+        except _REFUSALS as error:
+            refused = error
+        except _OTHER_TYPED as error:
+            other = error
+    if refused is not None:
+        assert getattr(refused, "field", None), refused
+        text = " ".join([str(refused), *map(str, getattr(refused, "violations", ()))])
+        assert _TOKEN[:8] not in text
+        assert len(str(refused)) < 3000
+        return "refused"
+    if other is not None:
+        assert _TOKEN[:8] not in str(other)
+        return "other"
+    _assert_valid(manifest)
+    return "valid"
+
+
+def build_hostile_task_pod(
+    *,
+    pod_id: str,
+    namespace: str,
+    try_number: int,
+    map_index: int,
+    pair: tuple[Manifest | None, Manifest | None],
+    hook: HostileHook | None,
+) -> str:
+    """One task pod from hostile inputs: its outcome (the pod, if any, checked valid)."""
+    template, override = pair
+    return _outcome(
+        lambda: construct_task_pod(
+            namespace=namespace,
+            scheduler_job_id=1,
+            pod_id=pod_id,
+            dag_id="etl",
+            task_id="load",
+            kube_image="img:1",
+            try_number=try_number,
+            args=_TOKEN_ARGS,
+            airflow_version=AIRFLOW_VERSION,
+            run_id="manual__1",
+            map_index=map_index,
+            pod_override=override,
+            base_worker_pod=template,
+            mutation_hook=hook,
+            rng=random.Random(0),
+        )
+    )
+
+
+def build_hostile_callback_pod(
+    *,
+    pod_id: str | None,
+    namespace: str,
+    dag_id: str | None,
+    template: Manifest | None,
+    hook: HostileHook | None,
+) -> str:
+    """One callback pod from hostile inputs: its outcome."""
+    return _outcome(
+        lambda: construct_callback_pod(
+            callback_id="019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e",
+            namespace=namespace,
+            scheduler_job_id=1,
+            kube_image="img:1",
+            args=_TOKEN_ARGS,
+            airflow_version=AIRFLOW_VERSION,
+            base_worker_pod=template,
+            dag_id=dag_id,
+            pod_id=pod_id,
+            mutation_hook=hook,
+            rng=random.Random(0),
+        )
+    )
+
+
+@given(
+    pod_id=_mostly(st.just("etl-load-abcd1234"), hostile_names),
+    namespace=_mostly(namespaces, hostile_names),
+    try_number=_mostly(st.integers(0, 10), st.integers(-(10**3), 10**80)),
+    map_index=_mostly(st.integers(-1, 10), st.integers(-(10**3), 10**80)),
+    pair=hostile_templates_and_overrides(),
+    hook=hostile_hooks,
+)
+def test_hostile_inputs_give_a_valid_pod_or_a_typed_error(
+    *,
+    pod_id: str,
+    namespace: str,
+    try_number: int,
+    map_index: int,
+    pair: tuple[Manifest | None, Manifest | None],
+    hook: HostileHook | None,
+) -> None:
+    outcome = build_hostile_task_pod(
+        pod_id=pod_id,
+        namespace=namespace,
+        try_number=try_number,
+        map_index=map_index,
+        pair=pair,
+        hook=hook,
+    )
+    event(outcome)
+
+
+@given(
+    pod_id=_mostly(st.none(), hostile_names),
+    namespace=_mostly(namespaces, hostile_names),
+    dag_id=_mostly(st.none(), st.one_of(hostile_ids, huge_annotation_values)),
+    pair=hostile_templates_and_overrides(),
+    hook=hostile_hooks,
+)
+def test_hostile_inputs_give_a_valid_callback_pod_or_a_typed_error(
+    *,
+    pod_id: str | None,
+    namespace: str,
+    dag_id: str | None,
+    pair: tuple[Manifest | None, Manifest | None],
+    hook: HostileHook | None,
+) -> None:
+    outcome = build_hostile_callback_pod(
+        pod_id=pod_id, namespace=namespace, dag_id=dag_id, template=pair[0], hook=hook
+    )
+    event(outcome)

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from k8s_workloads.validation import (
@@ -24,6 +25,7 @@ from k8s_workloads.validation import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_label_value,
+    is_valid_manifest,
     label_errors,
     label_key_errors,
     label_value_errors,
@@ -31,6 +33,12 @@ from k8s_workloads.validation import (
     validate_manifest,
 )
 from tests.output_checks import clean_lines, has_lone_surrogate
+from tests.pod_strategies import (
+    hostile_label_keys,
+    hostile_label_values,
+    hostile_names,
+    huge_annotation_values,
+)
 from tests.strategies import wild_text
 
 # Independent spellings of the apimachinery rules, used as oracles.
@@ -275,3 +283,75 @@ def test_a_surrogate_pair_is_not_lone() -> None:
     assert validate_manifest(_pod(annotations={"a": "\ud83d\ude80", "b": "🚀"})) == []
     (error,) = validate_manifest(_pod(annotations={"a": "\ude80\ud83d"}))
     assert "(\\ude80 at index 0)" in str(error)
+# --- is_valid_manifest, the builders' fast form (issue 11, item 4) ------------------------
+
+_NAMES = st.one_of(hostile_names, st.sampled_from(["base", "sidecar", "init"]))
+
+
+@st.composite
+def hostile_manifests(draw: st.DrawFn) -> dict[str, Any]:
+    """Pods whose names, namespace, labels, annotations and container names are valid or
+    broken in every way the rules know, with odd shapes now and then."""
+    metadata: dict[str, Any] = {"name": draw(st.one_of(st.just("pod-1"), hostile_names))}
+    if draw(st.booleans()):
+        metadata["namespace"] = draw(st.one_of(st.just("airflow"), hostile_names, st.none()))
+    metadata["labels"] = draw(st.dictionaries(hostile_label_keys, hostile_label_values, max_size=4))
+    metadata["annotations"] = draw(
+        st.dictionaries(
+            hostile_label_keys, st.one_of(st.text(max_size=20), huge_annotation_values), max_size=3
+        )
+    )
+    kinds = ("containers", "initContainers", "ephemeralContainers")
+    spec = {kind: [{"name": name} for name in draw(st.lists(_NAMES, max_size=3))] for kind in kinds}
+    manifest: dict[str, Any] = {"metadata": metadata, "spec": spec}
+    odd = draw(st.sampled_from([None, "labels", "name", "spec", "container"]))
+    if odd == "labels":
+        metadata["labels"] = draw(st.sampled_from([["a"], {"a": 1}, {1: "a"}, "x"]))
+    elif odd == "name":
+        metadata["name"] = draw(st.sampled_from([None, 5, b"pod"]))
+    elif odd == "spec":
+        manifest["spec"] = draw(st.sampled_from([None, [], "x"]))
+    elif odd == "container":
+        spec["containers"] = draw(st.sampled_from([[None], [{"name": 5}], {"name": "a"}]))
+    return manifest
+
+
+@given(hostile_manifests())
+def test_the_fast_form_agrees_with_the_rules(manifest: dict[str, Any]) -> None:
+    verdict = is_valid_manifest(manifest)
+    event(f"valid: {verdict}")
+    assert verdict is (validate_manifest(manifest) == [])
+
+
+def test_the_fast_form_is_exact_at_the_annotation_size_limit() -> None:
+    for size, valid in (
+        (TOTAL_ANNOTATION_SIZE_LIMIT_BYTES, True),
+        (TOTAL_ANNOTATION_SIZE_LIMIT_BYTES + 1, False),
+    ):
+        base = {
+            "metadata": {
+                "name": "p",
+                "annotations": {"k": "é" * ((size - 1) // 2) + "x" * ((size - 1) % 2)},
+            }
+        }
+        assert is_valid_manifest(base) is valid
+        assert (validate_manifest(base) == []) is valid
+
+
+def test_lone_surrogates_are_counted_not_raised_on() -> None:
+    # A lone surrogate reaches the API server as U+FFFD: three bytes.
+    value = "\ud800" * (TOTAL_ANNOTATION_SIZE_LIMIT_BYTES // 3)
+    assert annotation_errors({"k": value}) == []
+    (error,) = annotation_errors({"k": value + "\ud800"})
+    assert isinstance(error, AnnotationsTooLarge)
+    assert validate_manifest({"metadata": {"name": "\ud800", "labels": {"\udfff": "\ud800"}}})
+
+
+def test_messages_show_long_values_cut_short() -> None:
+    (error,) = label_value_errors("x" * 100_000, field="metadata.labels['k']")
+    assert len(str(error)) < 200
+    assert "(100000 characters)" in str(error)
+    (error,) = label_key_errors("k" * 100_000 + "/x", field="f")
+    assert len(str(error)) < 200
+    (error,) = label_errors({"bad key " * 10_000: "v"})
+    assert len(error.field) < 140

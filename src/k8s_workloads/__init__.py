@@ -105,6 +105,8 @@ if TYPE_CHECKING:
         secure_workload_payload,
     )
     from k8s_workloads.pods import (
+        InvalidMutatedPod,
+        InvalidPod,
         PodMutationHookError,
         construct_callback_pod,
         construct_task_pod,
@@ -114,6 +116,7 @@ if TYPE_CHECKING:
         PodReconciliationError,
         reconcile_pods,
     )
+    from k8s_workloads.schema import SchemaViolation, pod_schema_errors
     from k8s_workloads.states import (
         CALLBACK_ACTIVE_STATES,
         CALLBACK_TERMINAL_STATES,
@@ -164,6 +167,8 @@ _LAZY: dict[str, str] = {
     "Ignore": "decisions",
     "InvalidAnnotations": "codec",
     "InvalidKey": "keys",
+    "InvalidMutatedPod": "pods",
+    "InvalidPod": "pods",
     "InvalidVersion": "compat",
     "KubernetesJob": "states",
     "KubernetesResult": "states",
@@ -180,6 +185,7 @@ _LAZY: dict[str, str] = {
     "RetryLater": "decisions",
     "Resolution": "events",
     "ResolverConfig": "events",
+    "SchemaViolation": "schema",
     "TASK_ADOPTABLE_STATES": "states",
     "TASK_FINISHED_STATES": "states",
     "TASK_UNFINISHED_STATES": "states",
@@ -214,6 +220,7 @@ _LAZY: dict[str, str] = {
     "make_safe_label_value": "labels",
     "plan_adoption": "adoption",
     "plan_revoke": "adoption",
+    "pod_schema_errors": "schema",
     "reconcile_pods": "reconcile",
     "redact_manifest": "payload",
     "require_callback_support": "compat",
@@ -291,6 +298,8 @@ __all__ = [
     "InvalidAnnotations",
     "InvalidConfig",
     "InvalidKey",
+    "InvalidMutatedPod",
+    "InvalidPod",
     "InvalidStateAnswer",
     "InvalidVersion",
     "KnownState",
@@ -314,6 +323,7 @@ __all__ = [
     "Resolution",
     "ResolverConfig",
     "RetryLater",
+    "SchemaViolation",
     "StateNotRead",
     "TaskInstanceKey",
     "TaskInstanceState",
@@ -349,6 +359,7 @@ __all__ = [
     "plan_adoption",
     "plan_relist",
     "plan_revoke",
+    "pod_schema_errors",
     "reconcile_pods",
     "redact_manifest",
     "require_callback_support",

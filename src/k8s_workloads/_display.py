@@ -106,6 +106,9 @@ def shown(value: object, *, limit: int = SHOWN_LENGTH) -> str:
         if len(masked) <= limit:
             return repr(masked)
         return f"{masked[:limit]!r}... ({len(value)} characters)"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        # repr() of a 5,000-digit number raises (Python's digit limit), and says nothing.
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
     text = one_line(_safe_repr(value))
     return text if len(text) <= limit else f"{text[:limit]}..."
 

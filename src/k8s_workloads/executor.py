@@ -86,6 +86,7 @@ from k8s_workloads.payload import (
     attach_secure_payload,
     json_path_command_args,
     secure_workload_payload,
+    token_masker,
     workload_secret_name,
 )
 from k8s_workloads.pods import (
@@ -1000,9 +1001,13 @@ class ExecutorCore:
             try:
                 pod, secret = self._build(entry.job)
             except (ValueError, TypeError) as error:
-                # The builders' typed errors (reconciliation, mutation hook, payload, key,
-                # version) and a load_template that cannot give the template.
-                self._fail_launch(entry.job, f"the pod could not be built: {error}", "build error")
+                # The builders' typed errors (an invalid pod, reconciliation, mutation hook,
+                # payload, key, version) and a load_template that cannot give the template.
+                # With secure_payload the pod never held the token the builders mask, so
+                # the job's command is searched for it too.
+                mask = token_masker([list(entry.job.command)])
+                info = mask(f"the pod could not be built: {error}")
+                self._fail_launch(entry.job, info, "build error")
                 return None
             self._outstanding_job = entry
             return CreatePod(key, pod["metadata"]["namespace"], pod, secret)
@@ -1125,4 +1130,3 @@ class ExecutorCore:
             self.on_decision(Handled(key, "create error", decision))
         work = _Work(_FINAL, deque([*cleanup, *decision.actions]), attempts=decision.attempts)
         self._works.append(work)
-

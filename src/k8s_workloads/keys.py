@@ -22,11 +22,18 @@ if TYPE_CHECKING:
     _Validator = Callable[[object, attrs.Attribute[Any], object], None]
 
 __all__ = [
+    "AIRFLOW_INT_MAX",
     "CallbackKey",
     "InvalidKey",
     "TaskInstanceKey",
     "WorkloadKey",
 ]
+
+
+AIRFLOW_INT_MAX = 2**31 - 1
+"""The largest ``try_number`` and ``map_index``: Airflow stores both in 32-bit INTEGER
+columns. A larger one could not come from Airflow, and its pod would not decode (a
+``try_number`` label longer than 63 characters is refused by the API server)."""
 
 
 class InvalidKey(ValueError):
@@ -59,8 +66,15 @@ def _optional_run_id(_instance: object, _attribute: attrs.Attribute[Any], value:
 
 def _int_at_least(owner: str, minimum: int) -> _Validator:
     def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            msg = f"{owner}.{attribute.name} must be an int >= {minimum}, got {shown(value)}"
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not minimum <= value <= AIRFLOW_INT_MAX
+        ):
+            msg = (
+                f"{owner}.{attribute.name} must be an int >= {minimum} and <= "
+                f"{AIRFLOW_INT_MAX} (a 32-bit integer, as Airflow stores it), got {shown(value)}"
+            )
             raise InvalidKey(msg, field=attribute.name)
 
     return check

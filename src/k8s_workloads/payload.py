@@ -42,7 +42,7 @@ import copy
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -571,6 +571,41 @@ def _workload_tokens(text: str) -> frozenset[str]:
 def _message_masker(tokens: frozenset[str] = frozenset()) -> _Masker:
     """A masker for messages and text output: ``tokens``, and anything token-shaped."""
     return _Masker(tokens, token_shaped=True)
+
+
+_SHORTEST_CUT = 8
+
+
+def _mask_cut(text: str, token: str) -> str:
+    # A message that shows a value cut short may hold a token's first characters only.
+    start = token[: min(_SHORTEST_CUT, len(token))]
+    pieces: list[str] = []
+    position = 0
+    while (found := text.find(start, position)) >= 0:
+        end = found + len(start)
+        while end < len(text) and end - found < len(token) and text[end] == token[end - found]:
+            end += 1
+        pieces += [text[position:found], REDACTED]
+        position = end
+    return "".join(pieces) + text[position:]
+
+
+def token_masker(values: Iterable[object]) -> Callable[[str], str]:
+    """A function masking, in any text, every token :func:`redact_manifests` would find
+    in ``values`` (manifests, args lists), whole or cut short after its first eight
+    characters (as an error message cuts a long value); for the builders' messages."""
+    tokens: set[str] = set()
+    for value in values:
+        _collect(value, tokens)
+    masker = _Masker(tokens)
+
+    def mask(text: str) -> str:
+        text = masker.text(text)
+        for token in tokens:
+            text = _mask_cut(text, token)
+        return text
+
+    return mask
 
 
 def redact_manifests(manifests: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -13,14 +13,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_list, as_map
 from k8s_workloads.codec import key_to_annotations
 from k8s_workloads.compat import require_callback_support
-from k8s_workloads.keys import CallbackKey
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
     CALLBACK_ID_ANNOTATION,
@@ -39,18 +39,30 @@ from k8s_workloads.labels import (
     build_labels_for_callback_pod,
     build_labels_for_k8s_executor_pod,
 )
-from k8s_workloads.reconcile import Manifest, PodReconciliationError, clean_object, merge_pair
-from k8s_workloads.validation import POD_NAME_MAX_LENGTH
+from k8s_workloads.reconcile import Manifest, PodReconciliationError, merge_pair
+from k8s_workloads.schema import (
+    SchemaViolation,
+    checked_layer,
+    is_pod_schema_valid,
+    pod_schema_errors,
+)
+from k8s_workloads.validation import (
+    POD_NAME_MAX_LENGTH,
+    NamingRuleViolation,
+    is_valid_manifest,
+    validate_manifest,
+)
 
 if TYPE_CHECKING:
     import datetime
     import random
-    from collections.abc import Sequence
 
 __all__ = [
     "BASE_CONTAINER_NAME",
     "EXECUTE_WORKLOAD_MODULE",
     "EXECUTOR_POD_ENV",
+    "InvalidMutatedPod",
+    "InvalidPod",
     "MutationHook",
     "PodMutationHookError",
     "callback_pod_name",
@@ -76,6 +88,56 @@ Wrap an Airflow-style ``pod_mutation_hook(V1Pod)`` with
 
 class PodMutationHookError(ValueError):
     """The mutation hook raised, or removed or changed the pod's identity."""
+
+
+_Violation: TypeAlias = "NamingRuleViolation | SchemaViolation"
+_SHOWN_VIOLATIONS = 5
+
+
+def _refusal(source: str, violations: Sequence[_Violation]) -> str:
+    shown = "; ".join(
+        str(violation)[len("pod: ") :] if violation.field == "pod" else str(violation)
+        for violation in violations[:_SHOWN_VIOLATIONS]
+    )
+    more = len(violations) - _SHOWN_VIOLATIONS
+    suffix = f" (and {more} more)" if more > 0 else ""
+    return f"{source}: {shown}{suffix}"
+
+
+class InvalidPod(PodReconciliationError):
+    """The pod would break a Kubernetes naming rule or the Kubernetes 1.37 Pod schema.
+
+    Raised for what the template, the ``pod_override`` or the builder's arguments
+    (``namespace``, ``pod_id``, ``args`` ...) put in the pod. ``field`` names the first
+    offending field (``metadata.name``, ``spec.initContainers[0].name``,
+    ``metadata.annotations``); ``violations`` holds every one found, each a
+    :class:`~k8s_workloads.validation.NamingRuleViolation` or
+    :class:`~k8s_workloads.schema.SchemaViolation`. Values are shown cut short, and
+    never with the Execution API token.
+    """
+
+    def __init__(self, source: str, violations: Sequence[_Violation]) -> None:
+        super().__init__(_refusal(source, violations))
+        self.field = violations[0].field
+        """The first offending field."""
+        self.violations = tuple(violations)
+        """Every violation found."""
+
+
+class InvalidMutatedPod(PodMutationHookError):
+    """The mutation hook returned a pod the API server would refuse.
+
+    ``field`` and ``violations`` as for :class:`InvalidPod`.
+    """
+
+    def __init__(self, violations: Sequence[_Violation]) -> None:
+        super().__init__(
+            _refusal("the pod mutation hook returned a pod the API server refuses", violations)
+        )
+        self.field = violations[0].field
+        """The first offending field."""
+        self.violations = tuple(violations)
+        """Every violation found."""
 
 
 def workload_command_args(workload_json: str | Mapping[str, Any]) -> list[str]:
@@ -138,10 +200,54 @@ def parse_callback_log_path(log_path: str | None) -> tuple[str, str, str] | None
     return log_path[dag_start:dag_end], log_path[dag_end + 1 : last_slash], callback
 
 
-def _base_pod(base_worker_pod: Mapping[str, Any] | None) -> Manifest:
-    if base_worker_pod is None:
-        return {}
-    return clean_object(base_worker_pod, where="base_worker_pod")
+@dataclasses.dataclass(frozen=True)
+class _Layer:
+    """A template or pod_override, checked against the schema and copied for merging."""
+
+    manifest: Manifest
+    complete: bool
+    """Every field the schema requires is there (else the merged pod is checked whole)."""
+
+
+def _layer(value: object, source: str, secrets: Sequence[object]) -> _Layer:
+    manifest, complete, violations = checked_layer(value)
+    if violations:
+        raise InvalidPod(source, _masked(violations, [value, *secrets]))
+    return _Layer(manifest, complete)
+
+
+def _masked(violations: Sequence[_Violation], where: Sequence[object]) -> list[_Violation]:
+    """The violations, with every Execution API token found in ``where`` masked."""
+    # payload imports this module; the import waits for the (rare) error.
+    from k8s_workloads.payload import token_masker  # noqa: PLC0415
+
+    mask = token_masker(where)
+    return [
+        type(violation)(mask(violation.field), mask(str(violation)[len(violation.field) + 2 :]))
+        for violation in violations
+    ]
+
+
+def _check_arguments(*, namespace: object, name: object, args: object, image: object) -> None:
+    """Refuse what the builder's own arguments would put wrong in the pod.
+
+    Its other values are labels and annotations it writes (valid by construction, or the
+    key's fields); the naming rules on all of them are checked on the finished pod.
+    """
+    found: list[_Violation] = []
+    if not isinstance(namespace, str):
+        found.append(SchemaViolation("metadata.namespace", "must be a string"))
+    if not isinstance(name, str):
+        found.append(SchemaViolation("metadata.name", "must be a string"))
+    if image is not None and not isinstance(image, str):
+        found.append(SchemaViolation("spec.containers[0].image", "must be a string"))
+    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+        found.append(SchemaViolation("spec.containers[0].args", "must be a list of strings"))
+    elif not all(type(arg) is str for arg in args):
+        container = {"name": BASE_CONTAINER_NAME, "args": list(args)}
+        found += pod_schema_errors({"spec": {"containers": [container]}})
+    if found:
+        raise InvalidPod("the builder's arguments", _masked(found, [args]))
 
 
 def _override_image(pod_override: Manifest | None) -> str | None:
@@ -246,16 +352,30 @@ def _dynamic_pod(
     }
 
 
+def _violations(pod: Manifest, *, whole: bool) -> list[_Violation]:
+    """The naming rules always; the schema too when the layers did not settle it."""
+    found: list[_Violation] = []
+    if whole and not is_pod_schema_valid(pod):
+        found += pod_schema_errors(pod)
+    if not is_valid_manifest(pod):
+        reported = {violation.field for violation in found}
+        found += [rule for rule in validate_manifest(pod) if rule.field not in reported]
+    return found
+
+
 def _finish(
-    template: Manifest,
+    template: _Layer,
     dynamic: Manifest,
-    override: Manifest | None,
+    override: _Layer | None,
     *,
     hook: MutationHook | None,
     identity: _Identity,
+    secrets: Sequence[object],
 ) -> Manifest:
     try:
-        merged = merge_pair(merge_pair(template, dynamic), override)
+        merged = merge_pair(
+            merge_pair(template.manifest, dynamic), None if override is None else override.manifest
+        )
     except PodReconciliationError:
         raise
     except (TypeError, ValueError, KeyError, AttributeError) as error:
@@ -263,12 +383,24 @@ def _finish(
             f"the pods could not be merged: {shown(error, limit=_ERROR_LENGTH)}"
         ) from error
     identity.check(merged, stage="the template or pod_override", error=PodReconciliationError)
+    # Checked layers merge into a pod of the schema's types (every merge rule takes a
+    # field's value from one side, or joins two values of the same type); only a layer
+    # missing a required field, which the merge may or may not fill, needs the whole pod
+    # checked again. The naming rules depend on what the merge chose: always checked.
+    incomplete = not template.complete or (override is not None and not override.complete)
+    violations = _violations(merged, whole=incomplete)
+    if violations:
+        source = "the API server would refuse the pod"
+        raise InvalidPod(source, _masked(violations, [merged, *secrets]))
     if hook is None:
         return merged
     # Every layer is a private copy, so the merged pod shares nothing with the caller's
     # inputs or the identity: the hook may keep references or mutate it in place.
     final = _apply_hook(merged, hook)
     identity.check(final, stage="the pod mutation hook", error=PodMutationHookError)
+    violations = _violations(final, whole=True)
+    if violations:
+        raise InvalidMutatedPod(_masked(violations, [final, *secrets]))
     return final
 
 
@@ -296,13 +428,32 @@ def construct_task_pod(
 
     A ``pod_id`` over 63 characters is cut and given a new random suffix (with a
     ``UserWarning``, as the provider). The image is the override's first container's, if
-    set, else ``kube_image``. Raises :class:`PodReconciliationError` when the layers
-    cannot be merged or the template/override overwrite the pod's identity, and
-    :class:`PodMutationHookError` when the hook fails or does.
+    set, else ``kube_image``.
+
+    The pod returned always passes :func:`~k8s_workloads.validation.validate_manifest`
+    and the Kubernetes 1.37 Pod schema (:mod:`k8s_workloads.schema`). Template and
+    override values of the wrong type are coerced where the provider's loader coerces
+    them unambiguously (an integer for a string field, ``"600"`` or ``600.0`` for an
+    integer field) and refused otherwise (``hostNetwork: "False,"``, which the
+    provider's loader reads as true).
+
+    Raises :class:`~k8s_workloads.keys.InvalidKey` (naming the field) for ids, a
+    ``try_number`` or a ``map_index`` no task instance key can hold; :class:`InvalidPod`
+    (a :class:`PodReconciliationError`) when the pod would break a Kubernetes rule;
+    :class:`PodReconciliationError` when the layers cannot be merged or the
+    template/override overwrite the pod's identity; and :class:`PodMutationHookError`
+    (:class:`InvalidMutatedPod` for an invalid pod) when the hook fails or does.
     """
+    # The identity the watcher decodes must be a key: try_number 10**70 or -5, or
+    # map_index -2, would give a pod it cannot read back (or reads as another task).
+    TaskInstanceKey(dag_id, task_id, run_id or None, try_number, map_index)
+    secrets = (args,)
+    _check_arguments(namespace=namespace, name=pod_id, args=args, image=kube_image)
     pod_id = _fit_pod_name(pod_id, rng)
-    template = _base_pod(base_worker_pod)
-    override = None if pod_override is None else clean_object(pod_override, where="pod_override")
+    template = _layer(
+        {} if base_worker_pod is None else base_worker_pod, "base_worker_pod", secrets
+    )
+    override = None if pod_override is None else _layer(pod_override, "pod_override", secrets)
 
     annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: str(try_number)}
     if map_index >= 0:
@@ -328,7 +479,7 @@ def construct_task_pod(
         annotations=annotations,
         labels=labels,
         args=args,
-        image=_override_image(override) or kube_image,
+        image=_override_image(None if override is None else override.manifest) or kube_image,
     )
     identity = _Identity(
         annotations=annotations,
@@ -345,7 +496,9 @@ def construct_task_pod(
         ),
         forbidden_labels=(WORKLOAD_TYPE_LABEL, *_HIDING_LABELS),
     )
-    return _finish(template, dynamic, override, hook=mutation_hook, identity=identity)
+    return _finish(
+        template, dynamic, override, hook=mutation_hook, identity=identity, secrets=secrets
+    )
 
 
 def callback_pod_name(callback_id: str, *, rng: random.Random | None = None) -> str:
@@ -378,12 +531,16 @@ def construct_callback_pod(
     :func:`parse_callback_log_path`), labelled ``airflow-workload-type=callback``,
     ``kubernetes_executor=True``, ``airflow-worker=<job id>`` and ``airflow_version``;
     never task annotations. Merged over the global pod template with the task rules; as
-    for tasks, a configured ``kube_image`` wins over the template's image. Raises
-    :class:`~k8s_workloads.compat.CallbackWorkloadsUnsupported` below Airflow 3.3 and
-    :class:`~k8s_workloads.keys.InvalidKey` for an id that is not a UUID.
+    for tasks, a configured ``kube_image`` wins over the template's image, and the pod
+    returned always passes the naming rules and the 1.37 schema. Raises
+    :class:`~k8s_workloads.compat.CallbackWorkloadsUnsupported` below Airflow 3.3,
+    :class:`~k8s_workloads.keys.InvalidKey` for an id that is not a UUID, and the errors
+    of :func:`construct_task_pod` (:class:`InvalidPod` first among them).
     """
     require_callback_support(airflow_version)
     key = CallbackKey(callback_id)
+    secrets = (args,)
+    _check_arguments(namespace=namespace, name=pod_id or "", args=args, image=kube_image)
     name = _fit_pod_name(pod_id or _callback_pod_name(key, rng), rng)
     identity_annotations = key_to_annotations(key)
     annotations = dict(identity_annotations)
@@ -411,4 +568,7 @@ def construct_callback_pod(
         forbidden_annotations=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
         forbidden_labels=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, *_HIDING_LABELS),
     )
-    return _finish(_base_pod(base_worker_pod), dynamic, None, hook=mutation_hook, identity=identity)
+    template = _layer(
+        {} if base_worker_pod is None else base_worker_pod, "base_worker_pod", secrets
+    )
+    return _finish(template, dynamic, None, hook=mutation_hook, identity=identity, secrets=secrets)

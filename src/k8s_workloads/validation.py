@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
 from k8s_workloads._display import path_part, shown
 from k8s_workloads._json import as_list, as_map
@@ -42,6 +42,7 @@ __all__ = [
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "is_label_value",
+    "is_valid_manifest",
     "label_errors",
     "label_key_errors",
     "label_value_errors",
@@ -148,6 +149,12 @@ def is_label_value(value: str) -> bool:
         and value[0] not in _NOT_ALNUM_ENDS
         and value[-1] not in _NOT_ALNUM_ENDS
     )
+
+
+def _utf8_size(text: str) -> int:
+    # Go's len() counts bytes, not code points. A lone surrogate (which Python strings may
+    # hold) reaches the API server as U+FFFD, three bytes, as surrogatepass counts it.
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _not_a_string(
@@ -303,10 +310,7 @@ def annotation_errors(
         if not isinstance(value, str):
             found += _not_a_string(entry, value, InvalidAnnotationKey)
             continue
-        # Go's len() counts bytes, not code points. A lone surrogate cannot be encoded
-        # (validate_manifest reports it); counted as its 3 bytes, it never raises here.
-        total += len(key.encode("utf-8", "surrogatepass"))
-        total += len(value.encode("utf-8", "surrogatepass"))
+        total += _utf8_size(key) + _utf8_size(value)
     if total > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
         found.append(
             AnnotationsTooLarge(
@@ -472,3 +476,130 @@ def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
     ]
     found += _container_name_errors(named)
     return found + _unencodable_strings(manifest)
+
+
+# Keys seen valid, so that the keys every pod of an executor carries cost one set lookup.
+# Bounded: keys repeat from pod to pod, and once full the sets simply stop growing.
+_VALID_LABEL_KEYS: set[str] = set()
+_VALID_ANNOTATION_KEYS: set[str] = set()
+_KNOWN_KEYS_MAX = 1024
+
+
+def _is_key(key: str, known: set[str], *, lower: bool) -> bool:
+    if key in known:
+        return True
+    if _key_errors(key.lower() if lower else key, field="", error=InvalidLabelKey):
+        return False
+    if len(known) < _KNOWN_KEYS_MAX:
+        known.add(key)
+    return True
+
+
+# Every label value of a pod at once, joined by NUL (which no valid value holds; the caller
+# checks that no value brought one in): labelValueFmt with its 63-character limit.
+_JOINED_LABEL_VALUES = re.compile(
+    r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?"
+    r"(?:\x00(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?)*"
+)
+
+
+def _keys_pass(keys: dict[object, object], known: set[str], *, lower: bool) -> bool:
+    if known.issuperset(keys):
+        return True
+    return all(type(key) is str and _is_key(key, known, lower=lower) for key in keys)
+
+
+def _labels_pass(labels: dict[object, object]) -> bool:
+    if not labels:
+        return True
+    if not _keys_pass(labels, _VALID_LABEL_KEYS, lower=False):
+        return False
+    try:
+        joined = "\x00".join(labels.values())  # type: ignore[arg-type]
+    except TypeError:  # a value that is not a string
+        return False
+    return (
+        joined.count("\x00") == len(labels) - 1
+        and _JOINED_LABEL_VALUES.fullmatch(joined) is not None
+    )
+
+
+def _annotations_pass(annotations: dict[object, object]) -> bool:
+    if not _keys_pass(annotations, _VALID_ANNOTATION_KEYS, lower=True):
+        return False
+    try:
+        values = "".join(annotations.values())  # type: ignore[arg-type]
+    except TypeError:  # a value that is not a string
+        return False
+    characters = len(values) + len("".join(annotations))  # type: ignore[arg-type]
+    # A character is at most 4 UTF-8 bytes: count bytes only when that could matter.
+    if characters * 4 <= TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
+        return True
+    checked = cast("dict[str, str]", annotations)  # every key and value is a str (above)
+    total = sum(_utf8_size(key) + _utf8_size(value) for key, value in checked.items())
+    return total <= TOTAL_ANNOTATION_SIZE_LIMIT_BYTES
+
+
+def _containers_pass(spec: dict[str, object]) -> bool:
+    seen: set[str] = set()
+    for kind in ("containers", "initContainers", "ephemeralContainers"):
+        containers = spec.get(kind)
+        if containers is None:
+            continue
+        if type(containers) is not list:
+            return False
+        for container in containers:
+            if type(container) is not dict:
+                return False
+            name = container.get("name")
+            if type(name) is not str or name in seen or not is_dns1123_label(name):
+                return False
+            seen.add(name)
+    return True
+
+
+def _passes(manifest: dict[str, object]) -> bool:
+    metadata = manifest.get("metadata")
+    spec = manifest.get("spec", {})
+    if type(metadata) is not dict or type(spec) is not dict:
+        return False
+    name = metadata.get("name")
+    if type(name) is not str or len(name) > POD_NAME_MAX_LENGTH:
+        return False
+    if _DNS1123_SUBDOMAIN.fullmatch(name) is None:
+        return False
+    namespace = metadata.get("namespace")
+    if namespace is not None and (type(namespace) is not str or not is_dns1123_label(namespace)):
+        return False
+    labels = metadata.get("labels")
+    if labels is not None and (type(labels) is not dict or not _labels_pass(labels)):
+        return False
+    annotations = metadata.get("annotations")
+    if annotations is not None and (
+        type(annotations) is not dict or not _annotations_pass(annotations)
+    ):
+        return False
+    return _containers_pass(spec)
+
+
+def _encodable(manifest: dict[str, object]) -> bool:
+    # Every string UTF-8 can encode (no lone surrogate): msgspec's encoder checks in C.
+    import msgspec  # noqa: PLC0415 - only the builders' fast path needs it
+
+    try:
+        msgspec.json.encode(manifest)
+    except (UnicodeEncodeError, TypeError, ValueError, OverflowError, RecursionError):
+        return False
+    return True
+
+
+def is_valid_manifest(manifest: object) -> bool:
+    """Whether :func:`validate_manifest` finds nothing: its fast boolean form.
+
+    The pod builders run it on every pod they return; it builds no message and, for the
+    label and annotation keys an executor's pods share, does no regex work after the first.
+    """
+    if type(manifest) is dict and _passes(manifest) and _encodable(manifest):
+        return True
+    # Anything the fast path does not clear (an odd type, or a violation): the full rules.
+    return not validate_manifest(manifest)
