@@ -109,7 +109,8 @@ SCENARIO = {
         {
             "id": "w\ud800\nforged",
             "kind": "task",
-            "dag_id": "d\ud800\x1b[31m",
+            # (A lone surrogate here would be refused when the pod is built: annotations.)
+            "dag_id": "d\x1b[31m",
             "task_id": "t\nt=  9  fake",
             "pod": {
                 "steps": [
