@@ -408,6 +408,11 @@ _ENCODE = msgspec.json.Encoder().encode
 _DECODE = msgspec.json.Decoder().decode
 
 
+# What msgspec raises for a value that is not plain JSON of the expected shape: its own
+# errors, and Python's for an unsupported type, a surrogate, a huge int, deep nesting.
+_NOT_PLAIN = (msgspec.MsgspecError, TypeError, ValueError, OverflowError, RecursionError)
+
+
 def _round_trip(value: object, *, nulls: bool) -> Any:  # noqa: ANN401 - a JSON value, or None
     """A copy of ``value`` through JSON, or None unless the copy equals it exactly.
 
@@ -420,7 +425,7 @@ def _round_trip(value: object, *, nulls: bool) -> Any:  # noqa: ANN401 - a JSON 
         if not nulls and b"null" in text:
             return None
         copied = _DECODE(text)
-    except Exception:  # noqa: BLE001 - any failure here only hands over to the exact walk
+    except _NOT_PLAIN:  # not plain JSON: the exact walk decides
         return None
     try:
         return copied if copied == value else None
@@ -431,7 +436,7 @@ def _round_trip(value: object, *, nulls: bool) -> Any:  # noqa: ANN401 - a JSON 
 def _converts(value: object, kind: Any) -> bool:  # noqa: ANN401
     try:
         msgspec.convert(value, kind, strict=True)
-    except Exception:  # noqa: BLE001 - not a ValidationError only: the exact walk decides
+    except _NOT_PLAIN:  # a ValidationError, or a value msgspec cannot take: the exact walk
         return False
     return True
 
