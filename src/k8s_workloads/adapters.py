@@ -42,11 +42,11 @@ import kubernetes.client.models
 from kubernetes.client import ApiClient, Configuration, V1Pod
 from kubernetes.client.exceptions import ApiException
 
-from k8s_workloads.reconcile import clean_manifest
+from k8s_workloads._manifest import clean_manifest
 
 if TYPE_CHECKING:
+    from k8s_workloads._manifest import Manifest
     from k8s_workloads.pods import MutationHook
-    from k8s_workloads.reconcile import Manifest
 
 __all__ = [
     "InvalidManifest",

@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast
+
+import msgspec
 
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_list, as_map
@@ -38,6 +43,7 @@ from k8s_workloads.labels import (
     add_unique_suffix,
     build_labels_for_callback_pod,
     build_labels_for_k8s_executor_pod,
+    create_unique_id,
 )
 from k8s_workloads.reconcile import Manifest, PodReconciliationError, merge_pair
 from k8s_workloads.schema import (
@@ -57,6 +63,10 @@ if TYPE_CHECKING:
     import datetime
     import random
 
+    from k8s_workloads.states import KubernetesJob
+
+_T = TypeVar("_T")
+
 __all__ = [
     "BASE_CONTAINER_NAME",
     "EXECUTE_WORKLOAD_MODULE",
@@ -65,8 +75,10 @@ __all__ = [
     "InvalidPod",
     "MutationHook",
     "PodMutationHookError",
+    "PodTemplate",
     "callback_pod_name",
     "construct_callback_pod",
+    "construct_pod",
     "construct_task_pod",
     "parse_callback_log_path",
     "workload_command_args",
@@ -264,7 +276,7 @@ def _fit_pod_name(name: str, rng: random.Random | None) -> str:
         f"pod_id supplied is longer than {POD_NAME_MAX_LENGTH} characters; "
         "truncating and adding unique suffix.",
         UserWarning,
-        stacklevel=3,  # the caller of construct_task_pod / construct_callback_pod
+        stacklevel=4,  # the caller of construct_task_pod, PodTemplate.task_pod ...
     )
     return add_unique_suffix(name=name, max_len=POD_NAME_MAX_LENGTH, rng=rng)
 
@@ -327,6 +339,31 @@ class _Identity:
             )
 
 
+def _dynamic_layer(
+    *,
+    namespace: str,
+    name: str,
+    annotations: dict[str, str],
+    labels: dict[str, str],
+    args: list[str],
+    image: str | None,
+) -> Manifest:
+    """The executor's own layer, holding the given objects themselves."""
+    container: Manifest = {"name": BASE_CONTAINER_NAME, "args": args}
+    if image is not None:
+        container["image"] = image
+    container["env"] = [dict(EXECUTOR_POD_ENV)]
+    return {
+        "metadata": {
+            "namespace": namespace,
+            "annotations": annotations,
+            "name": name,
+            "labels": labels,
+        },
+        "spec": {"containers": [container]},
+    }
+
+
 def _dynamic_pod(
     *,
     namespace: str,
@@ -337,19 +374,14 @@ def _dynamic_pod(
     image: str | None,
 ) -> Manifest:
     """The executor's own layer; new dicts throughout (the identity keeps the originals)."""
-    container: Manifest = {"name": BASE_CONTAINER_NAME, "args": list(args)}
-    if image is not None:
-        container["image"] = image
-    container["env"] = [dict(EXECUTOR_POD_ENV)]
-    return {
-        "metadata": {
-            "namespace": namespace,
-            "annotations": dict(annotations),
-            "name": name,
-            "labels": dict(labels),
-        },
-        "spec": {"containers": [container]},
-    }
+    return _dynamic_layer(
+        namespace=namespace,
+        name=name,
+        annotations=dict(annotations),
+        labels=dict(labels),
+        args=list(args),
+        image=image,
+    )
 
 
 def _violations(pod: Manifest, *, whole: bool) -> list[_Violation]:
@@ -372,6 +404,7 @@ def _finish(
     identity: _Identity,
     secrets: Sequence[object],
 ) -> Manifest:
+    """The general build: the merge chain run on this pod's layers, then every check."""
     try:
         merged = merge_pair(
             merge_pair(template.manifest, dynamic), None if override is None else override.manifest
@@ -392,6 +425,12 @@ def _finish(
     if violations:
         source = "the API server would refuse the pod"
         raise InvalidPod(source, _masked(violations, [merged, *secrets]))
+    return _hooked(merged, hook, identity, secrets)
+
+
+def _hooked(
+    merged: Manifest, hook: MutationHook | None, identity: _Identity, secrets: Sequence[object]
+) -> Manifest:
     if hook is None:
         return merged
     # Every layer is a private copy, so the merged pod shares nothing with the caller's
@@ -402,6 +441,401 @@ def _finish(
     if violations:
         raise InvalidMutatedPod(_masked(violations, [final, *secrets]))
     return final
+
+
+# --- prepared layers: the merge worked out once per template and override ----------------
+#
+# The executor's own layer always has the same shape (a name, a namespace, labels,
+# annotations and one ``base`` container with args, env and maybe an image); only its
+# values change from pod to pod. So the merge chain template -> dynamic -> override is run
+# once, on a probe layer whose values are unique marker objects, and the result is turned
+# into a function that builds that pod as one nested literal with this pod's values where
+# the markers landed. Labels and annotations are the merge's unions, ``{**template's,
+# **the pod's, **override's}``, exactly what the two merge steps give. The pod it returns
+# is new throughout (a literal evaluated per call): nothing is shared with another pod,
+# the template, or the caller's inputs.
+#
+# The probe pod is checked against the schema and the naming rules once: a pod of the
+# same shape, with values of the same types, passes the schema whenever the probe does,
+# and of the naming rules only those on the values that change are checked per pod
+# (name, namespace, labels, annotations, and that their strings encode as UTF-8).
+# The plan is only for probe values that are all truthy (the merge keeps a template's
+# value over a falsy one): an empty args list, image or name takes the general build.
+
+_PLAN_AFTER_USES = 2
+"""A layer pair is planned on its second pod: a one-off override is merged directly."""
+_CACHED_TEMPLATES = 16
+_CACHED_OVERRIDES = 64
+_PLAN_PARAMETERS = ("namespace", "name", "annotations", "labels", "args", "image")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    build: Callable[[str, str, dict[str, str], dict[str, str], list[str], str | None], Manifest]
+    template_labels: Mapping[str, str]
+    override_labels: Mapping[str, str]
+    template_annotations: Mapping[str, str]
+    override_annotations: Mapping[str, str]
+
+
+class _NotLiteral(Exception):
+    """A value the literal writer does not write exactly: take the general build."""
+
+
+def _literal(value: object, slots: Mapping[int, str], out: list[str]) -> None:
+    slot = slots.get(id(value))
+    if slot is not None:
+        out.append(slot)
+        return
+    kind = type(value)
+    if kind is dict:
+        out.append("{")
+        for key, item in cast("dict[object, object]", value).items():
+            if type(key) is not str:
+                raise _NotLiteral
+            out.append(str.__repr__(key))
+            out.append(":")
+            _literal(item, slots, out)
+            out.append(",")
+        out.append("}")
+    elif kind is list:
+        out.append("[")
+        for item in cast("list[object]", value):
+            _literal(item, slots, out)
+            out.append(",")
+        out.append("]")
+    elif kind is str:
+        out.append(str.__repr__(value))
+    elif kind is bool:
+        out.append("True" if value else "False")
+    elif kind is int:
+        out.append(int.__repr__(value))
+    elif kind is float and math.isfinite(value):  # type: ignore[arg-type]
+        out.append(float.__repr__(value))
+    else:
+        raise _NotLiteral
+
+
+def _marker(what: str) -> str:
+    # A new string object (made at run time, never interned), found again by identity.
+    return f"\x00k8s-workloads-probe-{what}"
+
+
+def _labels_of(layer: _Layer | None, field: str) -> dict[str, str]:
+    manifest = {} if layer is None else layer.manifest
+    return cast("dict[str, str]", dict(as_map(as_map(manifest.get("metadata")).get(field))))
+
+
+def _make_plan(template: _Layer, override: _Layer | None, *, image: bool) -> _Plan | None:
+    """The compiled build of this layer pair, or None where the general build must run."""
+    probe_image = _marker("image") if image else None
+    probe = {
+        "namespace": _marker("namespace"),
+        "name": _marker("name"),
+        "annotations": {_marker("annotation"): "v"},
+        "labels": {_marker("label"): "v"},
+        "args": [_marker("args")],
+    }
+    dynamic = _dynamic_layer(**probe, image=probe_image)  # type: ignore[arg-type]
+    try:
+        merged = merge_pair(
+            merge_pair(template.manifest, dynamic), None if override is None else override.manifest
+        )
+    except (TypeError, ValueError, KeyError, AttributeError):  # the general build reports it
+        return None
+    plan_maps = {
+        field: (_labels_of(template, field), _labels_of(override, field))
+        for field in ("labels", "annotations")
+    }
+    metadata = as_map(merged.get("metadata"))
+    slots = {id(value): name for name, value in probe.items()}
+    if probe_image is not None:
+        slots[id(probe_image)] = "image"
+    for field, (base, client) in plan_maps.items():
+        found = metadata.get(field)
+        expected = {**base, **probe[field], **client}  # type: ignore[dict-item]
+        if type(found) is not dict or list(found.items()) != list(expected.items()):
+            return None
+        slots[id(found)] = field
+    out: list[str] = []
+    try:
+        _literal(merged, slots, out)
+        source = f"def build({', '.join(_PLAN_PARAMETERS)}):\n    return {''.join(out)}\n"
+        scope: dict[str, Any] = {"__builtins__": {}}
+        # The source is only literals written above (repr of exact str, int, float and
+        # bool values, dict and list displays) and the parameter names: no user text runs.
+        exec(compile(source, "<k8s_workloads prepared pod>", "exec"), scope)  # noqa: S102
+    except (_NotLiteral, RecursionError, MemoryError, SyntaxError, ValueError):
+        return None
+    build = scope["build"]
+    sample = build(
+        "default",
+        "pod",
+        {**plan_maps["annotations"][0], **plan_maps["annotations"][1]},
+        {**plan_maps["labels"][0], **plan_maps["labels"][1]},
+        ["true"],
+        "image" if image else None,
+    )
+    incomplete = not template.complete or (override is not None and not override.complete)
+    if not is_valid_manifest(sample) or (incomplete and not is_pod_schema_valid(sample)):
+        return None  # every pod of this pair would be refused: the general build says why
+    return _Plan(
+        build,
+        template_labels=plan_maps["labels"][0],
+        override_labels=plan_maps["labels"][1],
+        template_annotations=plan_maps["annotations"][0],
+        override_annotations=plan_maps["annotations"][1],
+    )
+
+
+class _Prepared:
+    """A template and maybe an override, checked, with their plans made on demand."""
+
+    def __init__(self, template: _Layer, override: _Layer | None) -> None:
+        self.template = template
+        self.override = override
+        self.override_image = None if override is None else _override_image(override.manifest)
+        self._uses = 0
+        self._plans: dict[bool, _Plan | None] = {}
+
+    def plan(self, *, image: bool) -> _Plan | None:
+        plan = self._plans.get(image, _UNPLANNED)
+        if plan is not _UNPLANNED:
+            return plan  # type: ignore[return-value]
+        self._uses += 1
+        if self._uses < _PLAN_AFTER_USES:
+            return None
+        made = _make_plan(self.template, self.override, image=image)
+        self._plans[image] = made
+        return made
+
+    def build(
+        self,
+        *,
+        namespace: str,
+        name: str,
+        annotations: dict[str, str],
+        labels: dict[str, str],
+        args: Sequence[str],
+        image: str | None,
+        hook: MutationHook | None,
+        identity: _Identity,
+        secrets: Sequence[object],
+    ) -> Manifest:
+        plan = (
+            self.plan(image=image is not None)
+            if namespace and name and args and labels and annotations and image != ""
+            else None
+        )
+        if plan is None:
+            dynamic = _dynamic_pod(
+                namespace=namespace,
+                name=name,
+                annotations=annotations,
+                labels=labels,
+                args=args,
+                image=image,
+            )
+            return _finish(
+                self.template,
+                dynamic,
+                self.override,
+                hook=hook,
+                identity=identity,
+                secrets=secrets,
+            )
+        merged = plan.build(
+            namespace,
+            name,
+            {**plan.template_annotations, **annotations, **plan.override_annotations},
+            {**plan.template_labels, **labels, **plan.override_labels},
+            list(args),
+            image,
+        )
+        identity.check(merged, stage="the template or pod_override", error=PodReconciliationError)
+        strings = (namespace, name, image, args, labels, annotations)
+        if not is_valid_manifest(merged, strings_of=strings):
+            incomplete = not self.template.complete or (
+                self.override is not None and not self.override.complete
+            )
+            violations = _violations(merged, whole=incomplete)
+            source = "the API server would refuse the pod"
+            raise InvalidPod(source, _masked(violations, [merged, *secrets]))
+        return _hooked(merged, hook, identity, secrets)
+
+
+_UNPLANNED = object()
+_content = msgspec.msgpack.Encoder().encode
+_snapshot = msgspec.msgpack.Decoder().decode
+_NOT_ENCODABLE = (TypeError, ValueError, OverflowError, RecursionError, msgspec.MsgspecError)
+
+
+class _ByContent(Generic[_T]):
+    """A small bounded cache of values made from a manifest, found by its content.
+
+    The key is the manifest's msgpack encoding (which tells ``True`` from ``1`` and
+    ``1.0``, and string keys from others), and a hit also needs the manifest to equal the
+    plain copy kept (a tuple, a set or a NaN is never equal to it): so a value whose
+    build could differ from the cached one is never served from it. Manifests msgpack
+    cannot encode are not cached.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[bytes, tuple[object, _T]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, manifest: object, make: Callable[[], _T]) -> _T:
+        try:
+            key = _content(manifest)
+        except _NOT_ENCODABLE:
+            return make()
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] == manifest:
+            return entry[1]
+        made = make()  # raises for a refused manifest, which is not cached
+        snapshot = _snapshot(key)
+        if snapshot == manifest:
+            with self._lock:
+                self._entries[key] = (snapshot, made)
+                while len(self._entries) > self._size:
+                    self._entries.popitem(last=False)
+        return made
+
+
+class PodTemplate:
+    """A worker pod template cleaned and checked once, for building many pods.
+
+    ``base_worker_pod`` is the manifest every pod is merged over (the provider's
+    ``pod_template_file``, loaded; None: no template). It is copied, cleaned and checked
+    against the Kubernetes 1.37 Pod schema here, once (raising :class:`InvalidPod` naming
+    the field, as :func:`construct_task_pod` does); later changes to the mapping passed
+    do not reach it. :meth:`task_pod` and :meth:`callback_pod` then build exactly the pods
+    :func:`construct_task_pod` and :func:`construct_callback_pod` build over the same
+    template, raising the same errors, in a fraction of the time: the merge is worked out
+    once per template and ``pod_override`` (overrides are kept by content, a few dozen at
+    most), and each pod only fills in its own values.
+
+    Every pod returned is a new tree of dicts and lists that shares nothing with another
+    pod, the template or the arguments: it may be mutated freely. Safe to share between
+    threads.
+    """
+
+    def __init__(self, base_worker_pod: Mapping[str, Any] | None = None) -> None:
+        layer = _layer({} if base_worker_pod is None else base_worker_pod, "base_worker_pod", ())
+        self._init(layer)
+
+    def _init(self, layer: _Layer) -> None:
+        self._bare = _Prepared(layer, None)
+        self._overrides: _ByContent[_Prepared] = _ByContent(_CACHED_OVERRIDES)
+
+    @classmethod
+    def _of_layer(cls, layer: _Layer) -> PodTemplate:
+        template = cls.__new__(cls)
+        template._init(layer)  # noqa: SLF001 - its own class
+        return template
+
+    def _with_override(
+        self, pod_override: Mapping[str, Any] | None, secrets: Sequence[object]
+    ) -> _Prepared:
+        if pod_override is None:
+            return self._bare
+        template = self._bare.template
+        return self._overrides.get(
+            pod_override,
+            lambda: _Prepared(template, _layer(pod_override, "pod_override", secrets)),
+        )
+
+    def task_pod(
+        self,
+        *,
+        namespace: str,
+        scheduler_job_id: str | int,
+        pod_id: str,
+        dag_id: str,
+        task_id: str,
+        kube_image: str | None,
+        try_number: int,
+        args: Sequence[str],
+        airflow_version: str,
+        run_id: str | None = None,
+        map_index: int = -1,
+        date: datetime.datetime | None = None,
+        pod_override: Mapping[str, Any] | None = None,
+        mutation_hook: MutationHook | None = None,
+        logical_date_key: str = LOGICAL_DATE_KEY,
+        rng: random.Random | None = None,
+    ) -> Manifest:
+        """:func:`construct_task_pod` over this template (the same pod, the same errors)."""
+        return _task_pod(
+            self,
+            namespace=namespace,
+            scheduler_job_id=scheduler_job_id,
+            pod_id=pod_id,
+            dag_id=dag_id,
+            task_id=task_id,
+            kube_image=kube_image,
+            try_number=try_number,
+            args=args,
+            airflow_version=airflow_version,
+            run_id=run_id,
+            map_index=map_index,
+            date=date,
+            pod_override=pod_override,
+            mutation_hook=mutation_hook,
+            logical_date_key=logical_date_key,
+            rng=rng,
+        )
+
+    def callback_pod(
+        self,
+        *,
+        callback_id: str,
+        namespace: str,
+        scheduler_job_id: str | int,
+        kube_image: str | None,
+        args: Sequence[str],
+        airflow_version: str,
+        dag_id: str | None = None,
+        run_id: str | None = None,
+        pod_id: str | None = None,
+        mutation_hook: MutationHook | None = None,
+        rng: random.Random | None = None,
+    ) -> Manifest:
+        """:func:`construct_callback_pod` over this template (the same pod and errors)."""
+        return _callback_pod(
+            self,
+            callback_id=callback_id,
+            namespace=namespace,
+            scheduler_job_id=scheduler_job_id,
+            kube_image=kube_image,
+            args=args,
+            airflow_version=airflow_version,
+            dag_id=dag_id,
+            run_id=run_id,
+            pod_id=pod_id,
+            mutation_hook=mutation_hook,
+            rng=rng,
+        )
+
+
+_TEMPLATES: _ByContent[PodTemplate] = _ByContent(_CACHED_TEMPLATES)
+_NO_TEMPLATE: list[PodTemplate] = []
+
+
+def _template_of(
+    source: PodTemplate | Mapping[str, Any] | None, secrets: Sequence[object]
+) -> PodTemplate:
+    """The prepared template for a builder's ``base_worker_pod`` (kept by content)."""
+    if isinstance(source, PodTemplate):
+        return source
+    if source is None:
+        if not _NO_TEMPLATE:
+            _NO_TEMPLATE.append(PodTemplate())
+        return _NO_TEMPLATE[0]
+    return _TEMPLATES.get(
+        source, lambda: PodTemplate._of_layer(_layer(source, "base_worker_pod", secrets))  # noqa: SLF001
+    )
 
 
 def construct_task_pod(
@@ -437,6 +871,10 @@ def construct_task_pod(
     integer field) and refused otherwise (``hostNetwork: "False,"``, which the
     provider's loader reads as true).
 
+    The template and override are prepared once (see :class:`PodTemplate`) and kept by
+    content, so building many pods over the same ones costs little more than filling in
+    each pod's values; build over a :class:`PodTemplate` to skip even the lookup.
+
     Raises :class:`~k8s_workloads.keys.InvalidKey` (naming the field) for ids, a
     ``try_number`` or a ``map_index`` no task instance key can hold; :class:`InvalidPod`
     (a :class:`PodReconciliationError`) when the pod would break a Kubernetes rule;
@@ -444,16 +882,54 @@ def construct_task_pod(
     template/override overwrite the pod's identity; and :class:`PodMutationHookError`
     (:class:`InvalidMutatedPod` for an invalid pod) when the hook fails or does.
     """
+    return _task_pod(
+        base_worker_pod,
+        namespace=namespace,
+        scheduler_job_id=scheduler_job_id,
+        pod_id=pod_id,
+        dag_id=dag_id,
+        task_id=task_id,
+        kube_image=kube_image,
+        try_number=try_number,
+        args=args,
+        airflow_version=airflow_version,
+        run_id=run_id,
+        map_index=map_index,
+        date=date,
+        pod_override=pod_override,
+        mutation_hook=mutation_hook,
+        logical_date_key=logical_date_key,
+        rng=rng,
+    )
+
+
+def _task_pod(
+    template_source: PodTemplate | Mapping[str, Any] | None,
+    *,
+    namespace: str,
+    scheduler_job_id: str | int,
+    pod_id: str,
+    dag_id: str,
+    task_id: str,
+    kube_image: str | None,
+    try_number: int,
+    args: Sequence[str],
+    airflow_version: str,
+    run_id: str | None,
+    map_index: int,
+    date: datetime.datetime | None,
+    pod_override: Mapping[str, Any] | None,
+    mutation_hook: MutationHook | None,
+    logical_date_key: str,
+    rng: random.Random | None,
+) -> Manifest:
     # The identity the watcher decodes must be a key: try_number 10**70 or -5, or
     # map_index -2, would give a pod it cannot read back (or reads as another task).
     TaskInstanceKey(dag_id, task_id, run_id or None, try_number, map_index)
     secrets = (args,)
     _check_arguments(namespace=namespace, name=pod_id, args=args, image=kube_image)
     pod_id = _fit_pod_name(pod_id, rng)
-    template = _layer(
-        {} if base_worker_pod is None else base_worker_pod, "base_worker_pod", secrets
-    )
-    override = None if pod_override is None else _layer(pod_override, "pod_override", secrets)
+    prepared = _template_of(template_source, secrets)._with_override(pod_override, secrets)  # noqa: SLF001
 
     annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: str(try_number)}
     if map_index >= 0:
@@ -473,14 +949,6 @@ def construct_task_pod(
         airflow_version=airflow_version,
         logical_date_key=logical_date_key,
     )
-    dynamic = _dynamic_pod(
-        namespace=namespace,
-        name=pod_id,
-        annotations=annotations,
-        labels=labels,
-        args=args,
-        image=_override_image(None if override is None else override.manifest) or kube_image,
-    )
     identity = _Identity(
         annotations=annotations,
         labels={
@@ -496,8 +964,16 @@ def construct_task_pod(
         ),
         forbidden_labels=(WORKLOAD_TYPE_LABEL, *_HIDING_LABELS),
     )
-    return _finish(
-        template, dynamic, override, hook=mutation_hook, identity=identity, secrets=secrets
+    return prepared.build(
+        namespace=namespace,
+        name=pod_id,
+        annotations=annotations,
+        labels=labels,
+        args=args,
+        image=prepared.override_image or kube_image,
+        hook=mutation_hook,
+        identity=identity,
+        secrets=secrets,
     )
 
 
@@ -532,11 +1008,43 @@ def construct_callback_pod(
     ``kubernetes_executor=True``, ``airflow-worker=<job id>`` and ``airflow_version``;
     never task annotations. Merged over the global pod template with the task rules; as
     for tasks, a configured ``kube_image`` wins over the template's image, and the pod
-    returned always passes the naming rules and the 1.37 schema. Raises
+    returned always passes the naming rules and the 1.37 schema. The template is prepared
+    once and kept by content, as for :func:`construct_task_pod`. Raises
     :class:`~k8s_workloads.compat.CallbackWorkloadsUnsupported` below Airflow 3.3,
     :class:`~k8s_workloads.keys.InvalidKey` for an id that is not a UUID, and the errors
     of :func:`construct_task_pod` (:class:`InvalidPod` first among them).
     """
+    return _callback_pod(
+        base_worker_pod,
+        callback_id=callback_id,
+        namespace=namespace,
+        scheduler_job_id=scheduler_job_id,
+        kube_image=kube_image,
+        args=args,
+        airflow_version=airflow_version,
+        dag_id=dag_id,
+        run_id=run_id,
+        pod_id=pod_id,
+        mutation_hook=mutation_hook,
+        rng=rng,
+    )
+
+
+def _callback_pod(
+    template_source: PodTemplate | Mapping[str, Any] | None,
+    *,
+    callback_id: str,
+    namespace: str,
+    scheduler_job_id: str | int,
+    kube_image: str | None,
+    args: Sequence[str],
+    airflow_version: str,
+    dag_id: str | None,
+    run_id: str | None,
+    pod_id: str | None,
+    mutation_hook: MutationHook | None,
+    rng: random.Random | None,
+) -> Manifest:
     require_callback_support(airflow_version)
     key = CallbackKey(callback_id)
     secrets = (args,)
@@ -551,14 +1059,6 @@ def construct_callback_pod(
     labels = build_labels_for_callback_pod(
         scheduler_job_id=scheduler_job_id, airflow_version=airflow_version
     )
-    dynamic = _dynamic_pod(
-        namespace=namespace,
-        name=name,
-        annotations=annotations,
-        labels=labels,
-        args=args,
-        image=kube_image,
-    )
     identity = _Identity(
         annotations=identity_annotations,
         labels={
@@ -568,7 +1068,124 @@ def construct_callback_pod(
         forbidden_annotations=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
         forbidden_labels=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, *_HIDING_LABELS),
     )
-    template = _layer(
-        {} if base_worker_pod is None else base_worker_pod, "base_worker_pod", secrets
+    prepared = _template_of(template_source, secrets)._bare  # noqa: SLF001
+    return prepared.build(
+        namespace=namespace,
+        name=name,
+        annotations=annotations,
+        labels=labels,
+        args=args,
+        image=kube_image,
+        hook=mutation_hook,
+        identity=identity,
+        secrets=secrets,
     )
-    return _finish(template, dynamic, None, hook=mutation_hook, identity=identity, secrets=secrets)
+
+
+def construct_pod(
+    job: KubernetesJob[Any],
+    *,
+    namespace: str,
+    scheduler_job_id: str | int,
+    airflow_version: str,
+    kube_image: str | None = None,
+    base_worker_pod: PodTemplate | Mapping[str, Any] | None = None,
+    args: Sequence[str] | None = None,
+    pod_id: str | None = None,
+    dag_id: str | None = None,
+    run_id: str | None = None,
+    mutation_hook: MutationHook | None = None,
+    rng: random.Random | None = None,
+) -> Manifest:
+    """The worker pod of a job, built by the builder its key calls for.
+
+    A :class:`~k8s_workloads.keys.TaskInstanceKey` gets :func:`construct_task_pod` (with
+    the job's ``pod_override``; ``pod_id`` defaults to
+    :func:`~k8s_workloads.labels.create_unique_id` of the dag and task ids), a
+    :class:`~k8s_workloads.keys.CallbackKey` :func:`construct_callback_pod` (``pod_id``
+    defaults to :func:`callback_pod_name`). The image is the job's ``kube_image``, else
+    ``kube_image``; the container args are ``args``, else the job's ``command``.
+    ``base_worker_pod`` is a manifest or a :class:`PodTemplate`.
+
+    ``dag_id`` and ``run_id`` annotate a callback's pod; when None they are read from the
+    log path of the workload in the job's command (as the executor does). A task's come
+    from its key: passing them for a task job, or a ``pod_override`` on a callback job,
+    raises :class:`ValueError`. Otherwise raises what the builder raises.
+    """
+    key = job.key
+    image = job.kube_image or kube_image
+    built_args = job.command if args is None else args
+    if isinstance(key, CallbackKey):
+        if job.pod_override is not None:
+            raise ValueError("pod_override: callback pods take no pod_override")
+        if dag_id is None and run_id is None:
+            dag_id, run_id = _callback_ids(job.command)
+        return _callback_pod(
+            base_worker_pod,
+            callback_id=key.id,
+            namespace=namespace,
+            scheduler_job_id=scheduler_job_id,
+            kube_image=image,
+            args=built_args,
+            airflow_version=airflow_version,
+            dag_id=dag_id,
+            run_id=run_id,
+            pod_id=pod_id,
+            mutation_hook=mutation_hook,
+            rng=rng,
+        )
+    if not isinstance(key, TaskInstanceKey):
+        raise TypeError(
+            f"job.key must be a TaskInstanceKey or a CallbackKey, got {type(key).__name__}"
+        )
+    for field, value in (("dag_id", dag_id), ("run_id", run_id)):
+        if value is not None:
+            raise ValueError(f"{field}: a task pod's {field} comes from its key")
+    return _task_pod(
+        base_worker_pod,
+        namespace=namespace,
+        scheduler_job_id=scheduler_job_id,
+        pod_id=pod_id or create_unique_id(key.dag_id, key.task_id, rng=rng),
+        dag_id=key.dag_id,
+        task_id=key.task_id,
+        kube_image=image,
+        try_number=key.try_number,
+        args=built_args,
+        airflow_version=airflow_version,
+        run_id=key.run_id,
+        map_index=key.map_index,
+        date=None,
+        pod_override=job.pod_override,
+        mutation_hook=mutation_hook,
+        logical_date_key=LOGICAL_DATE_KEY,
+        rng=rng,
+    )
+
+
+def _workload_json(args: Sequence[str]) -> str | None:
+    """The workload JSON in an Airflow 3 workload's container args, or None."""
+    for index, arg in enumerate(args[:-1]):
+        if arg == "--json-string":
+            return args[index + 1]
+    return None
+
+
+def _callback_ids(args: Sequence[str]) -> tuple[str | None, str | None]:
+    """(dag_id, run_id) from the log path of the callback workload in ``args``, or Nones.
+
+    Airflow 3.3 writes a callback's log path as ``executor_callbacks/<dag>/<run>/<id>``
+    (:func:`parse_callback_log_path`); anything unreadable gives ``(None, None)``.
+    """
+    text = _workload_json(args)
+    if text is None:
+        return None, None
+    try:
+        workload = json.loads(text)
+    except (ValueError, RecursionError):
+        return None, None
+    log_path = workload.get("log_path") if isinstance(workload, dict) else None
+    parsed = parse_callback_log_path(log_path if isinstance(log_path, str) else None)
+    if parsed is None:
+        return None, None
+    dag_id, run_id, _ = parsed
+    return dag_id, run_id

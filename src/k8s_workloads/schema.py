@@ -38,7 +38,7 @@ from k8s_workloads._display import shown
 from k8s_workloads._pod_schema import DEFINITIONS, KUBERNETES_VERSION
 
 if TYPE_CHECKING:
-    from k8s_workloads.reconcile import Manifest
+    from k8s_workloads._manifest import Manifest
 
 __all__ = [
     "POD_SCHEMA_VERSION",

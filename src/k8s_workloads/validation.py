@@ -582,7 +582,7 @@ def _passes(manifest: dict[str, object]) -> bool:
     return _containers_pass(spec)
 
 
-def _encodable(manifest: dict[str, object]) -> bool:
+def _encodable(manifest: object) -> bool:
     # Every string UTF-8 can encode (no lone surrogate): msgspec's encoder checks in C.
     import msgspec  # noqa: PLC0415 - only the builders' fast path needs it
 
@@ -593,13 +593,20 @@ def _encodable(manifest: dict[str, object]) -> bool:
     return True
 
 
-def is_valid_manifest(manifest: object) -> bool:
+def is_valid_manifest(manifest: object, *, strings_of: object = None) -> bool:
     """Whether :func:`validate_manifest` finds nothing: its fast boolean form.
 
     The pod builders run it on every pod they return; it builds no message and, for the
     label and annotation keys an executor's pods share, does no regex work after the first.
+    With ``strings_of`` (a JSON-like value), only the strings in it are checked to encode
+    as UTF-8 on the fast path: the caller vouches for the pod's other strings (the pod
+    builders do, for what a prepared template fixed and they checked once).
     """
-    if type(manifest) is dict and _passes(manifest) and _encodable(manifest):
+    if (
+        type(manifest) is dict
+        and _passes(manifest)
+        and _encodable(manifest if strings_of is None else strings_of)
+    ):
         return True
     # Anything the fast path does not clear (an odd type, or a violation): the full rules.
     return not validate_manifest(manifest)
