@@ -23,6 +23,7 @@ import msgspec
 
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_list, as_map
+from k8s_workloads._manifest import Manifest, PodReconciliationError, clean_manifest
 from k8s_workloads.codec import key_to_annotations
 from k8s_workloads.compat import require_callback_support
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
@@ -45,7 +46,7 @@ from k8s_workloads.labels import (
     build_labels_for_k8s_executor_pod,
     create_unique_id,
 )
-from k8s_workloads.reconcile import Manifest, PodReconciliationError, merge_pair
+from k8s_workloads.reconcile import merge_pair
 from k8s_workloads.schema import (
     SchemaViolation,
     checked_layer,
@@ -588,6 +589,10 @@ def _make_plan(template: _Layer, override: _Layer | None, *, image: bool) -> _Pl
     )
 
 
+def _private(layer: _Layer) -> _Layer:
+    return _Layer(clean_manifest(layer.manifest), layer.complete)
+
+
 class _Prepared:
     """A template and maybe an override, checked, with their plans made on demand."""
 
@@ -636,10 +641,12 @@ class _Prepared:
                 args=args,
                 image=image,
             )
+            # The layers are kept for many pods: the merge shares their values, so each
+            # pod merges its own copies.
             return _finish(
-                self.template,
+                _private(self.template),
                 dynamic,
-                self.override,
+                None if self.override is None else _private(self.override),
                 hook=hook,
                 identity=identity,
                 secrets=secrets,
