@@ -35,7 +35,6 @@ meaning; the core only sequences them.
 from __future__ import annotations
 
 import datetime
-import json
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
@@ -79,7 +78,6 @@ from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
     POD_EXECUTOR_DONE_LABEL,
     PodSelector,
-    create_unique_id,
     watcher_selector,
 )
 from k8s_workloads.payload import (
@@ -90,9 +88,8 @@ from k8s_workloads.payload import (
     workload_secret_name,
 )
 from k8s_workloads.pods import (
-    construct_callback_pod,
-    construct_task_pod,
-    parse_callback_log_path,
+    PodTemplate,
+    construct_pod,
 )
 from k8s_workloads.states import (
     CallbackState,
@@ -341,24 +338,6 @@ def _args_workload(args: list[str]) -> str | None:
     return None
 
 
-def _callback_ids(args: list[str]) -> tuple[str | None, str | None]:
-    # A callback pod is annotated with its dag and run ids when the workload's log path
-    # names them (Airflow 3.3 writes executor_callbacks/<dag>/<run>/<id>).
-    text = _args_workload(args)
-    if text is None:
-        return None, None
-    try:
-        workload = json.loads(text)
-    except (ValueError, RecursionError):
-        return None, None
-    log_path = workload.get("log_path") if isinstance(workload, dict) else None
-    parsed = parse_callback_log_path(log_path if isinstance(log_path, str) else None)
-    if parsed is None:
-        return None, None
-    dag_id, run_id, _ = parsed
-    return dag_id, run_id
-
-
 def _error_parts(
     error: BaseException,
 ) -> tuple[int | None, object, Mapping[str, str] | None, str | None] | None:
@@ -404,6 +383,7 @@ class ExecutorCore:
 
     def __init__(self, config: ExecutorConfig) -> None:
         self.config = config
+        self._prepared_template: PodTemplate | None = None
         self._resolver = config.resolver_config()
         self._running: dict[WorkloadKey, None] = {}  # insertion-ordered: same order every run
         self._attempts = Attempts()
@@ -1035,53 +1015,42 @@ class ExecutorCore:
             self.on_decision(Handled(key, cause, decision))
         self._works.append(_Work(_FINAL, deque(decision.actions), attempts=decision.attempts))
 
+    def _template(self) -> PodTemplate | Mapping[str, Any] | None:
+        """The configured template, prepared on first use (see :class:`PodTemplate`)."""
+        if self._prepared_template is None:
+            try:
+                self._prepared_template = PodTemplate(self.config.pod_template)
+            except (ValueError, TypeError):
+                # Refused: every job's build raises the builder's own error for it.
+                return self.config.pod_template
+        return self._prepared_template
+
     def _build(self, job: KubernetesJob[Any]) -> tuple[Manifest, Manifest | None]:
         config = self.config
-        template = config.pod_template
+        template: PodTemplate | Mapping[str, Any] | None
         if job.pod_template_file is not None:
             if config.load_template is None:
                 raise ValueError(
                     f"pod_template_file {job.pod_template_file!r}: no load_template configured"
                 )
+            # A file's template is read per job (the file may change); the builder keeps
+            # its preparation by content.
             template = config.load_template(job.pod_template_file)
+        else:
+            template = self._template()
         args = list(job.command)
         workload = _args_workload(args) if config.secure_payload else None
-        built_args = json_path_command_args() if workload is not None else args
-        image = job.kube_image or config.kube_image
-        key = job.key
-        if isinstance(key, CallbackKey):
-            dag_id, run_id = _callback_ids(args)
-            pod = construct_callback_pod(
-                callback_id=key.id,
-                namespace=config.namespace,
-                scheduler_job_id=config.scheduler_id,
-                kube_image=image,
-                args=built_args,
-                airflow_version=config.airflow_version,
-                base_worker_pod=template,
-                dag_id=dag_id,
-                run_id=run_id,
-                mutation_hook=config.mutation_hook,
-                rng=config.rng,
-            )
-        else:
-            pod = construct_task_pod(
-                namespace=config.namespace,
-                scheduler_job_id=config.scheduler_id,
-                pod_id=create_unique_id(key.dag_id, key.task_id, rng=config.rng),
-                dag_id=key.dag_id,
-                task_id=key.task_id,
-                kube_image=image,
-                try_number=key.try_number,
-                args=built_args,
-                airflow_version=config.airflow_version,
-                run_id=key.run_id,
-                map_index=key.map_index,
-                pod_override=job.pod_override,
-                base_worker_pod=template,
-                mutation_hook=config.mutation_hook,
-                rng=config.rng,
-            )
+        pod = construct_pod(
+            job,
+            namespace=config.namespace,
+            scheduler_job_id=config.scheduler_id,
+            airflow_version=config.airflow_version,
+            kube_image=config.kube_image,
+            base_worker_pod=template,
+            args=json_path_command_args() if workload is not None else args,
+            mutation_hook=config.mutation_hook,
+            rng=config.rng,
+        )
         if workload is None:
             return pod, None
         metadata = pod["metadata"]
