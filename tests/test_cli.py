@@ -495,10 +495,10 @@ def test_render_version_errors(argv: list[str], message: str) -> None:
 def test_render_reports_mutation_hook_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     from k8s_workloads import pods  # noqa: PLC0415
 
-    def failing(**_: object) -> dict[str, Any]:
+    def failing(*_: object, **__: object) -> dict[str, Any]:
         raise pods.PodMutationHookError("the pod mutation hook raised RuntimeError()")
 
-    monkeypatch.setattr(pods, "construct_task_pod", failing)
+    monkeypatch.setattr(pods, "construct_pod", failing)
     code, _, err = run("render", "task", *V)
     assert code == 2
     assert err == (

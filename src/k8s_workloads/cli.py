@@ -267,7 +267,8 @@ def _task_pod(
     from k8s_workloads.keys import TaskInstanceKey  # noqa: PLC0415
     from k8s_workloads.labels import create_unique_id  # noqa: PLC0415
     from k8s_workloads.payload import json_path_command_args  # noqa: PLC0415
-    from k8s_workloads.pods import construct_task_pod, workload_command_args  # noqa: PLC0415
+    from k8s_workloads.pods import construct_pod, workload_command_args  # noqa: PLC0415
+    from k8s_workloads.states import KubernetesJob  # noqa: PLC0415
 
     ti = workload.get("ti")
     ti = ti if isinstance(ti, dict) else {}
@@ -295,19 +296,14 @@ def _task_pod(
     )
     template = _pod_file(args, "template", stdin)
     override = _pod_file(args, "override", stdin)
-    return construct_task_pod(
+    command = json_path_command_args() if args.secure else workload_command_args(workload)
+    return construct_pod(
+        KubernetesJob(key, command, pod_override=override),
         namespace=args.namespace,
         scheduler_job_id=args.scheduler_job_id,
         pod_id=args.pod_id or create_unique_id(key.dag_id, key.task_id),
-        dag_id=key.dag_id,
-        task_id=key.task_id,
-        run_id=key.run_id,
-        try_number=key.try_number,
-        map_index=key.map_index,
         kube_image=args.image,
-        args=json_path_command_args() if args.secure else workload_command_args(workload),
         airflow_version=version,
-        pod_override=override,
         base_worker_pod=template,
     )
 
@@ -322,10 +318,11 @@ def _callback_pod(
     from k8s_workloads.compat import require_callback_support  # noqa: PLC0415
     from k8s_workloads.payload import json_path_command_args  # noqa: PLC0415
     from k8s_workloads.pods import (  # noqa: PLC0415
-        construct_callback_pod,
+        construct_pod,
         parse_callback_log_path,
         workload_command_args,
     )
+    from k8s_workloads.states import KubernetesJob  # noqa: PLC0415
 
     require_callback_support(version)
     key = CallbackKey(args.callback_id)
@@ -351,16 +348,16 @@ def _callback_pod(
         if parsed[2] != key.id:
             notes.append(f"the log path names callback {shown(parsed[2])}, not {key.id!r}")
     template = _pod_file(args, "template", stdin)
-    return construct_callback_pod(
-        callback_id=key.id,
+    command = json_path_command_args() if args.secure else workload_command_args(workload)
+    return construct_pod(
+        KubernetesJob(key, command),
         namespace=args.namespace,
         scheduler_job_id=args.scheduler_job_id,
         kube_image=args.image,
-        args=json_path_command_args() if args.secure else workload_command_args(workload),
         airflow_version=version,
         base_worker_pod=template,
-        dag_id=dag_id,
-        run_id=run_id,
+        dag_id=dag_id or None,
+        run_id=run_id or None,
     )
 
 
