@@ -661,7 +661,7 @@ class _Prepared:
         )
         identity.check(merged, stage="the template or pod_override", error=PodReconciliationError)
         strings = (namespace, name, image, args, labels, annotations)
-        if not is_valid_manifest(merged, strings_of=strings):
+        if not is_valid_manifest(merged, strings_of=strings, containers=False):
             incomplete = not self.template.complete or (
                 self.override is not None and not self.override.complete
             )

@@ -13,7 +13,7 @@ The ``is_*`` predicates are the fast boolean forms used on hot paths.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TypeAlias, cast
 
 from k8s_workloads._display import path_part, shown
@@ -558,7 +558,7 @@ def _containers_pass(spec: dict[str, object]) -> bool:
     return True
 
 
-def _passes(manifest: dict[str, object]) -> bool:
+def _passes(manifest: dict[str, object], *, containers: bool = True) -> bool:
     metadata = manifest.get("metadata")
     spec = manifest.get("spec", {})
     if type(metadata) is not dict or type(spec) is not dict:
@@ -579,32 +579,41 @@ def _passes(manifest: dict[str, object]) -> bool:
         type(annotations) is not dict or not _annotations_pass(annotations)
     ):
         return False
-    return _containers_pass(spec)
+    return not containers or _containers_pass(spec)
+
+
+_ENCODERS: list[Callable[[object], bytes]] = []
 
 
 def _encodable(manifest: object) -> bool:
     # Every string UTF-8 can encode (no lone surrogate): msgspec's encoder checks in C.
-    import msgspec  # noqa: PLC0415 - only the builders' fast path needs it
+    if not _ENCODERS:
+        import msgspec  # noqa: PLC0415 - only the builders' fast path needs it
 
+        _ENCODERS.append(msgspec.json.Encoder().encode)
     try:
-        msgspec.json.encode(manifest)
+        _ENCODERS[0](manifest)
     except (UnicodeEncodeError, TypeError, ValueError, OverflowError, RecursionError):
         return False
     return True
 
 
-def is_valid_manifest(manifest: object, *, strings_of: object = None) -> bool:
+def is_valid_manifest(
+    manifest: object, *, strings_of: object = None, containers: bool = True
+) -> bool:
     """Whether :func:`validate_manifest` finds nothing: its fast boolean form.
 
     The pod builders run it on every pod they return; it builds no message and, for the
     label and annotation keys an executor's pods share, does no regex work after the first.
     With ``strings_of`` (a JSON-like value), only the strings in it are checked to encode
     as UTF-8 on the fast path: the caller vouches for the pod's other strings (the pod
-    builders do, for what a prepared template fixed and they checked once).
+    builders do, for what a prepared template fixed and they checked once). With
+    ``containers=False`` the fast path leaves out the container names, which the caller
+    vouches for in the same way.
     """
     if (
         type(manifest) is dict
-        and _passes(manifest)
+        and _passes(manifest, containers=containers)
         and _encodable(manifest if strings_of is None else strings_of)
     ):
         return True
