@@ -15,8 +15,8 @@ an extra volume and mount, labels).
 
 Targets:
 
-1. ``construct_task_pod`` is at least 50x faster than building the same pod "the
-   provider's way":
+1. ``construct_task_pod`` with the template and override is at least 300x faster than
+   building the same pod "the provider's way":
 
    a. the provider itself (``.venv-airflow`` only): ``PodGenerator.construct_pod`` on a
       ``V1Pod`` template and override, deserialized once outside the timed loop as the
@@ -25,10 +25,19 @@ Targets:
       merged attribute by attribute with the provider's rules (a straightforward merge written
       here), then ``sanitize_for_serialization``.
 
-2. ``construct_callback_pod`` is at least 50x faster than baseline (b). The provider has no
-   callback pod builder, so there is no (a).
-3. 100,000 task pod builds (10,000 with ``--quick``) grow traced memory by less than 64 KiB
+2. ``construct_task_pod`` with no template and no override is at least 150x faster than
+   the provider's ``construct_pod`` over the empty ``V1Pod`` it loads when there is no
+   ``pod_template_file``, then ``sanitize_for_serialization`` (``.venv-airflow`` only).
+3. ``construct_callback_pod`` over the template is at least 50x faster than the provider's
+   way (``PodGenerator.reconcile_pods`` of the template and the callback's own part, as
+   model objects, then ``sanitize_for_serialization``; ``.venv-airflow`` only). The
+   provider has no callback pod builder of its own.
+4. 100,000 task pod builds (10,000 with ``--quick``) grow traced memory by less than 64 KiB
    after a warm-up of 1,000 (tracemalloc): no per-build leak.
+
+Both builders keep the template and override they were given, prepared, by content (see
+``k8s_workloads.pods.PodTemplate``): every timed build after the first reuses them, as an
+executor's builds do.
 
 Info only: a cProfile of 2,000 of our task pod builds, top functions by cumulative time.
 """
@@ -83,8 +92,12 @@ if TYPE_CHECKING:
 
     from k8s_workloads.reconcile import Manifest
 
-SPEEDUP_TARGET = 50.0
-"""Targets 1 and 2: baseline time / our time per build must reach this."""
+TASK_TARGET = 300.0
+"""Target 1: the provider's time / our time per build must reach this."""
+BARE_TARGET = 150.0
+"""Target 2, no template."""
+CALLBACK_TARGET = 50.0
+"""Target 3."""
 MEMORY_BUDGET_BYTES = 64 * 1024
 """Target 3: traced memory growth allowed between the warm-up and the last build."""
 MEMORY_WARMUP_BUILDS = 1_000
@@ -301,12 +314,12 @@ def _airflow_version() -> str:
 AIRFLOW_VERSION = _airflow_version()
 
 
-def _report_speedup(label: str, baseline_us: float, ours_us: float) -> bool:
+def _report_speedup(label: str, baseline_us: float, ours_us: float, target: float) -> bool:
     speedup = baseline_us / ours_us
-    passed = speedup >= SPEEDUP_TARGET
+    passed = speedup >= target
     print(
         f"  {label:<34}: {baseline_us:9.1f} µs/build  ->  ours {TIMES}{speedup:6.1f} faster"
-        f"  (target: >= {TIMES}{SPEEDUP_TARGET:.0f})  {verdict(passed)}"
+        f"  (target: >= {TIMES}{target:.0f})  {verdict(passed)}"
     )
     return passed
 
@@ -328,6 +341,21 @@ def ours_task_pod(run_id: str = RUN_ID, try_number: int = 1) -> Manifest:
         run_id=run_id,
         pod_override=OVERRIDE,
         base_worker_pod=TEMPLATE,
+    )
+
+
+def ours_bare_task_pod() -> Manifest:
+    return construct_task_pod(
+        namespace=NAMESPACE,
+        scheduler_job_id=SCHEDULER_JOB_ID,
+        pod_id=POD_ID,
+        dag_id=DAG_ID,
+        task_id=TASK_ID,
+        kube_image=KUBE_IMAGE,
+        try_number=1,
+        args=TASK_ARGS,
+        airflow_version=AIRFLOW_VERSION,
+        run_id=RUN_ID,
     )
 
 
@@ -511,8 +539,14 @@ def _load_provider_construct_pod() -> Callable[..., object] | None:
 
 
 def _provider_task_pod(
-    construct_pod: Callable[..., object], models: ModelWay
+    construct_pod: Callable[..., object],
+    models: ModelWay,
+    *,
+    template: k8s.V1Pod | None = None,
+    override: k8s.V1Pod | None = None,
 ) -> Callable[[], object]:
+    base = models.template if template is None else template
+
     def build() -> object:
         pod = construct_pod(
             dag_id=DAG_ID,
@@ -522,8 +556,8 @@ def _provider_task_pod(
             kube_image=KUBE_IMAGE,
             date=None,
             args=list(TASK_ARGS),
-            pod_override_object=models.override,
-            base_worker_pod=models.template,
+            pod_override_object=override,
+            base_worker_pod=base,
             namespace=NAMESPACE,
             scheduler_job_id=SCHEDULER_JOB_ID,
             run_id=RUN_ID,
@@ -538,14 +572,14 @@ def _same(label: str, ours: object, theirs: object) -> None:
     print(f"  same manifest as {label}: {'yes' if ours == theirs else 'NO'} (info)")
 
 
-# --------------------------------------------------------------------- targets 1 and 2
+# ------------------------------------------------------------------ targets 1, 2 and 3
 
 
 def bench_task_pod(min_seconds: float, models: ModelWay) -> list[Outcome]:
     header(f"1. construct_task_pod, template + pod_override (best of {REPEATS})")
     ours_us = per_call_us(ours_task_pod, min_seconds)
     print(f"  {'ours':<34}: {ours_us:9.1f} µs/build")
-    label = f"task pod: {TIMES}{SPEEDUP_TARGET:.0f} faster"
+    label = f"task pod: {TIMES}{TASK_TARGET:.0f} faster"
 
     outcomes: list[Outcome] = []
     construct_pod = _load_provider_construct_pod()
@@ -553,9 +587,11 @@ def bench_task_pod(min_seconds: float, models: ModelWay) -> list[Outcome]:
         print(f"  (a) {PROVIDER_MISSING}")
         outcomes.append(Outcome(f"{label} than the provider (not installed)", "SKIP"))
     else:
-        provider_build = _provider_task_pod(construct_pod, models)
+        provider_build = _provider_task_pod(construct_pod, models, override=models.override)
         provider_us = per_call_us(provider_build, min_seconds)
-        passed = _report_speedup("(a) provider construct_pod+sanitize", provider_us, ours_us)
+        passed = _report_speedup(
+            "(a) provider construct_pod+sanitize", provider_us, ours_us, TASK_TARGET
+        )
         outcomes.append(Outcome.of(f"{label} than the provider", passed))
         _same("(a)", ours_task_pod(), provider_build())
 
@@ -565,8 +601,27 @@ def bench_task_pod(min_seconds: float, models: ModelWay) -> list[Outcome]:
     return outcomes
 
 
+def bench_bare_task_pod(min_seconds: float, models: ModelWay) -> list[Outcome]:
+    header(f"2. construct_task_pod, no template, no pod_override (best of {REPEATS})")
+    ours_us = per_call_us(ours_bare_task_pod, min_seconds)
+    print(f"  {'ours':<34}: {ours_us:9.1f} µs/build")
+    label = f"task pod, no template: {TIMES}{BARE_TARGET:.0f} faster than the provider"
+    construct_pod = _load_provider_construct_pod()
+    if construct_pod is None:
+        print(f"  (a) {PROVIDER_MISSING}")
+        return [Outcome(f"{label} (not installed)", "SKIP")]
+    # No pod_template_file: the provider's deserialize_model_file gives an empty V1Pod.
+    provider_build = _provider_task_pod(construct_pod, models, template=k8s.V1Pod())
+    provider_us = per_call_us(provider_build, min_seconds)
+    passed = _report_speedup(
+        "(a) provider construct_pod+sanitize", provider_us, ours_us, BARE_TARGET
+    )
+    _same("(a)", ours_bare_task_pod(), provider_build())
+    return [Outcome.of(label, passed)]
+
+
 def _report_info(label: str, baseline_us: float, ours_us: float) -> None:
-    # Baseline (b) is a lean merge written for this benchmark, 15-20x faster than the
+    # Baseline (b) is a lean merge written for this benchmark, many times faster than the
     # provider's own code; it shows where we stand against the best a model-object build
     # can do. It is information, not the target (the target is the provider's way, (a)).
     print(
@@ -590,11 +645,11 @@ def _provider_callback_pod(models: ModelWay, rng: random.Random) -> Callable[[],
 
 
 def bench_callback_pod(min_seconds: float, models: ModelWay) -> list[Outcome]:
-    header(f"2. construct_callback_pod, template only (best of {REPEATS})")
+    header(f"3. construct_callback_pod, template only (best of {REPEATS})")
     rng = random.Random(0)
     ours_us = per_call_us(lambda: _ours_callback_pod(rng), min_seconds)
     print(f"  {'ours':<34}: {ours_us:9.1f} µs/build")
-    label = f"callback pod: {TIMES}{SPEEDUP_TARGET:.0f} faster"
+    label = f"callback pod: {TIMES}{CALLBACK_TARGET:.0f} faster"
     outcomes: list[Outcome] = []
     provider_build = _provider_callback_pod(models, rng)
     if provider_build is None:
@@ -602,7 +657,9 @@ def bench_callback_pod(min_seconds: float, models: ModelWay) -> list[Outcome]:
         outcomes.append(Outcome(f"{label} than the provider's way (not installed)", "SKIP"))
     else:
         provider_us = per_call_us(provider_build, min_seconds)
-        passed = _report_speedup("(a) provider reconcile_pods+sanitize", provider_us, ours_us)
+        passed = _report_speedup(
+            "(a) provider reconcile_pods+sanitize", provider_us, ours_us, CALLBACK_TARGET
+        )
         outcomes.append(Outcome.of(f"{label} than the provider's way", passed))
     model_us = per_call_us(lambda: models.callback_pod(rng), min_seconds)
     _report_info("(b) model objects: deepcopy+merge", model_us, ours_us)
@@ -610,11 +667,11 @@ def bench_callback_pod(min_seconds: float, models: ModelWay) -> list[Outcome]:
     return outcomes
 
 
-# ---------------------------------------------------------------------------- target 3
+# ---------------------------------------------------------------------------- target 4
 
 
 def bench_memory(builds: int) -> list[Outcome]:
-    header(f"3. memory over {builds:,} task pod builds (tracemalloc)")
+    header(f"4. memory over {builds:,} task pod builds (tracemalloc)")
 
     def warm_up() -> None:
         for _ in range(MEMORY_WARMUP_BUILDS):
@@ -681,6 +738,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     outcomes = [
         *bench_task_pod(min_seconds, models),
+        *bench_bare_task_pod(min_seconds, models),
         *bench_callback_pod(min_seconds, models),
         *bench_memory(memory_builds),
     ]
