@@ -461,3 +461,24 @@ def test_construct_pod_refuses_what_the_key_does_not_take() -> None:
     callback = KubernetesJob(CallbackKey(CALLBACK_ID), ("run",), pod_override=OVERRIDE)
     with pytest.raises(ValueError, match="pod_override"):
         construct_pod(callback, **_COMMON)
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        {"metadata": {"annotations": {"run_id": "manual__other"}}},
+        {"metadata": {"annotations": {"dag_id": "other"}}},
+        {"metadata": {"labels": {"airflow-worker": "99"}}},
+        {"metadata": {"labels": {"airflow_executor_done": "True"}}},
+        {"metadata": {"annotations": {"callback_id": CALLBACK_ID}}},
+    ],
+)
+def test_planned_pods_refuse_layers_that_change_the_identity(override: Manifest) -> None:
+    template = PodTemplate(TEMPLATE)
+    outcomes = [
+        _outcome(lambda: _task_pod(template, override, number=0, run_id=None)) for _ in range(3)
+    ]
+    assert _planned(template, override)
+    assert outcomes[0][0] == "error"
+    assert outcomes == [outcomes[0]] * 3
+    assert "changed the identity" in str(outcomes[0][1])

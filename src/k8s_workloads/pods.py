@@ -312,6 +312,28 @@ class _Identity:
     forbidden_annotations: Sequence[str]
     forbidden_labels: Sequence[str]
 
+    def kept_by(
+        self, plan: _Plan, *, annotations: Mapping[str, str], labels: Mapping[str, str]
+    ) -> bool:
+        """Whether a planned pod keeps this identity whatever :meth:`check` would find.
+
+        The pod's labels and annotations are ``{**template's, **the pod's own,
+        **override's}``: when no layer names a key of the identity or a forbidden one, and
+        the pod's own hold no forbidden key, the pod carries exactly its own identity.
+        """
+        layer_annotations = plan.layer_annotation_keys
+        layer_labels = plan.layer_label_keys
+        return (
+            layer_annotations.isdisjoint(self.annotations)
+            and layer_annotations.isdisjoint(self.forbidden_annotations)
+            and layer_labels.isdisjoint(self.labels)
+            and layer_labels.isdisjoint(self.forbidden_labels)
+            and annotations.keys().isdisjoint(self.forbidden_annotations)
+            and labels.keys().isdisjoint(self.forbidden_labels)
+            and all(annotations.get(key) == value for key, value in self.annotations.items())
+            and all(labels.get(key) == value for key, value in self.labels.items())
+        )
+
     def check(self, manifest: Manifest, *, stage: str, error: type[ValueError]) -> None:
         metadata = as_map(manifest.get("metadata"))
         found_annotations = as_map(metadata.get("annotations"))
@@ -477,6 +499,8 @@ class _Plan:
     override_labels: Mapping[str, str]
     template_annotations: Mapping[str, str]
     override_annotations: Mapping[str, str]
+    layer_label_keys: frozenset[str]
+    layer_annotation_keys: frozenset[str]
 
 
 class _NotLiteral(Exception):
@@ -586,6 +610,9 @@ def _make_plan(template: _Layer, override: _Layer | None, *, image: bool) -> _Pl
         override_labels=plan_maps["labels"][1],
         template_annotations=plan_maps["annotations"][0],
         override_annotations=plan_maps["annotations"][1],
+        layer_label_keys=frozenset(plan_maps["labels"][0]) | frozenset(plan_maps["labels"][1]),
+        layer_annotation_keys=frozenset(plan_maps["annotations"][0])
+        | frozenset(plan_maps["annotations"][1]),
     )
 
 
@@ -659,7 +686,10 @@ class _Prepared:
             list(args),
             image,
         )
-        identity.check(merged, stage="the template or pod_override", error=PodReconciliationError)
+        if not identity.kept_by(plan, annotations=annotations, labels=labels):
+            identity.check(
+                merged, stage="the template or pod_override", error=PodReconciliationError
+            )
         strings = (namespace, name, image, args, labels, annotations)
         if not is_valid_manifest(merged, strings_of=strings, containers=False):
             incomplete = not self.template.complete or (
