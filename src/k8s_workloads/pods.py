@@ -330,8 +330,8 @@ class _Identity:
             and layer_labels.isdisjoint(self.forbidden_labels)
             and annotations.keys().isdisjoint(self.forbidden_annotations)
             and labels.keys().isdisjoint(self.forbidden_labels)
-            and all(annotations.get(key) == value for key, value in self.annotations.items())
-            and all(labels.get(key) == value for key, value in self.labels.items())
+            and self.annotations.items() <= annotations.items()
+            and self.labels.items() <= labels.items()
         )
 
     def check(self, manifest: Manifest, *, stage: str, error: type[ValueError]) -> None:
