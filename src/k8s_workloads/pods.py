@@ -6,6 +6,9 @@ name handling, image precedence, annotations, labels, ``base`` container and mer
 (template → dynamic pod → ``pod_override``). :func:`construct_callback_pod` builds the
 minimal pod for an Airflow 3.3 ``ExecuteCallback``. Both then apply an optional mutation
 hook and check that the identity the watcher decodes is still on the pod.
+:class:`PodTemplate` prepares a template (and each override) once for many pods, and
+:func:`construct_pod` builds a :class:`~k8s_workloads.states.KubernetesJob`'s pod with the
+builder its key calls for.
 """
 
 from __future__ import annotations
