@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 from k8s_workloads import compat
 from k8s_workloads._display import one_line
 from k8s_workloads.cli._io import UsageError, parse_json, read_text
-from k8s_workloads.cli._keys import key_to_json
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ def run_decode(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO
     except InvalidAnnotations as error:
         print(one_line(f"k8s-workloads decode: {type(error).__name__}: {error}"), file=err)
         return 1
-    print(json.dumps(key_to_json(key), sort_keys=True), file=out)
+    print(json.dumps(key.to_json(), sort_keys=True), file=out)
     return 0
 
 
@@ -66,7 +65,7 @@ def run_demo(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) 
             key = annotations_to_key(
                 example["annotations"], example.get("labels"), airflow_version=version
             )
-            shown = json.dumps(key_to_json(key), sort_keys=True)
+            shown = json.dumps(key.to_json(), sort_keys=True)
         except InvalidAnnotations as error:
             shown = f"{type(error).__name__}: {error}"
         print(f"\n  {example['name']} (Airflow {version})\n    -> {shown}", file=out)

@@ -12,7 +12,6 @@ from k8s_workloads import compat
 from k8s_workloads._display import one_line, printable, shown
 from k8s_workloads.cli._decode import DEMO_AIRFLOW_VERSION
 from k8s_workloads.cli._io import UsageError
-from k8s_workloads.cli._keys import key_to_json, key_to_text
 
 if TYPE_CHECKING:
     import argparse
@@ -163,34 +162,7 @@ def _explain_lines(item: WatchInput, resolution: Resolution) -> list[str]:
 def _resolution_json(
     item: WatchInput, resolution: Resolution, *, explain: bool
 ) -> dict[str, object]:
-    record: dict[str, object] = {
-        "line": item.line,
-        "event": resolution.event_type,
-        "outcome": resolution.outcome.value,
-        "state": None if resolution.state is None else resolution.state.value,
-        "key": None if resolution.key is None else key_to_json(resolution.key),
-        "pod": resolution.pod_name,
-        "namespace": resolution.namespace,
-        "resource_version": resolution.resource_version,
-        "reason": resolution.reason,
-    }
-    if explain:
-        classification = resolution.classification
-        record["error_code"] = resolution.error_code
-        record["failure_details"] = (
-            None if resolution.failure_details is None else dict(resolution.failure_details)
-        )
-        record["classification"] = (
-            None
-            if classification is None
-            else {
-                "kind": classification.kind.value,
-                "retryable": classification.retryable,
-                "reason": classification.reason,
-                "evidence": classification.evidence,
-            }
-        )
-    return record
+    return {"line": item.line, **resolution.to_json(explain=explain)}
 
 
 def _resolution_text(
@@ -200,10 +172,8 @@ def _resolution_text(
     if resolution.pod_name is not None:
         pod = f"{resolution.namespace or '-'}/{resolution.pod_name}"
     state = "-" if resolution.state is None else resolution.state.value
-    summary = (
-        f"{pod} {key_to_text(resolution.key)} {resolution.outcome.value} {state} "
-        f"{resolution.reason}"
-    )
+    key = "-" if resolution.key is None else resolution.key.to_text()
+    summary = f"{pod} {key} {resolution.outcome.value} {state} {resolution.reason}"
     lines = [summary]
     if explain:
         lines += _explain_lines(item, resolution)
