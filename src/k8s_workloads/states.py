@@ -128,6 +128,7 @@ class ExecutorPseudoState(enum.Enum):
 
 
 WorkloadState: TypeAlias = TaskInstanceState | CallbackState
+"""Either kind of workload state; narrow with ``isinstance``."""
 
 
 class FailureDetails(TypedDict, total=False):
@@ -194,7 +195,9 @@ class KubernetesJob(Generic[K]):
 
 
 TaskJob: TypeAlias = KubernetesJob[TaskInstanceKey]
+"""A task instance's job."""
 CallbackJob: TypeAlias = KubernetesJob[CallbackKey]
+"""A callback workload's job."""
 
 
 @attrs.frozen
@@ -248,6 +251,7 @@ class CallbackResult(KubernetesResult[CallbackKey, CallbackState]):
 
 
 WorkloadResult: TypeAlias = TaskResult | CallbackResult
+"""Either kind of result; narrow with ``isinstance``."""
 
 
 @overload
