@@ -91,7 +91,6 @@ from k8s_workloads.sim.scenario import (
     Step,
     WatchErrorSpec,
     WorkloadSpec,
-    default_id,
     is_terminal,
 )
 from k8s_workloads.states import (
