@@ -65,7 +65,7 @@ C = {"type": "DELETED", "object": {"metadata": {"name": "c", "escaped": "back\\s
 def test_the_public_names() -> None:
     assert set(streams.__all__) == {
         "MAX_OBJECT_SIZE", "MalformedInput", "ParsedEvent", "WatchInput", "parse_watch_stream",
-        "resolve_stream",
+        "resolve_stream", "resolve_watch_stream",
     }  # fmt: skip
     assert MAX_OBJECT_SIZE == 16 * 1024 * 1024
     parsed = ParsedEvent(3, {"type": "ADDED"})

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["PodEvent", "decode_event", "decode_pod_event"]
+__all__ = ["PodEvent", "SpecPodEvent", "decode_event", "decode_pod_event", "decode_spec_pod_event"]
 
 
 class _Metadata(msgspec.Struct):
@@ -180,5 +180,57 @@ def decode_pod_event(text: str | bytes) -> PodEvent | None:
     """
     try:
         return _POD_DECODER.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+        return None
+
+
+# --- typed, with the args the command line's masking reads ----------------------------
+
+
+class SpecContainer(msgspec.Struct, gc=False):
+    """A container's ``args`` and ``command``: where a workload's token can be."""
+
+    args: list[Any] | None = None
+    command: list[Any] | None = None
+
+
+class PodSpec(msgspec.Struct, gc=False):
+    """The pod's containers, for :func:`~k8s_workloads.payload._pod_args_tokens`."""
+
+    containers: list[SpecContainer] | None = None
+    initContainers: list[SpecContainer] | None = None  # noqa: N815
+
+
+class SpecPodObject(PodObject, gc=False):
+    """A pod as :class:`PodObject`, and its containers' args."""
+
+    spec: PodSpec | None = None
+
+
+class SpecPodEvent(msgspec.Struct, gc=False):
+    """A watch event as :func:`decode_spec_pod_event` gives it."""
+
+    type: str | None = None
+    object: SpecPodObject | None = None
+
+    def masking_view(self) -> dict[str, Any]:
+        """The event as far as masking reads it: its pod's containers' args and command."""
+        obj = self.object
+        spec = None if obj is None else obj.spec
+        if spec is None:
+            return {"type": self.type, "object": {}}
+        return {
+            "type": self.type,
+            "object": {"spec": msgspec.to_builtins(spec)},
+        }
+
+
+_SPEC_POD_DECODER = msgspec.json.Decoder(SpecPodEvent)
+
+
+def decode_spec_pod_event(text: str | bytes) -> SpecPodEvent | None:
+    """:func:`decode_pod_event`, with the containers' args; None where it gives None."""
+    try:
+        return _SPEC_POD_DECODER.decode(text)
     except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
         return None

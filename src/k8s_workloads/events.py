@@ -867,19 +867,38 @@ def resolve_event_json(
     if config.pending is None:  # the pending policy reads what the typed pod leaves out
         event = _watchjson.decode_pod_event(text)
         if event is not None:
-            event_type, obj = event.type, event.object
-            if (
-                event_type is not None
-                and event_type in _POD_EVENT_TYPES
-                and obj is not None
-                and obj.metadata is not None
-            ):
-                return _resolve_typed(event_type, obj, obj.metadata, config, now)
+            resolution = resolve_typed_event(event, config=config, now=now)
+            if resolution is not None:
+                return resolution
     try:
         decoded = _watchjson.decode_event(text)
     except (ValueError, RecursionError) as error:
         return Resolution(Outcome.MALFORMED, f"not JSON: {error}")
     return resolve_event(decoded, config=config, now=now)
+
+
+def resolve_typed_event(
+    event: _watchjson.PodEvent | _watchjson.SpecPodEvent,
+    *,
+    config: ResolverConfig,
+    now: datetime.datetime | None,
+) -> Resolution | None:
+    """The Resolution of a typed pod event, or None when the total path must read it.
+
+    For the library's readers of watch text (:mod:`~k8s_workloads.streams`); None for
+    anything but an ADDED, MODIFIED or DELETED event with metadata, and under the pending
+    policy, which reads fields the typed decoding leaves out.
+    """
+    event_type, obj = event.type, event.object
+    if (
+        config.pending is not None
+        or event_type is None
+        or event_type not in _POD_EVENT_TYPES
+        or obj is None
+        or obj.metadata is None
+    ):
+        return None
+    return _resolve_typed(event_type, obj, obj.metadata, config, now)
 
 
 def _resolve_typed(
