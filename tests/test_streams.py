@@ -610,7 +610,7 @@ def test_the_fixture_streams_resolve_as_parse_then_resolve() -> None:
             assert len(fast) >= 1
 
 
-_pod_statuses = st.sampled_from(
+_pod_statuses: st.SearchStrategy[dict[str, Any]] = st.sampled_from(
     [
         {"phase": "Running"},
         {"phase": "Succeeded"},
