@@ -377,3 +377,41 @@ def test_overall_pending_timeout() -> None:
     assert timed_out.outcome is Outcome.FAILED
     assert timed_out.classification is not None
     assert timed_out.classification.reason == "PodPendingTimeout"
+
+
+def test_resolving_never_imports_the_adapter_for_plain_events() -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    code = (
+        "import sys\n"
+        "from k8s_workloads.events import resolve_event, resolve_event_json\n"
+        "from tests.event_factory import event, task_pod\n"
+        "import json\n"
+        "e = event('MODIFIED', task_pod({'phase': 'Running'}))\n"
+        "print(resolve_event(e).outcome.name, resolve_event_json(json.dumps(e)).outcome.name)\n"
+        "print(sorted(m for m in ('kubernetes', 'k8s_workloads.adapters') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split("\n")[:2] == ["RUNNING RUNNING", "[]"]
+
+
+def test_a_model_object_is_read_by_the_reader_registered_for_its_package() -> None:
+    from k8s_workloads import _models  # noqa: PLC0415
+
+    class Model:
+        def to_dict(self) -> dict[str, Any]:
+            return {}
+
+    Model.__module__ = "fakemodels.v1_pod"
+    pod = task_pod({"phase": "Running"})
+    assert resolve_event(event("MODIFIED", Model())).outcome is Outcome.MALFORMED  # no reader
+    _models.register("fakemodels", lambda _obj: pod)
+    try:
+        resolution = resolve_event(event("MODIFIED", Model()))
+    finally:
+        del _models._READERS["fakemodels"]
+    assert resolution.outcome is Outcome.RUNNING
+    assert resolution.key == TASK_KEY

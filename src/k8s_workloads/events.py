@@ -23,7 +23,7 @@ import attrs
 import msgspec
 
 from k8s_workloads import _config as _checks
-from k8s_workloads import _watchjson
+from k8s_workloads import _models, _watchjson
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_int
 from k8s_workloads._json import as_list as _list
@@ -175,15 +175,15 @@ def _as_manifest(obj: object) -> Mapping[str, Any] | None:
         return obj
     if obj is None or not hasattr(obj, "to_dict"):
         return None
-    # A kubernetes model object (36.x or 37.x): only now is the adapter, and with it the
-    # kubernetes package, imported.
-    from k8s_workloads import adapters  # noqa: PLC0415
-
+    # A kubernetes model object (36.x or 37.x): read by the reader the adapter registers.
+    reader = _models.reader_for(obj)
+    if reader is None:
+        return None
     try:
         with warnings.catch_warnings():
             # pydantic (kubernetes 37) warns about the odd values it then serialises anyway.
             warnings.simplefilter("ignore")
-            return adapters.to_manifest_object(obj)
+            return reader(obj)
     except (TypeError, ValueError, AttributeError, RecursionError):
         # A model object holding values its type does not allow (a set, an object, a
         # structure nested past Python's recursion limit): not a pod this can read.
