@@ -407,10 +407,11 @@ def test_a_model_object_is_read_by_the_reader_registered_for_its_package() -> No
 
     Model.__module__ = "fakemodels.v1_pod"
     pod = task_pod({"phase": "Running"})
-    assert resolve_event(event("MODIFIED", Model())).outcome is Outcome.MALFORMED  # no reader
+    unread = {"type": "MODIFIED", "object": Model()}
+    assert resolve_event(unread).outcome is Outcome.MALFORMED  # no reader for its package
     _models.register("fakemodels", lambda _obj: pod)
     try:
-        resolution = resolve_event(event("MODIFIED", Model()))
+        resolution = resolve_event({"type": "MODIFIED", "object": Model()})
     finally:
         del _models._READERS["fakemodels"]
     assert resolution.outcome is Outcome.RUNNING
