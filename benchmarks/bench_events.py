@@ -878,6 +878,11 @@ def _stream_speed(streams: Streams | None, min_seconds: float) -> None:
         calls["resolve_stream(parse_watch_stream(chunks))"] = lambda: _consume(
             streams.parse_and_resolve(chunks), count
         )
+    watch_stream = getattr(importlib.import_module(STREAMS_MODULE), "resolve_watch_stream", None)
+    if watch_stream is not None:
+        calls["resolve_watch_stream(lines)"] = lambda: _consume(
+            watch_stream(lines, config=CONFIG), count
+        )
     best = best_cpu_us(calls, min_seconds)
     print("  speed over the same text, no tracemalloc (info, not a target):")
     for label, micros in best.items():
