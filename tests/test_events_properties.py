@@ -28,7 +28,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from k8s_workloads._watchjson import decode_pod_event
+from k8s_workloads._watchjson import decode_event, decode_pod_event
 from k8s_workloads.adapters import to_v1pod
 from k8s_workloads.events import (
     Outcome,
@@ -785,10 +785,18 @@ def test_odd_typed_fields_fall_back_to_the_total_path(  # noqa: PLR0917 - the dr
         '{"type": "ERROR", "object": {"kind": "Status", "code": 410}}',
         "",
         "not json",
+        # A lone surrogate itself, not its escape: a str UTF-8 cannot encode.
+        '{"type": "MODIFIED", "object": {"metadata": {"name": "\ud800"}}}',
+        '{"type": "MODIFIED", "object": {"metadata": {}}, "x": "\udfff"}',
     ],
 )
 def test_odd_json_text_resolves_as_its_full_decoding(text: str) -> None:
     assert resolve_event_json(text) == _full(text, ResolverConfig(), None)
+    if _full(text, ResolverConfig(), None).reason.startswith("not JSON"):
+        with pytest.raises(ValueError, match=r"."):
+            decode_event(text)
+    else:
+        assert resolve_event(decode_event(text)) == _full(text, ResolverConfig(), None)
     # json.loads reads bytes as UTF-8, -16 or -32, a byte-order mark and encoded surrogates
     # included: the bytes resolve as json.loads of the same bytes.
     data = text.encode("utf-8", "surrogatepass")

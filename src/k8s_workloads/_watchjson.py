@@ -68,7 +68,7 @@ def decode_event(text: str | bytes) -> object:
     """
     try:
         event = _DECODER.decode(text)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError):
         return json.loads(text)
     decoded: dict[str, Any] = {}
     if event.type is not None:
@@ -180,7 +180,7 @@ def decode_pod_event(text: str | bytes) -> PodEvent | None:
     """
     try:
         return _POD_DECODER.decode(text)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError, RecursionError):
         return None
 
 
@@ -232,5 +232,5 @@ def decode_spec_pod_event(text: str | bytes) -> SpecPodEvent | None:
     """:func:`decode_pod_event`, with the containers' args; None where it gives None."""
     try:
         return _SPEC_POD_DECODER.decode(text)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError, RecursionError):
         return None
