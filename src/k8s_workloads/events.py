@@ -8,7 +8,8 @@ The rules for task pods are the provider's watcher (``process_status``), row by 
 :data:`DECISION_TABLE` order. Callback pods (Airflow 3.3+) are recognised before any task
 field is read and resolve to :class:`~k8s_workloads.states.CallbackState` values. The
 function is total: whatever the input, it returns a Resolution whose ``outcome`` says
-what happened, and never raises.
+what happened, and never raises. :func:`resolve_event_json` takes the event as JSON text
+and gives the Resolution of its full decoding, reading only the fields the rules read.
 """
 
 from __future__ import annotations
