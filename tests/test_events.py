@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from k8s_workloads import events
 from k8s_workloads.events import DECISION_TABLE, Outcome, ResolverConfig, resolve_event
 from k8s_workloads.failures import FailureKind, PendingPolicy
 from k8s_workloads.states import (
@@ -50,6 +51,12 @@ def test_every_row_names_an_outcome_and_every_pod_outcome_has_a_row() -> None:
     # Outcomes about the event, not the pod, are decided before the table applies.
     before_the_table = {"FOREIGN", "UNDECODABLE", "RESYNC", "WATCH_ERROR", "BOOKMARK", "MALFORMED"}
     assert {outcome.name for outcome in Outcome} - before_the_table == set(named)
+
+
+def test_the_documented_table_is_the_table_the_rules_run() -> None:
+    # The rows resolve_event applies carry their condition and result; the documentation
+    # is held against them row by row, in order.
+    assert events._table() == DECISION_TABLE
 
 
 def test_row_1_revoked_pods_are_ignored() -> None:
@@ -370,3 +377,42 @@ def test_overall_pending_timeout() -> None:
     assert timed_out.outcome is Outcome.FAILED
     assert timed_out.classification is not None
     assert timed_out.classification.reason == "PodPendingTimeout"
+
+
+def test_resolving_never_imports_the_adapter_for_plain_events() -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    code = (
+        "import sys\n"
+        "from k8s_workloads.events import resolve_event, resolve_event_json\n"
+        "from tests.event_factory import event, task_pod\n"
+        "import json\n"
+        "e = event('MODIFIED', task_pod({'phase': 'Running'}))\n"
+        "print(resolve_event(e).outcome.name, resolve_event_json(json.dumps(e)).outcome.name)\n"
+        "print(sorted(m for m in ('kubernetes', 'k8s_workloads.adapters') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split("\n")[:2] == ["RUNNING RUNNING", "[]"]
+
+
+def test_a_model_object_is_read_by_the_reader_registered_for_its_package() -> None:
+    from k8s_workloads import _models  # noqa: PLC0415
+
+    class Model:
+        def to_dict(self) -> dict[str, Any]:
+            return {}
+
+    Model.__module__ = "fakemodels.v1_pod"
+    pod = task_pod({"phase": "Running"})
+    unread = {"type": "MODIFIED", "object": Model()}
+    assert resolve_event(unread).outcome is Outcome.MALFORMED  # no reader for its package
+    _models.register("fakemodels", lambda _obj: pod)
+    try:
+        resolution = resolve_event({"type": "MODIFIED", "object": Model()})
+    finally:
+        del _models._READERS["fakemodels"]
+    assert resolution.outcome is Outcome.RUNNING
+    assert resolution.key == TASK_KEY

@@ -19,6 +19,7 @@ Two crashes of the opt-in pending policy found here are pinned by tests: a naive
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import string
 from typing import Any
@@ -27,8 +28,16 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
+from k8s_workloads._watchjson import decode_event, decode_pod_event
 from k8s_workloads.adapters import to_v1pod
-from k8s_workloads.events import Outcome, Resolution, ResolverConfig, resolve_event
+from k8s_workloads.events import (
+    Outcome,
+    Resolution,
+    ResolverConfig,
+    resolve_event,
+    resolve_event_json,
+    resolve_typed_event,
+)
 from k8s_workloads.failures import DEFAULT_FATAL_PENDING_REASONS, PendingPolicy
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.labels import (
@@ -617,3 +626,178 @@ def test_odd_v1pod_objects_resolve_never_raise(field: str, inner: object, wrap: 
     pod = k8s.V1Pod(metadata=_odd_metadata(field, value))
     resolution = resolve_event({"type": "ADDED", "object": pod})
     assert isinstance(resolution.outcome, Outcome)
+
+
+# --------------------------------------------------------------------------------------
+# From JSON text: the typed decoding (resolve_event_json) resolves as json.loads does
+
+
+def _full(text: str | bytes, config: ResolverConfig, now: datetime.datetime | None) -> Resolution:
+    try:
+        decoded = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        return Resolution(Outcome.MALFORMED, f"not JSON: {error}")
+    return resolve_event(decoded, config=config, now=now)
+
+
+@given(watch_event=st.one_of(watch_events, json_values), config=configs(), now=aware_nows)
+def test_json_text_resolves_as_its_full_decoding(
+    watch_event: object, config: ResolverConfig, now: datetime.datetime | None
+) -> None:
+    text = json.dumps(watch_event)
+    expected = _full(text, config, now)
+    assert resolve_event_json(text, config=config, now=now) == expected
+    assert resolve_event_json(text.encode(), config=config, now=now) == expected
+
+
+@given(
+    event_type=st.sampled_from(EVENT_TYPES),
+    pod=cluster_pods(),
+    config=configs(),
+    now=aware_nows,
+)
+def test_cluster_pods_take_the_typed_path_and_resolve_as_their_full_decoding(
+    event_type: str, pod: dict[str, Any], config: ResolverConfig, now: datetime.datetime | None
+) -> None:
+    text = json.dumps({"type": event_type, "object": pod})
+    # What a cluster sends has its API types: the typed decoding takes all of it.
+    decoded = decode_pod_event(text)
+    assert decoded is not None
+    if config.pending is None:
+        assert resolve_typed_event(decoded, config=config, now=now) is not None
+    got = check_resolution(resolve_event_json(text, config=config, now=now), pod)
+    event(got.outcome.name)
+    assert got == _full(text, config, now)
+
+
+_ODD_TYPED = st.one_of(
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.text(max_size=5),
+)
+"""Values of a type a field may not have (strings only where the field is not one)."""
+
+_TYPED_FIELDS = [
+    ("metadata", "name"),
+    ("metadata", "namespace"),
+    ("metadata", "resourceVersion"),
+    ("metadata", "uid"),
+    ("metadata", "deletionTimestamp"),
+    ("metadata", "labels"),
+    ("metadata", "labels", KUBERNETES_EXECUTOR_LABEL),
+    ("metadata", "annotations"),
+    ("metadata", "annotations", "dag_id"),
+    ("metadata", "annotations", "try_number"),
+    ("status",),
+    ("status", "phase"),
+    ("status", "reason"),
+    ("status", "message"),
+    ("status", "conditions"),
+    ("status", "conditions", 0, "type"),
+    ("status", "conditions", 0, "reason"),
+    ("status", "containerStatuses"),
+    ("status", "containerStatuses", 0, "name"),
+    ("status", "containerStatuses", 0, "state"),
+    ("status", "containerStatuses", 0, "state", "terminated"),
+    ("status", "containerStatuses", 0, "state", "terminated", "exitCode"),
+    ("status", "containerStatuses", 0, "state", "terminated", "reason"),
+    ("status", "containerStatuses", 0, "state", "waiting", "reason"),
+    ("status", "containerStatuses", 0, "lastState", "terminated", "reason"),
+    ("status", "initContainerStatuses", 0, "state", "waiting", "message"),
+    ("status", "ephemeralContainerStatuses", 0, "state", "terminated", "reason"),
+]
+"""Paths to fields the typed decoding reads, each with its one API type."""
+
+
+def _is_api_type(path: tuple[str | int, ...], value: object) -> bool:
+    leaf = path[-1]
+    if leaf in {"labels", "annotations"}:
+        return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+    if leaf == "exitCode":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if leaf in {"status", "state", "terminated"}:
+        return isinstance(value, dict)
+    if leaf in {"conditions", "containerStatuses"}:
+        return isinstance(value, list) and not value
+    return isinstance(value, str)
+
+
+def _put(pod: dict[str, Any], path: tuple[str | int, ...], value: object) -> None:
+    """Set ``value`` at ``path``, making the dicts and one-item lists on the way."""
+    node: Any = pod
+    for step, following in itertools.pairwise(path):
+        if isinstance(step, int):
+            while len(node) <= step:
+                node.append({})
+            if not isinstance(node[step], dict):
+                node[step] = {}
+            node = node[step]
+            continue
+        child = node.get(step)
+        wanted = list if isinstance(following, int) else dict
+        if not isinstance(child, wanted) or (wanted is list and not child):
+            child = [] if wanted is list else {}
+            node[step] = child
+        node = child
+    node[path[-1]] = value
+
+
+@given(
+    event_type=st.sampled_from(EVENT_TYPES),
+    pod=cluster_pods(),
+    path=st.sampled_from(_TYPED_FIELDS),
+    value=_ODD_TYPED,
+    config=configs(),
+    now=aware_nows,
+)
+def test_odd_typed_fields_fall_back_to_the_total_path(  # noqa: PLR0917 - the drawn inputs
+    event_type: str,
+    pod: dict[str, Any],
+    path: tuple[str | int, ...],
+    value: object,
+    config: ResolverConfig,
+    now: datetime.datetime | None,
+) -> None:
+    _put(pod, path, value)
+    text = json.dumps({"type": event_type, "object": pod})
+    odd = not _is_api_type(path, value)
+    event("odd" if odd else "of its type")
+    if odd:
+        assert decode_pod_event(text) is None  # the typed decoding does not take it
+    assert resolve_event_json(text, config=config, now=now) == _full(text, config, now)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"type": "MODIFIED", "object": {"metadata": {"name": "\\ud800"}}}',
+        '{"type": "MODIFIED", "object": {"metadata": {}, "status": {"phase": NaN}}}',
+        '\ufeff{"type": "ADDED", "object": {"metadata": {}}}',
+        '{"type": "ADDED", "object": {"metadata": {}}} trailing',
+        (
+            '{"type": "ADDED", "object": {"metadata": {}, "status": {"phase": "Failed",'
+            ' "containerStatuses": [{"state": {"terminated": {"exitCode": 1.0}}}]}}}'
+        ),
+        '{"type": "ADDED", "type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}}',
+        '{"type": "ERROR", "object": {"kind": "Status", "code": 410}}',
+        "",
+        "not json",
+        # A lone surrogate itself, not its escape: a str UTF-8 cannot encode.
+        '{"type": "MODIFIED", "object": {"metadata": {"name": "\ud800"}}}',
+        '{"type": "MODIFIED", "object": {"metadata": {}}, "x": "\udfff"}',
+    ],
+)
+def test_odd_json_text_resolves_as_its_full_decoding(text: str) -> None:
+    assert resolve_event_json(text) == _full(text, ResolverConfig(), None)
+    if _full(text, ResolverConfig(), None).reason.startswith("not JSON"):
+        with pytest.raises(ValueError, match=r"."):
+            decode_event(text)
+    else:
+        assert resolve_event(decode_event(text)) == _full(text, ResolverConfig(), None)
+    # json.loads reads bytes as UTF-8, -16 or -32, a byte-order mark and encoded surrogates
+    # included: the bytes resolve as json.loads of the same bytes.
+    data = text.encode("utf-8", "surrogatepass")
+    assert resolve_event_json(data) == _full(data, ResolverConfig(), None)

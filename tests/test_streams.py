@@ -65,7 +65,7 @@ C = {"type": "DELETED", "object": {"metadata": {"name": "c", "escaped": "back\\s
 def test_the_public_names() -> None:
     assert set(streams.__all__) == {
         "MAX_OBJECT_SIZE", "MalformedInput", "ParsedEvent", "WatchInput", "parse_watch_stream",
-        "resolve_stream",
+        "resolve_stream", "resolve_watch_stream",
     }  # fmt: skip
     assert MAX_OBJECT_SIZE == 16 * 1024 * 1024
     parsed = ParsedEvent(3, {"type": "ADDED"})
@@ -568,3 +568,90 @@ def test_the_module_does_not_import_kubernetes() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+# --- resolve_watch_stream: the same as resolve_stream(parse_watch_stream(...)) ---------
+
+
+def _read_both(
+    chunks: list[str], config: ResolverConfig, **options: Any
+) -> tuple[list[tuple[int, object, object]], list[tuple[int, object, object]]]:
+    """(line, input or its tokens, resolution) per input, both ways."""
+    from k8s_workloads.payload import _pod_args_tokens  # noqa: PLC0415
+
+    def seen(pairs: Iterator[tuple[WatchInput, object]]) -> list[tuple[int, object, object]]:
+        out: list[tuple[int, object, object]] = []
+        for item, resolution in pairs:
+            if isinstance(item, MalformedInput):
+                out.append((item.line, item, resolution))
+                continue
+            # A line the typed decoding took holds only what masking reads of its event.
+            pod = item.event.get("object") if isinstance(item.event, dict) else None
+            out.append((item.line, _pod_args_tokens(pod), resolution))
+        return out
+
+    fast = seen(streams.resolve_watch_stream(chunks, config=config, **options))
+    slow = seen(resolve_stream(parse_watch_stream(chunks, **options), config=config))
+    return fast, slow
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def test_the_fixture_streams_resolve_as_parse_then_resolve() -> None:
+    names = sorted(DATA.glob("*.jsonl")) + sorted(DATA.glob("*.json"))
+    assert len(names) >= 8
+    for path in names:
+        text = path.read_text("utf-8")
+        for config in (ON, ResolverConfig(), ResolverConfig(airflow_version="3.3.2", pending=None)):
+            fast, slow = _read_both(_lines(text), config)
+            assert fast == slow, path.name
+            assert len(fast) >= 1
+
+
+_pod_statuses: st.SearchStrategy[dict[str, Any]] = st.sampled_from(
+    [
+        {"phase": "Running"},
+        {"phase": "Succeeded"},
+        {"phase": "Pending", "containerStatuses": [{"name": "base", "state": {"waiting": {
+            "reason": "ErrImagePull"}}}]},
+        {"phase": "Failed", "containerStatuses": [{"name": "base", "state": {"terminated": {
+            "exitCode": 137, "reason": "OOMKilled"}}}]},
+        {"phase": 7},
+    ]
+)  # fmt: skip
+
+
+@st.composite
+def _pod_event_lines(draw: st.DrawFn) -> str:
+    pod = task_pod(draw(_pod_statuses))
+    kind = draw(st.sampled_from(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]))
+    return json.dumps(event(kind, pod), indent=draw(st.sampled_from([None, None, 2])))
+
+
+@given(
+    st.lists(_pod_event_lines() | _garbage | _objects.map(json.dumps), max_size=8),
+    st.sampled_from(["\n", "\r\n", "\n\n"]),
+    st.booleans(),
+    st.integers(200, MAX_OBJECT_SIZE),
+)
+def test_pod_events_among_anything_resolve_as_parse_then_resolve(
+    parts: list[str], separator: str, by_line: bool, limit: int
+) -> None:
+    text = "".join(part + separator for part in parts)
+    chunks = _lines(text) if by_line else [text[i : i + 1000] for i in range(0, len(text), 1000)]
+    fast, slow = _read_both(chunks, ON, max_object_size=limit)
+    assert fast == slow
+
+
+def test_a_pod_line_is_numbered_by_counting() -> None:
+    running = json.dumps(event("MODIFIED", task_pod({"phase": "Running"})))
+    text = f"\n{running}\nnope\n{running}\n"
+    results = list(streams.resolve_watch_stream(_lines(text), config=ON))
+    assert [item.line for item, _ in results] == [2, 3, 4]
+    assert [None if r is None else r.outcome for _, r in results] == [
+        Outcome.RUNNING,
+        None,
+        Outcome.RUNNING,
+    ]

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["decode_event"]
+__all__ = ["PodEvent", "SpecPodEvent", "decode_event", "decode_pod_event", "decode_spec_pod_event"]
 
 
 class _Metadata(msgspec.Struct):
@@ -68,7 +68,7 @@ def decode_event(text: str | bytes) -> object:
     """
     try:
         event = _DECODER.decode(text)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError):
         return json.loads(text)
     decoded: dict[str, Any] = {}
     if event.type is not None:
@@ -80,3 +80,157 @@ def decode_event(text: str | bytes) -> object:
             manifest["metadata"] = _present(obj.metadata, _METADATA_FIELDS)
         decoded["object"] = manifest
     return decoded
+
+
+# --- typed: a pod event as resolution reads it ----------------------------------------
+#
+# Every field has the one type the API server sends (strings, an integer exit code,
+# string maps). A text holding anything else in one of these fields (a number for a
+# reason, a list for a state, a float exit code), or any text ``msgspec`` refuses where
+# ``json.loads`` would not (a lone surrogate, a byte-order mark, UTF-16), is not decoded
+# here: ``decode_pod_event`` returns None and the caller takes the total path. JSON null
+# reads as absent, as it does for every reader of the full decoding (they use ``.get()``
+# and check types). Duplicate keys keep the last value, as ``json.loads`` does.
+
+
+class Terminated(msgspec.Struct, gc=False):
+    """``state.terminated`` of a container status (what failure details read)."""
+
+    reason: str | None = None
+    exitCode: int | None = None  # noqa: N815 - the API's field name
+    message: str | None = None
+
+
+class Waiting(msgspec.Struct, gc=False):
+    """``state.waiting`` of a container status."""
+
+    reason: str | None = None
+    message: str | None = None
+
+
+class ContainerState(msgspec.Struct, gc=False):
+    """A container's ``state`` or ``lastState``; ``running`` is never read."""
+
+    terminated: Terminated | None = None
+    waiting: Waiting | None = None
+
+
+class ContainerStatus(msgspec.Struct, gc=False):
+    """One entry of ``initContainerStatuses``, ``containerStatuses`` or the ephemeral list."""
+
+    name: str | None = None
+    state: ContainerState | None = None
+    lastState: ContainerState | None = None  # noqa: N815
+
+
+class Condition(msgspec.Struct, gc=False):
+    """One pod condition: classification reads ``DisruptionTarget``."""
+
+    type: str | None = None
+    status: str | None = None
+    reason: str | None = None
+
+
+class PodStatus(msgspec.Struct, gc=False):
+    """The pod's ``status``, as far as resolution and failure details read it."""
+
+    phase: str | None = None
+    reason: str | None = None
+    message: str | None = None
+    initContainerStatuses: list[ContainerStatus] | None = None  # noqa: N815
+    containerStatuses: list[ContainerStatus] | None = None  # noqa: N815
+    ephemeralContainerStatuses: list[ContainerStatus] | None = None  # noqa: N815
+    conditions: list[Condition] | None = None
+
+
+class PodMetadata(msgspec.Struct, gc=False):
+    """The pod's ``metadata`` fields resolution reads."""
+
+    name: str | None = None
+    namespace: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    resourceVersion: str | None = None  # noqa: N815
+    deletionTimestamp: str | None = None  # noqa: N815
+    uid: str | None = None
+
+
+class PodObject(msgspec.Struct, gc=False):
+    """A watch event's pod: its metadata and status (spec and managedFields skipped)."""
+
+    metadata: PodMetadata | None = None
+    status: PodStatus | None = None
+
+
+class PodEvent(msgspec.Struct, gc=False):
+    """A watch event as :func:`decode_pod_event` gives it."""
+
+    type: str | None = None
+    object: PodObject | None = None
+
+
+_POD_DECODER = msgspec.json.Decoder(PodEvent)
+
+
+def decode_pod_event(text: str | bytes) -> PodEvent | None:
+    """The pod event ``text`` holds, typed; None for any text the typed shape cannot take.
+
+    None means: decode ``text`` in full (``json.loads``) and resolve that instead. A
+    text taken here reads, field by field, as its full decoding reads.
+    """
+    try:
+        return _POD_DECODER.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError, RecursionError):
+        return None
+
+
+# --- typed, with the args the command line's masking reads ----------------------------
+
+
+class SpecContainer(msgspec.Struct, gc=False):
+    """A container's ``args`` and ``command``: where a workload's token can be."""
+
+    args: list[Any] | None = None
+    command: list[Any] | None = None
+
+
+class PodSpec(msgspec.Struct, gc=False):
+    """The pod's containers, for :func:`~k8s_workloads.payload._pod_args_tokens`."""
+
+    containers: list[SpecContainer] | None = None
+    initContainers: list[SpecContainer] | None = None  # noqa: N815
+
+
+class SpecPodObject(PodObject, gc=False):
+    """A pod as :class:`PodObject`, and its containers' args."""
+
+    spec: PodSpec | None = None
+
+
+class SpecPodEvent(msgspec.Struct, gc=False):
+    """A watch event as :func:`decode_spec_pod_event` gives it."""
+
+    type: str | None = None
+    object: SpecPodObject | None = None
+
+    def masking_view(self) -> dict[str, Any]:
+        """The event as far as masking reads it: its pod's containers' args and command."""
+        obj = self.object
+        spec = None if obj is None else obj.spec
+        if spec is None:
+            return {"type": self.type, "object": {}}
+        return {
+            "type": self.type,
+            "object": {"spec": msgspec.to_builtins(spec)},
+        }
+
+
+_SPEC_POD_DECODER = msgspec.json.Decoder(SpecPodEvent)
+
+
+def decode_spec_pod_event(text: str | bytes) -> SpecPodEvent | None:
+    """:func:`decode_pod_event`, with the containers' args; None where it gives None."""
+    try:
+        return _SPEC_POD_DECODER.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError, RecursionError):
+        return None

@@ -42,6 +42,7 @@ import kubernetes.client.models
 from kubernetes.client import ApiClient, Configuration, V1Pod
 from kubernetes.client.exceptions import ApiException
 
+from k8s_workloads import _models
 from k8s_workloads._manifest import clean_manifest
 
 if TYPE_CHECKING:
@@ -143,6 +144,9 @@ def to_manifest_object(obj: object) -> Manifest:
         manifest: Manifest = clean_manifest(obj)
         return manifest
     raise NotAModel(f"expected a kubernetes model object or a mapping, got {type(obj).__name__}")
+
+
+_models.register("kubernetes", to_manifest_object)  # how the core reads a V1Pod it is given
 
 
 # --- checking a manifest against the models' openapi_types --------------------------------

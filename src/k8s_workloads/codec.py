@@ -131,6 +131,17 @@ def _decode_task(annotations: Mapping[str, object]) -> TaskInstanceKey:
 def _cached_task_key(
     dag_id: str, task_id: str, try_text: str, map_text: str | None, run_id: str
 ) -> TaskInstanceKey:
+    # Well-formed numbers (the usual case, and every miss of a long stream of new pods):
+    # the key's own validators check the rest. Anything else is decoded field by field,
+    # for the error naming the field.
+    if _UNSIGNED_INT.fullmatch(try_text) and (
+        map_text is None or _SIGNED_INT.fullmatch(map_text)
+    ):
+        try:
+            map_index = -1 if map_text is None else int(map_text)
+            return TaskInstanceKey(dag_id, task_id, run_id, int(try_text), map_index)
+        except (InvalidKey, ValueError):
+            pass
     annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: try_text}
     if map_text is not None:
         annotations[MAP_INDEX_KEY] = map_text

@@ -43,7 +43,6 @@ import attrs
 
 from k8s_workloads import _config as _checks
 from k8s_workloads._display import shown
-from k8s_workloads._watchjson import decode_event
 from k8s_workloads.adoption import (
     AdoptionPlan,
     TrackRunning,
@@ -73,7 +72,13 @@ from k8s_workloads.decisions import (
     handling_failed,
     requeue_after_create_error,
 )
-from k8s_workloads.events import Outcome, Resolution, ResolverConfig, resolve_event
+from k8s_workloads.events import (
+    Outcome,
+    Resolution,
+    ResolverConfig,
+    resolve_event,
+    resolve_event_json,
+)
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
     POD_EXECUTOR_DONE_LABEL,
@@ -507,12 +512,10 @@ class ExecutorCore:
         """
         if isinstance(event, (bytes, bytearray)):
             event = bytes(event).decode("utf-8", "replace")
-        if isinstance(event, str):
-            try:
-                event = decode_event(event)  # only what resolution reads
-            except (ValueError, RecursionError) as error:
-                return Resolution(Outcome.MALFORMED, f"not JSON: {error}")
-        resolution = resolve_event(event, config=self._resolver, now=now)
+        if isinstance(event, str):  # decoded only as far as resolution reads it
+            resolution = resolve_event_json(event, config=self._resolver, now=now)
+        else:
+            resolution = resolve_event(event, config=self._resolver, now=now)
         self._take(resolution)
         return resolution
 

@@ -27,6 +27,8 @@ from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_str as _str
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from k8s_workloads.states import FailureDetails
 
 __all__ = [
@@ -237,15 +239,33 @@ def classify_failure(
     status = _status_of(pod)
     if details is None:
         details = collect_failure_details(pod) or {}
-    disruption = _disruption(status)
+    return classify_read(
+        details, _disruption(status), _str(status.get("reason")), lambda: _oom_killed(status)
+    )
+
+
+def classify_read(
+    details: FailureDetails,
+    disruption: str | None,
+    status_reason: str | None,
+    oom_killed: Callable[[], str | None],
+) -> FailureClassification:
+    """:func:`classify_failure` of what it reads of a pod (private to the library).
+
+    ``disruption`` is the reason of a true ``DisruptionTarget`` condition (or
+    ``"DisruptionTarget"``), ``status_reason`` the pod's ``status.reason`` if a string,
+    ``oom_killed`` gives what :func:`oom_killed_container` would; it is called only when
+    the rules get that far. For readers of a pod that is not a manifest dict (the typed
+    watch decoding), so both classify by the same rules.
+    """
     if disruption is not None:
         return FailureClassification(
             FailureKind.INFRASTRUCTURE, True, disruption, "DisruptionTarget condition"
         )
-    pod_reason = details.get("pod_reason") or _str(status.get("reason"))
+    pod_reason = details.get("pod_reason") or status_reason
     if pod_reason in INFRASTRUCTURE_POD_REASONS:
         return FailureClassification(FailureKind.INFRASTRUCTURE, True, pod_reason, "pod reason")
-    oom = _oom_killed(status)
+    oom = oom_killed()
     if oom is not None:
         return FailureClassification(
             FailureKind.APPLICATION, False, "OOMKilled", f"container {oom}"

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
-from k8s_workloads.events import Resolution, ResolverConfig, resolve_event
+from k8s_workloads._watchjson import decode_spec_pod_event
+from k8s_workloads.events import Resolution, ResolverConfig, resolve_event, resolve_typed_event
 
 if TYPE_CHECKING:
     import datetime
@@ -39,6 +40,7 @@ __all__ = [
     "WatchInput",
     "parse_watch_stream",
     "resolve_stream",
+    "resolve_watch_stream",
 ]
 
 MAX_OBJECT_SIZE = 16 * 1024 * 1024
@@ -233,6 +235,19 @@ class _Parser:
                     self.stack.append((text, index))
                     self.stack.append(again)
                     break
+
+    def at_line_start(self) -> bool:
+        """Whether the next text read starts a line, with nothing held or being skipped."""
+        return (
+            self.column == 1
+            and not self.parts
+            and not self.stack
+            and not (self.skip_line or self.skip_value or self.resync)
+        )
+
+    def take_line(self, line: str) -> None:
+        """Count ``line`` (one whole line, read elsewhere) as read."""
+        self._advance(line, 0, len(line))
 
     def finish(self) -> Iterator[WatchInput]:
         self.ended = True
@@ -535,3 +550,52 @@ def resolve_stream(
             yield item, resolve_event(item.event, config=config, now=now)
         else:
             yield item, None
+
+
+def resolve_watch_stream(
+    chunks: Iterable[str],
+    *,
+    config: ResolverConfig,
+    now: datetime.datetime | None = None,
+    max_object_size: int = MAX_OBJECT_SIZE,
+) -> Iterator[tuple[WatchInput, Resolution | None]]:
+    """``resolve_stream(parse_watch_stream(chunks), ...)``, at a fraction of the cost.
+
+    The same inputs, lines and resolutions, one pair per input, as the two together
+    give. A chunk that is one whole line holding one pod event (the API server's JSON
+    lines, read a line at a time) is decoded only as far as resolution reads it
+    (:func:`~k8s_workloads.events.resolve_event_json`'s typed decoding), and its line
+    number is counted, not searched for; its :attr:`ParsedEvent.event` then holds only
+    the event's type and its containers' ``args`` and ``command`` (what a caller masks
+    tokens with), not the whole event. Any other text (kubectl's pretty-printed objects,
+    lines cut across chunks, blank lines, ERROR and BOOKMARK events, text the typed
+    decoding does not take) goes through :func:`parse_watch_stream` and
+    :func:`~k8s_workloads.events.resolve_event`, with its line and column numbers.
+    """
+    if max_object_size < 1:
+        raise ValueError(f"max_object_size must be at least 1, got {max_object_size}")
+    parser = _Parser(max_object_size)
+    for chunk in chunks:
+        if not chunk:
+            continue
+        if chunk[-1] == "\n" and len(chunk) <= max_object_size and parser.at_line_start():
+            event = decode_spec_pod_event(chunk)
+            resolution = None
+            if event is not None:
+                resolution = resolve_typed_event(event, config=config, now=now)
+            if event is not None and resolution is not None:
+                yield ParsedEvent(parser.line, event.masking_view()), resolution
+                parser.take_line(chunk)
+                continue
+        for item in parser.feed((chunk, 0)):
+            yield _resolved(item, config, now)
+    for item in parser.finish():
+        yield _resolved(item, config, now)
+
+
+def _resolved(
+    item: WatchInput, config: ResolverConfig, now: datetime.datetime | None
+) -> tuple[WatchInput, Resolution | None]:
+    if isinstance(item, ParsedEvent):
+        return item, resolve_event(item.event, config=config, now=now)
+    return item, None

@@ -231,7 +231,7 @@ def _open_stream(args: argparse.Namespace, stdin: TextIO, err: TextIO) -> tuple[
 
 def run_resolve(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     from k8s_workloads.events import Outcome  # noqa: PLC0415
-    from k8s_workloads.streams import MalformedInput, parse_watch_stream, resolve_stream  # noqa: PLC0415
+    from k8s_workloads.streams import MalformedInput, resolve_watch_stream  # noqa: PLC0415
 
     config = _resolve_config(args)
     now = _parse_now(args.now) if args.now is not None else None
@@ -239,8 +239,8 @@ def run_resolve(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextI
     counts: dict[str, int] = {}
     malformed = Outcome.MALFORMED.value
     try:
-        inputs = parse_watch_stream(_chunks(handle, where))
-        for item, resolution in resolve_stream(inputs, config=config, now=now):
+        inputs = _chunks(handle, where)
+        for item, resolution in resolve_watch_stream(inputs, config=config, now=now):
             if isinstance(item, MalformedInput) or resolution is None:
                 error = item.error if isinstance(item, MalformedInput) else "unreadable"
                 counts[malformed] = counts.get(malformed, 0) + 1
