@@ -132,6 +132,21 @@ def make_safe_label_value(value: str) -> str:
     return f"{cleaned[: LABEL_VALUE_MAX_LENGTH - _HASH_LENGTH - 1]}-{digest}"
 
 
+@functools.lru_cache(maxsize=128)
+def _safe_label_of_str(value: str) -> str:
+    # For the pod builders' fast path, which calls it with exact ``str`` values only (a
+    # subclass could hash equal to a plain string and get the plain result back). A
+    # scheduler labels many pods with the same dag id, task id and run id, and the run id's
+    # label costs an MD5; kept small so the cache stays a few dozen KiB.
+    return make_safe_label_value(value)
+
+
+@functools.lru_cache(maxsize=8)
+def _version_label_of_str(airflow_version: str) -> str:
+    # The same, for the one or two Airflow versions a scheduler labels its pods with.
+    return airflow_version_label(airflow_version)
+
+
 def _random_suffix(length: int, rng: random.Random | None) -> str:
     if rng is not None:
         return "".join(rng.choice(_SUFFIX_ALPHABET) for _ in range(length))

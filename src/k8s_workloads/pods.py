@@ -29,8 +29,9 @@ from k8s_workloads._json import as_list, as_map
 from k8s_workloads._manifest import Manifest, PodReconciliationError, clean_manifest
 from k8s_workloads.codec import key_to_annotations
 from k8s_workloads.compat import require_callback_support
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, TaskInstanceKey
 from k8s_workloads.labels import (
+    AIRFLOW_VERSION_LABEL,
     AIRFLOW_WORKER_LABEL,
     CALLBACK_ID_ANNOTATION,
     DAG_ID_KEY,
@@ -42,12 +43,16 @@ from k8s_workloads.labels import (
     POD_REVOKED_LABEL,
     RUN_ID_KEY,
     TASK_ID_KEY,
+    TRUE_LABEL_VALUE,
     TRY_NUMBER_KEY,
     WORKLOAD_TYPE_LABEL,
+    _safe_label_of_str,
+    _version_label_of_str,
     add_unique_suffix,
     build_labels_for_callback_pod,
     build_labels_for_k8s_executor_pod,
     create_unique_id,
+    datetime_to_label_safe_datestring,
 )
 from k8s_workloads.reconcile import merge_pair
 from k8s_workloads.schema import (
@@ -58,7 +63,11 @@ from k8s_workloads.schema import (
 )
 from k8s_workloads.validation import (
     POD_NAME_MAX_LENGTH,
+    TOTAL_ANNOTATION_SIZE_LIMIT_BYTES,
     NamingRuleViolation,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_label_value,
     is_valid_manifest,
     validate_manifest,
 )
@@ -304,6 +313,23 @@ def _apply_hook(manifest: Manifest, hook: MutationHook) -> Manifest:
 # every event would be ignored, adoption would skip it, and after a 410 the re-list would
 # report its running workload vanished. No template, override or hook may set them.
 _HIDING_LABELS = (POD_REVOKED_LABEL, POD_EXECUTOR_DONE_LABEL)
+# Every key a task pod's identity holds, or forbids, whatever its values: a plan whose
+# layers set none of them keeps every task pod's identity (see _fast_task_pod).
+_TASK_IDENTITY_ANNOTATIONS = frozenset(
+    (
+        DAG_ID_KEY,
+        TASK_ID_KEY,
+        TRY_NUMBER_KEY,
+        MAP_INDEX_KEY,
+        RUN_ID_KEY,
+        LOGICAL_DATE_KEY,
+        EXECUTION_DATE_KEY,
+        CALLBACK_ID_ANNOTATION,
+    )
+)
+_TASK_IDENTITY_LABELS = frozenset(
+    (AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL, WORKLOAD_TYPE_LABEL, *_HIDING_LABELS)
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -504,6 +530,11 @@ class _Plan:
     override_annotations: Mapping[str, str]
     layer_label_keys: frozenset[str]
     layer_annotation_keys: frozenset[str]
+    layer_annotation_chars: int
+    """The characters of the layers' annotation keys and values, an upper bound of what
+    they add to a pod's annotations."""
+    keeps_task_identity: bool
+    """No layer sets a label or annotation a task pod's identity holds or must not hold."""
 
 
 class _NotLiteral(Exception):
@@ -607,15 +638,25 @@ def _make_plan(template: _Layer, override: _Layer | None, *, image: bool) -> _Pl
     incomplete = not template.complete or (override is not None and not override.complete)
     if not is_valid_manifest(sample) or (incomplete and not is_pod_schema_valid(sample)):
         return None  # every pod of this pair would be refused: the general build says why
+    layer_label_keys = frozenset(plan_maps["labels"][0]) | frozenset(plan_maps["labels"][1])
+    layer_annotation_keys = frozenset(plan_maps["annotations"][0]) | frozenset(
+        plan_maps["annotations"][1]
+    )
     return _Plan(
         build,
         template_labels=plan_maps["labels"][0],
         override_labels=plan_maps["labels"][1],
         template_annotations=plan_maps["annotations"][0],
         override_annotations=plan_maps["annotations"][1],
-        layer_label_keys=frozenset(plan_maps["labels"][0]) | frozenset(plan_maps["labels"][1]),
-        layer_annotation_keys=frozenset(plan_maps["annotations"][0])
-        | frozenset(plan_maps["annotations"][1]),
+        layer_label_keys=layer_label_keys,
+        layer_annotation_keys=layer_annotation_keys,
+        layer_annotation_chars=sum(
+            len(key) + len(value)
+            for annotations in plan_maps["annotations"]
+            for key, value in annotations.items()
+        ),
+        keeps_task_identity=layer_label_keys.isdisjoint(_TASK_IDENTITY_LABELS)
+        and layer_annotation_keys.isdisjoint(_TASK_IDENTITY_ANNOTATIONS),
     )
 
 
@@ -943,6 +984,143 @@ def construct_task_pod(
     )
 
 
+def _task_identity(
+    annotations: Mapping[str, str],
+    labels: Mapping[str, str],
+    *,
+    map_index: int,
+    run_id: str | None,
+    date: datetime.datetime | None,
+) -> _Identity:
+    return _Identity(
+        annotations=annotations,
+        labels={
+            label: labels[label] for label in (AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL)
+        },
+        # An annotation the pod must not carry would decode to another key: a map index
+        # on an unmapped task, a run id or date the task does not have.
+        forbidden_annotations=(
+            CALLBACK_ID_ANNOTATION,
+            *((MAP_INDEX_KEY,) if map_index < 0 else ()),
+            *((RUN_ID_KEY,) if not run_id else ()),
+            *((LOGICAL_DATE_KEY, EXECUTION_DATE_KEY) if not (date or run_id) else ()),
+        ),
+        forbidden_labels=(WORKLOAD_TYPE_LABEL, *_HIDING_LABELS),
+    )
+
+
+_ARGS_TYPES = (list, tuple)
+_JOB_ID_TYPES = (str, int)
+_DATE_KEYS = (LOGICAL_DATE_KEY, EXECUTION_DATE_KEY)
+# The most characters the own annotations' keys can have (dag_id, task_id, try_number,
+# map_index, a date key and run_id), for the annotations' size bound.
+_OWN_ANNOTATION_KEY_CHARS = sum(
+    len(key)
+    for key in (DAG_ID_KEY, TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, RUN_ID_KEY)
+) + max(len(key) for key in _DATE_KEYS)
+
+
+def _fast_task_pod(
+    *,
+    prepared: _Prepared,
+    namespace: str,
+    scheduler_job_id: str | int,
+    pod_id: str,
+    dag_id: str,
+    task_id: str,
+    kube_image: str | None,
+    try_number: int,
+    args: Sequence[str],
+    airflow_version: str,
+    run_id: str | None,
+    map_index: int,
+    date: datetime.datetime | None,
+    mutation_hook: MutationHook | None,
+    logical_date_key: str,
+    secrets: Sequence[object],
+) -> Manifest | _Prepared:
+    """A planned task pod with only the checks its own values need, else ``prepared``.
+
+    Called for values of exact types that pass the key and argument checks. The pod is
+    the one :meth:`_Prepared.build` makes from the same values; what that build checks on
+    the finished pod holds here by construction or by a check of the value itself:
+
+    * the labels are valid: the layers' were checked with the plan, and the pod's own are
+      :func:`make_safe_label_value`'s, a number's digits, ``True``, or a date label
+      checked here; every key is a constant or the plan's;
+    * the annotations' keys are constants or the plan's, their values strings, and their
+      size is bounded by the characters of both (else: general path);
+    * the identity is kept: no layer sets a key an identity holds or forbids
+      (:attr:`_Plan.keeps_task_identity`), and the pod's own carry exactly the identity;
+    * every string of the pod's own values is ASCII, so encodes (else: general path);
+    * the name and namespace are checked here.
+
+    Anything else (no plan yet, a name or namespace the rules refuse, a non-ASCII value,
+    huge annotations) returns ``prepared`` and the general path builds, checks and
+    reports as it always does.
+    """
+    image = prepared.override_image or kube_image
+    plan = prepared._plans.get(image is not None)  # noqa: SLF001 - planned by build only
+    if (
+        plan is None
+        or not plan.keeps_task_identity
+        or not args
+        or image == ""
+        or not is_dns1123_subdomain(pod_id)  # its length is at most 63 (the caller's check)
+        or not is_dns1123_label(namespace)
+        or not "".join(args).isascii()
+        or not (image is None or image.isascii())
+        or not (dag_id.isascii() and task_id.isascii())
+        or not (run_id is None or run_id.isascii())
+    ):
+        return prepared
+    try_text = str(try_number)
+    annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: try_text}
+    labels = {
+        DAG_ID_KEY: _safe_label_of_str(dag_id),
+        TASK_ID_KEY: _safe_label_of_str(task_id),
+        TRY_NUMBER_KEY: try_text,
+        KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
+        AIRFLOW_VERSION_LABEL: _version_label_of_str(airflow_version),
+        AIRFLOW_WORKER_LABEL: _safe_label_of_str(str(scheduler_job_id)),
+    }
+    own_characters = len(dag_id) + len(task_id) + len(try_text) + _OWN_ANNOTATION_KEY_CHARS
+    if map_index >= 0:
+        annotations[MAP_INDEX_KEY] = labels[MAP_INDEX_KEY] = str(map_index)
+        own_characters += len(annotations[MAP_INDEX_KEY])
+    if date:
+        iso = date.isoformat()
+        date_label = datetime_to_label_safe_datestring(date)
+        if not (type(iso) is str and iso.isascii() and is_label_value(date_label)):
+            return prepared
+        annotations[logical_date_key] = iso
+        labels[logical_date_key] = date_label
+        own_characters += len(iso)
+    if run_id:
+        annotations[RUN_ID_KEY] = run_id
+        labels[RUN_ID_KEY] = _safe_label_of_str(run_id)
+        own_characters += len(run_id)
+    if (own_characters + plan.layer_annotation_chars) * 4 > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
+        return prepared
+    if mutation_hook is None:
+        # The two dicts are this call's own: the pod may hold them.
+        if plan.template_annotations or plan.override_annotations:
+            annotations = {**plan.template_annotations, **annotations, **plan.override_annotations}
+        if plan.template_labels or plan.override_labels:
+            labels = {**plan.template_labels, **labels, **plan.override_labels}
+        return plan.build(namespace, pod_id, annotations, labels, list(args), image)
+    identity = _task_identity(annotations, labels, map_index=map_index, run_id=run_id, date=date)
+    merged = plan.build(
+        namespace,
+        pod_id,
+        {**plan.template_annotations, **annotations, **plan.override_annotations},
+        {**plan.template_labels, **labels, **plan.override_labels},
+        list(args),
+        image,
+    )
+    return _hooked(merged, mutation_hook, identity, secrets)
+
+
 def _task_pod(
     template_source: PodTemplate | Mapping[str, Any] | None,
     *,
@@ -963,13 +1141,60 @@ def _task_pod(
     logical_date_key: str,
     rng: random.Random | None,
 ) -> Manifest:
+    secrets = (args,)
+    prepared: _Prepared | None = None
+    if (
+        type(dag_id) is str
+        and dag_id
+        and type(task_id) is str
+        and task_id
+        and (run_id is None or type(run_id) is str)
+        and type(try_number) is int
+        and 0 <= try_number <= AIRFLOW_INT_MAX
+        and type(map_index) is int
+        and -1 <= map_index <= AIRFLOW_INT_MAX
+        and type(namespace) is str
+        and type(pod_id) is str
+        and len(pod_id) <= POD_NAME_MAX_LENGTH
+        and (kube_image is None or type(kube_image) is str)
+        and type(args) in _ARGS_TYPES
+        and all(type(arg) is str for arg in args)
+        and type(airflow_version) is str
+        and type(scheduler_job_id) in _JOB_ID_TYPES
+        and type(logical_date_key) is str
+        and logical_date_key in _DATE_KEYS
+    ):
+        # Exactly the values every check below lets through: a valid key, the builder's
+        # arguments of their types, a name that needs no cut. The fast path returns the
+        # pod, or the prepared layers when the general path must build it.
+        built = _fast_task_pod(
+            prepared=_template_of(template_source, secrets)._with_override(pod_override, secrets),  # noqa: SLF001
+            namespace=namespace,
+            scheduler_job_id=scheduler_job_id,
+            pod_id=pod_id,
+            dag_id=dag_id,
+            task_id=task_id,
+            kube_image=kube_image,
+            try_number=try_number,
+            args=args,
+            airflow_version=airflow_version,
+            run_id=run_id,
+            map_index=map_index,
+            date=date,
+            mutation_hook=mutation_hook,
+            logical_date_key=logical_date_key,
+            secrets=secrets,
+        )
+        if not isinstance(built, _Prepared):
+            return built
+        prepared = built
     # The identity the watcher decodes must be a key: try_number 10**70 or -5, or
     # map_index -2, would give a pod it cannot read back (or reads as another task).
     TaskInstanceKey(dag_id, task_id, run_id or None, try_number, map_index)
-    secrets = (args,)
     _check_arguments(namespace=namespace, name=pod_id, args=args, image=kube_image)
     pod_id = _fit_pod_name(pod_id, rng)
-    prepared = _template_of(template_source, secrets)._with_override(pod_override, secrets)  # noqa: SLF001
+    if prepared is None:
+        prepared = _template_of(template_source, secrets)._with_override(pod_override, secrets)  # noqa: SLF001
 
     annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: str(try_number)}
     if map_index >= 0:
@@ -989,21 +1214,7 @@ def _task_pod(
         airflow_version=airflow_version,
         logical_date_key=logical_date_key,
     )
-    identity = _Identity(
-        annotations=annotations,
-        labels={
-            label: labels[label] for label in (AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL)
-        },
-        # An annotation the pod must not carry would decode to another key: a map index
-        # on an unmapped task, a run id or date the task does not have.
-        forbidden_annotations=(
-            CALLBACK_ID_ANNOTATION,
-            *((MAP_INDEX_KEY,) if map_index < 0 else ()),
-            *((RUN_ID_KEY,) if not run_id else ()),
-            *((LOGICAL_DATE_KEY, EXECUTION_DATE_KEY) if not (date or run_id) else ()),
-        ),
-        forbidden_labels=(WORKLOAD_TYPE_LABEL, *_HIDING_LABELS),
-    )
+    identity = _task_identity(annotations, labels, map_index=map_index, run_id=run_id, date=date)
     return prepared.build(
         namespace=namespace,
         name=pod_id,
