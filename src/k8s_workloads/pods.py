@@ -14,6 +14,7 @@ builder its key calls for.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import threading
@@ -62,11 +63,11 @@ from k8s_workloads.schema import (
     pod_schema_errors,
 )
 from k8s_workloads.validation import (
+    _DNS1123_SUBDOMAIN,
     POD_NAME_MAX_LENGTH,
     TOTAL_ANNOTATION_SIZE_LIMIT_BYTES,
     NamingRuleViolation,
     is_dns1123_label,
-    is_dns1123_subdomain,
     is_label_value,
     is_valid_manifest,
     validate_manifest,
@@ -850,22 +851,22 @@ class PodTemplate:
         """:func:`construct_task_pod` over this template (the same pod, the same errors)."""
         return _task_pod(
             self,
-            namespace=namespace,
-            scheduler_job_id=scheduler_job_id,
-            pod_id=pod_id,
-            dag_id=dag_id,
-            task_id=task_id,
-            kube_image=kube_image,
-            try_number=try_number,
-            args=args,
-            airflow_version=airflow_version,
-            run_id=run_id,
-            map_index=map_index,
-            date=date,
-            pod_override=pod_override,
-            mutation_hook=mutation_hook,
-            logical_date_key=logical_date_key,
-            rng=rng,
+            namespace,
+            scheduler_job_id,
+            pod_id,
+            dag_id,
+            task_id,
+            kube_image,
+            try_number,
+            args,
+            airflow_version,
+            run_id,
+            map_index,
+            date,
+            pod_override,
+            mutation_hook,
+            logical_date_key,
+            rng,
         )
 
     def callback_pod(
@@ -965,23 +966,28 @@ def construct_task_pod(
     """
     return _task_pod(
         base_worker_pod,
-        namespace=namespace,
-        scheduler_job_id=scheduler_job_id,
-        pod_id=pod_id,
-        dag_id=dag_id,
-        task_id=task_id,
-        kube_image=kube_image,
-        try_number=try_number,
-        args=args,
-        airflow_version=airflow_version,
-        run_id=run_id,
-        map_index=map_index,
-        date=date,
-        pod_override=pod_override,
-        mutation_hook=mutation_hook,
-        logical_date_key=logical_date_key,
-        rng=rng,
+        namespace,
+        scheduler_job_id,
+        pod_id,
+        dag_id,
+        task_id,
+        kube_image,
+        try_number,
+        args,
+        airflow_version,
+        run_id,
+        map_index,
+        date,
+        pod_override,
+        mutation_hook,
+        logical_date_key,
+        rng,
     )
+
+
+_is_namespace = functools.lru_cache(maxsize=16)(is_dns1123_label)
+"""A scheduler builds its pods in one namespace or a few: checked once each. Called with
+exact ``str`` values only."""
 
 
 def _task_identity(
@@ -1010,6 +1016,7 @@ def _task_identity(
 
 
 _ARGS_TYPES = (list, tuple)
+_STR_TYPE = frozenset((str,))
 _JOB_ID_TYPES = (str, int)
 _DATE_KEYS = (LOGICAL_DATE_KEY, EXECUTION_DATE_KEY)
 # The most characters the own annotations' keys can have (dag_id, task_id, try_number,
@@ -1020,8 +1027,7 @@ _OWN_ANNOTATION_KEY_CHARS = sum(
 ) + max(len(key) for key in _DATE_KEYS)
 
 
-def _fast_task_pod(
-    *,
+def _fast_task_pod(  # noqa: PLR0917 - the builder's values, positional for speed
     prepared: _Prepared,
     namespace: str,
     scheduler_job_id: str | int,
@@ -1066,8 +1072,8 @@ def _fast_task_pod(
         or not plan.keeps_task_identity
         or not args
         or image == ""
-        or not is_dns1123_subdomain(pod_id)  # its length is at most 63 (the caller's check)
-        or not is_dns1123_label(namespace)
+        or _DNS1123_SUBDOMAIN.fullmatch(pod_id) is None  # at most 63 long (the caller's check)
+        or not _is_namespace(namespace)
         or not "".join(args).isascii()
         or not (image is None or image.isascii())
         or not (dag_id.isascii() and task_id.isascii())
@@ -1121,9 +1127,8 @@ def _fast_task_pod(
     return _hooked(merged, mutation_hook, identity, secrets)
 
 
-def _task_pod(
+def _task_pod(  # noqa: PLR0917 - called positionally by the two builders, for speed
     template_source: PodTemplate | Mapping[str, Any] | None,
-    *,
     namespace: str,
     scheduler_job_id: str | int,
     pod_id: str,
@@ -1158,7 +1163,7 @@ def _task_pod(
         and len(pod_id) <= POD_NAME_MAX_LENGTH
         and (kube_image is None or type(kube_image) is str)
         and type(args) in _ARGS_TYPES
-        and all(type(arg) is str for arg in args)
+        and set(map(type, args)) <= _STR_TYPE
         and type(airflow_version) is str
         and type(scheduler_job_id) in _JOB_ID_TYPES
         and type(logical_date_key) is str
@@ -1167,23 +1172,23 @@ def _task_pod(
         # Exactly the values every check below lets through: a valid key, the builder's
         # arguments of their types, a name that needs no cut. The fast path returns the
         # pod, or the prepared layers when the general path must build it.
-        built = _fast_task_pod(
-            prepared=_template_of(template_source, secrets)._with_override(pod_override, secrets),  # noqa: SLF001
-            namespace=namespace,
-            scheduler_job_id=scheduler_job_id,
-            pod_id=pod_id,
-            dag_id=dag_id,
-            task_id=task_id,
-            kube_image=kube_image,
-            try_number=try_number,
-            args=args,
-            airflow_version=airflow_version,
-            run_id=run_id,
-            map_index=map_index,
-            date=date,
-            mutation_hook=mutation_hook,
-            logical_date_key=logical_date_key,
-            secrets=secrets,
+        built = _fast_task_pod(  # positional: this is the path every pod takes
+            _template_of(template_source, secrets)._with_override(pod_override, secrets),  # noqa: SLF001
+            namespace,
+            scheduler_job_id,
+            pod_id,
+            dag_id,
+            task_id,
+            kube_image,
+            try_number,
+            args,
+            airflow_version,
+            run_id,
+            map_index,
+            date,
+            mutation_hook,
+            logical_date_key,
+            secrets,
         )
         if not isinstance(built, _Prepared):
             return built
