@@ -57,8 +57,8 @@ class _Count(int):
 
 @contextmanager
 def _general_path_only() -> Iterator[None]:
-    def refuse(**values: Any) -> object:
-        return values["prepared"]
+    def refuse(prepared: object, *_values: object) -> object:
+        return prepared
 
     with mock.patch.object(pods, "_fast_task_pod", refuse):
         yield
@@ -68,8 +68,8 @@ def _general_path_only() -> Iterator[None]:
 def _fast_path_counted(counts: list[int]) -> Iterator[None]:
     real = pods._fast_task_pod
 
-    def counted(**values: Any) -> object:
-        built = real(**values)
+    def counted(*values: Any) -> object:
+        built = real(*values)
         if not isinstance(built, pods._Prepared):
             counts.append(1)
         return built
