@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from k8s_workloads.events import Resolution as Resolution
     from k8s_workloads.events import ResolverConfig as ResolverConfig
     from k8s_workloads.events import resolve_event as resolve_event
+    from k8s_workloads.events import resolve_event_json as resolve_event_json
     from k8s_workloads.executor import CreatePod as CreatePod
     from k8s_workloads.executor import DeleteSecret as DeleteSecret
     from k8s_workloads.executor import ExecutorConfig as ExecutorConfig
@@ -184,6 +185,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "Resolution",
         "ResolverConfig",
         "resolve_event",
+        "resolve_event_json",
     ),
     "executor": (
         "CreatePod",
