@@ -27,7 +27,7 @@ from k8s_workloads import __version__
 from k8s_workloads._display import one_line, path_part, printable, shown
 from k8s_workloads._limits import MAX_INPUT_BYTES, MAX_SCENARIO_ENTRIES, MAX_YAML_NODES
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
-from k8s_workloads.compat import InvalidVersion, installed_airflow_version, release_tuple
+from k8s_workloads.compat import AirflowVersion, InvalidVersion, installed_airflow_version
 from k8s_workloads.keys import CallbackKey, WorkloadKey
 
 if TYPE_CHECKING:
@@ -134,9 +134,9 @@ def _decode(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -
     labels = _parse_json(args.labels, "--labels") if args.labels is not None else None
     if labels is not None and not isinstance(labels, dict):
         raise UsageError("--labels: expected a JSON object")
-    version = args.airflow_version or installed_airflow_version()
-    if version is not None:
-        release_tuple(version)  # a bad --airflow-version is a usage error, whatever the pod
+    text = args.airflow_version or installed_airflow_version()
+    # Parsed here, once: a bad --airflow-version is a usage error, whatever the pod.
+    version = None if text is None else AirflowVersion.parse(text)
     try:
         key = annotations_to_key(annotations, labels, airflow_version=version)
     except InvalidAnnotations as error:
@@ -218,13 +218,14 @@ def _load_workload(path: str | None, kind: str, stdin: TextIO) -> dict[str, Any]
     return workload
 
 
-def _render_version(given: str | None) -> str:
-    version = given or installed_airflow_version()
-    if version is None:
+def _render_version(given: str | None) -> AirflowVersion:
+    text = given or installed_airflow_version()
+    if text is None:
         raise UsageError(
             "Airflow is not installed here, so its version is unknown: pass --airflow-version"
         )
-    if release_tuple(version) < WORKLOADS_MIN_VERSION:
+    version = AirflowVersion.parse(text)
+    if version.release_tuple < WORKLOADS_MIN_VERSION:
         raise UsageError(
             f"--airflow-version {version}: workload pods (execute_workload) need Airflow 3.0+"
         )
@@ -260,7 +261,7 @@ def _from_workload(
 def _task_pod(
     args: argparse.Namespace,
     workload: dict[str, Any],
-    version: str,
+    version: AirflowVersion,
     stdin: TextIO,
     notes: list[str],
 ) -> Manifest:
@@ -315,7 +316,7 @@ def _task_pod(
 def _callback_pod(
     args: argparse.Namespace,
     workload: dict[str, Any],
-    version: str,
+    version: AirflowVersion,
     stdin: TextIO,
     notes: list[str],
 ) -> Manifest:
@@ -521,13 +522,13 @@ def _resolve_config(args: argparse.Namespace) -> ResolverConfig:
             "the pending policy replaces the fatal reasons"
         )
     if args.airflow_version is not None:
-        version: str | None = args.airflow_version
+        text: str | None = args.airflow_version
     elif args.example:
-        version = DEMO_AIRFLOW_VERSION
+        text = DEMO_AIRFLOW_VERSION
     else:
-        version = installed_airflow_version()
-    if version is not None:
-        release_tuple(version)  # a bad --airflow-version is a usage error, whatever the pods
+        text = installed_airflow_version()
+    # Parsed here, once: a bad --airflow-version is a usage error, whatever the pods.
+    version = None if text is None else AirflowVersion.parse(text)
     if args.pending_policy:
         return ResolverConfig(airflow_version=version, pending=PendingPolicy())
     if args.fatal_reasons is not None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_list, as_map
 from k8s_workloads.codec import key_to_annotations
-from k8s_workloads.compat import require_callback_support
+from k8s_workloads.compat import VersionLike, require_callback_support
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -414,7 +414,7 @@ def construct_task_pod(
     kube_image: str | None,
     try_number: int,
     args: Sequence[str],
-    airflow_version: str,
+    airflow_version: VersionLike,
     run_id: str | None = None,
     map_index: int = -1,
     date: datetime.datetime | None = None,
@@ -517,7 +517,7 @@ def construct_callback_pod(
     scheduler_job_id: str | int,
     kube_image: str | None,
     args: Sequence[str],
-    airflow_version: str,
+    airflow_version: VersionLike,
     base_worker_pod: Mapping[str, Any] | None = None,
     dag_id: str | None = None,
     run_id: str | None = None,
