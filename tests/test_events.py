@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import datetime
-import re
 from typing import Any
 
 import pytest
 
-from k8s_workloads.events import DECISION_TABLE, Outcome, ResolverConfig, resolve_event
+from k8s_workloads.events import Outcome, ResolverConfig, resolve_event
 from k8s_workloads.failures import FailureKind, PendingPolicy
 from k8s_workloads.states import (
     CallbackResult,
@@ -37,19 +36,6 @@ def both(status: dict[str, Any], kind: str = "MODIFIED", **metadata: Any) -> lis
         (resolve_event(event(kind, task_pod(status, **metadata)), config=ON), TASK_KEY),
         (resolve_event(event(kind, callback_pod(status, **metadata)), config=ON), CALLBACK_KEY),
     ]
-
-
-def test_every_row_names_an_outcome_and_every_pod_outcome_has_a_row() -> None:
-    named = []
-    for condition, result in DECISION_TABLE:
-        found = re.match(r"[A-Z_]+", result)
-        assert condition, result
-        assert found, (condition, result)
-        named.append(found.group(0))
-    assert set(named) <= {outcome.name for outcome in Outcome}
-    # Outcomes about the event, not the pod, are decided before the table applies.
-    before_the_table = {"FOREIGN", "UNDECODABLE", "RESYNC", "WATCH_ERROR", "BOOKMARK", "MALFORMED"}
-    assert {outcome.name for outcome in Outcome} - before_the_table == set(named)
 
 
 def test_row_1_revoked_pods_are_ignored() -> None:

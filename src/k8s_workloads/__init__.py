@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         key_to_annotations,
     )
     from k8s_workloads.compat import (
+        AirflowVersion,
         CallbackWorkloadsUnsupported,
         InvalidVersion,
         installed_airflow_version,
@@ -147,6 +148,7 @@ _LAZY: dict[str, str] = {
     "plan_relist": "adoption",
     "AdoptionPlan": "adoption",
     "Attempts": "decisions",
+    "AirflowVersion": "compat",
     "CALLBACK_ACTIVE_STATES": "states",
     "CALLBACK_TERMINAL_STATES": "states",
     "CallbackAnnotationsUnsupported": "codec",
@@ -273,6 +275,7 @@ __all__ = [
     "TASK_UNFINISHED_STATES",
     "UNKNOWN",
     "AdoptionPlan",
+    "AirflowVersion",
     "Attempts",
     "CallbackAnnotationsUnsupported",
     "CallbackJob",
