@@ -5,7 +5,8 @@ entry point of this library asks :func:`supports_callbacks` / :func:`require_cal
 with the Airflow version the caller runs; below 3.3 everything behaves as the provider
 does today (task pods only). The version is always passed in: the core never looks at
 what is installed. :func:`installed_airflow_version` is the one helper that does, for
-callers that want it.
+callers that want it. :class:`AirflowVersion` is the version parsed: configs hold one, and
+every function taking a version takes one or text (parsed where it is taken).
 """
 
 from __future__ import annotations
