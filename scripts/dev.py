@@ -8,12 +8,12 @@ Needs only ``python3`` (3.10+) and access to PyPI. Virtual environments are made
 beside the checkout and re-made whenever their requirements change:
 
 * ``.venv``: this package with kubernetes 37.x and the test and lint tools (ruff, mypy);
-* ``.venv-py310``, ``.venv-py313``, ...: the same requirements on the oldest and the newest
-  Python the machine has (``python3.10`` ... ``python3.14`` on ``PATH``, else pyenv's
-  versions), where the core suite runs instead of in ``.venv``; the ``python3`` of
-  ``.venv`` is still covered by the Airflow environment, which runs the whole suite. A
-  version not found is skipped with a printed note; with neither found, the core suite
-  runs in ``.venv``;
+* ``.venv-py310``, ``.venv-py313``, ...: the package, kubernetes 37.x and the test tools
+  (not the lint and docs tools) on the oldest and the newest Python the machine has
+  (``python3.10`` ... ``python3.14`` on ``PATH``, else pyenv's versions), where the core
+  suite runs instead of in ``.venv``; the ``python3`` of ``.venv`` is still covered by the
+  Airflow environment, which runs the whole suite. A version not found is skipped with a
+  printed note; with neither found, the core suite runs in ``.venv``;
 * ``.venv-airflow``: kubernetes 36.x with the released ``apache-airflow`` and
   ``apache-airflow-providers-cncf-kubernetes`` next to this package, which proves that it
   installs beside today's provider and lets ``tests/compat`` compare outputs;
@@ -42,6 +42,9 @@ AIRFLOW_ENV = ROOT / ".venv-airflow"
 AIRFLOW32_ENV = ROOT / ".venv-airflow32"
 
 MAIN_REQUIREMENTS = ["-e", ".[test,dev]", "kubernetes>=37,<38"]
+# The other Pythons run only pytest: the lint and docs tools stay in .venv (mkdocstrings
+# needs 3.11+).
+CORE_REQUIREMENTS = ["-e", ".[test]", "kubernetes>=37,<38"]
 AIRFLOW_REQUIREMENTS = [
     "-e",
     ".[test]",
@@ -184,7 +187,7 @@ def test(*, thorough: bool) -> int:
     extras = extra_pythons()
     for name, python in extras:
         extra_env = ROOT / f".venv-py{name.replace('.', '')}"
-        ensure_env(extra_env, MAIN_REQUIREMENTS, base=python)
+        ensure_env(extra_env, CORE_REQUIREMENTS, base=python)
         results[f"pytest (Python {name}, kubernetes 37)"] = _run(
             [_bin(extra_env, "pytest"), "-q"], env=env
         )
