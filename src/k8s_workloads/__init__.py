@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from k8s_workloads.codec import annotations_to_key as annotations_to_key
     from k8s_workloads.codec import is_callback_pod as is_callback_pod
     from k8s_workloads.codec import key_to_annotations as key_to_annotations
+    from k8s_workloads.compat import AirflowVersion as AirflowVersion
     from k8s_workloads.compat import CallbackWorkloadsUnsupported as CallbackWorkloadsUnsupported
     from k8s_workloads.compat import InvalidVersion as InvalidVersion
     from k8s_workloads.compat import installed_airflow_version as installed_airflow_version
@@ -154,6 +155,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "key_to_annotations",
     ),
     "compat": (
+        "AirflowVersion",
         "CallbackWorkloadsUnsupported",
         "InvalidVersion",
         "installed_airflow_version",

@@ -18,7 +18,7 @@ import attrs
 from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_text as _str
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
-from k8s_workloads.compat import InvalidVersion
+from k8s_workloads.compat import InvalidVersion, VersionLike
 from k8s_workloads.decisions import (
     Action,
     Attempts,
@@ -135,7 +135,7 @@ def _decode_listed(
     *,
     alive: set[str],
     me: str,
-    airflow_version: str | None,
+    airflow_version: VersionLike | None,
     skipped: list[SkippedPod],
     undecodable: list[SkippedPod],
     owned: set[WorkloadKey],
@@ -173,7 +173,7 @@ def _note_owned(
     pod: Mapping[str, Any],
     metadata: Mapping[str, Any],
     labels: Mapping[str, Any],
-    airflow_version: str | None,
+    airflow_version: VersionLike | None,
     owned: set[WorkloadKey],
 ) -> None:
     # A live pod already relabelled for this scheduler: an earlier adoption try took it.
@@ -227,7 +227,7 @@ def plan_adoption(
     alive_scheduler_ids: Iterable[str | int] = (),
     expected_task_keys: Iterable[TaskInstanceKey] | None = None,
     expected_callback_keys: Iterable[CallbackKey] | None = None,
-    airflow_version: str | None = None,
+    airflow_version: VersionLike | None = None,
     config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
     running: Iterable[WorkloadKey] = (),
 ) -> AdoptionPlan:
@@ -353,7 +353,7 @@ def plan_relist(
     *,
     waiting: Iterable[WorkloadKey] = (),
     attempts: Attempts = Attempts(),
-    airflow_version: str | None = None,
+    airflow_version: VersionLike | None = None,
 ) -> tuple[WorkloadResult, ...]:
     """``VANISHED`` results for running workloads whose pods a re-list no longer shows.
 

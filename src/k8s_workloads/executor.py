@@ -35,6 +35,7 @@ meaning; the core only sequences them.
 from __future__ import annotations
 
 import datetime
+import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
@@ -107,8 +108,7 @@ from k8s_workloads.states import (
 from k8s_workloads.validation import is_dns1123_label
 
 if TYPE_CHECKING:
-    import random
-
+    from k8s_workloads.compat import AirflowVersion, VersionLike
     from k8s_workloads.pods import MutationHook
 
 __all__ = [
@@ -233,8 +233,8 @@ def _text(value: str | int) -> str:
     return str(value)
 
 
-def _version(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    _checks.airflow_version(instance, attribute, value)
+def _version(value: VersionLike) -> AirflowVersion:
+    return _checks.version("ExecutorConfig", "airflow_version", value)
 
 
 def _namespace(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -265,19 +265,31 @@ class ExecutorConfig:
 
     scheduler_id: str = attrs.field(converter=_text)
     namespace: str = attrs.field(validator=_namespace)
-    airflow_version: str = attrs.field(validator=_version)
-    kube_image: str | None = None
-    pod_template: Mapping[str, Any] | None = None
-    load_template: Callable[[str], Mapping[str, Any]] | None = None
-    mutation_hook: MutationHook | None = None
-    decisions: DecisionConfig = DecisionConfig()
-    resolver: ResolverConfig | None = None
+    airflow_version: AirflowVersion = attrs.field(converter=_version)
+    kube_image: str | None = attrs.field(default=None, validator=_checks.optional_text)
+    pod_template: Mapping[str, Any] | None = attrs.field(
+        default=None, validator=_checks.optional_mapping
+    )
+    load_template: Callable[[str], Mapping[str, Any]] | None = attrs.field(
+        default=None, validator=_checks.optional_callable
+    )
+    mutation_hook: MutationHook | None = attrs.field(
+        default=None, validator=_checks.optional_callable
+    )
+    decisions: DecisionConfig = attrs.field(
+        default=DecisionConfig(), validator=_checks.kind(DecisionConfig)
+    )
+    resolver: ResolverConfig | None = attrs.field(
+        default=None, validator=_checks.kind(ResolverConfig, optional=True)
+    )
     """None: the provider's watcher for ``airflow_version``."""
     secure_payload: bool = attrs.field(default=False, validator=_checks.boolean)
     read_callback_states: bool = attrs.field(default=True, validator=_checks.boolean)
     creation_batch_size: int = attrs.field(default=1, validator=_checks.positive)
     watch_all_namespaces: bool = attrs.field(default=False, validator=_checks.boolean)
-    rng: random.Random | None = None
+    rng: random.Random | None = attrs.field(
+        default=None, validator=_checks.kind(random.Random, optional=True)
+    )
 
     def resolver_config(self) -> ResolverConfig:
         return self.resolver or ResolverConfig(airflow_version=self.airflow_version)
