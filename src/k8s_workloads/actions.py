@@ -6,8 +6,8 @@ Every planner in the library (:func:`~k8s_workloads.decisions.decide`,
 :func:`~k8s_workloads.adoption.plan_revocation`, and
 :func:`~k8s_workloads.adoption.plan_adoption` with its own record of what it adopted)
 answers with ``actions``, every one of them a thing to perform, in order, and beside them
-what the caller keeps: the new attempt bookkeeping, and, said apart from the actions,
-what is *not* done:
+what the caller keeps: the new attempt bookkeeping, and, said apart from the actions in
+``Decision.note``, what is *not* done:
 
 * ``ignored`` (:class:`Ignore`): why the result needs nothing (more);
 * ``look_up`` (:class:`LookUpState`): read this state from Airflow, then decide again;
@@ -130,33 +130,55 @@ class RetryLater:
     reason: str
 
 
+_Note: TypeAlias = "Ignore | LookUpState | RetryLater"
+
+
 @attrs.frozen
 class Decision:
     """The actions to perform, in order, and what the caller keeps.
 
-    ``actions`` are all things to perform. What is not is said apart: ``ignored`` (why
-    nothing more is done), ``look_up`` (read a state, then decide again: ``actions`` is
-    empty then) and ``retry`` (handle the result again later: ``actions`` is empty then).
+    ``actions`` are all things to perform. What is not is said apart, in ``note``, and
+    read as :attr:`ignored` (why nothing more is done), :attr:`look_up` (read a state,
+    then decide again: ``actions`` is empty then) or :attr:`retry` (handle the result
+    again later: ``actions`` is empty then).
     """
 
     actions: tuple[Action, ...]
     attempts: Attempts
     """The bookkeeping to keep once the actions are performed."""
-    ignored: Ignore | None = None
-    look_up: LookUpState | None = None
-    retry: RetryLater | None = None
+    note: _Note | None = None
+    """What is not an action (one field, not three: a decision is made per event)."""
+
+    @property
+    def ignored(self) -> Ignore | None:
+        """Why nothing (more) is done, if that is so."""
+        note = self.note
+        return note if isinstance(note, Ignore) else None
+
+    @property
+    def look_up(self) -> LookUpState | None:
+        """The state to read before deciding again, if one is needed."""
+        note = self.note
+        return note if isinstance(note, LookUpState) else None
+
+    @property
+    def retry(self) -> RetryLater | None:
+        """Handle the result again on a later pass, if its handling failed."""
+        note = self.note
+        return note if isinstance(note, RetryLater) else None
+
+    @property
+    def notes(self) -> tuple[_Note, ...]:
+        """``note`` as a tuple: empty or one."""
+        return () if self.note is None else (self.note,)
 
     @property
     def reason(self) -> str:
-        """A one-line summary of the actions and the rest, for timelines and logs."""
+        """A one-line summary of the actions and the note, for timelines and logs."""
         parts = [describe_action(action) for action in self.actions]
-        parts.extend(describe_action(note) for note in self.notes)
+        if self.note is not None:
+            parts.append(describe_action(self.note))
         return "; ".join(parts) or "nothing to do"
-
-    @property
-    def notes(self) -> tuple[Ignore | LookUpState | RetryLater, ...]:
-        """``ignored``, ``look_up`` and ``retry``, those that are set."""
-        return tuple(note for note in (self.ignored, self.look_up, self.retry) if note is not None)
 
 
 def describe_action(action: Action | Ignore | LookUpState | RetryLater) -> str:

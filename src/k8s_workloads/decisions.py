@@ -216,7 +216,7 @@ class _Case:
     def look_up(self, why: str) -> Decision:
         key = self.key
         assert isinstance(key, TaskInstanceKey)  # noqa: S101 - task rules only
-        return Decision((), self.attempts, look_up=LookUpState(key, why))
+        return Decision((), self.attempts, LookUpState(key, why))
 
     def settled(self, *actions: Action, ignored: Ignore | None = None) -> Decision:
         """The workload is settled: its attempt record goes."""
@@ -382,10 +382,6 @@ def _is_pre_execution_failure(
     return not (reason and reason in excluded)
 
 
-def _task_requeues(case: _Case) -> bool:
-    return case.attempt is not None and case.config.pod_launch_failure_retries != 0
-
-
 def _task_pre_execution(case: _Case) -> bool:
     config, attempt = case.config, case.attempt
     return (
@@ -412,18 +408,24 @@ def _report_known(case: _Case) -> EmitEvent:
     return EmitEvent(case.key, known)
 
 
+# The two rows most results end on: written out, without the helpers' calls.
+
+
 def _report_read_state(case: _Case) -> Decision:
-    known = case.known
+    key, known = case.key, case.known
     assert isinstance(known, TaskInstanceState)  # noqa: S101 - the row's test says so
-    return case.settled(*case.cleanup(), FreeSlot(case.key), EmitEvent(case.key, known))
+    cleanup = cleanup_actions(case.result, case.config)
+    return Decision((*cleanup, FreeSlot(key), EmitEvent(key, known)), case.attempts.without(key))
 
 
 def _report_task_result(case: _Case) -> Decision:
-    state = case.state
+    key, state, result = case.key, case.state, case.result
     assert isinstance(state, (TaskInstanceState, CallbackState))  # noqa: S101
-    failed = state is TaskInstanceState.FAILED
-    info = describe_failure(case.result.failure_details) if failed else None
-    return case.settled(*case.cleanup(), FreeSlot(case.key), EmitEvent(case.key, state, info))
+    info = describe_failure(result.failure_details) if state is TaskInstanceState.FAILED else None
+    cleanup = cleanup_actions(result, case.config)
+    return Decision(
+        (*cleanup, FreeSlot(key), EmitEvent(key, state, info)), case.attempts.without(key)
+    )
 
 
 _FAILED = TaskInstanceState.FAILED
@@ -476,7 +478,9 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         "ignore",
         "A later event of a requeued pod (DELETED after MODIFIED) is no new failure.",
         lambda c: c.ignore("duplicate failure of a pod already requeued"),
-        lambda c: _task_requeues(c) and c.requeued_pod(),
+        lambda c: (
+            c.attempt is not None and c.config.pod_launch_failure_retries != 0 and c.requeued_pod()
+        ),
     ),
     _rule(
         [_FAILED],
@@ -484,7 +488,11 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         "look up the state",
         "Whether the pod failed before the task ran is the task instance's state.",
         lambda c: c.look_up("did the pod fail before the task ran?"),
-        lambda c: _task_requeues(c) and c.known is UNKNOWN,
+        lambda c: (
+            c.known is UNKNOWN
+            and c.attempt is not None
+            and c.config.pod_launch_failure_retries != 0
+        ),
     ),
     _rule(
         [_FAILED],
@@ -705,7 +713,7 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
 def _retry(case: _Case) -> Decision:
     failures, limit = case.failures, case.config.max_handling_retries
     reason = f"handling failed ({case.error!r}); {failures + 1} of {limit} retries"
-    return Decision((), case.attempts, retry=RetryLater(failures + 1, reason))
+    return Decision((), case.attempts, RetryLater(failures + 1, reason))
 
 
 def _failed_report(case: _Case) -> EmitEvent:
@@ -820,11 +828,20 @@ CALLBACK_GIVE_UP_RULES: Final[tuple[Rule, ...]] = (
 _STATES: Final = (*TaskInstanceState, *CallbackState, *ExecutorPseudoState)
 
 
-def _by_state(
-    table: tuple[Rule, ...], states: Iterable[_ResultState]
-) -> Mapping[_ResultState, tuple[Rule, ...]]:
-    # Each state's rows, in table order: a result is tested only against its own.
-    return {state: tuple(rule for rule in table if rule.is_about(state)) for state in states}
+_Rows: TypeAlias = Mapping["_ResultState | None", tuple[tuple["_Test | None", "_Outcome"], ...]]
+
+
+def _by_state(table: tuple[Rule, ...], states: Iterable[_ResultState]) -> _Rows:
+    # Each state's rows, in table order, as (test, outcome) pairs (no test: always): a
+    # result is tested only against its own rows. None holds the rows for any state.
+    def rows(state: _ResultState | None) -> tuple[tuple[_Test | None, _Outcome], ...]:
+        return tuple(
+            (None if rule.applies is _always else rule.applies, rule.outcome)
+            for rule in table
+            if rule.states is None or (state is not None and state in rule.states)
+        )
+
+    return {state: rows(state) for state in (*states, None)}
 
 
 _TASK_ROWS: Final = _by_state(TASK_RULES, _STATES)
@@ -833,10 +850,10 @@ _TASK_GIVE_UP_ROWS: Final = _by_state(TASK_GIVE_UP_RULES, _STATES)
 _CALLBACK_GIVE_UP_ROWS: Final = _by_state(CALLBACK_GIVE_UP_RULES, _STATES)
 
 
-def _run(rows: Mapping[_ResultState, tuple[Rule, ...]], case: _Case) -> Decision:
-    for rule in rows.get(case.state) or rows[ExecutorPseudoState.LOOKUP]:
-        if rule.applies(case):
-            return rule.outcome(case)
+def _run(rows: _Rows, case: _Case) -> Decision:
+    for applies, outcome in rows.get(case.state) or rows[None]:
+        if applies is None or applies(case):
+            return outcome(case)
     # Every table ends with a row for any state.
     msg = f"no rule for {case.state}"  # pragma: no cover
     raise AssertionError(msg)  # pragma: no cover
@@ -872,7 +889,12 @@ def decide_task(
     the task instance's state in the database once looked up (None: no row or no state);
     while it is :data:`UNKNOWN` a decision that needs it sets ``look_up``.
     """
-    return _run(_TASK_ROWS, _Case(result, running, config, attempts, ti_state))
+    case = _Case(result, running, config, attempts, ti_state)
+    # _run, written out: this is the hot path.
+    for applies, outcome in _TASK_ROWS.get(case.state) or _TASK_ROWS[None]:
+        if applies is None or applies(case):
+            return outcome(case)
+    raise AssertionError(case.state)  # pragma: no cover - the table ends with "otherwise"
 
 
 def decide_callback(
@@ -905,7 +927,11 @@ def decide(
         callback_state = known_state if not isinstance(known_state, TaskInstanceState) else UNKNOWN
         return _run(_CALLBACK_ROWS, _Case(result, running, config, attempts, callback_state))
     ti_state = known_state if not isinstance(known_state, CallbackState) else UNKNOWN
-    return _run(_TASK_ROWS, _Case(result, running, config, attempts, ti_state))
+    case = _Case(result, running, config, attempts, ti_state)
+    for applies, outcome in _TASK_ROWS.get(case.state) or _TASK_ROWS[None]:
+        if applies is None or applies(case):
+            return outcome(case)
+    raise AssertionError(case.state)  # pragma: no cover - the table ends with "otherwise"
 
 
 def handling_failed(
