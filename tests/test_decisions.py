@@ -8,6 +8,7 @@ table (§5.2); where this library deliberately differs from the provider the tes
 from __future__ import annotations
 
 import json
+import pathlib
 from typing import Any
 
 import attrs
@@ -16,6 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k8s_workloads.decisions import (
+    CALLBACK_GIVE_UP_RULES,
+    CALLBACK_RULES,
+    TASK_GIVE_UP_RULES,
+    TASK_RULES,
     UNKNOWN,
     Attempt,
     Attempts,
@@ -30,12 +35,14 @@ from k8s_workloads.decisions import (
     PatchLabels,
     RequeueJob,
     RetryLater,
+    _rules_document,
     classify_create_error,
     decide,
     decide_callback,
     decide_create_error,
     decide_task,
     describe_action,
+    describe_rules,
     handling_failed,
     requeue_after_create_error,
 )
@@ -1494,3 +1501,72 @@ def test_a_requeued_launch_is_known_by_its_uid_where_there_is_one() -> None:
     assert not with_uid.was_requeued("pod", "uid-2")  # a new launch under the same name
     assert with_uid.was_requeued("pod")  # an event without a uid: by name, as before
     assert not with_uid.was_requeued("other")
+
+
+# --- the tables the code runs ------------------------------------------------------------
+
+TABLES = {
+    "task": TASK_RULES,
+    "callback": CALLBACK_RULES,
+    "task give-up": TASK_GIVE_UP_RULES,
+    "callback give-up": CALLBACK_GIVE_UP_RULES,
+}
+
+
+def test_the_decision_rules_document_is_generated_from_the_tables() -> None:
+    document = pathlib.Path(__file__).resolve().parent.parent / "docs" / "decision-rules.md"
+    assert document.read_text(encoding="utf-8") == _rules_document(), (
+        "docs/decision-rules.md is stale: run scripts/decision_rules.py"
+    )
+    for table in TABLES.values():
+        assert describe_rules(table) in _rules_document()
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_every_table_ends_with_a_row_for_any_state_and_every_row_says_why(name: str) -> None:
+    table = TABLES[name]
+    last = table[-1]
+    assert last.states is None
+    assert last.when == "otherwise"
+    for rule in table:
+        assert rule.when, rule
+        assert rule.then, rule
+        assert rule.why, rule
+        assert "|" not in rule.when + rule.then + rule.why  # one Markdown table cell each
+
+
+ADOPTED_ONLY = frozenset({ExecutorPseudoState.ADOPTED})
+
+
+def test_shared_rows_are_written_once() -> None:
+    adopted = [rule for rule in TASK_RULES if rule.states == ADOPTED_ONLY]
+    assert len(adopted) == 3
+    for table in TABLES.values():
+        rows = [rule for rule in table if rule.states == ADOPTED_ONLY]
+        assert all(any(row is shared for shared in adopted) for row in rows)
+        assert len(rows) == len(adopted)
+
+
+def test_a_rows_text_is_its_decision() -> None:
+    # The first row about FAILED tasks that applies when not running is the duplicate row:
+    # the table, not a second copy of the rule, decides.
+    (duplicate,) = [
+        rule
+        for rule in TASK_RULES
+        if rule.is_about(TaskInstanceState.FAILED) and rule.when == "not running"
+    ]
+    assert duplicate.then == "ignore"
+    decision = decide_task(task(TaskInstanceState.FAILED), running=False)
+    assert said(decision) == (Ignore(f"{TASK_KEY!r} is not running: duplicate result"),)
+
+
+@given(result=any_result, running=st.booleans(), known=st.sampled_from([UNKNOWN, None]))
+def test_actions_are_all_things_to_perform(
+    result: TaskResult | CallbackResult, running: bool, known: Any
+) -> None:
+    decision = decide(result, running=running, known_state=known)
+    performable = (EmitEvent, DeletePod, PatchLabels, RequeueJob, FreeSlot)
+    assert all(isinstance(action, performable) for action in decision.actions)
+    assert len(decision.notes) <= 1
+    if decision.look_up is not None or decision.retry is not None:
+        assert decision.actions == ()

@@ -864,12 +864,45 @@ def describe_rules(table: tuple[Rule, ...]) -> str:
     lines = ["| result state | when | then | why |", "| --- | --- | --- | --- |"]
     for rule in table:
         states = (
-            "any"
-            if rule.states is None
-            else ", ".join(sorted({state.name for state in rule.states}))
+            "any" if rule.states is None else ", ".join(sorted(state.name for state in rule.states))
         )
         lines.append(f"| {states} | {rule.when} | {rule.then} | {rule.why} |")
     return "\n".join(lines)
+
+
+_TABLES: Final = (
+    ("Task results: `decide_task`", "TASK_RULES", TASK_RULES),
+    ("Callback results: `decide_callback`", "CALLBACK_RULES", CALLBACK_RULES),
+    ("Giving up on a task result: `handling_failed`", "TASK_GIVE_UP_RULES", TASK_GIVE_UP_RULES),
+    (
+        "Giving up on a callback result: `handling_failed`",
+        "CALLBACK_GIVE_UP_RULES",
+        CALLBACK_GIVE_UP_RULES,
+    ),
+)
+
+
+def _rules_document() -> str:
+    # docs/decision-rules.md, generated (scripts/decision_rules.py) and tested against.
+    parts = [
+        "# Decision rules",
+        "",
+        (
+            "<!-- Generated from k8s_workloads.decisions by scripts/decision_rules.py: "
+            "do not edit. -->"
+        ),
+        "",
+        (
+            "What the executor does with each result, as the tables the code runs "
+            "(`k8s_workloads.decisions`). For each result the rows about its state are read "
+            "top to bottom; the first that applies decides. A row's *then* lists the actions, "
+            "in order; *ignore* and *look up* are said beside the actions (`Decision.note`), "
+            "never among them."
+        ),
+    ]
+    for title, name, table in _TABLES:
+        parts += ["", f"## {title}", "", f"`{name}`:", "", describe_rules(table)]
+    return "\n".join(parts) + "\n"
 
 
 # --- the decisions --------------------------------------------------------------------
