@@ -1533,6 +1533,11 @@ def test_every_table_ends_with_a_row_for_any_state_and_every_row_says_why(name: 
         assert rule.then, rule
         assert rule.why, rule
         assert "|" not in rule.when + rule.then + rule.why  # one Markdown table cell each
+        # The columns the rows are dispatched on are said in the prose the docs print.
+        if rule.running is False:
+            assert "not running" in rule.when, rule
+        if rule.running is True:
+            assert "running" in rule.when.replace("not running", ""), rule
 
 
 ADOPTED_ONLY = frozenset({ExecutorPseudoState.ADOPTED})

@@ -258,10 +258,23 @@ class Rule:
     then: str
     why: str
     applies: _Test = attrs.field(eq=False, repr=False)
+    """The rest of ``when``, beyond the state and the two columns below."""
     outcome: _Outcome = attrs.field(eq=False, repr=False)
+    running: bool | None = None
+    """Only while the key is in ``running`` (True), only while it is not (False), or either."""
+    record: bool | None = None
+    """Only for a workload with an attempt record (True), or with or without one."""
 
     def is_about(self, state: _ResultState) -> bool:
         return self.states is None or state in self.states
+
+    def fits(self, state: _ResultState | None, *, running: bool, record: bool) -> bool:
+        """Whether the row is looked at for a result of this state (None: any other)."""
+        return (
+            (self.states is None or (state is not None and state in self.states))
+            and self.running in {None, running}
+            and self.record in {None, record}
+        )
 
 
 def _rule(  # noqa: PLR0917 - a table row, read left to right
@@ -271,8 +284,12 @@ def _rule(  # noqa: PLR0917 - a table row, read left to right
     why: str,
     outcome: _Outcome,
     applies: _Test = _always,
+    *,
+    running: bool | None = None,
+    record: bool | None = None,
 ) -> Rule:
-    return Rule(None if states is None else frozenset(states), when, then, why, applies, outcome)
+    frozen = None if states is None else frozenset(states)
+    return Rule(frozen, when, then, why, applies, outcome, running, record)
 
 
 _ADOPTED = ExecutorPseudoState.ADOPTED
@@ -313,6 +330,7 @@ _ADOPTED_ROWS: Final = (
         "the workload: that pod's adoption must not free the new launch's slot.",
         lambda c: c.ignore("a requeued workload's old pod left the watch"),
         _Case.requeued_pod,
+        record=True,
     ),
     _rule(
         [_ADOPTED],
@@ -320,7 +338,7 @@ _ADOPTED_ROWS: Final = (
         "ignore; drop the attempt record",
         "Another scheduler owns the workload now; this one was not tracking it.",
         lambda c: Decision((), c.attempts.without(c.key), Ignore("adopted, not running")),
-        lambda c: not c.running,
+        running=False,
     ),
     _rule(
         [_ADOPTED],
@@ -345,6 +363,7 @@ _STALE_LAUNCH: Final = _rule(
     "workload may have been requeued meanwhile and its new pod must not be failed.",
     lambda c: c.ignore("the vanished pod was an earlier launch: the workload was requeued since"),
     _stale_launch,
+    record=True,
 )
 
 _NOT_RUNNING_DUPLICATE: Final = _rule(
@@ -354,7 +373,7 @@ _NOT_RUNNING_DUPLICATE: Final = _rule(
     "A repeated terminal event (MODIFIED then DELETED is normal): no event, and unlike "
     "the provider (§7.3.3) no second delete or patch either.",
     lambda c: c.ignore(f"{c.key!r} is not running: duplicate result"),
-    lambda c: not c.running,
+    running=False,
 )
 
 
@@ -364,7 +383,7 @@ _NOT_RUNNING_VANISHED: Final = _rule(
     "ignore",
     "Settled already (by another result, or never this executor's).",
     lambda c: c.ignore(f"{c.key!r} is not running"),
-    lambda c: not c.running,
+    running=False,
 )
 
 
@@ -478,9 +497,8 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         "ignore",
         "A later event of a requeued pod (DELETED after MODIFIED) is no new failure.",
         lambda c: c.ignore("duplicate failure of a pod already requeued"),
-        lambda c: (
-            c.attempt is not None and c.config.pod_launch_failure_retries != 0 and c.requeued_pod()
-        ),
+        lambda c: c.config.pod_launch_failure_retries != 0 and c.requeued_pod(),
+        record=True,
     ),
     _rule(
         [_FAILED],
@@ -488,11 +506,8 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         "look up the state",
         "Whether the pod failed before the task ran is the task instance's state.",
         lambda c: c.look_up("did the pod fail before the task ran?"),
-        lambda c: (
-            c.known is UNKNOWN
-            and c.attempt is not None
-            and c.config.pod_launch_failure_retries != 0
-        ),
+        lambda c: c.known is UNKNOWN and c.config.pod_launch_failure_retries != 0,
+        record=True,
     ),
     _rule(
         [_FAILED],
@@ -502,6 +517,7 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         "The provider's pod-launch-failure requeue (PR #69058).",
         _task_requeue,
         _task_pre_execution,
+        record=True,
     ),
     _rule(
         [_LOOKUP],
@@ -605,7 +621,8 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         "clean the pod up, free the slot, ignore; drop the attempt record",
         f"{_NEVER_OVERWRITTEN} But a finished pod is still cleaned up and its slot freed.",
         lambda c: c.settled(*c.cleanup(), FreeSlot(c.key), ignored=_keep(c)),
-        lambda c: c.running and _terminal(c),
+        _terminal,
+        running=True,
     ),
     _rule(
         [_C_SUCCESS, _C_FAILED, _VANISHED, _C_RUNNING, _LOOKUP, *CallbackState],
@@ -644,7 +661,7 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         "ignore",
         "A running event of a callback no longer tracked is stale.",
         lambda c: c.ignore(f"{c.key!r} is not running: stale event"),
-        lambda c: not c.running,
+        running=False,
     ),
     _rule(
         [_C_RUNNING],
@@ -669,6 +686,7 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         "A later event of a requeued pod is no new failure.",
         lambda c: c.ignore("duplicate failure of a pod already requeued"),
         _Case.requeued_pod,
+        record=True,
     ),
     _rule(
         [_C_FAILED],
@@ -677,6 +695,7 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         "callback_launch_failure_retries: the callback's code never ran.",
         _callback_requeue,
         _callback_requeues,
+        record=True,
     ),
     _rule(
         [_C_FAILED],
@@ -758,6 +777,7 @@ _GIVE_UP_FIRST: Final = (
         "A stale result: the requeued launch decides.",
         lambda c: c.ignore("duplicate result of a pod already requeued"),
         lambda c: bool(c.result.pod_name) and c.requeued_pod(),
+        record=True,
     ),
     _rule(
         [TaskInstanceState.RUNNING, _C_RUNNING],
@@ -772,7 +792,8 @@ _GIVE_UP_FIRST: Final = (
         "ignore",
         "Settled by another result: nothing to report.",
         lambda c: c.ignore(f"{c.gave_up()}; {c.key!r} is not running: nothing to report"),
-        lambda c: not (c.running or c.state is _COMPLETED),
+        lambda c: c.state is not _COMPLETED,
+        running=False,
     ),
 )
 
@@ -828,20 +849,25 @@ CALLBACK_GIVE_UP_RULES: Final[tuple[Rule, ...]] = (
 _STATES: Final = (*TaskInstanceState, *CallbackState, *ExecutorPseudoState)
 
 
-_Rows: TypeAlias = Mapping["_ResultState | None", tuple[tuple["_Test | None", "_Outcome"], ...]]
+_Key: TypeAlias = "tuple[_ResultState | None, bool, bool]"
+_Rows: TypeAlias = Mapping[_Key, tuple[tuple["_Test | None", "_Outcome"], ...]]
 
 
 def _by_state(table: tuple[Rule, ...], states: Iterable[_ResultState]) -> _Rows:
-    # Each state's rows, in table order, as (test, outcome) pairs (no test: always): a
-    # result is tested only against its own rows. None holds the rows for any state.
-    def rows(state: _ResultState | None) -> tuple[tuple[_Test | None, _Outcome], ...]:
+    # The rows for each (state, running, has an attempt record), in table order, as
+    # (test, outcome) pairs (no test: always): a result is tested only against the rows
+    # about it. State None holds the rows for any other state.
+    def rows(key: _Key) -> tuple[tuple[_Test | None, _Outcome], ...]:
+        state, running, record = key
         return tuple(
             (None if rule.applies is _always else rule.applies, rule.outcome)
             for rule in table
-            if rule.states is None or (state is not None and state in rule.states)
+            if rule.fits(state, running=running, record=record)
         )
 
-    return {state: rows(state) for state in (*states, None)}
+    keys = [(state, running, record) for state in (*states, None) for running in (True, False)
+            for record in (True, False)]  # fmt: skip
+    return {key: rows(key) for key in keys}
 
 
 _TASK_ROWS: Final = _by_state(TASK_RULES, _STATES)
@@ -850,8 +876,13 @@ _TASK_GIVE_UP_ROWS: Final = _by_state(TASK_GIVE_UP_RULES, _STATES)
 _CALLBACK_GIVE_UP_ROWS: Final = _by_state(CALLBACK_GIVE_UP_RULES, _STATES)
 
 
+def _rows_for(rows: _Rows, case: _Case) -> tuple[tuple[_Test | None, _Outcome], ...]:
+    running, record = bool(case.running), case.attempt is not None
+    return rows.get((case.state, running, record)) or rows[None, running, record]
+
+
 def _run(rows: _Rows, case: _Case) -> Decision:
-    for applies, outcome in rows.get(case.state) or rows[None]:
+    for applies, outcome in _rows_for(rows, case):
         if applies is None or applies(case):
             return outcome(case)
     # Every table ends with a row for any state.
@@ -924,7 +955,10 @@ def decide_task(
     """
     case = _Case(result, running, config, attempts, ti_state)
     # _run, written out: this is the hot path.
-    for applies, outcome in _TASK_ROWS.get(case.state) or _TASK_ROWS[None]:
+    running, record = bool(running), case.attempt is not None
+    for applies, outcome in (
+        _TASK_ROWS.get((case.state, running, record)) or _TASK_ROWS[None, running, record]
+    ):
         if applies is None or applies(case):
             return outcome(case)
     raise AssertionError(case.state)  # pragma: no cover - the table ends with "otherwise"
@@ -961,7 +995,10 @@ def decide(
         return _run(_CALLBACK_ROWS, _Case(result, running, config, attempts, callback_state))
     ti_state = known_state if not isinstance(known_state, CallbackState) else UNKNOWN
     case = _Case(result, running, config, attempts, ti_state)
-    for applies, outcome in _TASK_ROWS.get(case.state) or _TASK_ROWS[None]:
+    running, record = bool(running), case.attempt is not None
+    for applies, outcome in (
+        _TASK_ROWS.get((case.state, running, record)) or _TASK_ROWS[None, running, record]
+    ):
         if applies is None or applies(case):
             return outcome(case)
     raise AssertionError(case.state)  # pragma: no cover - the table ends with "otherwise"
