@@ -1,7 +1,8 @@
-"""Set up the project's environments and run its two jobs.
+"""Set up the project's environments and run its jobs (two set-up jobs, and the docs).
 
     python3 scripts/dev.py demo   # the CLI on the bundled example scenario (simulate)
-    python3 scripts/dev.py test   # ruff, mypy --strict, pytest (kubernetes 37, then Airflow envs)
+    python3 scripts/dev.py test   # ruff, mypy --strict, the docs (strict), pytest (all envs)
+    python3 scripts/dev.py docs   # the documentation site, into site/ (not a set-up step)
 
 Needs only ``python3`` (3.10+) and access to PyPI. Two virtual environments are made
 beside the checkout and re-made whenever their requirements change:
@@ -90,6 +91,12 @@ def demo() -> int:
     return _run([_bin(MAIN_ENV, "k8s-workloads"), "simulate"])
 
 
+def docs(*, strict: bool = False) -> int:
+    """Build the documentation site (``mkdocs.yml``) into ``site/``."""
+    ensure_env(MAIN_ENV, MAIN_REQUIREMENTS)
+    return _run([_bin(MAIN_ENV, "mkdocs"), "build", "--quiet", *(["--strict"] if strict else [])])
+
+
 def test(*, thorough: bool) -> int:
     ensure_env(MAIN_ENV, MAIN_REQUIREMENTS)
     ensure_env(AIRFLOW_ENV, AIRFLOW_REQUIREMENTS)
@@ -101,6 +108,8 @@ def test(*, thorough: bool) -> int:
         [_bin(MAIN_ENV, "ruff"), "check", "src", "tests", "benchmarks", "scripts", "fuzz"]
     )
     results["mypy --strict"] = _run([_bin(MAIN_ENV, "mypy"), "--strict"])
+    # A broken reference or docstring fails here; the build takes a few seconds.
+    results["mkdocs build --strict"] = docs(strict=True)
     results["pytest (kubernetes 37)"] = _run([_bin(MAIN_ENV, "pytest"), "-q"], env=env)
     results["pytest (Airflow env, kubernetes 36)"] = _run(
         [_bin(AIRFLOW_ENV, "pytest"), "-q"], env=env
@@ -118,6 +127,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="job", required=True)
     sub.add_parser("demo", help="run the CLI's simulator on the bundled scenario")
+    docs_parser = sub.add_parser("docs", help="build the documentation site into site/")
+    docs_parser.add_argument(
+        "--strict", action="store_true", help="fail on any warning, as the test job does"
+    )
     test_parser = sub.add_parser("test", help="run ruff, mypy --strict and pytest in every env")
     test_parser.add_argument(
         "--thorough", action="store_true", help="many more hypothesis examples"
@@ -125,6 +138,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.job == "demo":
         return demo()
+    if args.job == "docs":
+        return docs(strict=args.strict)
     return test(thorough=args.thorough)
 
 

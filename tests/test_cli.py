@@ -12,7 +12,7 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 
-from k8s_workloads import __version__, cli
+from k8s_workloads import __version__, compat
 from k8s_workloads.cli import main
 from k8s_workloads.codec import annotations_to_key
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
@@ -400,13 +400,13 @@ def test_render_template_and_override_as_json(tmp_path: Path) -> None:
 
 
 def test_render_uses_the_installed_airflow_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "installed_airflow_version", lambda: "3.3.1")
+    monkeypatch.setattr(compat, "installed_airflow_version", lambda: "3.3.1")
     (pod,), _ = render("callback", "--callback-id", CALLBACK_ID)
     assert pod["metadata"]["labels"]["airflow_version"] == "3.3.1"
 
 
 def test_render_without_airflow_needs_a_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "installed_airflow_version", lambda: None)
+    monkeypatch.setattr(compat, "installed_airflow_version", lambda: None)
     code, out, err = run("render", "task")
     assert (code, out) == (2, "")
     assert err == (

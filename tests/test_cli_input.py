@@ -112,7 +112,7 @@ def test_an_endless_file_is_refused_after_the_limit_not_read_to_its_end(
 
 
 def test_the_input_limit_is_inclusive(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(cli, "MAX_INPUT_BYTES", 20)
+    monkeypatch.setattr(_limits, "MAX_INPUT_BYTES", 20)
     path = tmp_path / "a.json"
     path.write_bytes(b'{"dag_id": "d"}' + b" " * 5)  # 20 bytes
     code, _, err = run("decode", str(path), "--airflow-version", "3.3.2")

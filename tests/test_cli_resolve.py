@@ -12,7 +12,7 @@ from typing import Any, TextIO, cast
 
 import pytest
 
-from k8s_workloads import cli
+from k8s_workloads import compat
 from k8s_workloads.cli import key_to_text, main
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 
@@ -44,7 +44,7 @@ def lines_for(out: str, pod_prefix: str) -> list[str]:
 def _no_installed_airflow(monkeypatch: pytest.MonkeyPatch) -> None:
     # The same results in both environments: Airflow is "not installed" unless a test
     # says otherwise.
-    monkeypatch.setattr(cli, "installed_airflow_version", lambda: None)
+    monkeypatch.setattr(compat, "installed_airflow_version", lambda: None)
 
 
 def test_key_to_text() -> None:
@@ -355,7 +355,7 @@ def test_callbacks_need_an_airflow_version_that_runs_them(monkeypatch: pytest.Mo
     _, out, _ = run(CALLBACKS, "--airflow-version", "3.2.0")
     assert all("(Airflow 3.2.0)" in line for line in lines_for(out, "callback-"))
 
-    monkeypatch.setattr(cli, "installed_airflow_version", lambda: "3.3.1")
+    monkeypatch.setattr(compat, "installed_airflow_version", lambda: "3.3.1")
     _, out, _ = run(CALLBACKS)
     assert all(" callback 019e9f" in line for line in lines_for(out, "callback-"))
 

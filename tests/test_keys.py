@@ -1,14 +1,24 @@
 from __future__ import annotations
 
+import json
 import pickle
+import re
 import uuid
 
 import attrs
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
-from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, InvalidKey, TaskInstanceKey
-from tests.strategies import callback_keys, task_keys
+from k8s_workloads.keys import (
+    AIRFLOW_INT_MAX,
+    CallbackKey,
+    InvalidKey,
+    TaskInstanceKey,
+    WorkloadKey,
+    key_from_json,
+)
+from tests.strategies import callback_keys, task_keys, workload_keys
 
 CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
 
@@ -119,3 +129,70 @@ def test_task_keys_hash_consistently_and_pickle(key: TaskInstanceKey) -> None:
 def test_callback_keys_accept_every_uuid(key: CallbackKey) -> None:
     assert str(uuid.UUID(key.id)) == key.id
     assert pickle.loads(pickle.dumps(key)) == key  # noqa: S301 - our own bytes
+
+
+# --- JSON and text forms ------------------------------------------------------------------
+
+
+@given(workload_keys())
+def test_a_keys_json_reads_back_to_an_equal_key(key: WorkloadKey) -> None:
+    data = key.to_json()
+    assert key_from_json(data) == key
+    # Through JSON text too: the form is plain JSON (strings, ints, null).
+    assert key_from_json(json.loads(json.dumps(data))) == key
+    assert data["kind"] == ("callback" if isinstance(key, CallbackKey) else "task")
+
+
+@given(task_keys())
+def test_a_task_keys_text_names_every_field_it_has(key: TaskInstanceKey) -> None:
+    text = key.to_text()
+    assert text.startswith(f"task {key.dag_id}.{key.task_id} ")
+    assert f" try={key.try_number}" in text
+    assert (f" run={key.run_id} " in text) is (key.run_id is not None)
+    assert text.endswith(f" map={key.map_index}") is (key.map_index >= 0)
+    without_run = key.to_text(run_id=False)
+    assert "run=" not in without_run.removeprefix(f"task {key.dag_id}.{key.task_id}")
+    run_part = "" if key.run_id is None else f" run={key.run_id}"
+    assert text == without_run.replace(" try=", f"{run_part} try=", 1)
+
+
+@given(callback_keys())
+def test_a_callback_keys_text_is_its_id(key: CallbackKey) -> None:
+    assert key.to_text() == key.to_text(run_id=False) == f"callback {key.id}"
+
+
+def test_key_text_examples() -> None:
+    key = TaskInstanceKey("etl", "load", "r1", 2, 3)
+    assert key.to_text() == "task etl.load run=r1 try=2 map=3"
+    assert TaskInstanceKey("etl", "load", None).to_text() == "task etl.load try=1"
+    assert CallbackKey(CALLBACK_ID).to_json() == {"kind": "callback", "id": CALLBACK_ID}
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "words"),
+    [
+        (["task"], None, "is an object"),
+        ({"id": CALLBACK_ID}, "kind", "kind 'task' or 'callback'"),
+        ({"kind": "pod", "id": CALLBACK_ID}, "kind", "got 'pod'"),
+        ({"kind": "callback"}, "id", "has no 'id'"),
+        ({"kind": "callback", "id": CALLBACK_ID, "dag_id": "d"}, "dag_id", "no field 'dag_id'"),
+        ({"kind": "callback", "id": CALLBACK_ID.upper()}, "id", "canonical"),
+        ({"kind": "task", "dag_id": "d", "task_id": "t", "run_id": None, "try_number": 1},
+         "map_index", "has no 'map_index'"),
+        ({"kind": "task", "dag_id": "d", "task_id": "t", "run_id": None, "try_number": "1",
+          "map_index": -1}, "try_number", "must be an int"),
+    ],
+)  # fmt: skip
+def test_key_from_json_names_what_is_wrong(data: object, field: str | None, words: str) -> None:
+    with pytest.raises(InvalidKey, match=re.escape(words)) as caught:
+        key_from_json(data)
+    assert caught.value.field == field
+
+
+@given(st.dictionaries(st.text(max_size=12), st.none() | st.integers() | st.text(max_size=12)))
+def test_key_from_json_refuses_anything_else_with_invalid_key(data: dict[str, object]) -> None:
+    try:
+        key = key_from_json(data)
+    except InvalidKey:
+        return
+    assert key.to_json() == data  # only an exact key's JSON is read

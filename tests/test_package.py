@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 import k8s_workloads
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_public_name_resolves() -> None:
@@ -51,3 +56,40 @@ def test_core_use_never_imports_kubernetes() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "False"
+
+
+def _gen_init() -> Any:
+    spec = importlib.util.spec_from_file_location("gen_init", ROOT / "scripts" / "gen_init.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_type_checking_imports_are_made_from_the_table() -> None:
+    # mypy reads the generated imports, the run time the table: they must name the same.
+    gen = _gen_init()
+    source = (ROOT / "src" / "k8s_workloads" / "__init__.py").read_text(encoding="utf-8")
+    assert gen.updated(source) == source, "run scripts/gen_init.py"
+    table = gen.public_table(source)
+    assert table == k8s_workloads._PUBLIC
+    assert sum(map(len, table.values())) == len(k8s_workloads._LAZY)  # no name twice
+    assert {name: mod for mod, names in table.items() for name in names} == k8s_workloads._LAZY
+    assert sorted(k8s_workloads.__all__) == sorted(["__version__", *k8s_workloads._LAZY])
+
+
+def test_the_check_fails_when_the_table_and_the_imports_diverge() -> None:
+    gen = _gen_init()
+    source = (ROOT / "src" / "k8s_workloads" / "__init__.py").read_text(encoding="utf-8")
+    added = source.replace('"key_from_json",', '"key_from_json",\n        "key_to_nothing",', 1)
+    assert added != source
+    assert "key_to_nothing as key_to_nothing" in gen.updated(added)
+    # An import edited by hand, not in the table, is undone as well.
+    by_hand = source.replace(
+        "    from k8s_workloads.keys import InvalidKey as InvalidKey\n",
+        "    from k8s_workloads.keys import InvalidKey as InvalidKey\n"
+        "    from k8s_workloads.keys import AIRFLOW_INT_MAX as AIRFLOW_INT_MAX\n",
+    )
+    assert by_hand != source
+    assert gen.updated(by_hand) == source

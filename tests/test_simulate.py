@@ -158,7 +158,7 @@ def test_reset_task_instances_get_the_next_try() -> None:
     result = run(DOWNTIME)
     for workload in ("deleted-while-down", "waiting-for-pod"):
         report = result.workload(workload)
-        assert report.key.endswith("try 2")
+        assert report.key.endswith("try=2")
         assert any(note.startswith("reset: no pod to adopt") for note in report.notes)
 
 
@@ -245,7 +245,7 @@ def test_text_output_has_a_timeline_a_table_and_a_summary() -> None:
     lines = out.splitlines()
     assert lines[0] == "Scenario nightly (seed 42, Airflow 3.3.2)"
     assert lines[1].startswith("t=  0  ")
-    assert any(" MODIFIED Succeeded → lookup (task etl.extract try 1) → " in line for line in lines)
+    assert any(" MODIFIED Succeeded → lookup (task etl.extract try=1) → " in line for line in lines)
     header = next(line for line in lines if line.startswith("workload "))
     assert header.split()[:4] == ["workload", "kind", "key", "end"]
     assert lines[-1] == result.summary()

@@ -152,6 +152,36 @@ class Resolution:
     pod_uid: str | None = None
     """The pod's ``metadata.uid``: tells launches that share a pod name apart."""
 
+    def to_json(self, *, explain: bool = False) -> dict[str, Any]:
+        """The resolution as a JSON object, as ``k8s-workloads resolve --json`` prints it
+        (without its ``line``).
+
+        Always ``event``, ``outcome``, ``state`` (their values), ``key``
+        (``key.to_json()``), ``pod``, ``namespace``, ``resource_version`` and ``reason``;
+        with ``explain`` also ``error_code``, ``failure_details``, ``classification``
+        (``classification.to_json()``) and ``pod_uid``. Absent values are None.
+        """
+        record: dict[str, Any] = {
+            "event": self.event_type,
+            "outcome": self.outcome.value,
+            "state": None if self.state is None else self.state.value,
+            "key": None if self.key is None else self.key.to_json(),
+            "pod": self.pod_name,
+            "namespace": self.namespace,
+            "resource_version": self.resource_version,
+            "reason": self.reason,
+        }
+        if explain:
+            details = self.failure_details
+            classification = self.classification
+            record["error_code"] = self.error_code
+            record["failure_details"] = None if details is None else dict(details)
+            record["classification"] = (
+                None if classification is None else classification.to_json()
+            )
+            record["pod_uid"] = self.pod_uid
+        return record
+
     def to_result(self) -> WorkloadResult | None:
         """The executor-side result record, or None when there is nothing to report."""
         if self.state is None or self.key is None:

@@ -108,6 +108,16 @@ class FailureClassification:
     evidence: str
     """Where the reason was read: ``pod reason``, ``DisruptionTarget condition`` …"""
 
+    def to_json(self) -> dict[str, Any]:
+        """The classification as a JSON object: ``kind`` (its value), ``retryable``,
+        ``reason`` and ``evidence``."""
+        return {
+            "kind": self.kind.value,
+            "retryable": self.retryable,
+            "reason": self.reason,
+            "evidence": self.evidence,
+        }
+
 
 _ContainerType = Literal["init", "main"]
 

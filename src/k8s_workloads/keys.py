@@ -10,6 +10,7 @@ without "if it is not a task it must be a callback" reasoning (apache/airflow#66
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
@@ -27,6 +28,7 @@ __all__ = [
     "InvalidKey",
     "TaskInstanceKey",
     "WorkloadKey",
+    "key_from_json",
 ]
 
 
@@ -118,6 +120,34 @@ class TaskInstanceKey:
         dag_id, task_id, run_id, try_number, map_index = fields
         return cls(dag_id, task_id, run_id, try_number, map_index)
 
+    def to_json(self) -> dict[str, Any]:
+        """The key as a JSON object: ``kind`` ``"task"`` and the five fields by name.
+
+        :func:`key_from_json` reads it back to an equal key.
+        """
+        return {
+            "kind": "task",
+            "dag_id": self.dag_id,
+            "task_id": self.task_id,
+            "run_id": self.run_id,
+            "try_number": self.try_number,
+            "map_index": self.map_index,
+        }
+
+    def to_text(self, *, run_id: bool = True) -> str:
+        """The key on one line: ``task etl.load run=r1 try=2 map=3``.
+
+        ``run=`` is left out when the key has no run id or ``run_id`` is False (a
+        timeline of one run); ``map=`` when the task is not mapped.
+        """
+        parts = [f"task {self.dag_id}.{self.task_id}"]
+        if run_id and self.run_id is not None:
+            parts.append(f"run={self.run_id}")
+        parts.append(f"try={self.try_number}")
+        if self.map_index >= 0:
+            parts.append(f"map={self.map_index}")
+        return " ".join(parts)
+
 
 def _canonical_uuid(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     # Airflow coerces callback ids to ``str(uuid)``; anything else would make pod names,
@@ -146,6 +176,48 @@ class CallbackKey:
     def __str__(self) -> str:
         return self.id
 
+    def to_json(self) -> dict[str, Any]:
+        """The key as a JSON object: ``{"kind": "callback", "id": ...}``.
+
+        :func:`key_from_json` reads it back to an equal key.
+        """
+        return {"kind": "callback", "id": self.id}
+
+    def to_text(self, *, run_id: bool = True) -> str:  # noqa: ARG002 - TaskInstanceKey's signature
+        """The key on one line: ``callback <id>`` (``run_id`` is accepted for symmetry with
+        :meth:`TaskInstanceKey.to_text`; a callback key has no run id)."""
+        return f"callback {self.id}"
+
 
 WorkloadKey: TypeAlias = TaskInstanceKey | CallbackKey
 """Either kind of workload key; narrow with ``isinstance``."""
+
+_TASK_FIELDS = ("dag_id", "task_id", "run_id", "try_number", "map_index")
+
+
+def key_from_json(data: object) -> WorkloadKey:
+    """The key a ``to_json()`` object describes.
+
+    Raises:
+        InvalidKey: ``data`` is not such an object: not a mapping, an unknown ``kind``, a
+            missing or extra field, or a field value no key can have; ``field`` names it.
+    """
+    if not isinstance(data, Mapping):
+        raise InvalidKey(f"a key's JSON is an object, got {shown(data)}")
+    kind = data.get("kind")
+    if kind == "callback":
+        expected: tuple[str, ...] = ("id",)
+    elif kind == "task":
+        expected = _TASK_FIELDS
+    else:
+        msg = f"a key's JSON has kind 'task' or 'callback', got {shown(kind)}"
+        raise InvalidKey(msg, field="kind")
+    for name in expected:
+        if name not in data:
+            raise InvalidKey(f"a {kind} key's JSON has no {name!r}", field=name)
+    for name in data:
+        if name != "kind" and name not in expected:
+            raise InvalidKey(f"a {kind} key's JSON has no field {shown(name)}", field=str(name))
+    if kind == "callback":
+        return CallbackKey(data["id"])
+    return TaskInstanceKey(*(data[name] for name in _TASK_FIELDS))

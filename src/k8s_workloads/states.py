@@ -128,6 +128,7 @@ class ExecutorPseudoState(enum.Enum):
 
 
 WorkloadState: TypeAlias = TaskInstanceState | CallbackState
+"""Either kind of workload state; narrow with ``isinstance``."""
 
 
 class FailureDetails(TypedDict, total=False):
@@ -194,7 +195,9 @@ class KubernetesJob(Generic[K]):
 
 
 TaskJob: TypeAlias = KubernetesJob[TaskInstanceKey]
+"""A task instance's job."""
 CallbackJob: TypeAlias = KubernetesJob[CallbackKey]
+"""A callback workload's job."""
 
 
 @attrs.frozen
@@ -220,6 +223,22 @@ class KubernetesResult(Generic[K, S]):
     """The pod's ``metadata.uid`` (None: not known). Two launches of one workload may share
     a pod name (a fixed ``pod_id`` or an override's ``metadata.name``); never a uid."""
 
+    def to_json(self) -> dict[str, Any]:
+        """The result as a JSON object: ``key`` (``key.to_json()``), ``state`` (its
+        value), ``pod``, ``namespace``, ``resource_version``, ``failure_details``,
+        ``launch`` and ``pod_uid``; the same names as ``Resolution.to_json``'s."""
+        details = self.failure_details
+        return {
+            "key": self.key.to_json(),
+            "state": self.state.value,
+            "pod": self.pod_name,
+            "namespace": self.namespace,
+            "resource_version": self.resource_version,
+            "failure_details": None if details is None else dict(details),
+            "launch": self.launch,
+            "pod_uid": self.pod_uid,
+        }
+
 
 @attrs.frozen
 class TaskResult(KubernetesResult[TaskInstanceKey, TaskInstanceState]):
@@ -232,6 +251,7 @@ class CallbackResult(KubernetesResult[CallbackKey, CallbackState]):
 
 
 WorkloadResult: TypeAlias = TaskResult | CallbackResult
+"""Either kind of result; narrow with ``isinstance``."""
 
 
 @overload

@@ -91,7 +91,6 @@ from k8s_workloads.sim.scenario import (
     Step,
     WatchErrorSpec,
     WorkloadSpec,
-    default_id,
     is_terminal,
 )
 from k8s_workloads.states import (
@@ -121,10 +120,8 @@ _INIT_CONTAINER_NAME = "init"
 
 
 def _describe_key(key: WorkloadKey) -> str:
-    if isinstance(key, CallbackKey):
-        # Time-ordered UUIDs (v7) share their first digits: keep the head and the tail.
-        return f"callback {key.id[:8]}..{key.id[-4:]}"
-    return f"task {default_id(key)} try {key.try_number}"
+    # One run per timeline line: the run id would only repeat itself.
+    return key.to_text(run_id=False)
 
 
 def _shorten(text: str, key: WorkloadKey) -> str:

@@ -1,0 +1,72 @@
+"""``decode`` and ``demo``: pod annotations to the workload key they describe."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import TYPE_CHECKING, Any, TextIO
+
+from k8s_workloads import compat
+from k8s_workloads._display import one_line
+from k8s_workloads.cli._io import UsageError, parse_json, read_text
+from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
+
+if TYPE_CHECKING:
+    import argparse
+
+DEMO_AIRFLOW_VERSION = "3.3.2"
+"""The Airflow version the bundled demo pretends to run (callbacks on)."""
+
+
+def add_parsers(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers action
+    decode = sub.add_parser(
+        "decode", help="pod annotations (JSON) to the workload key they describe (JSON)"
+    )
+    decode.add_argument("file", nargs="?", default="-", help="annotations JSON file, or - (stdin)")
+    decode.add_argument("--labels", help="the pod's labels as a JSON object")
+    decode.add_argument(
+        "--airflow-version",
+        help="the Airflow version to decode for (callbacks need 3.3+); "
+        "default: the installed Airflow's, else none",
+    )
+    sub.add_parser("demo", help="decode the bundled example pods")
+
+
+def run_decode(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+    annotations = parse_json(read_text(args.file, stdin), args.file)
+    if not isinstance(annotations, dict):
+        raise UsageError(f"{args.file}: expected a JSON object of annotations")
+    labels = parse_json(args.labels, "--labels") if args.labels is not None else None
+    if labels is not None and not isinstance(labels, dict):
+        raise UsageError("--labels: expected a JSON object")
+    version = args.airflow_version or compat.installed_airflow_version()
+    if version is not None:
+        compat.release_tuple(version)  # a bad --airflow-version is a usage error, whatever the pod
+    try:
+        key = annotations_to_key(annotations, labels, airflow_version=version)
+    except InvalidAnnotations as error:
+        print(one_line(f"k8s-workloads decode: {type(error).__name__}: {error}"), file=err)
+        return 1
+    print(json.dumps(key.to_json(), sort_keys=True), file=out)
+    return 0
+
+
+def run_demo(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:  # noqa: ARG001
+    examples = json.loads(
+        resources.files("k8s_workloads").joinpath("examples/pods.json").read_text("utf-8")
+    )
+    print(
+        f"Decoding the bundled example pods (Airflow {DEMO_AIRFLOW_VERSION} unless noted):",
+        file=out,
+    )
+    for example in examples:
+        version = example.get("airflow_version", DEMO_AIRFLOW_VERSION)
+        try:
+            key = annotations_to_key(
+                example["annotations"], example.get("labels"), airflow_version=version
+            )
+            shown = json.dumps(key.to_json(), sort_keys=True)
+        except InvalidAnnotations as error:
+            shown = f"{type(error).__name__}: {error}"
+        print(f"\n  {example['name']} (Airflow {version})\n    -> {shown}", file=out)
+    return 0
