@@ -23,6 +23,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from k8s_workloads import pods
+from k8s_workloads.compat import AirflowVersion
 from k8s_workloads.keys import AIRFLOW_INT_MAX, InvalidKey
 from k8s_workloads.labels import EXECUTION_DATE_KEY, LOGICAL_DATE_KEY, create_unique_id
 from k8s_workloads.pods import PodMutationHookError, PodTemplate, construct_task_pod
@@ -134,6 +135,17 @@ generated_run_ids = st.builds(
 )
 
 
+versions = st.sampled_from(
+    [
+        AIRFLOW_VERSION,
+        "3.1.0+astro.1",
+        _Text(AIRFLOW_VERSION),
+        AirflowVersion.parse(AIRFLOW_VERSION),
+        AirflowVersion.parse("3.2.0+local.build.7"),
+    ]
+)
+
+
 def _values(**drawn: Any) -> dict[str, Any]:
     values = {
         "namespace": "airflow",
@@ -195,6 +207,7 @@ def _warmed(template: Manifest | None, override: Manifest | None) -> PodTemplate
     pod_id=st.one_of(st.just("etl-load-abcd1234"), hostile_names),
     scheduler_job_id=st.one_of(scheduler_job_ids, st.just(True)),
     mutation_hook=hooks,
+    airflow_version=versions,
     pair=templates_and_overrides(valid=True),
 )
 def test_the_fast_path_builds_what_the_general_path_builds(
@@ -219,6 +232,7 @@ def test_the_fast_path_builds_what_the_general_path_builds(
     namespace=namespaces,
     scheduler_job_id=st.one_of(st.integers(0, 10**9), st.from_regex(r"[a-z0-9-]{1,20}")),
     mutation_hook=hooks,
+    airflow_version=versions,
     pair=templates_and_overrides(valid=True),
 )
 def test_plausible_values_take_the_fast_path_to_the_same_pod(

@@ -29,7 +29,7 @@ from k8s_workloads._display import shown
 from k8s_workloads._json import as_list, as_map
 from k8s_workloads._manifest import Manifest, PodReconciliationError, clean_manifest
 from k8s_workloads.codec import key_to_annotations
-from k8s_workloads.compat import require_callback_support
+from k8s_workloads.compat import AirflowVersion, VersionLike, require_callback_support
 from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, TaskInstanceKey
 from k8s_workloads.labels import (
     AIRFLOW_VERSION_LABEL,
@@ -839,7 +839,7 @@ class PodTemplate:
         kube_image: str | None,
         try_number: int,
         args: Sequence[str],
-        airflow_version: str,
+        airflow_version: VersionLike,
         run_id: str | None = None,
         map_index: int = -1,
         date: datetime.datetime | None = None,
@@ -877,7 +877,7 @@ class PodTemplate:
         scheduler_job_id: str | int,
         kube_image: str | None,
         args: Sequence[str],
-        airflow_version: str,
+        airflow_version: VersionLike,
         dag_id: str | None = None,
         run_id: str | None = None,
         pod_id: str | None = None,
@@ -930,7 +930,7 @@ def construct_task_pod(
     kube_image: str | None,
     try_number: int,
     args: Sequence[str],
-    airflow_version: str,
+    airflow_version: VersionLike,
     run_id: str | None = None,
     map_index: int = -1,
     date: datetime.datetime | None = None,
@@ -1016,6 +1016,7 @@ def _task_identity(
 
 
 _ARGS_TYPES = (list, tuple)
+_VERSION_TYPES = (str, AirflowVersion)
 _STR_TYPE = frozenset((str,))
 _JOB_ID_TYPES = (str, int)
 _DATE_KEYS = (LOGICAL_DATE_KEY, EXECUTION_DATE_KEY)
@@ -1037,7 +1038,7 @@ def _fast_task_pod(  # noqa: PLR0917 - the builder's values, positional for spee
     kube_image: str | None,
     try_number: int,
     args: Sequence[str],
-    airflow_version: str,
+    airflow_version: VersionLike,
     run_id: str | None,
     map_index: int,
     date: datetime.datetime | None,
@@ -1067,8 +1068,11 @@ def _fast_task_pod(  # noqa: PLR0917 - the builder's values, positional for spee
     """
     image = prepared.override_image or kube_image
     plan = prepared._plans.get(image is not None)  # noqa: SLF001 - planned by build only
+    # The label is made from the version's text, as airflow_version_label makes it.
+    version = airflow_version if type(airflow_version) is str else str(airflow_version)
     if (
         plan is None
+        or type(version) is not str
         or not plan.keeps_task_identity
         or not args
         or image == ""
@@ -1087,7 +1091,7 @@ def _fast_task_pod(  # noqa: PLR0917 - the builder's values, positional for spee
         TASK_ID_KEY: _safe_label_of_str(task_id),
         TRY_NUMBER_KEY: try_text,
         KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
-        AIRFLOW_VERSION_LABEL: _version_label_of_str(airflow_version),
+        AIRFLOW_VERSION_LABEL: _version_label_of_str(version),
         AIRFLOW_WORKER_LABEL: _safe_label_of_str(str(scheduler_job_id)),
     }
     own_characters = len(dag_id) + len(task_id) + len(try_text) + _OWN_ANNOTATION_KEY_CHARS
@@ -1137,7 +1141,7 @@ def _task_pod(  # noqa: PLR0917 - called positionally by the two builders, for s
     kube_image: str | None,
     try_number: int,
     args: Sequence[str],
-    airflow_version: str,
+    airflow_version: VersionLike,
     run_id: str | None,
     map_index: int,
     date: datetime.datetime | None,
@@ -1164,7 +1168,7 @@ def _task_pod(  # noqa: PLR0917 - called positionally by the two builders, for s
         and (kube_image is None or type(kube_image) is str)
         and type(args) in _ARGS_TYPES
         and set(map(type, args)) <= _STR_TYPE
-        and type(airflow_version) is str
+        and type(airflow_version) in _VERSION_TYPES
         and type(scheduler_job_id) in _JOB_ID_TYPES
         and type(logical_date_key) is str
         and logical_date_key in _DATE_KEYS
@@ -1249,7 +1253,7 @@ def construct_callback_pod(
     scheduler_job_id: str | int,
     kube_image: str | None,
     args: Sequence[str],
-    airflow_version: str,
+    airflow_version: VersionLike,
     base_worker_pod: Mapping[str, Any] | None = None,
     dag_id: str | None = None,
     run_id: str | None = None,
@@ -1294,7 +1298,7 @@ def _callback_pod(
     scheduler_job_id: str | int,
     kube_image: str | None,
     args: Sequence[str],
-    airflow_version: str,
+    airflow_version: VersionLike,
     dag_id: str | None,
     run_id: str | None,
     pod_id: str | None,
@@ -1343,7 +1347,7 @@ def construct_pod(
     *,
     namespace: str,
     scheduler_job_id: str | int,
-    airflow_version: str,
+    airflow_version: VersionLike,
     kube_image: str | None = None,
     base_worker_pod: PodTemplate | Mapping[str, Any] | None = None,
     args: Sequence[str] | None = None,
