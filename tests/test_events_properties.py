@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from k8s_workloads._watchjson import decode_event, decode_pod_event
 from k8s_workloads.adapters import to_v1pod
+from k8s_workloads.codec import ANNOTATIONS_READ
 from k8s_workloads.events import (
     Outcome,
     Resolution,
@@ -688,9 +689,15 @@ _TYPED_FIELDS = [
     ("metadata", "deletionTimestamp"),
     ("metadata", "labels"),
     ("metadata", "labels", KUBERNETES_EXECUTOR_LABEL),
+    ("metadata", "labels", POD_REVOKED_LABEL),
+    ("metadata", "labels", WORKLOAD_TYPE_LABEL),
     ("metadata", "annotations"),
     ("metadata", "annotations", "dag_id"),
     ("metadata", "annotations", "try_number"),
+    ("metadata", "annotations", "map_index"),
+    ("metadata", "annotations", "run_id"),
+    ("metadata", "annotations", "callback_id"),
+    ("metadata", "annotations", "logical_date"),
     ("status",),
     ("status", "phase"),
     ("status", "reason"),
@@ -711,11 +718,17 @@ _TYPED_FIELDS = [
 ]
 """Paths to fields the typed decoding reads, each with its one API type."""
 
+_LABELS_READ = frozenset({POD_REVOKED_LABEL, KUBERNETES_EXECUTOR_LABEL, WORKLOAD_TYPE_LABEL})
+
 
 def _is_api_type(path: tuple[str | int, ...], value: object) -> bool:
     leaf = path[-1]
     if leaf in {"labels", "annotations"}:
-        return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+        # Only the labels and annotations the rules read are typed; the rest are skipped.
+        read = _LABELS_READ if leaf == "labels" else ANNOTATIONS_READ
+        return isinstance(value, dict) and all(
+            isinstance(v, str) for k, v in value.items() if k in read
+        )
     if leaf == "exitCode":
         return isinstance(value, int) and not isinstance(value, bool)
     if leaf in {"status", "state", "terminated"}:
@@ -767,6 +780,35 @@ def test_odd_typed_fields_fall_back_to_the_total_path(  # noqa: PLR0917 - the dr
     event("odd" if odd else "of its type")
     if odd:
         assert decode_pod_event(text) is None  # the typed decoding does not take it
+    assert resolve_event_json(text, config=config, now=now) == _full(text, config, now)
+
+
+@given(
+    event_type=st.sampled_from(EVENT_TYPES),
+    pod=cluster_pods(),
+    where=st.sampled_from(["labels", "annotations"]),
+    name=st.sampled_from(["team", "prometheus.io/scrape", "dag_id ", "Run_id"]),
+    value=st.one_of(  # JSON values msgspec takes (no infinities), null among them
+        st.none(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+        st.booleans(), st.lists(st.integers(), max_size=2), st.text(max_size=5),
+    ),
+    config=configs(),
+    now=aware_nows,
+)
+def test_unread_labels_and_annotations_of_any_type_stay_on_the_typed_path(  # noqa: PLR0917
+    event_type: str,
+    pod: dict[str, Any],
+    where: str,
+    name: str,
+    value: object,
+    config: ResolverConfig,
+    now: datetime.datetime | None,
+) -> None:
+    typed = decode_pod_event(json.dumps({"type": event_type, "object": pod})) is not None
+    pod["metadata"][where][name] = value
+    text = json.dumps({"type": event_type, "object": pod})
+    # What the rules never read is skipped: it does not change which path reads the pod.
+    assert (decode_pod_event(text) is not None) == typed
     assert resolve_event_json(text, config=config, now=now) == _full(text, config, now)
 
 

@@ -30,7 +30,12 @@ from k8s_workloads._json import as_int
 from k8s_workloads._json import as_list as _list
 from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_str as _str
-from k8s_workloads.codec import InvalidAnnotations, annotations_to_key, is_callback_pod
+from k8s_workloads.codec import (
+    InvalidAnnotations,
+    _cached_task_key,
+    annotations_to_key,
+    is_callback_pod,
+)
 from k8s_workloads.compat import InvalidVersion
 from k8s_workloads.failures import (
     DEFAULT_FATAL_PENDING_REASONS,
@@ -939,16 +944,44 @@ def _resolve_typed(
     config: ResolverConfig,
     now: datetime.datetime | None,
 ) -> Resolution:
-    where = (metadata.name, metadata.namespace, metadata.resourceVersion)
-    labels = metadata.labels
-    annotations = metadata.annotations
-    key = _identify(
-        event_type,
-        _NO_LABELS if labels is None else labels,
-        _NO_LABELS if annotations is None else annotations,
-        where,
-        config,
-    )
-    if isinstance(key, Resolution):
-        return key
+    key: WorkloadKey | None = _typed_task_key(metadata.labels, metadata.annotations)
+    if key is None:
+        labels, annotations = metadata.labels, metadata.annotations
+        identified = _identify(
+            event_type,
+            _NO_LABELS if labels is None else labels.as_map(),
+            _NO_LABELS if annotations is None else annotations.as_map(),
+            (metadata.name, metadata.namespace, metadata.resourceVersion),
+            config,
+        )
+        if isinstance(identified, Resolution):
+            return identified
+        key = identified
     return _apply_rows(_TypedPod(event_type, obj.status, metadata, key, config, now))
+
+
+def _typed_task_key(
+    labels: _watchjson.PodLabels | None, annotations: _watchjson.PodAnnotations | None
+) -> TaskInstanceKey | None:
+    # The task pod of nearly every event, as _identify decodes it: not revoked, the
+    # executor's, no workload type (so no callback), the four fields a run's task pod
+    # has. None for anything else, which _identify reads in full (and explains).
+    unset = msgspec.UNSET
+    if (
+        labels is None
+        or annotations is None
+        or labels.revoked is not unset
+        or labels.executor != TRUE_LABEL_VALUE
+        or labels.workload_type is not unset
+        or annotations.callback_id is not unset
+    ):
+        return None
+    dag_id, task_id, try_text = annotations.dag_id, annotations.task_id, annotations.try_number
+    run_id, map_text = annotations.run_id, annotations.map_index
+    if dag_id is unset or task_id is unset or try_text is unset or run_id is unset or not run_id:
+        return None
+    try:
+        map_value = None if map_text is unset else map_text
+        return _cached_task_key(dag_id, task_id, try_text, map_value, run_id)
+    except InvalidAnnotations:
+        return None
