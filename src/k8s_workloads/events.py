@@ -812,15 +812,18 @@ def _table() -> tuple[tuple[str, str], ...]:
     return (_REVOKED_ROW, *((row.condition, row.result) for row in rows))
 
 
+_RULES_BY_PHASE: dict[str, tuple[_Rule, ...]] = {
+    phase: tuple(row.rule for row in (*_EVERY_PHASE, *rows)) for phase, rows in _BY_PHASE.items()
+}
+"""The rules a pod of each phase runs, in order: the table's rows, flattened."""
+_OTHER_RULES: tuple[_Rule, ...] = tuple(row.rule for row in (*_EVERY_PHASE, _OTHER_PHASE))
+
+
 def _apply_rows(pod: _Pod) -> Resolution:
-    for row in _EVERY_PHASE:
-        resolution = row.rule(pod)
-        if resolution is not None:
-            return resolution
     phase = pod.phase
-    rows = _BY_PHASE.get(phase) if isinstance(phase, str) else None
-    for row in rows or (_OTHER_PHASE,):
-        resolution = row.rule(pod)
+    rules = _RULES_BY_PHASE.get(phase, _OTHER_RULES) if isinstance(phase, str) else _OTHER_RULES
+    for rule in rules:
+        resolution = rule(pod)
         if resolution is not None:
             return resolution
     raise AssertionError(f"no row decides phase {phase!r}")  # pragma: no cover - last rows
