@@ -18,6 +18,7 @@ Two crashes of the opt-in pending policy found here are pinned by tests: a naive
 
 from __future__ import annotations
 
+import copy
 import datetime
 import itertools
 import json
@@ -53,7 +54,15 @@ from k8s_workloads.states import (
     TaskInstanceState,
     TaskResult,
 )
-from tests.event_factory import CALLBACK_ID, CALLBACK_KEY, TASK_KEY, callback_pod, task_pod
+from tests.event_factory import (
+    CALLBACK_ID,
+    CALLBACK_KEY,
+    FAILED,
+    RUNNING,
+    TASK_KEY,
+    callback_pod,
+    task_pod,
+)
 
 EVENT_TYPES = ["ADDED", "MODIFIED", "DELETED"]
 ALL_EVENT_TYPES = [*EVENT_TYPES, "ERROR", "BOOKMARK"]
@@ -778,9 +787,38 @@ def test_odd_typed_fields_fall_back_to_the_total_path(  # noqa: PLR0917 - the dr
     text = json.dumps({"type": event_type, "object": pod})
     odd = not _is_api_type(path, value)
     event("odd" if odd else "of its type")
-    if odd:
-        assert decode_pod_event(text) is None  # the typed decoding does not take it
-    assert resolve_event_json(text, config=config, now=now) == _full(text, config, now)
+    expected = _full(text, config, now)
+    decoded = decode_pod_event(text)
+    if odd and path[:2] != ("status", "conditions"):
+        assert decoded is None  # the typed decoding does not take it
+    elif odd and decoded is not None and config.pending is None:
+        # Conditions are decoded when a rule reads them: odd ones send the event to the
+        # total path then, and change nothing for the events whose rules never read them.
+        typed = resolve_typed_event(decoded, config=config, now=now)
+        assert typed is None or typed == expected
+    assert resolve_event_json(text, config=config, now=now) == expected
+
+
+@pytest.mark.parametrize(
+    "conditions",
+    [5, "x", {"type": "DisruptionTarget"}, [{"type": 1}], [{"status": True}], [[]], [None]],
+)
+@pytest.mark.parametrize("reason", [None, "ProviderFailed"])
+def test_odd_conditions_are_read_by_the_total_path_when_a_rule_reads_them(
+    conditions: object, reason: str | None
+) -> None:
+    failed = dict(copy.deepcopy(FAILED), conditions=conditions)
+    running = dict(copy.deepcopy(RUNNING), conditions=conditions)
+    if reason is not None:
+        failed["reason"] = running["reason"] = reason
+    for status, read in ((failed, True), (running, reason is not None)):
+        text = json.dumps({"type": "MODIFIED", "object": task_pod(status)})
+        decoded = decode_pod_event(text)
+        assert decoded is not None  # the conditions are left as their JSON text
+        typed = resolve_typed_event(decoded, config=ResolverConfig(), now=None)
+        # Classifying a failure reads them: an odd value sends the event to the total path.
+        assert (typed is None) == read
+        assert resolve_event_json(text) == _full(text, ResolverConfig(), None)
 
 
 @given(

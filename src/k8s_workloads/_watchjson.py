@@ -150,7 +150,9 @@ class PodStatus(msgspec.Struct, gc=False):
     initContainerStatuses: list[ContainerStatus] | None = None  # noqa: N815
     containerStatuses: list[ContainerStatus] | None = None  # noqa: N815
     ephemeralContainerStatuses: list[ContainerStatus] | None = None  # noqa: N815
-    conditions: list[Condition] | None = None
+    conditions: msgspec.Raw = msgspec.Raw()
+    """The conditions' JSON, empty when left out: only failure classification reads them
+    (:func:`decode_conditions`), so most events never decode them."""
 
 
 _Label: TypeAlias = str | msgspec.UnsetType
@@ -229,6 +231,41 @@ class PodEvent(msgspec.Struct, gc=False):
 
 
 _POD_DECODER = msgspec.json.Decoder(PodEvent)
+_CONDITIONS_DECODER = msgspec.json.Decoder(list[Condition] | None)
+
+
+class UntypedFieldError(Exception):
+    """A field decoded on demand (:func:`decode_conditions`) does not have its API type:
+    the event must be resolved from its full decoding instead (private)."""
+
+
+def decode_conditions(status: PodStatus) -> list[Condition]:
+    """The status's conditions, typed; raises :class:`UntypedFieldError` when they are not
+    a list of conditions of the API's types (or null)."""
+    raw = status.conditions
+    if not raw:
+        return []
+    try:
+        return _CONDITIONS_DECODER.decode(raw) or []
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        raise UntypedFieldError("status.conditions") from None
+
+
+def status_as_builtins(status: PodStatus) -> dict[str, Any]:
+    """The status as ``msgspec.to_builtins`` gives a struct, its conditions decoded."""
+    built = {
+        name: msgspec.to_builtins(getattr(status, name))
+        for name in status.__struct_fields__
+        if name != "conditions"
+    }
+    raw = status.conditions
+    built["conditions"] = None
+    if raw:
+        try:
+            built["conditions"] = msgspec.to_builtins(_CONDITIONS_DECODER.decode(raw))
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            raise UntypedFieldError("status.conditions") from None
+    return built
 
 
 def decode_pod_event(text: str | bytes) -> PodEvent | None:

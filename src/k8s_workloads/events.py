@@ -496,30 +496,27 @@ class _TypedPod(_Pod):
         config: ResolverConfig,
         now: datetime.datetime | None,
     ) -> None:
+        # _Pod.__init__'s slots, set here: one call less per event (the hot path).
+        self.event_type = event_type
+        self.deleting = metadata.deletionTimestamp is not None
+        self.key = key
+        self.config = config
+        self.now = now
+        self.pod_name = metadata.name
+        self.namespace = metadata.namespace
+        self.resource_version = metadata.resourceVersion
+        self.pod_uid = metadata.uid
         if status is None:
-            phase = reason = message = None
+            self.phase = self.pod_reason = self.pod_message = None
         else:
-            phase, reason, message = status.phase, status.reason, status.message
-        super().__init__(
-            event_type,
-            metadata.deletionTimestamp is not None,
-            key,
-            config,
-            now,
-            metadata.name,
-            metadata.namespace,
-            metadata.resourceVersion,
-            metadata.uid,
-            phase,
-            reason,
-            message,
-        )
+            self.phase, self.pod_reason = status.phase, status.reason
+            self.pod_message = status.message
         self._status = status
 
     def manifest(self) -> Mapping[str, Any]:
         if self._status is None:
             return {}
-        return {"status": msgspec.to_builtins(self._status)}
+        return {"status": _watchjson.status_as_builtins(self._status)}
 
     def oom_killed(self) -> str | None:
         status = self._status
@@ -561,7 +558,7 @@ class _TypedPod(_Pod):
         if status is None:
             return classify_read(details, None, None, lambda: None)
         disruption = None
-        for condition in status.conditions or ():
+        for condition in _watchjson.decode_conditions(status):
             if condition.type == "DisruptionTarget" and condition.status == "True":
                 disruption = condition.reason or "DisruptionTarget"
                 break
@@ -906,9 +903,17 @@ def resolve_event_json(
     if config.pending is None:  # the pending policy reads what the typed pod leaves out
         event = _watchjson.decode_pod_event(text)
         if event is not None:
-            resolution = resolve_typed_event(event, config=config, now=now)
-            if resolution is not None:
-                return resolution
+            event_type, obj = event.type, event.object
+            if (
+                event_type is not None
+                and event_type in _POD_EVENT_TYPES
+                and obj is not None
+                and obj.metadata is not None
+            ):  # resolve_typed_event's checks, inline
+                try:
+                    return _resolve_typed(event_type, obj, obj.metadata, config, now)
+                except _watchjson.UntypedFieldError:
+                    pass  # a field read on demand is not of its type: the total path
     try:
         decoded = _watchjson.decode_event(text)
     except (ValueError, RecursionError) as error:
@@ -925,8 +930,9 @@ def resolve_typed_event(
     """The Resolution of a typed pod event, or None when the total path must read it.
 
     For the library's readers of watch text (:mod:`~k8s_workloads.streams`); None for
-    anything but an ADDED, MODIFIED or DELETED event with metadata, and under the pending
-    policy, which reads fields the typed decoding leaves out.
+    anything but an ADDED, MODIFIED or DELETED event with metadata, under the pending
+    policy, which reads fields the typed decoding leaves out, and when a field decoded only
+    if a rule reads it (the conditions) does not have its API type.
     """
     event_type, obj = event.type, event.object
     if (
@@ -937,7 +943,10 @@ def resolve_typed_event(
         or obj.metadata is None
     ):
         return None
-    return _resolve_typed(event_type, obj, obj.metadata, config, now)
+    try:
+        return _resolve_typed(event_type, obj, obj.metadata, config, now)
+    except _watchjson.UntypedFieldError:  # a field read on demand is not of its type
+        return None
 
 
 def _resolve_typed(
