@@ -893,12 +893,13 @@ def resolve_event_json(
 
     The same Resolution as ``resolve_event(json.loads(text), config=config, now=now)``,
     field for field, for any text, at a fraction of the cost: a pod event is decoded only
-    as far as the rules read it (its type, eight metadata fields, the status fields
-    failure details read), into typed structures, and the rest of it (``spec``,
-    ``managedFields``) is skipped. A text the typed decoding cannot take (a field of an
-    unexpected type, an ERROR or BOOKMARK event, anything but a pod) is decoded in full
-    and resolved by :func:`resolve_event`. Text that is not JSON is ``MALFORMED``
-    (``not JSON: ...``).
+    as far as the rules read it (its type, five metadata fields, the labels and
+    annotations the rules read by name, the status fields failure details read; the
+    conditions only when a failure is classified), into typed structures, and the rest
+    of it (``spec``, ``managedFields``, other labels) is skipped. A text the typed
+    decoding cannot take (a field the rules read of an unexpected type, an ERROR or
+    BOOKMARK event, anything but a pod) is decoded in full and resolved by
+    :func:`resolve_event`. Text that is not JSON is ``MALFORMED`` (``not JSON: ...``).
     """
     if config.pending is None:  # the pending policy reads what the typed pod leaves out
         event = _watchjson.decode_pod_event(text)
