@@ -298,7 +298,7 @@ def _succeeded() -> Decision:
 
 def _failed_lookup_round_trip() -> Decision:
     first = decide_task(FAILED_RESULT, running=True, config=CONFIG, attempts=RECORDED)
-    assert isinstance(first.actions[0], LookUpState)
+    assert isinstance(first.look_up, LookUpState)
     return decide_task(
         FAILED_RESULT,
         running=True,

@@ -1,13 +1,19 @@
 """Set up the project's environments and run its jobs (two set-up jobs, and the docs).
 
     python3 scripts/dev.py demo   # the CLI on the bundled example scenario (simulate)
-    python3 scripts/dev.py test   # ruff, mypy --strict, the docs (strict), pytest (all envs)
+    python3 scripts/dev.py test   # ruff, mypy, docs (strict), pytest (oldest+newest Py, Airflow)
     python3 scripts/dev.py docs   # the documentation site, into site/ (not a set-up step)
 
-Needs only ``python3`` (3.10+) and access to PyPI. Two virtual environments are made
+Needs only ``python3`` (3.10+) and access to PyPI. Virtual environments are made
 beside the checkout and re-made whenever their requirements change:
 
-* ``.venv``: this package with kubernetes 37.x and the test and lint tools;
+* ``.venv``: this package with kubernetes 37.x and the test and lint tools (ruff, mypy);
+* ``.venv-py310``, ``.venv-py313``, ...: the package, kubernetes 37.x and the test tools
+  (not the lint and docs tools) on the oldest and the newest Python the machine has
+  (``python3.10`` ... ``python3.14`` on ``PATH``, else pyenv's versions), where the core
+  suite runs instead of in ``.venv``; the ``python3`` of ``.venv`` is still covered by the
+  Airflow environment, which runs the whole suite. A version not found is skipped with a
+  printed note; with neither found, the core suite runs in ``.venv``;
 * ``.venv-airflow``: kubernetes 36.x with the released ``apache-airflow`` and
   ``apache-airflow-providers-cncf-kubernetes`` next to this package, which proves that it
   installs beside today's provider and lets ``tests/compat`` compare outputs;
@@ -22,6 +28,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
+import shutil
 import subprocess
 import sys
 import venv
@@ -34,6 +42,9 @@ AIRFLOW_ENV = ROOT / ".venv-airflow"
 AIRFLOW32_ENV = ROOT / ".venv-airflow32"
 
 MAIN_REQUIREMENTS = ["-e", ".[test,dev]", "kubernetes>=37,<38"]
+# The other Pythons run only pytest: the lint and docs tools stay in .venv (mkdocstrings
+# needs 3.11+).
+CORE_REQUIREMENTS = ["-e", ".[test]", "kubernetes>=37,<38"]
 AIRFLOW_REQUIREMENTS = [
     "-e",
     ".[test]",
@@ -49,6 +60,9 @@ AIRFLOW32_REQUIREMENTS = [
     "apache-airflow-providers-cncf-kubernetes==10.25.0",
 ]
 
+# Tests skipped where mkdocs or mypy is missing (the extra Pythons' environments).
+DEV_TOOL_TESTS = ["tests/test_docs.py", "tests/test_readme.py"]
+
 
 def _bin(env: Path, name: str) -> Path:
     folder = "Scripts" if os.name == "nt" else "bin"
@@ -61,22 +75,29 @@ def _run(cmd: list[str | Path], *, env: dict[str, str] | None = None) -> int:
     return subprocess.run([str(part) for part in cmd], cwd=ROOT, env=env, check=False).returncode
 
 
-def _stamp(requirements: list[str]) -> str:
+def _stamp(requirements: list[str], version: str) -> str:
     digest = hashlib.sha256()
-    digest.update(sys.version.encode())
+    digest.update(version.encode())
     digest.update("\0".join(requirements).encode())
     digest.update((ROOT / "pyproject.toml").read_bytes())
     return digest.hexdigest()
 
 
-def ensure_env(env: Path, requirements: list[str]) -> None:
-    """Create or refresh ``env`` so that it holds exactly ``requirements``."""
+def ensure_env(env: Path, requirements: list[str], *, base: Path | None = None) -> None:
+    """Create or refresh ``env`` so that it holds exactly ``requirements``.
+
+    ``base`` is the interpreter to build it from (default: the one running this script).
+    """
     stamp_file = env / ".k8s-workloads-stamp"
-    stamp = _stamp(requirements)
+    version = sys.version if base is None else _version_text(base)
+    stamp = _stamp(requirements, version)
     if stamp_file.is_file() and stamp_file.read_text() == stamp:
         return
     print(f"Setting up {env.name} ...", flush=True)
-    venv.EnvBuilder(with_pip=True, clear=True).create(env)
+    if base is None:
+        venv.EnvBuilder(with_pip=True, clear=True).create(env)
+    elif _run([base, "-m", "venv", "--clear", env]) != 0:
+        sys.exit(f"could not create {env} with {base}")
     python = _bin(env, "python")
     # uv resolves and installs the Airflow environment in seconds instead of minutes.
     if _run([python, "-m", "pip", "install", "--quiet", "uv"]) != 0:
@@ -84,6 +105,62 @@ def ensure_env(env: Path, requirements: list[str]) -> None:
     if _run([python, "-m", "uv", "pip", "install", "--quiet", "--python", python, *requirements]):
         sys.exit("could not install the requirements of " + str(env))
     stamp_file.write_text(stamp)
+
+
+# The Pythons the core suite is run on besides ``python3``: oldest and newest of these.
+MINORS = range(10, 15)
+_PYENV_VERSION = re.compile(r"3\.(\d+)\.(\d+)")
+
+
+def _version_text(python: Path) -> str:
+    return subprocess.run(
+        [str(python), "-c", "import sys; print(sys.version)"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+
+
+def _runs(python: str | Path, minor: int) -> bool:
+    """Whether ``python`` starts and is 3.<minor> (a pyenv shim may exist and refuse)."""
+    try:
+        done = subprocess.run(
+            [str(python), "-c", "import sys; print(sys.version_info[:2])"],
+            capture_output=True, text=True, check=False, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0 and done.stdout.strip() == f"(3, {minor})"
+
+
+def find_python(minor: int) -> Path | None:
+    """A working ``python3.<minor>``: on ``PATH``, else the newest pyenv build of it."""
+    on_path = shutil.which(f"python3.{minor}")
+    if on_path is not None and _runs(on_path, minor):
+        return Path(on_path)
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    builds = []
+    for folder in (pyenv_root / "versions").glob(f"3.{minor}.*"):
+        match = _PYENV_VERSION.fullmatch(folder.name)
+        if match is not None and int(match.group(1)) == minor:
+            builds.append((int(match.group(2)), folder / "bin" / f"python3.{minor}"))
+    for _, python in sorted(builds, reverse=True):
+        if _runs(python, minor):
+            return python
+    return None
+
+
+def extra_pythons() -> list[tuple[str, Path]]:
+    """(name, interpreter) for the oldest and newest Python found, other than ``python3``.
+
+    Prints a note for each end of the range not found (and so not tested).
+    """
+    found = {minor: python for minor in MINORS if (python := find_python(minor))}
+    if not found:
+        print(f"note: no python3.{MINORS[0]}..3.{MINORS[-1]} found; core suite in .venv only")
+        return []
+    if MINORS[0] not in found:
+        print(f"note: python3.{MINORS[0]} (the oldest supported) not found; not tested on it")
+    ends = sorted({min(found), max(found)} - {sys.version_info.minor})
+    return [(f"3.{minor}", found[minor]) for minor in ends]
 
 
 def demo() -> int:
@@ -110,7 +187,21 @@ def test(*, thorough: bool) -> int:
     results["mypy --strict"] = _run([_bin(MAIN_ENV, "mypy"), "--strict"])
     # A broken reference or docstring fails here; the build takes a few seconds.
     results["mkdocs build --strict"] = docs(strict=True)
-    results["pytest (kubernetes 37)"] = _run([_bin(MAIN_ENV, "pytest"), "-q"], env=env)
+    extras = extra_pythons()
+    for name, python in extras:
+        extra_env = ROOT / f".venv-py{name.replace('.', '')}"
+        ensure_env(extra_env, CORE_REQUIREMENTS, base=python)
+        results[f"pytest (Python {name}, kubernetes 37)"] = _run(
+            [_bin(extra_env, "pytest"), "-q"], env=env
+        )
+    if not extras:
+        results["pytest (kubernetes 37)"] = _run([_bin(MAIN_ENV, "pytest"), "-q"], env=env)
+    else:
+        # The other Pythons' environments have no dev tools (mkdocs, mypy): the tests of
+        # the docs site and of the README's typed examples run where those tools are.
+        results["pytest (dev tools: docs, README)"] = _run(
+            [_bin(MAIN_ENV, "pytest"), "-q", *DEV_TOOL_TESTS], env=env
+        )
     results["pytest (Airflow env, kubernetes 36)"] = _run(
         [_bin(AIRFLOW_ENV, "pytest"), "-q"], env=env
     )

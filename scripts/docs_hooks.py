@@ -43,6 +43,7 @@ HAND_WRITTEN_NAV: list[dict[str, str]] = [
     {"The executor contract": "executor-contract.md"},
     {"Differences from the provider": "differences.md"},
     {"Simulator scenarios": "scenario-schema.md"},
+    {"Decision rules": "decision-rules.md"},
 ]
 
 

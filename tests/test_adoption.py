@@ -1,4 +1,4 @@
-"""plan_adoption and plan_revoke over pods built by our own builders (reference §5.5, §5.6).
+"""plan_adoption and plan_revocation over pods built by our own builders (reference §5.5, §5.6).
 
 Scheduler "1" is dead, "2" is alive and "3" is this scheduler. Callback pods are adopted
 as callbacks (the provider's crash loop of apache/airflow#70475, §7.2, is impossible),
@@ -21,6 +21,7 @@ from k8s_workloads.adoption import (
     TrackRunning,
     plan_adoption,
     plan_relist,
+    plan_revocation,
     plan_revoke,
 )
 from k8s_workloads.decisions import (
@@ -30,7 +31,6 @@ from k8s_workloads.decisions import (
     EmitEvent,
     FreeSlot,
     Ignore,
-    LookUpState,
     PatchLabels,
     decide,
 )
@@ -309,7 +309,7 @@ def test_adopted_callback_pod_resolves_and_decides_as_a_callback() -> None:
     assert isinstance(result, CallbackResult)
     # No attempt record after a restart: fails normally, with no task-instance lookup.
     decision = decide(result, running=True, config=DecisionConfig(pod_launch_failure_retries=-1))
-    assert not any(isinstance(action, LookUpState) for action in decision.actions)
+    assert decision.look_up is None
     assert FreeSlot(key) in decision.actions
 
 
@@ -664,24 +664,39 @@ def test_plan_adoption_survives_an_unhashable_owner_label() -> None:
 # --- revoke --------------------------------------------------------------------------------
 
 
+def revoke(key: TaskInstanceKey, pods: list[dict[str, Any]]) -> tuple[object, ...]:
+    """The revocation's actions, then its ignore note, if any."""
+    decision = plan_revocation(key, pods, me=ME)
+    return (*decision.actions, *decision.notes)
+
+
 def test_revoke_marks_then_deletes_every_try_of_the_task() -> None:
     key = task_key(try_number=2)
     first_try = task_pod(ME, task_key(try_number=1))
     second_try = task_pod(ME, key)
-    actions = plan_revoke(key, [first_try, second_try], me=ME)
+    decision = plan_revocation(key, [first_try, second_try], me=ME)
     revoked = {POD_REVOKED_LABEL: TRUE_LABEL_VALUE}
-    assert actions == (
+    assert decision.actions == (
         FreeSlot(key),
         PatchLabels(name_of(first_try), NS, revoked),
         DeletePod(name_of(first_try), NS),
         PatchLabels(name_of(second_try), NS, revoked),
         DeletePod(name_of(second_try), NS),
     )
+    assert decision.ignored is None
+
+
+def test_revoke_drops_the_attempt_record() -> None:
+    key, other = task_key("a"), task_key("b")
+    attempts = Attempts().launched(KubernetesJob(key, ("x",))).launched(KubernetesJob(other, ()))
+    decision = plan_revocation(key, [], me=ME, attempts=attempts)
+    assert decision.attempts == attempts.without(key)
+    assert other in decision.attempts
 
 
 def test_revoked_pod_events_are_ignored_by_the_resolver() -> None:
     pod = task_pod(ME, task_key())
-    (_, patch, delete) = plan_revoke(task_key(), [pod], me=ME)
+    (_, patch, delete) = plan_revocation(task_key(), [pod], me=ME).actions
     assert isinstance(patch, PatchLabels)
     assert isinstance(delete, DeletePod)
     pod["metadata"]["labels"].update(patch.labels)
@@ -703,12 +718,12 @@ def test_revoke_leaves_other_schedulers_and_other_workloads_alone() -> None:
         task_pod(ME, TaskInstanceKey("etl", "load", "manual__other", 1, 3)),
         callback_pod(ME),
     ]
-    assert plan_revoke(key, pods, me=ME) == (
+    assert revoke(key, pods) == (
         FreeSlot(key),
         Ignore(f"no pod of this scheduler runs {key!r}"),
     )
     mine = task_pod(ME, key, name="mine")
-    actions = plan_revoke(key, [*pods, mine], me=ME)
+    actions = revoke(key, [*pods, mine])
     assert actions[1:] == (
         PatchLabels("mine", NS, {POD_REVOKED_LABEL: TRUE_LABEL_VALUE}),
         DeletePod("mine", NS),
@@ -720,7 +735,7 @@ def test_revoke_leaves_pods_without_a_run_id_annotation_alone() -> None:
     key = TaskInstanceKey("etl", "load", None, 1)
     pod = task_pod(ME, task_key("load"), name="no-run-id")
     del pod["metadata"]["annotations"]["run_id"]
-    assert plan_revoke(key, [pod], me=ME) == (
+    assert revoke(key, [pod]) == (
         FreeSlot(key),
         Ignore(f"no pod of this scheduler runs {key!r}"),
     )
@@ -728,18 +743,29 @@ def test_revoke_leaves_pods_without_a_run_id_annotation_alone() -> None:
 
 def test_revoke_without_a_pod_frees_the_slot_and_ignores() -> None:
     key = task_key()
-    actions = plan_revoke(key, [], me=ME)
+    actions = revoke(key, [])
     assert actions == (FreeSlot(key), Ignore(f"no pod of this scheduler runs {key!r}"))
+
+
+def test_the_deprecated_plan_revoke_gives_the_old_shape() -> None:
+    key = task_key()
+    pods = [task_pod(ME, key), task_pod(ME, task_key("other"))]
+    for listed in (pods, []):
+        with pytest.warns(DeprecationWarning, match="plan_revocation"):
+            old = plan_revoke(key, listed, me=ME)
+        assert old == revoke(key, listed)
 
 
 @given(pods=st.lists(odd_pods | real_pods, max_size=6))
 def test_plan_revoke_never_raises(pods: list[dict[str, Any]]) -> None:
     key = task_key("a")
-    actions = plan_revoke(key, pods, me=ME)
+    decision = plan_revocation(key, pods, me=ME)
+    actions = decision.actions
     assert actions[0] == FreeSlot(key)
-    if len(actions) == 2:
-        assert isinstance(actions[1], Ignore)
+    if len(actions) == 1:
+        assert isinstance(decision.ignored, Ignore)
         return
+    assert decision.ignored is None
     for patch, delete in zip(actions[1::2], actions[2::2], strict=True):
         assert isinstance(patch, PatchLabels)
         assert patch.labels == {POD_REVOKED_LABEL: TRUE_LABEL_VALUE}
@@ -749,11 +775,11 @@ def test_plan_revoke_never_raises(pods: list[dict[str, Any]]) -> None:
 def test_revoke_never_emits_an_event() -> None:
     pods = [task_pod(ME, task_key()), callback_pod(ME), FOREIGN, {}]
     for key in (task_key(), task_key("missing")):
-        assert {type(action) for action in plan_revoke(key, pods, me=ME)} <= {
+        decision = plan_revocation(key, pods, me=ME)
+        assert {type(action) for action in decision.actions} <= {
             FreeSlot,
             PatchLabels,
             DeletePod,
-            Ignore,
         }
 
 

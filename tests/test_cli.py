@@ -18,6 +18,7 @@ from k8s_workloads.codec import annotations_to_key
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.payload import REDACTED
 from k8s_workloads.validation import validate_manifest
+from tests.json_errors import decoder_error
 
 CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
 
@@ -97,7 +98,7 @@ def test_decode_callback_gated_off_is_an_error() -> None:
         (["decode", "/no/such/file.json"], "", "cannot read"),
         (["decode", "--labels", "[]"], "{}", "--labels: expected a JSON object"),
         (["decode", "--airflow-version", "three"], "{}", "not a PEP 440 version"),
-        (["decode"], "[" * 100_000, "-: not JSON: maximum recursion depth exceeded"),
+        (["decode"], "[" * 100_000, f"-: not JSON: {decoder_error('[' * 100_000)}"),
     ],
 )
 def test_decode_usage_errors(argv: list[str], stdin: str, message: str) -> None:

@@ -235,4 +235,9 @@ def test_a_closed_pipe_ends_quietly(argv: tuple[str, ...]) -> None:
     child.stderr.close()
     code = child.wait()
     assert stderr == b""  # no traceback, no "Exception ignored ... BrokenPipeError"
-    assert code == (0 if "--help" in argv else cli.EXIT_CLOSED_PIPE)
+    if "--help" in argv:
+        # argparse writes the help itself: from 3.11 it drops a failed write (exit 0),
+        # before that the failure shows at the flush (141). Quiet either way.
+        assert code in {0, cli.EXIT_CLOSED_PIPE}
+    else:
+        assert code == cli.EXIT_CLOSED_PIPE

@@ -15,6 +15,7 @@ import pytest
 from k8s_workloads import compat
 from k8s_workloads.cli import key_to_text, main
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from tests.json_errors import not_json
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = str(DATA / "sample.jsonl")
@@ -211,7 +212,7 @@ def test_summary_json_and_malformed_counts() -> None:
     assert len(events) == 2
     assert summary == {"summary": {"inputs": 4, "outcomes": {"pending": 2, "malformed": 2}}}
     assert err.splitlines() == [
-        "k8s-workloads resolve: line 2: not JSON: Expecting value at line 2, column 1",
+        f"k8s-workloads resolve: line 2: {not_json('garbage', line=2)}",
         "k8s-workloads resolve: line 3: not a watch event: list",
     ]
 
@@ -262,13 +263,12 @@ def test_malformed_input_is_reported_and_skipped(tmp_path: Path) -> None:
     code, out, err = run(str(path), *V)
     assert code == 0
     assert len(out.splitlines()) == 2
+    rest = "\n".join(['{"type": "ADDED", "object": {', "", good[1], "{}"]) + "\n"
     assert err.splitlines() == [
-        (
-            "k8s-workloads resolve: line 2: not JSON: Expecting property name enclosed in "
-            "double quotes at line 4, column 1"
-        ),
+        f"k8s-workloads resolve: line 2: {not_json(rest, line=2)}",
         "k8s-workloads resolve: line 5: watch event without a type",
     ]
+    assert err.splitlines()[0].endswith(" at line 4, column 1")
 
 
 def test_bytes_that_are_not_utf8_are_malformed_lines(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ table (§5.2); where this library deliberately differs from the provider the tes
 from __future__ import annotations
 
 import json
+import pathlib
 from typing import Any
 
 import attrs
@@ -16,10 +17,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k8s_workloads.decisions import (
+    CALLBACK_GIVE_UP_RULES,
+    CALLBACK_RULES,
+    TASK_GIVE_UP_RULES,
+    TASK_RULES,
     UNKNOWN,
     Attempt,
     Attempts,
-    CreateErrorDecision,
+    CreateErrorVerdict,
     Decision,
     DecisionConfig,
     DeletePod,
@@ -30,11 +35,14 @@ from k8s_workloads.decisions import (
     PatchLabels,
     RequeueJob,
     RetryLater,
+    _rules_document,
     classify_create_error,
     decide,
     decide_callback,
+    decide_create_error,
     decide_task,
     describe_action,
+    describe_rules,
     handling_failed,
     requeue_after_create_error,
 )
@@ -131,7 +139,13 @@ def emitted(decision: Decision) -> list[EmitEvent]:
 
 
 def kinds(decision: Decision) -> list[type]:
-    return [type(action) for action in decision.actions]
+    """The types of the actions, then of what is said apart (ignored, look_up, retry)."""
+    return [type(action) for action in (*decision.actions, *decision.notes)]
+
+
+def said(decision: Decision) -> tuple[object, ...]:
+    """The actions, then what is said apart (ignored, look_up, retry)."""
+    return (*decision.actions, *decision.notes)
 
 
 def no_pod_calls(decision: Decision) -> bool:
@@ -172,7 +186,7 @@ def test_decide_dispatches_callbacks_before_any_task_rule() -> None:
             config=DecisionConfig(pod_launch_failure_retries=-1),
             known_state=known,
         )
-        assert not any(isinstance(a, LookUpState) for a in decision.actions)
+        assert decision.look_up is None
         assert emitted(decision) == [
             EmitEvent(
                 CALLBACK_KEY,
@@ -186,7 +200,7 @@ def test_decide_ignores_a_callback_state_handed_in_for_a_task() -> None:
     decision = decide(
         task(ExecutorPseudoState.LOOKUP), running=True, known_state=CallbackState.SUCCESS
     )
-    assert decision.actions == (LookUpState(TASK_KEY, "the pod succeeded"),)
+    assert said(decision) == (LookUpState(TASK_KEY, "the pod succeeded"),)
 
 
 # --- cleanup ---------------------------------------------------------------------------
@@ -322,7 +336,7 @@ def test_completed_callback_already_terminal_is_still_cleaned_up(
 
 def test_succeeded_task_pod_looks_the_state_up_first() -> None:
     decision = decide_task(task(ExecutorPseudoState.LOOKUP), running=True)
-    assert decision.actions == (LookUpState(TASK_KEY, "the pod succeeded"),)
+    assert said(decision) == (LookUpState(TASK_KEY, "the pod succeeded"),)
 
 
 @pytest.mark.parametrize(
@@ -407,7 +421,7 @@ def failed_before_start(*, pod: str = POD, details: FailureDetails = PULL_FAILED
 def test_pre_execution_check_looks_the_state_up_first() -> None:
     attempts = launched(TASK_JOB)
     decision = decide_task(failed_before_start(), running=True, attempts=attempts)
-    assert decision.actions == (LookUpState(TASK_KEY, "did the pod fail before the task ran?"),)
+    assert said(decision) == (LookUpState(TASK_KEY, "did the pod fail before the task ran?"),)
     assert decision.attempts == attempts
 
 
@@ -1022,7 +1036,7 @@ def test_create_error_retries_exhausted_fail() -> None:
     config = DecisionConfig(task_publish_max_retries=2)
     assert classify_create_error(500, "", retries=1, config=config).retry is True
     verdict = classify_create_error(500, "", retries=2, config=config)
-    assert verdict == CreateErrorDecision(
+    assert verdict == CreateErrorVerdict(
         False, "HTTP 500 is transient but retries are exhausted (2 of 2)", message=""
     )
     connection = classify_create_error(None, retries=2, config=config)
@@ -1038,9 +1052,10 @@ def test_create_error_unlimited_retries() -> None:
 
 
 def test_requeue_after_a_retryable_create_error() -> None:
-    verdict = classify_create_error(429, "", {"Retry-After": "5"}, config=RETRYING)
     attempts = launched(TASK_JOB)
-    decision = requeue_after_create_error(TASK_JOB, verdict, attempts=attempts)
+    decision = decide_create_error(
+        TASK_JOB, 429, "", {"Retry-After": "5"}, config=RETRYING, attempts=attempts
+    )
     assert decision.actions == (RequeueJob(TASK_JOB, "HTTP 429 is transient: retry", 5.0),)
     assert decision.attempts == attempts  # the record stays: the workload goes on
 
@@ -1052,8 +1067,10 @@ def test_requeue_after_a_retryable_create_error() -> None:
 def test_requeue_after_a_fatal_create_error_fails_the_workload(
     job: KubernetesJob[Any], state: TaskInstanceState | CallbackState
 ) -> None:
-    verdict = classify_create_error(422, status_body("Pod is invalid"), config=RETRYING)
-    decision = requeue_after_create_error(job, verdict, attempts=launched(job, OTHER_JOB))
+    attempts = launched(job, OTHER_JOB)
+    decision = decide_create_error(
+        job, 422, status_body("Pod is invalid"), config=RETRYING, attempts=attempts
+    )
     assert decision.actions == (
         FreeSlot(job.key),
         EmitEvent(
@@ -1062,10 +1079,23 @@ def test_requeue_after_a_fatal_create_error_fails_the_workload(
     )
     # The workload is finished: its attempt record goes, the others stay.
     assert decision.attempts == launched(OTHER_JOB)
-    empty = classify_create_error(400, "", config=RETRYING)
-    (_, failed) = requeue_after_create_error(job, empty).actions
+    (_, failed) = decide_create_error(job, 400, "", config=RETRYING).actions
     assert isinstance(failed, EmitEvent)
     assert failed.info == "pod creation failed: HTTP 400 is not transient: fail"
+
+
+@pytest.mark.parametrize(("status", "body"), [(429, ""), (422, "Pod is invalid"), (None, None)])
+def test_the_deprecated_two_step_creation_error_api_gives_the_same_decision(
+    status: int | None, body: str | None
+) -> None:
+    attempts = launched(TASK_JOB, OTHER_JOB)
+    verdict = classify_create_error(status, body, config=RETRYING)
+    with pytest.warns(DeprecationWarning, match="decide_create_error"):
+        old = requeue_after_create_error(TASK_JOB, verdict, attempts=attempts)
+    assert old == decide_create_error(TASK_JOB, status, body, config=RETRYING, attempts=attempts)
+    with pytest.warns(DeprecationWarning, match="CreateErrorVerdict"):
+        from k8s_workloads.decisions import CreateErrorDecision  # noqa: PLC0415
+    assert CreateErrorDecision is CreateErrorVerdict
 
 
 # --- vanished pods (a watch gap, plan_relist) -------------------------------------------
@@ -1085,7 +1115,7 @@ VANISHED_INFO = "the pod vanished while the watch was down; its final events wer
 def test_vanished_task_asks_whether_the_task_finished_before_its_pod_went() -> None:
     attempts = launched(TASK_JOB)
     decision = decide_task(vanished_task(), running=True, attempts=attempts)
-    assert decision.actions == (
+    assert said(decision) == (
         LookUpState(TASK_KEY, "did the task finish before its pod vanished?"),
     )
 
@@ -1143,13 +1173,14 @@ def test_stale_vanished_result_leaves_the_requeued_launch_alone() -> None:
         )
         assert kinds(requeued)[-1] is RequeueJob
         stale = decide(result(launch=0), running=True, attempts=requeued.attempts, config=config)
-        assert stale.actions == (
+        assert said(stale) == (
             Ignore("the vanished pod was an earlier launch: the workload was requeued since"),
         )
         assert stale.attempts == requeued.attempts
         # The current launch's own loss is not stale.
         current = decide(result(launch=1), running=True, attempts=requeued.attempts, config=config)
-        assert not isinstance(current.actions[0], Ignore)
+        assert said(current)
+        assert current.ignored is None
 
 
 # --- handling failures -----------------------------------------------------------------
@@ -1192,7 +1223,7 @@ def test_handling_failed_is_retried_on_later_passes_then_gives_up(
         decision = handling_failed(
             result, ERROR, running=True, failures_so_far=failures, attempts=attempts
         )
-        (retry,) = decision.actions
+        (retry,) = said(decision)
         assert isinstance(retry, RetryLater)
         assert retry.failures == failures + 1
         assert f"{failures + 1} of 3 retries" in retry.reason
@@ -1201,7 +1232,7 @@ def test_handling_failed_is_retried_on_later_passes_then_gives_up(
     final = handling_failed(
         result, ERROR, running=True, failures_so_far=failures, attempts=attempts
     )
-    assert not any(isinstance(action, RetryLater) for action in final.actions)
+    assert final.retry is None
     assert final.attempts.get(result.key) is None
 
 
@@ -1240,10 +1271,10 @@ def test_giving_up_on_a_workload_no_longer_running_reports_nothing() -> None:
 
 def test_giving_up_never_overwrites_a_terminal_callback() -> None:
     decision = give_up(callback(CallbackState.SUCCESS), known_state=CallbackState.SUCCESS)
-    assert decision.actions == (
+    assert said(decision) == (
         FreeSlot(CALLBACK_KEY),
-        Ignore("callback is already success: never overwritten"),
         DeletePod(POD, NS),
+        Ignore("callback is already success: never overwritten"),
     )
 
 
@@ -1298,7 +1329,7 @@ def test_giving_up_on_an_adopted_result_frees_the_slot_as_decide_does(
     result: TaskResult | CallbackResult,
 ) -> None:
     assert give_up(result).actions == (FreeSlot(result.key),)
-    assert give_up(result, running=False).actions == (Ignore("adopted, not running"),)
+    assert said(give_up(result, running=False)) == (Ignore("adopted, not running"),)
 
 
 def test_giving_up_on_a_vanished_pod_reports_failed_without_a_pod_call() -> None:
@@ -1316,7 +1347,7 @@ def test_giving_up_on_stale_results_leaves_the_new_launch_alone() -> None:
         ti_state=TaskInstanceState.QUEUED,
     ).attempts
     old_pod_failure = give_up(failed_before_start(), attempts=requeued)
-    assert old_pod_failure.actions == (Ignore("duplicate result of a pod already requeued"),)
+    assert said(old_pod_failure) == (Ignore("duplicate result of a pod already requeued"),)
     stale = give_up(vanished_task(launch=0), attempts=requeued)
     assert kinds(stale) == [Ignore]
     assert "requeued since" in stale.reason
@@ -1326,7 +1357,7 @@ def test_giving_up_on_a_completed_pod() -> None:
     # A task recorded its own end: only the clean-up is left. A callback's success was
     # never confirmed, so it surfaces as a failure, as every other give-up does.
     completed_task = give_up(task(ExecutorPseudoState.COMPLETED), running=False)
-    assert kinds(completed_task) == [Ignore, DeletePod]
+    assert kinds(completed_task) == [DeletePod, Ignore]
     assert "the task recorded its own end" in completed_task.reason
     completed_callback = give_up(callback(ExecutorPseudoState.COMPLETED), running=False)
     assert completed_callback.actions == (
@@ -1378,10 +1409,10 @@ def test_handling_failed_is_bounded_and_never_contradicts(
         config=config,
         known_state=known,
     )
-    retries = [action for action in decision.actions if isinstance(action, RetryLater)]
+    retries = [note for note in decision.notes if isinstance(note, RetryLater)]
     events = emitted(decision)
     if failures < max_retries:
-        assert decision.actions == tuple(retries)
+        assert said(decision) == tuple(retries)
         assert [retry.failures for retry in retries] == [failures + 1]
         return
     assert not retries, "retries must stop at the bound"
@@ -1470,3 +1501,77 @@ def test_a_requeued_launch_is_known_by_its_uid_where_there_is_one() -> None:
     assert not with_uid.was_requeued("pod", "uid-2")  # a new launch under the same name
     assert with_uid.was_requeued("pod")  # an event without a uid: by name, as before
     assert not with_uid.was_requeued("other")
+
+
+# --- the tables the code runs ------------------------------------------------------------
+
+TABLES = {
+    "task": TASK_RULES,
+    "callback": CALLBACK_RULES,
+    "task give-up": TASK_GIVE_UP_RULES,
+    "callback give-up": CALLBACK_GIVE_UP_RULES,
+}
+
+
+def test_the_decision_rules_document_is_generated_from_the_tables() -> None:
+    document = pathlib.Path(__file__).resolve().parent.parent / "docs" / "decision-rules.md"
+    assert document.read_text(encoding="utf-8") == _rules_document(), (
+        "docs/decision-rules.md is stale: run scripts/decision_rules.py"
+    )
+    for table in TABLES.values():
+        assert describe_rules(table) in _rules_document()
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_every_table_ends_with_a_row_for_any_state_and_every_row_says_why(name: str) -> None:
+    table = TABLES[name]
+    last = table[-1]
+    assert last.states is None
+    assert last.when == "otherwise"
+    for rule in table:
+        assert rule.when, rule
+        assert rule.then, rule
+        assert rule.why, rule
+        assert "|" not in rule.when + rule.then + rule.why  # one Markdown table cell each
+        # The columns the rows are dispatched on are said in the prose the docs print.
+        if rule.running is False:
+            assert "not running" in rule.when, rule
+        if rule.running is True:
+            assert "running" in rule.when.replace("not running", ""), rule
+
+
+ADOPTED_ONLY = frozenset({ExecutorPseudoState.ADOPTED})
+
+
+def test_shared_rows_are_written_once() -> None:
+    adopted = [rule for rule in TASK_RULES if rule.states == ADOPTED_ONLY]
+    assert len(adopted) == 3
+    for table in TABLES.values():
+        rows = [rule for rule in table if rule.states == ADOPTED_ONLY]
+        assert all(any(row is shared for shared in adopted) for row in rows)
+        assert len(rows) == len(adopted)
+
+
+def test_a_rows_text_is_its_decision() -> None:
+    # The first row about FAILED tasks that applies when not running is the duplicate row:
+    # the table, not a second copy of the rule, decides.
+    (duplicate,) = [
+        rule
+        for rule in TASK_RULES
+        if rule.is_about(TaskInstanceState.FAILED) and rule.when == "not running"
+    ]
+    assert duplicate.then == "ignore"
+    decision = decide_task(task(TaskInstanceState.FAILED), running=False)
+    assert said(decision) == (Ignore(f"{TASK_KEY!r} is not running: duplicate result"),)
+
+
+@given(result=any_result, running=st.booleans(), known=st.sampled_from([UNKNOWN, None]))
+def test_actions_are_all_things_to_perform(
+    result: TaskResult | CallbackResult, running: bool, known: Any
+) -> None:
+    decision = decide(result, running=running, known_state=known)
+    performable = (EmitEvent, DeletePod, PatchLabels, RequeueJob, FreeSlot)
+    assert all(isinstance(action, performable) for action in decision.actions)
+    assert len(decision.notes) <= 1
+    if decision.look_up is not None or decision.retry is not None:
+        assert decision.actions == ()

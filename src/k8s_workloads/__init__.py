@@ -19,44 +19,49 @@ if TYPE_CHECKING:
     from typing import Any
 
     from k8s_workloads._config import InvalidConfig as InvalidConfig
+    from k8s_workloads.actions import Decision as Decision
+    from k8s_workloads.actions import DeletePod as DeletePod
+    from k8s_workloads.actions import EmitEvent as EmitEvent
+    from k8s_workloads.actions import FreeSlot as FreeSlot
+    from k8s_workloads.actions import Ignore as Ignore
+    from k8s_workloads.actions import LookUpState as LookUpState
+    from k8s_workloads.actions import PatchLabels as PatchLabels
+    from k8s_workloads.actions import RequeueJob as RequeueJob
+    from k8s_workloads.actions import RetryLater as RetryLater
+    from k8s_workloads.actions import TrackRunning as TrackRunning
+    from k8s_workloads.actions import describe_action as describe_action
     from k8s_workloads.adoption import AdoptionPlan as AdoptionPlan
-    from k8s_workloads.adoption import TrackRunning as TrackRunning
     from k8s_workloads.adoption import plan_adoption as plan_adoption
     from k8s_workloads.adoption import plan_relist as plan_relist
+    from k8s_workloads.adoption import plan_revocation as plan_revocation
     from k8s_workloads.adoption import plan_revoke as plan_revoke
+    from k8s_workloads.attempts import Attempts as Attempts
     from k8s_workloads.codec import CallbackAnnotationsUnsupported as CallbackAnnotationsUnsupported
     from k8s_workloads.codec import InvalidAnnotations as InvalidAnnotations
     from k8s_workloads.codec import LegacyPodAnnotations as LegacyPodAnnotations
     from k8s_workloads.codec import annotations_to_key as annotations_to_key
     from k8s_workloads.codec import is_callback_pod as is_callback_pod
     from k8s_workloads.codec import key_to_annotations as key_to_annotations
+    from k8s_workloads.compat import AirflowVersion as AirflowVersion
     from k8s_workloads.compat import CallbackWorkloadsUnsupported as CallbackWorkloadsUnsupported
     from k8s_workloads.compat import InvalidVersion as InvalidVersion
     from k8s_workloads.compat import installed_airflow_version as installed_airflow_version
     from k8s_workloads.compat import require_callback_support as require_callback_support
     from k8s_workloads.compat import supports_callbacks as supports_callbacks
+    from k8s_workloads.creation_errors import CreateErrorVerdict as CreateErrorVerdict
+    from k8s_workloads.creation_errors import classify_create_error as classify_create_error
+    from k8s_workloads.creation_errors import decide_create_error as decide_create_error
     from k8s_workloads.decisions import UNKNOWN as UNKNOWN
-    from k8s_workloads.decisions import Attempts as Attempts
-    from k8s_workloads.decisions import Decision as Decision
     from k8s_workloads.decisions import DecisionConfig as DecisionConfig
-    from k8s_workloads.decisions import DeletePod as DeletePod
-    from k8s_workloads.decisions import EmitEvent as EmitEvent
-    from k8s_workloads.decisions import FreeSlot as FreeSlot
-    from k8s_workloads.decisions import Ignore as Ignore
     from k8s_workloads.decisions import KnownState as KnownState
-    from k8s_workloads.decisions import LookUpState as LookUpState
-    from k8s_workloads.decisions import PatchLabels as PatchLabels
-    from k8s_workloads.decisions import RequeueJob as RequeueJob
-    from k8s_workloads.decisions import RetryLater as RetryLater
     from k8s_workloads.decisions import StateNotRead as StateNotRead
-    from k8s_workloads.decisions import classify_create_error as classify_create_error
     from k8s_workloads.decisions import decide as decide
-    from k8s_workloads.decisions import describe_action as describe_action
     from k8s_workloads.decisions import handling_failed as handling_failed
     from k8s_workloads.events import Outcome as Outcome
     from k8s_workloads.events import Resolution as Resolution
     from k8s_workloads.events import ResolverConfig as ResolverConfig
     from k8s_workloads.events import resolve_event as resolve_event
+    from k8s_workloads.events import resolve_event_json as resolve_event_json
     from k8s_workloads.executor import CreatePod as CreatePod
     from k8s_workloads.executor import DeleteSecret as DeleteSecret
     from k8s_workloads.executor import ExecutorConfig as ExecutorConfig
@@ -137,13 +142,27 @@ __version__ = "0.1.0.dev0"
 
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "_config": ("InvalidConfig",),
+    "actions": (
+        "Decision",
+        "DeletePod",
+        "EmitEvent",
+        "FreeSlot",
+        "Ignore",
+        "LookUpState",
+        "PatchLabels",
+        "RequeueJob",
+        "RetryLater",
+        "TrackRunning",
+        "describe_action",
+    ),
     "adoption": (
         "AdoptionPlan",
-        "TrackRunning",
         "plan_adoption",
         "plan_relist",
+        "plan_revocation",
         "plan_revoke",
     ),
+    "attempts": ("Attempts",),
     "codec": (
         "CallbackAnnotationsUnsupported",
         "InvalidAnnotations",
@@ -153,30 +172,24 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "key_to_annotations",
     ),
     "compat": (
+        "AirflowVersion",
         "CallbackWorkloadsUnsupported",
         "InvalidVersion",
         "installed_airflow_version",
         "require_callback_support",
         "supports_callbacks",
     ),
+    "creation_errors": (
+        "CreateErrorVerdict",
+        "classify_create_error",
+        "decide_create_error",
+    ),
     "decisions": (
         "UNKNOWN",
-        "Attempts",
-        "Decision",
         "DecisionConfig",
-        "DeletePod",
-        "EmitEvent",
-        "FreeSlot",
-        "Ignore",
         "KnownState",
-        "LookUpState",
-        "PatchLabels",
-        "RequeueJob",
-        "RetryLater",
         "StateNotRead",
-        "classify_create_error",
         "decide",
-        "describe_action",
         "handling_failed",
     ),
     "events": (
@@ -184,6 +197,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "Resolution",
         "ResolverConfig",
         "resolve_event",
+        "resolve_event_json",
     ),
     "executor": (
         "CreatePod",

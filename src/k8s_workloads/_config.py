@@ -1,16 +1,22 @@
 """Validation of the configuration values (``DecisionConfig``, ``ResolverConfig``,
-``ExecutorConfig``) at construction: a wrong value is an :class:`InvalidConfig` naming its
+``ExecutorConfig``, the simulator's scenario config, the test kit's and the Airflow
+executor's options) at construction: a wrong value is an :class:`InvalidConfig` naming its
 field, never a misreading later (a retry count of -7, a version every callback event then
 fails on)."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from k8s_workloads._display import shown
+from k8s_workloads.compat import AirflowVersion, InvalidVersion
 
-__all__ = ["InvalidConfig"]
+__all__ = ["InvalidConfig", "InvalidVersionConfig"]
+
+Validator = Callable[[object, Any, Any], None]
+"""attrs' validator shape: (instance, attribute with ``.name``, value)."""
 
 
 class InvalidConfig(ValueError):
@@ -73,6 +79,80 @@ def seconds(instance: object, attribute: Any, value: object) -> None:  # noqa: A
         )
 
 
+def grace(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    """None (never), or a finite number of seconds from 0."""
+    if value is None:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise InvalidConfig(
+            _owner(instance),
+            attribute.name,
+            f"must be None or a finite number of seconds from 0, got {shown(value)}",
+        )
+
+
+def optional_seconds(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    """None, or :func:`seconds`."""
+    if value is not None:
+        seconds(instance, attribute, value)
+
+
+def optional_text(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    if value is not None and not isinstance(value, str):
+        raise InvalidConfig(
+            _owner(instance), attribute.name, f"must be None or a str, got {shown(value)}"
+        )
+
+
+def optional_mapping(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    if value is not None and not isinstance(value, Mapping):
+        raise InvalidConfig(
+            _owner(instance), attribute.name, f"must be None or a mapping, got {shown(value)}"
+        )
+
+
+def optional_callable(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    if value is not None and not callable(value):
+        raise InvalidConfig(
+            _owner(instance), attribute.name, f"must be None or callable, got {shown(value)}"
+        )
+
+
+def kind(cls: type, *, optional: bool = False) -> Validator:
+    """A validator: an instance of ``cls`` (or None, when ``optional``)."""
+    wanted = f"None or a {cls.__name__}" if optional else f"a {cls.__name__}"
+
+    def check(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+        if not (isinstance(value, cls) or (optional and value is None)):
+            raise InvalidConfig(
+                _owner(instance), attribute.name, f"must be {wanted}, got {shown(value)}"
+            )
+
+    return check
+
+
+def port(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    """A TCP port, 0 (any free one) to 65535."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        raise InvalidConfig(
+            _owner(instance), attribute.name, f"must be a port from 0 to 65535, got {shown(value)}"
+        )
+
+
+class _Field(NamedTuple):
+    name: str
+
+
+def check(instance: object, name: str, validator: Validator, value: object) -> None:
+    """Run an attrs-style validator outside attrs (dataclasses, plain ``__init__``)."""
+    validator(instance, _Field(name), value)
+
+
 def text_set(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     if not isinstance(value, frozenset) or not all(isinstance(item, str) for item in value):
         raise InvalidConfig(
@@ -80,17 +160,19 @@ def text_set(instance: object, attribute: Any, value: object) -> None:  # noqa: 
         )
 
 
-def airflow_version(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
-    """None, or a version text parsed once, here (so a bad one fails now, not per event)."""
-    if value is None:
-        return
-    from k8s_workloads.compat import InvalidVersion, release_tuple  # noqa: PLC0415
+class InvalidVersionConfig(InvalidConfig, InvalidVersion):  # type: ignore[misc]  # field: str
+    """A configured Airflow version that is not a version: both an :class:`InvalidConfig`
+    naming its field and an :class:`InvalidVersion`."""
 
-    if not isinstance(value, str):
-        raise InvalidConfig(
-            _owner(instance), attribute.name, f"must be a version string, got {shown(value)}"
-        )
+
+def version(owner: str, field: str, value: object) -> AirflowVersion:
+    """``value`` (text or an :class:`AirflowVersion`) parsed once, for a converter."""
     try:
-        release_tuple(value)
+        return AirflowVersion.parse(value)  # type: ignore[arg-type]  # checked inside
     except InvalidVersion as error:
-        raise InvalidConfig(_owner(instance), attribute.name, str(error)) from None
+        raise InvalidVersionConfig(owner, field, str(error)) from None
+
+
+def optional_version(owner: str, field: str, value: object) -> AirflowVersion | None:
+    """None, or :func:`version`."""
+    return None if value is None else version(owner, field, value)

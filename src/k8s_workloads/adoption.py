@@ -11,24 +11,26 @@ never raised.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_text as _str
-from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
-from k8s_workloads.compat import InvalidVersion
-from k8s_workloads.decisions import (
+from k8s_workloads.actions import (
     Action,
-    Attempts,
-    DecisionConfig,
+    Decision,
     DeletePod,
     FreeSlot,
     Ignore,
     PatchLabels,
-    cleanup_actions,
+    TrackRunning,
 )
+from k8s_workloads.attempts import Attempts
+from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
+from k8s_workloads.compat import InvalidVersion, VersionLike
+from k8s_workloads.decisions import DecisionConfig, cleanup_actions
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -53,15 +55,9 @@ __all__ = [
     "TrackRunning",
     "plan_adoption",
     "plan_relist",
+    "plan_revocation",
     "plan_revoke",
 ]
-
-
-@attrs.frozen
-class TrackRunning:
-    """Add the key to ``running``: the executor now owns the workload again."""
-
-    key: WorkloadKey
 
 
 @attrs.frozen
@@ -75,9 +71,12 @@ class SkippedPod:
 
 @attrs.frozen
 class AdoptionPlan:
-    """What to patch and track, which results to feed the decisions, what was skipped."""
+    """What to patch and track, which results to feed the decisions, what was skipped.
 
-    actions: tuple[Action | TrackRunning, ...]
+    ``actions`` are all things to perform (relabels, :class:`TrackRunning`, clean-ups);
+    the rest is what the caller keeps."""
+
+    actions: tuple[Action, ...]
     adopted: frozenset[WorkloadKey]
     """Keys of live pods taken over: now running under this scheduler."""
     completed: tuple[WorkloadResult, ...]
@@ -135,7 +134,7 @@ def _decode_listed(
     *,
     alive: set[str],
     me: str,
-    airflow_version: str | None,
+    airflow_version: VersionLike | None,
     skipped: list[SkippedPod],
     undecodable: list[SkippedPod],
     owned: set[WorkloadKey],
@@ -173,7 +172,7 @@ def _note_owned(
     pod: Mapping[str, Any],
     metadata: Mapping[str, Any],
     labels: Mapping[str, Any],
-    airflow_version: str | None,
+    airflow_version: VersionLike | None,
     owned: set[WorkloadKey],
 ) -> None:
     # A live pod already relabelled for this scheduler: an earlier adoption try took it.
@@ -227,7 +226,7 @@ def plan_adoption(
     alive_scheduler_ids: Iterable[str | int] = (),
     expected_task_keys: Iterable[TaskInstanceKey] | None = None,
     expected_callback_keys: Iterable[CallbackKey] | None = None,
-    airflow_version: str | None = None,
+    airflow_version: VersionLike | None = None,
     config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
     running: Iterable[WorkloadKey] = (),
 ) -> AdoptionPlan:
@@ -257,7 +256,7 @@ def plan_adoption(
     alive = {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_ids} | {my_label}
     expected = None if expected_task_keys is None else set(expected_task_keys)
     expected_callbacks = None if expected_callback_keys is None else set(expected_callback_keys)
-    actions: list[Action | TrackRunning] = []
+    actions: list[Action] = []
     adopted: set[WorkloadKey] = set()
     completed: list[WorkloadResult] = []
     skipped: list[SkippedPod] = []
@@ -314,14 +313,19 @@ def plan_adoption(
     )
 
 
-def plan_revoke(
-    key: TaskInstanceKey, pods: Iterable[Mapping[str, Any]], *, me: str | int
-) -> tuple[Action, ...]:
+def plan_revocation(
+    key: TaskInstanceKey,
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    me: str | int,
+    attempts: Attempts = Attempts(),
+) -> Decision:
     """Revoke a task instance: mark its pod revoked, then delete it; free its slot.
 
     Pods are matched on ``dag_id``, ``task_id``, ``run_id`` and ``map_index`` annotations
     among this scheduler's pods (the provider's rule: any try of the task instance). The
-    revoked label comes first so the watcher ignores the deletion. Never raises.
+    revoked label comes first so the watcher ignores the deletion. The decision drops the
+    key's attempt record; where no pod is found, ``ignored`` says so. Never raises.
     """
     my_label = make_safe_label_value(str(me))
     actions: list[Action] = [FreeSlot(key)]
@@ -342,9 +346,27 @@ def plan_revoke(
             name, namespace = _str(metadata.get("name")), _str(metadata.get("namespace"))
             actions.append(PatchLabels(name, namespace, {POD_REVOKED_LABEL: TRUE_LABEL_VALUE}))
             actions.append(DeletePod(name, namespace))
-    if len(actions) == 1:
-        actions.append(Ignore(f"no pod of this scheduler runs {key!r}"))
-    return tuple(actions)
+    ignored = Ignore(f"no pod of this scheduler runs {key!r}") if len(actions) == 1 else None
+    return Decision(tuple(actions), attempts.without(key), ignored)
+
+
+def plan_revoke(
+    key: TaskInstanceKey, pods: Iterable[Mapping[str, Any]], *, me: str | int
+) -> tuple[Action | Ignore, ...]:
+    """Deprecated: :func:`plan_revocation` gives a :class:`~k8s_workloads.actions.Decision`.
+
+    The old shape: the actions, then an :class:`~k8s_workloads.actions.Ignore` where no
+    pod was found.
+    """
+    warnings.warn(
+        "plan_revoke() is deprecated: plan_revocation() returns a Decision (its "
+        "'ignored' says when no pod was found)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    decision = plan_revocation(key, pods, me=me)
+    ignored = () if decision.ignored is None else (decision.ignored,)
+    return (*decision.actions, *ignored)
 
 
 def plan_relist(
@@ -353,7 +375,7 @@ def plan_relist(
     *,
     waiting: Iterable[WorkloadKey] = (),
     attempts: Attempts = Attempts(),
-    airflow_version: str | None = None,
+    airflow_version: VersionLike | None = None,
 ) -> tuple[WorkloadResult, ...]:
     """``VANISHED`` results for running workloads whose pods a re-list no longer shows.
 

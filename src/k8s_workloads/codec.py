@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 
 from k8s_workloads._display import shown
-from k8s_workloads.compat import supports_callbacks
+from k8s_workloads.compat import VersionLike, supports_callbacks
 from k8s_workloads.keys import (
     CallbackKey,
     InvalidKey,
@@ -109,7 +109,9 @@ def _integer(text: str, field: str, pattern: re.Pattern[str]) -> int:
         raise InvalidAnnotations(field, f"integer too long: {shown(text, limit=20)}") from None
 
 
-def _decode_callback(annotations: Mapping[str, object], airflow_version: str | None) -> CallbackKey:
+def _decode_callback(
+    annotations: Mapping[str, object], airflow_version: VersionLike | None
+) -> CallbackKey:
     if not supports_callbacks(airflow_version):
         found = "no Airflow version" if airflow_version is None else f"Airflow {airflow_version}"
         raise CallbackAnnotationsUnsupported(
@@ -199,14 +201,15 @@ def annotations_to_key(
     annotations: Mapping[str, object],
     labels: Mapping[str, object] | None = None,
     *,
-    airflow_version: str | None = None,
+    airflow_version: VersionLike | None = None,
 ) -> WorkloadKey:
     """The workload key a pod's annotations (and labels) describe.
 
     Task pods need ``dag_id``, ``task_id`` and ``try_number``; ``map_index`` defaults to
     -1 and ``run_id`` to None. A pod is a callback pod when its ``airflow-workload-type``
     label is ``callback`` or it has a ``callback_id`` annotation; callback keys are
-    decoded only when ``airflow_version`` supports them (3.3+). Raises
+    decoded only when ``airflow_version`` (an :class:`~k8s_workloads.compat.AirflowVersion`,
+    or text parsed here) supports them (3.3+). Raises
     :class:`InvalidAnnotations` (or a subclass) for anything else, never ``KeyError`` or
     ``TypeError``.
     """

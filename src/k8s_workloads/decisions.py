@@ -1,30 +1,60 @@
-"""What an executor does with each result: actions as values, never calls.
+"""What an executor does with each result: the decision rules, as the tables the code runs.
 
 Every function here takes what the executor knows — the result, whether the workload is
 still running, the configuration, the immutable attempt bookkeeping — and returns a
-:class:`Decision`: the actions to perform, in order, and the new bookkeeping. The
-executor performs them (delete the pod, emit the event…); the library never calls the
-API or the database. Where a decision needs the task instance's state from the database,
-it returns a :class:`LookUpState` action instead, and the executor asks again with the
+:class:`~k8s_workloads.actions.Decision`: the actions to perform, in order, and the new
+bookkeeping. The executor performs them (delete the pod, emit the event…); the library
+never calls the API or the database. Where a decision needs the workload's state from the
+database, it says so in ``Decision.look_up`` instead, and the executor asks again with the
 state it read.
+
+The rules are rows of :data:`TASK_RULES`, :data:`CALLBACK_RULES` and the two
+``*_GIVE_UP_RULES`` tables (h11's way: the table is the code). Each :class:`Rule` names
+the result states it is about, when it applies, what it does and why; the first row that
+applies decides. The rows several tables share (an adopted pod, a stale launch, a requeued
+pod's duplicate) are written once. :func:`describe_rules` renders the tables for the
+documentation, which is tested against them.
 
 Results are dispatched on the key's type before anything task-specific happens, so no
 task rule (a task-instance database lookup, a try-number log line) ever sees a callback
 key: the crash loop of the callback pull requests (reference §7.1) cannot happen.
+
+Everything in this module depends only on its arguments: the tables are module constants.
+The action types live in :mod:`k8s_workloads.actions`, the bookkeeping in
+:mod:`k8s_workloads.attempts`, the pod-creation error policy in
+:mod:`k8s_workloads.creation_errors`; their names are still importable from here.
 """
 
 from __future__ import annotations
 
 import enum
-import json
-import types
-from collections.abc import Mapping
-from typing import Any, Final, TypeAlias, cast
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 import attrs
-import immutables
 
 from k8s_workloads import _config as _checks
+from k8s_workloads.actions import (
+    Action,
+    Decision,
+    DeletePod,
+    EmitEvent,
+    FreeSlot,
+    Ignore,
+    LookUpState,
+    PatchLabels,
+    RequeueJob,
+    RetryLater,
+    describe_action,
+)
+from k8s_workloads.attempts import Attempt, Attempts
+from k8s_workloads.creation_errors import (
+    CreateErrorVerdict,
+    classify_create_error,
+    decide_create_error,
+    requeue_after_create_error,
+)
 from k8s_workloads.failures import describe_failure
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, TRUE_LABEL_VALUE
@@ -35,7 +65,6 @@ from k8s_workloads.states import (
     CallbackState,
     ExecutorPseudoState,
     FailureDetails,
-    KubernetesJob,
     TaskInstanceState,
     TaskResult,
     WorkloadResult,
@@ -43,11 +72,15 @@ from k8s_workloads.states import (
 )
 
 __all__ = [
+    "CALLBACK_GIVE_UP_RULES",
+    "CALLBACK_RULES",
+    "TASK_GIVE_UP_RULES",
+    "TASK_RULES",
     "UNKNOWN",
     "Action",
     "Attempt",
     "Attempts",
-    "CreateErrorDecision",
+    "CreateErrorVerdict",
     "Decision",
     "DecisionConfig",
     "DeletePod",
@@ -59,13 +92,16 @@ __all__ = [
     "PatchLabels",
     "RequeueJob",
     "RetryLater",
+    "Rule",
     "StateNotRead",
     "classify_create_error",
     "cleanup_actions",
     "decide",
     "decide_callback",
+    "decide_create_error",
     "decide_task",
     "describe_action",
+    "describe_rules",
     "handling_failed",
     "requeue_after_create_error",
 ]
@@ -87,188 +123,6 @@ UNKNOWN: Final = StateNotRead.UNKNOWN
 KnownState: TypeAlias = TaskInstanceState | CallbackState | StateNotRead | None
 """What an executor knows of a workload's state in Airflow: a state, None (read: no row
 or no state) or :data:`UNKNOWN` (not read)."""
-
-
-# --- actions --------------------------------------------------------------------------
-
-
-@attrs.frozen
-class EmitEvent:
-    """Report a workload state to the scheduler (``event_buffer[key] = state, info``)."""
-
-    key: WorkloadKey
-    state: TaskInstanceState | CallbackState
-    info: str | None = None
-
-
-@attrs.frozen
-class DeletePod:
-    """Delete the workload's pod (a 404 means it is gone already: fine)."""
-
-    pod_name: str
-    namespace: str
-
-
-@attrs.frozen
-class PatchLabels:
-    """Patch labels onto a pod (label-only patches never hit spec immutability, #23885)."""
-
-    pod_name: str
-    namespace: str
-    labels: Mapping[str, str]
-    resource_version: str | None = None
-    """Patch only a pod still at this version (``metadata.resourceVersion`` in the patch
-    body: the API server answers 409 otherwise). Adoption sets it, so that of two
-    schedulers taking over one pod, only one does."""
-
-
-@attrs.frozen
-class RequeueJob:
-    """Put a job back on the pod-creation queue, optionally not before ``delay`` seconds."""
-
-    job: KubernetesJob[Any]
-    reason: str
-    delay: float | None = None
-
-
-@attrs.frozen
-class FreeSlot:
-    """Remove the key from ``running``: the executor no longer tracks the workload."""
-
-    key: WorkloadKey
-
-
-@attrs.frozen
-class LookUpState:
-    """Read the task instance's state from Airflow, then call the decision again with it."""
-
-    key: TaskInstanceKey
-    why: str
-
-
-@attrs.frozen
-class Ignore:
-    """Do nothing; ``reason`` says why (a duplicate, a terminal callback …)."""
-
-    reason: str
-
-
-@attrs.frozen
-class RetryLater:
-    """Handle the same result again on a later pass (its handling failed; see
-    :func:`handling_failed`); pass ``failures`` as ``failures_so_far`` then."""
-
-    failures: int
-    reason: str
-
-
-Action: TypeAlias = (
-    EmitEvent | DeletePod | PatchLabels | RequeueJob | FreeSlot | LookUpState | RetryLater | Ignore
-)
-
-
-# --- bookkeeping ----------------------------------------------------------------------
-
-
-@attrs.frozen
-class Attempt:
-    """Pod launches of one workload: the job to requeue and how often it was requeued."""
-
-    job: KubernetesJob[Any]
-    attempts: int = 0
-    requeued_for_pod: str | None = None
-    """The pod whose failure was requeued last (the provider's record)."""
-    requeued_pods: frozenset[str] = frozenset()
-    """Every pod whose failure was requeued: more events for any of them are stale."""
-    requeued_uids: frozenset[str] = frozenset()
-    """The uids of those pods, where known: launches can share a pod name, never a uid."""
-
-    def was_requeued(self, pod_name: str | None, pod_uid: str | None = None) -> bool:
-        """Whether this pod's failure was already requeued (its later events are stale).
-
-        With the pod's uid, and uids recorded, the uid decides: a new launch under a
-        fixed pod name (a fixed ``pod_id`` or an override's ``metadata.name``) is not its
-        predecessor. Without one, the name does, as the provider's record does."""
-        if pod_uid is not None and self.requeued_uids:
-            return pod_uid in self.requeued_uids
-        return pod_name == self.requeued_for_pod or pod_name in self.requeued_pods
-
-
-class Attempts:
-    """Immutable attempt records by key; every decision returns the new value.
-
-    A persistent map (``immutables.Map``, a hash array mapped trie): a new value shares
-    all but O(log n) of the records of the one it came from, so one write costs well
-    under a microsecond at 100,000 records and no write ever copies them all.
-    """
-
-    __slots__ = ("_map",)
-
-    _map: immutables.Map[WorkloadKey, Attempt]
-
-    def __init__(self, records: Mapping[WorkloadKey, Attempt] | None = None) -> None:
-        base = dict(records) if records else {}
-        for key, attempt in base.items():
-            if not isinstance(cast("object", attempt), Attempt):
-                msg = f"records[{key!r}]: expected an Attempt, got {type(attempt).__name__}"
-                raise TypeError(msg)
-        object.__setattr__(self, "_map", immutables.Map(base))
-
-    @classmethod
-    def _of(cls, records: immutables.Map[WorkloadKey, Attempt]) -> Attempts:
-        new = cls.__new__(cls)
-        object.__setattr__(new, "_map", records)
-        return new
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise attrs.exceptions.FrozenInstanceError
-
-    def __delattr__(self, name: str) -> None:
-        raise attrs.exceptions.FrozenInstanceError
-
-    def get(self, key: WorkloadKey) -> Attempt | None:
-        return self._map.get(key)
-
-    def __len__(self) -> int:
-        return len(self._map)
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, (TaskInstanceKey, CallbackKey)) and key in self._map
-
-    @property
-    def records(self) -> Mapping[WorkloadKey, Attempt]:
-        """Every record, as a read-only mapping (a snapshot: O(n log n), for inspection).
-
-        In the keys' ``repr`` order: the trie's own order follows the hash seed.
-        """
-        items = sorted(self._map.items(), key=lambda item: repr(item[0]))
-        return types.MappingProxyType(dict(items))
-
-    def with_record(self, key: WorkloadKey, attempt: Attempt) -> Attempts:
-        return self._of(self._map.set(key, attempt))
-
-    def without(self, key: WorkloadKey) -> Attempts:
-        if key not in self._map:
-            return self
-        return self._of(self._map.delete(key))
-
-    def launched(self, job: KubernetesJob[Any]) -> Attempts:
-        """Record a job handed to pod creation (keeps an existing count)."""
-        existing = self.get(job.key)
-        return self.with_record(job.key, existing or Attempt(job))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Attempts):
-            return NotImplemented
-        return self._map == other._map
-
-    def __hash__(self) -> int:
-        # A mapping's value: compared by content, so not hashable (as a dict).
-        msg = "unhashable type: 'Attempts'"
-        raise TypeError(msg)
-
-    def __repr__(self) -> str:
-        return f"Attempts({dict(self.records)!r})"
 
 
 @attrs.frozen
@@ -298,39 +152,6 @@ class DecisionConfig:
     this (the provider honours any value, so a huge one stops pod creation for good)."""
 
 
-@attrs.frozen
-class Decision:
-    """The actions to perform, in order, and the bookkeeping to keep."""
-
-    actions: tuple[Action, ...]
-    attempts: Attempts
-
-    @property
-    def reason(self) -> str:
-        """A one-line summary of the actions, for timelines and logs."""
-        return "; ".join(describe_action(action) for action in self.actions) or "nothing to do"
-
-
-def describe_action(action: Action) -> str:
-    """One action as a short phrase (``emit failed``, ``delete pod p`` …), for logs."""
-    if isinstance(action, EmitEvent):
-        return f"emit {action.state.value}"
-    if isinstance(action, DeletePod):
-        return f"delete pod {action.pod_name}"
-    if isinstance(action, PatchLabels):
-        labels = ",".join(f"{k}={v}" for k, v in action.labels.items())
-        return f"patch {action.pod_name} {labels}"
-    if isinstance(action, RequeueJob):
-        return f"requeue ({action.reason})"
-    if isinstance(action, FreeSlot):
-        return "free slot"
-    if isinstance(action, LookUpState):
-        return f"look up state ({action.why})"
-    if isinstance(action, RetryLater):
-        return f"retry later ({action.reason})"
-    return f"ignore ({action.reason})"
-
-
 # --- shared rules ---------------------------------------------------------------------
 
 
@@ -352,78 +173,139 @@ def cleanup_actions(result: WorkloadResult, config: DecisionConfig) -> list[Acti
     return [DeletePod(result.pod_name, result.namespace)]
 
 
-def _adopted(result: WorkloadResult, *, running: bool, attempts: Attempts) -> Decision:
-    # A pod leaves the watch (DELETED, no deletion timestamp) when another scheduler
-    # relabels it, but also when this executor marked a failed pod done and requeued the
-    # workload: that pod's "adoption" must not free the slot of the new launch.
-    attempt = attempts.get(result.key)
-    if attempt is not None and attempt.was_requeued(result.pod_name, result.pod_uid):
-        return Decision((Ignore("a requeued workload's old pod left the watch"),), attempts)
-    if not running:
-        return Decision((Ignore("adopted, not running"),), attempts.without(result.key))
-    return Decision((FreeSlot(result.key),), attempts.without(result.key))
+class _Case:
+    """What a rule reads: the result and everything the caller knows about it."""
+
+    __slots__ = (
+        "attempt",
+        "attempts",
+        "config",
+        "error",
+        "failures",
+        "key",
+        "known",
+        "result",
+        "running",
+        "state",
+    )
+
+    def __init__(  # noqa: PLR0917 - private, positional for speed
+        self,
+        result: WorkloadResult,
+        running: bool,
+        config: DecisionConfig,
+        attempts: Attempts,
+        known: KnownState,
+        error: BaseException | None = None,
+        failures: int = 0,
+    ) -> None:
+        self.result = result
+        self.key: WorkloadKey = result.key
+        self.state = result.state
+        self.running = running
+        self.config = config
+        self.attempts = attempts
+        self.attempt = attempts.get(result.key)
+        self.known = known
+        self.error = error
+        self.failures = failures
+
+    def ignore(self, reason: str) -> Decision:
+        return Decision((), self.attempts, Ignore(reason))
+
+    def look_up(self, why: str) -> Decision:
+        key = self.key
+        assert isinstance(key, TaskInstanceKey)  # noqa: S101 - task rules only
+        return Decision((), self.attempts, LookUpState(key, why))
+
+    def settled(self, *actions: Action, ignored: Ignore | None = None) -> Decision:
+        """The workload is settled: its attempt record goes."""
+        return Decision(actions, self.attempts.without(self.key), ignored)
+
+    def cleanup(self) -> list[Action]:
+        return cleanup_actions(self.result, self.config)
+
+    def freed(self) -> tuple[Action, ...]:
+        return (FreeSlot(self.key),) if self.running else ()
+
+    def requeued_pod(self) -> bool:
+        """Whether this result's pod is one whose failure was requeued (its events are stale)."""
+        attempt = self.attempt
+        result = self.result
+        return attempt is not None and attempt.was_requeued(result.pod_name, result.pod_uid)
+
+    def gave_up(self) -> str:
+        return f"gave up after {self.failures + 1} failed attempts ({self.error!r})"
 
 
-_VANISHED_INFO = "the pod vanished while the watch was down; its final events were lost"
+_Test: TypeAlias = Callable[[_Case], bool]
+_Outcome: TypeAlias = Callable[[_Case], Decision]
+_ResultState: TypeAlias = TaskInstanceState | CallbackState | ExecutorPseudoState
 
 
-def _adopted_or_stale(
-    result: WorkloadResult, *, running: bool, attempts: Attempts
-) -> Decision | None:
-    # The rows every result kind shares, before any kind-specific rule.
-    if result.state is ExecutorPseudoState.ADOPTED:
-        return _adopted(result, running=running, attempts=attempts)
-    return _stale_vanished(result, attempts)
+def _always(_: _Case) -> bool:
+    return True
 
 
-def _stale_vanished(result: WorkloadResult, attempts: Attempts) -> Decision | None:
-    # A VANISHED result is made from a re-list; handled late (after a failed pass), the
-    # workload may have been requeued meanwhile and its new pod must not be failed.
-    if result.state is not ExecutorPseudoState.VANISHED or result.launch is None:
-        return None
-    attempt = attempts.get(result.key)
-    if attempt is None or result.launch >= attempt.attempts:
-        return None
-    why = "the vanished pod was an earlier launch: the workload was requeued since"
-    return Decision((Ignore(why),), attempts)
+@attrs.frozen
+class Rule:
+    """One row of a decision table: the states it is about, when it applies, what it
+    does and why. The first row that applies to a result decides."""
 
+    states: frozenset[_ResultState] | None
+    """The result states the row is about; None: any state."""
+    when: str
+    then: str
+    why: str
+    applies: _Test = attrs.field(eq=False, repr=False)
+    """The rest of ``when``, beyond the state and the two columns below."""
+    outcome: _Outcome = attrs.field(eq=False, repr=False)
+    running: bool | None = None
+    """Only while the key is in ``running`` (True), only while it is not (False), or either."""
+    record: bool | None = None
+    """Only for a workload with an attempt record (True), or with or without one."""
 
-def _vanished_task(
-    result: TaskResult,
-    *,
-    running: bool,
-    attempts: Attempts,
-    ti_state: TaskInstanceState | StateNotRead | None,
-) -> Decision:
-    # The task process records its own end state; a task that never got there died with
-    # its pod.
-    key = result.key
-    if not running:
-        return Decision((Ignore(f"{key!r} is not running"),), attempts)
-    if ti_state is UNKNOWN:
-        return Decision(
-            (LookUpState(key, "did the task finish before its pod vanished?"),), attempts
+    def is_about(self, state: _ResultState) -> bool:
+        return self.states is None or state in self.states
+
+    def fits(self, state: _ResultState | None, *, running: bool, record: bool) -> bool:
+        """Whether the row is looked at for a result of this state (None: any other)."""
+        return (
+            (self.states is None or (state is not None and state in self.states))
+            and self.running in {None, running}
+            and self.record in {None, record}
         )
-    if ti_state in TASK_FINISHED_STATES:
-        return Decision((FreeSlot(key), EmitEvent(key, ti_state)), attempts.without(key))
-    failed = EmitEvent(key, TaskInstanceState.FAILED, _VANISHED_INFO)
-    return Decision((FreeSlot(key), failed), attempts.without(key))
+
+
+def _rule(  # noqa: PLR0917 - a table row, read left to right
+    states: Iterable[_ResultState] | None,
+    when: str,
+    then: str,
+    why: str,
+    outcome: _Outcome,
+    applies: _Test = _always,
+    *,
+    running: bool | None = None,
+    record: bool | None = None,
+) -> Rule:
+    frozen = None if states is None else frozenset(states)
+    return Rule(frozen, when, then, why, applies, outcome, running, record)
+
+
+_ADOPTED = ExecutorPseudoState.ADOPTED
+_COMPLETED = ExecutorPseudoState.COMPLETED
+_VANISHED = ExecutorPseudoState.VANISHED
+_LOOKUP = ExecutorPseudoState.LOOKUP
+_VANISHED_INFO = "the pod vanished while the watch was down; its final events were lost"
 
 
 def _may_retry(attempt: Attempt, limit: int) -> bool:
     return limit == -1 or attempt.attempts < limit
 
 
-def _requeue(
-    key: WorkloadKey,
-    attempt: Attempt,
-    *,
-    pod_name: str,
-    pod_uid: str | None,
-    attempts: Attempts,
-    what: str,
-    limit: int,
-) -> Decision:
+def _requeue(case: _Case, attempt: Attempt, *, what: str, limit: int) -> Decision:
+    result = case.result
+    pod_name, pod_uid = result.pod_name, result.pod_uid
     updated = attrs.evolve(
         attempt,
         attempts=attempt.attempts + 1,
@@ -432,17 +314,84 @@ def _requeue(
         requeued_uids=attempt.requeued_uids | ({pod_uid} if pod_uid else set()),
     )
     shown_limit = "unlimited" if limit == -1 else str(limit)
-    return Decision(
-        (RequeueJob(attempt.job, f"{what} (try {updated.attempts} of {shown_limit})"),),
-        attempts.with_record(key, updated),
-    )
+    requeue = RequeueJob(attempt.job, f"{what} (try {updated.attempts} of {shown_limit})")
+    return Decision((*case.cleanup(), requeue), case.attempts.with_record(case.key, updated))
+
+
+# --- rows every table shares ----------------------------------------------------------
+
+_ADOPTED_ROWS: Final = (
+    _rule(
+        [_ADOPTED],
+        "the pod's failure was requeued (an earlier launch)",
+        "ignore",
+        "A pod leaves the watch (DELETED, no deletion timestamp) when another scheduler "
+        "relabels it, but also when this executor marked a failed pod done and requeued "
+        "the workload: that pod's adoption must not free the new launch's slot.",
+        lambda c: c.ignore("a requeued workload's old pod left the watch"),
+        _Case.requeued_pod,
+        record=True,
+    ),
+    _rule(
+        [_ADOPTED],
+        "not running",
+        "ignore; drop the attempt record",
+        "Another scheduler owns the workload now; this one was not tracking it.",
+        lambda c: Decision((), c.attempts.without(c.key), Ignore("adopted, not running")),
+        running=False,
+    ),
+    _rule(
+        [_ADOPTED],
+        "otherwise",
+        "free the slot; drop the attempt record",
+        "Another scheduler owns the workload now: it reports the outcome.",
+        lambda c: c.settled(FreeSlot(c.key)),
+    ),
+)
+
+
+def _stale_launch(case: _Case) -> bool:
+    launch, attempt = case.result.launch, case.attempt
+    return launch is not None and attempt is not None and launch < attempt.attempts
+
+
+_STALE_LAUNCH: Final = _rule(
+    [_VANISHED],
+    "the vanished pod was an earlier launch (its result was made before a requeue)",
+    "ignore",
+    "A VANISHED result is made from a re-list; handled late (after a failed pass), the "
+    "workload may have been requeued meanwhile and its new pod must not be failed.",
+    lambda c: c.ignore("the vanished pod was an earlier launch: the workload was requeued since"),
+    _stale_launch,
+    record=True,
+)
+
+_NOT_RUNNING_DUPLICATE: Final = _rule(
+    None,
+    "not running",
+    "ignore",
+    "A repeated terminal event (MODIFIED then DELETED is normal): no event, and unlike "
+    "the provider (§7.3.3) no second delete or patch either.",
+    lambda c: c.ignore(f"{c.key!r} is not running: duplicate result"),
+    running=False,
+)
+
+
+_NOT_RUNNING_VANISHED: Final = _rule(
+    [_VANISHED],
+    "not running",
+    "ignore",
+    "Settled already (by another result, or never this executor's).",
+    lambda c: c.ignore(f"{c.key!r} is not running"),
+    running=False,
+)
 
 
 # --- tasks ----------------------------------------------------------------------------
 
 
 def _is_pre_execution_failure(
-    ti_state: TaskInstanceState | None, details: FailureDetails | None, excluded: frozenset[str]
+    ti_state: KnownState, details: FailureDetails | None, excluded: frozenset[str]
 ) -> bool:
     # The task instance never reached RUNNING, so no task code ran (provider PR #69058);
     # an excluded container reason (default "Error") means the process did start.
@@ -452,85 +401,159 @@ def _is_pre_execution_failure(
     return not (reason and reason in excluded)
 
 
-def _pre_execution_requeue(
-    result: TaskResult,
-    attempt: Attempt,
-    attempts: Attempts,
-    config: DecisionConfig,
-    ti_state: TaskInstanceState | StateNotRead | None,
-) -> Decision | None:
-    """The provider's pod-launch-failure requeue (PR #69058), or None when it does not apply."""
-    if ti_state is UNKNOWN:
-        return Decision(
-            (LookUpState(result.key, "did the pod fail before the task ran?"),), attempts
+def _task_pre_execution(case: _Case) -> bool:
+    config, attempt = case.config, case.attempt
+    return (
+        attempt is not None
+        and config.pod_launch_failure_retries != 0
+        and _is_pre_execution_failure(
+            case.known,
+            case.result.failure_details,
+            config.pod_launch_failure_excluded_container_reasons,
         )
-    excluded = config.pod_launch_failure_excluded_container_reasons
-    if not _is_pre_execution_failure(ti_state, result.failure_details, excluded):
-        return None
-    if not _may_retry(attempt, config.pod_launch_failure_retries):
-        return None
-    requeue = _requeue(
-        result.key,
-        attempt,
-        pod_name=result.pod_name,
-        pod_uid=result.pod_uid,
-        attempts=attempts,
-        what="pod failed before the task ran",
-        limit=config.pod_launch_failure_retries,
+        and _may_retry(attempt, config.pod_launch_failure_retries)
     )
-    cleanup = cleanup_actions(result, config)
-    return Decision((*cleanup, *requeue.actions), requeue.attempts)
 
 
-def decide_task(
-    result: TaskResult,
-    *,
-    running: bool,
-    config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
-    attempts: Attempts = Attempts(),
-    ti_state: TaskInstanceState | StateNotRead | None = UNKNOWN,
-) -> Decision:
-    """The provider's ``_change_state`` for a task result, as actions.
+def _task_requeue(case: _Case) -> Decision:
+    assert case.attempt is not None  # noqa: S101 - the row's test says so
+    limit = case.config.pod_launch_failure_retries
+    return _requeue(case, case.attempt, what="pod failed before the task ran", limit=limit)
 
-    ``running`` says whether the key is in the executor's ``running`` set. ``ti_state`` is
-    the task instance's state in the database once looked up (None: no row or no state);
-    while it is :data:`UNKNOWN` a decision that needs it returns :class:`LookUpState`.
-    """
-    key, state = result.key, result.state
-    if state is ExecutorPseudoState.ADOPTED:
-        return _adopted(result, running=running, attempts=attempts)
-    if state is TaskInstanceState.RUNNING:
-        return Decision((EmitEvent(key, TaskInstanceState.RUNNING),), attempts)
-    if state is ExecutorPseudoState.VANISHED:
-        return _stale_vanished(result, attempts) or _vanished_task(
-            result, running=running, attempts=attempts, ti_state=ti_state
-        )
-    if state is ExecutorPseudoState.COMPLETED:
-        # An adopted pod that had Succeeded under a dead scheduler: only clean it up.
-        return Decision(tuple(cleanup_actions(result, config)), attempts)
-    if not running:
-        # A repeated terminal event (MODIFIED then DELETED is normal): no event, and unlike
-        # the provider (§7.3.3) no second delete or patch either.
-        return Decision((Ignore(f"{key!r} is not running: duplicate result"),), attempts)
-    failed = state is TaskInstanceState.FAILED
-    attempt = attempts.get(key)
-    if failed and attempt is not None and config.pod_launch_failure_retries != 0:
-        if attempt.was_requeued(result.pod_name, result.pod_uid):
-            return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
-        requeued = _pre_execution_requeue(result, attempt, attempts, config, ti_state)
-        if requeued is not None:
-            return requeued
-    cleanup = cleanup_actions(result, config)
-    if state is ExecutorPseudoState.LOOKUP:
-        if ti_state is UNKNOWN:
-            return Decision((LookUpState(key, "the pod succeeded"),), attempts)
-        if ti_state is None:
-            # The provider emits a None state here (#35888); there is nothing to report.
-            nothing = Ignore("no task instance state to report")
-            return Decision((*cleanup, FreeSlot(key), nothing), attempts.without(key))
-        return Decision((*cleanup, FreeSlot(key), EmitEvent(key, ti_state)), attempts.without(key))
-    info = describe_failure(result.failure_details) if failed else None
-    return Decision((*cleanup, FreeSlot(key), EmitEvent(key, state, info)), attempts.without(key))
+
+def _report_known(case: _Case) -> EmitEvent:
+    known = case.known
+    assert isinstance(known, TaskInstanceState)  # noqa: S101 - the row's test says so
+    return EmitEvent(case.key, known)
+
+
+# The two rows most results end on: written out, without the helpers' calls.
+
+
+def _report_read_state(case: _Case) -> Decision:
+    key, known = case.key, case.known
+    assert isinstance(known, TaskInstanceState)  # noqa: S101 - the row's test says so
+    cleanup = cleanup_actions(case.result, case.config)
+    return Decision((*cleanup, FreeSlot(key), EmitEvent(key, known)), case.attempts.without(key))
+
+
+def _report_task_result(case: _Case) -> Decision:
+    key, state, result = case.key, case.state, case.result
+    assert isinstance(state, (TaskInstanceState, CallbackState))  # noqa: S101
+    info = describe_failure(result.failure_details) if state is TaskInstanceState.FAILED else None
+    cleanup = cleanup_actions(result, case.config)
+    return Decision(
+        (*cleanup, FreeSlot(key), EmitEvent(key, state, info)), case.attempts.without(key)
+    )
+
+
+_FAILED = TaskInstanceState.FAILED
+
+TASK_RULES: Final[tuple[Rule, ...]] = (
+    *_ADOPTED_ROWS,
+    _rule(
+        [TaskInstanceState.RUNNING],
+        "always",
+        "emit running",
+        "The provider reports every running event.",
+        lambda c: Decision((EmitEvent(c.key, TaskInstanceState.RUNNING),), c.attempts),
+    ),
+    _STALE_LAUNCH,
+    _NOT_RUNNING_VANISHED,
+    _rule(
+        [_VANISHED],
+        "the task instance state is not read",
+        "look up the state",
+        "The task process records its own end state: did it get there?",
+        lambda c: c.look_up("did the task finish before its pod vanished?"),
+        lambda c: c.known is UNKNOWN,
+    ),
+    _rule(
+        [_VANISHED],
+        "the task instance is finished",
+        "free the slot, emit the state read; drop the attempt record",
+        "The task recorded its end before its pod vanished.",
+        lambda c: c.settled(FreeSlot(c.key), _report_known(c)),
+        lambda c: c.known in TASK_FINISHED_STATES,
+    ),
+    _rule(
+        [_VANISHED],
+        "otherwise",
+        "free the slot, emit failed; drop the attempt record",
+        "A task that never recorded its end died with its pod.",
+        lambda c: c.settled(FreeSlot(c.key), EmitEvent(c.key, _FAILED, _VANISHED_INFO)),
+    ),
+    _rule(
+        [_COMPLETED],
+        "always",
+        "clean the pod up",
+        "An adopted pod that had Succeeded under a dead scheduler: its task recorded its end.",
+        lambda c: Decision(tuple(c.cleanup()), c.attempts),
+    ),
+    _NOT_RUNNING_DUPLICATE,
+    _rule(
+        [_FAILED],
+        "relaunching is on and this pod's failure was requeued",
+        "ignore",
+        "A later event of a requeued pod (DELETED after MODIFIED) is no new failure.",
+        lambda c: c.ignore("duplicate failure of a pod already requeued"),
+        lambda c: c.config.pod_launch_failure_retries != 0 and c.requeued_pod(),
+        record=True,
+    ),
+    _rule(
+        [_FAILED],
+        "relaunching is on and the task instance state is not read",
+        "look up the state",
+        "Whether the pod failed before the task ran is the task instance's state.",
+        lambda c: c.look_up("did the pod fail before the task ran?"),
+        lambda c: c.known is UNKNOWN and c.config.pod_launch_failure_retries != 0,
+        record=True,
+    ),
+    _rule(
+        [_FAILED],
+        "the task instance is QUEUED (no task code ran), the container reason is not "
+        "excluded and launch retries remain",
+        "clean the pod up, requeue the job; count the launch",
+        "The provider's pod-launch-failure requeue (PR #69058).",
+        _task_requeue,
+        _task_pre_execution,
+        record=True,
+    ),
+    _rule(
+        [_LOOKUP],
+        "the task instance state is not read",
+        "look up the state",
+        "A Succeeded pod says the process exited 0; the task instance says how it ended.",
+        lambda c: c.look_up("the pod succeeded"),
+        lambda c: c.known is UNKNOWN,
+    ),
+    _rule(
+        [_LOOKUP],
+        "no task instance state",
+        "clean the pod up, free the slot, ignore; drop the attempt record",
+        "The provider emits a None state here (#35888); there is nothing to report.",
+        lambda c: c.settled(
+            *c.cleanup(), FreeSlot(c.key), ignored=Ignore("no task instance state to report")
+        ),
+        lambda c: c.known is None,
+    ),
+    _rule(
+        [_LOOKUP],
+        "otherwise",
+        "clean the pod up, free the slot, emit the state read; drop the attempt record",
+        "The task instance's own state is the result.",
+        _report_read_state,
+    ),
+    _rule(
+        None,
+        "otherwise",
+        "clean the pod up, free the slot, emit the state (a failure with its details); "
+        "drop the attempt record",
+        "The provider's _change_state.",
+        _report_task_result,
+    ),
+)
+"""The rules for a task result (:func:`decide_task`), top to bottom."""
 
 
 # --- callbacks ------------------------------------------------------------------------
@@ -547,52 +570,398 @@ def _callback_pre_execution(details: FailureDetails | None) -> bool:
     )
 
 
-def _terminal_callback(
-    result: CallbackResult,
-    callback_state: CallbackState,
-    *,
-    running: bool,
-    attempts: Attempts,
-    config: DecisionConfig,
-) -> Decision:
-    # Never overwritten; but a finished pod is still cleaned up and its slot freed.
-    keep = Ignore(f"callback is already {callback_state.value}: never overwritten")
-    if result.state is ExecutorPseudoState.COMPLETED:
-        # An adopted, finished pod is never tracked as running: cleaning it up is the point.
-        freed = (FreeSlot(result.key),) if running else ()
-        cleanup = cleanup_actions(result, config)
-        return Decision((*cleanup, *freed, keep), attempts.without(result.key))
-    finished = result.state in {
-        CallbackState.SUCCESS,
-        CallbackState.FAILED,
-        ExecutorPseudoState.VANISHED,
-    }
-    if not (finished and running):
-        return Decision((keep,), attempts)
-    return Decision(
-        (*cleanup_actions(result, config), FreeSlot(result.key), keep), attempts.without(result.key)
+def _terminal(case: _Case) -> bool:
+    known = case.known
+    return isinstance(known, CallbackState) and known in CALLBACK_TERMINAL_STATES
+
+
+def _keep(case: _Case) -> Ignore:
+    known = case.known
+    assert isinstance(known, CallbackState)  # noqa: S101 - the row's test says so
+    return Ignore(f"callback is already {known.value}: never overwritten")
+
+
+def _callback_requeues(case: _Case) -> bool:
+    config, attempt = case.config, case.attempt
+    return (
+        attempt is not None
+        and config.callback_launch_failure_retries != 0
+        and _callback_pre_execution(case.result.failure_details)
+        and _may_retry(attempt, config.callback_launch_failure_retries)
     )
 
 
-def _callback_pseudo_state(
-    result: CallbackResult, *, running: bool, attempts: Attempts, config: DecisionConfig
+def _callback_requeue(case: _Case) -> Decision:
+    assert case.attempt is not None  # noqa: S101 - the row's test says so
+    limit = case.config.callback_launch_failure_retries
+    return _requeue(case, case.attempt, what="callback pod failed before it ran", limit=limit)
+
+
+_C_FAILED = CallbackState.FAILED
+_C_SUCCESS = CallbackState.SUCCESS
+_C_RUNNING = CallbackState.RUNNING
+_NEVER_OVERWRITTEN = "A callback in a terminal state is never overwritten (reference §7.1)."
+_NO_TRANSITION = "Nothing else is ever taken as success."
+
+CALLBACK_RULES: Final[tuple[Rule, ...]] = (
+    *_ADOPTED_ROWS,
+    _STALE_LAUNCH,
+    _rule(
+        [_COMPLETED],
+        "the callback is terminal",
+        "clean the pod up, free the slot if running, ignore; drop the attempt record",
+        f"{_NEVER_OVERWRITTEN} An adopted, finished pod is never tracked as running: "
+        "cleaning it up is the point.",
+        lambda c: c.settled(*c.cleanup(), *c.freed(), ignored=_keep(c)),
+        _terminal,
+    ),
+    _rule(
+        [_C_SUCCESS, _C_FAILED, _VANISHED],
+        "the callback is terminal and running",
+        "clean the pod up, free the slot, ignore; drop the attempt record",
+        f"{_NEVER_OVERWRITTEN} But a finished pod is still cleaned up and its slot freed.",
+        lambda c: c.settled(*c.cleanup(), FreeSlot(c.key), ignored=_keep(c)),
+        _terminal,
+        running=True,
+    ),
+    _rule(
+        [_C_SUCCESS, _C_FAILED, _VANISHED, _C_RUNNING, _LOOKUP, *CallbackState],
+        "the callback is terminal",
+        "ignore",
+        _NEVER_OVERWRITTEN,
+        lambda c: Decision((), c.attempts, _keep(c)),
+        _terminal,
+    ),
+    _NOT_RUNNING_VANISHED,
+    _rule(
+        [_VANISHED],
+        "otherwise",
+        "free the slot, emit failed; drop the attempt record",
+        "Nothing says the callback succeeded, so it did not (success is never assumed).",
+        lambda c: c.settled(FreeSlot(c.key), EmitEvent(c.key, _C_FAILED, _VANISHED_INFO)),
+    ),
+    _rule(
+        [_COMPLETED],
+        "otherwise",
+        "clean the pod up, free the slot if running, emit success; drop the attempt record",
+        "A callback pod that Succeeded while no scheduler watched it (adopted after a "
+        "restart) exited 0, so the callback succeeded, and nothing else will say so.",
+        lambda c: c.settled(*c.cleanup(), *c.freed(), EmitEvent(c.key, _C_SUCCESS)),
+    ),
+    _rule(
+        [_LOOKUP],
+        "always",
+        "ignore",
+        f"LOOKUP has no meaning for a callback. {_NO_TRANSITION}",
+        lambda c: c.ignore(f"no callback transition for {c.state}"),
+    ),
+    _rule(
+        [_C_RUNNING],
+        "not running",
+        "ignore",
+        "A running event of a callback no longer tracked is stale.",
+        lambda c: c.ignore(f"{c.key!r} is not running: stale event"),
+        running=False,
+    ),
+    _rule(
+        [_C_RUNNING],
+        "the callback is running already",
+        "ignore",
+        "Reported once.",
+        lambda c: c.ignore("callback already running"),
+        lambda c: c.known is _C_RUNNING,
+    ),
+    _rule(
+        [_C_RUNNING],
+        "otherwise",
+        "emit running",
+        "The callback's row says it runs (the provider never does).",
+        lambda c: Decision((EmitEvent(c.key, _C_RUNNING),), c.attempts),
+    ),
+    _NOT_RUNNING_DUPLICATE,
+    _rule(
+        [_C_FAILED],
+        "this pod's failure was requeued",
+        "ignore",
+        "A later event of a requeued pod is no new failure.",
+        lambda c: c.ignore("duplicate failure of a pod already requeued"),
+        _Case.requeued_pod,
+        record=True,
+    ),
+    _rule(
+        [_C_FAILED],
+        "the pod failed before the callback ran and launch retries remain",
+        "clean the pod up, requeue the job; count the launch",
+        "callback_launch_failure_retries: the callback's code never ran.",
+        _callback_requeue,
+        _callback_requeues,
+        record=True,
+    ),
+    _rule(
+        [_C_FAILED],
+        "otherwise",
+        "clean the pod up, free the slot, emit failed with its details; drop the record",
+        "The callback failed.",
+        lambda c: c.settled(
+            *c.cleanup(),
+            FreeSlot(c.key),
+            EmitEvent(c.key, _C_FAILED, describe_failure(c.result.failure_details)),
+        ),
+    ),
+    _rule(
+        [_C_SUCCESS],
+        "otherwise",
+        "clean the pod up, free the slot, emit success; drop the attempt record",
+        "The callback's pod Succeeded.",
+        lambda c: c.settled(*c.cleanup(), FreeSlot(c.key), EmitEvent(c.key, _C_SUCCESS)),
+    ),
+    _rule(
+        None,
+        "otherwise",
+        "ignore",
+        f"A queued or pending state from a result. {_NO_TRANSITION}",
+        lambda c: c.ignore(f"no callback transition for {c.state}"),
+    ),
+)
+"""The rules for a callback result (:func:`decide_callback`), top to bottom."""
+
+
+# --- handling failed ------------------------------------------------------------------
+
+
+def _retry(case: _Case) -> Decision:
+    failures, limit = case.failures, case.config.max_handling_retries
+    reason = f"handling failed ({case.error!r}); {failures + 1} of {limit} retries"
+    return Decision((), case.attempts, RetryLater(failures + 1, reason))
+
+
+def _failed_report(case: _Case) -> EmitEvent:
+    failed = state_class_for_key(case.key).FAILED
+    return EmitEvent(case.key, failed, f"handling the pod's result {case.gave_up()}")
+
+
+def _give_up(report: Callable[[_Case], EmitEvent | Ignore]) -> _Outcome:
+    # The event comes first, then the pod's clean-up (as its own outcome calls for).
+    def outcome(case: _Case) -> Decision:
+        made = report(case)
+        if isinstance(made, Ignore):
+            return case.settled(*case.freed(), *case.cleanup(), ignored=made)
+        return case.settled(*case.freed(), made, *case.cleanup())
+
+    return outcome
+
+
+def _known_is_the_result(case: _Case) -> bool:
+    known = case.known
+    return isinstance(known, TaskInstanceState) and (
+        case.state is _LOOKUP or known in TASK_FINISHED_STATES
+    )
+
+
+_GIVE_UP_FIRST: Final = (
+    _rule(
+        None,
+        "fewer failures than max_handling_retries",
+        "retry on a later pass",
+        "Never inside the same drain loop: that is how the provider can spin forever on "
+        "one result (#35888, reference §7.1).",
+        _retry,
+        lambda c: c.failures < c.config.max_handling_retries,
+    ),
+    *_ADOPTED_ROWS,
+    _STALE_LAUNCH,
+    _rule(
+        None,
+        "the pod's failure was requeued",
+        "ignore",
+        "A stale result: the requeued launch decides.",
+        lambda c: c.ignore("duplicate result of a pod already requeued"),
+        lambda c: bool(c.result.pod_name) and c.requeued_pod(),
+        record=True,
+    ),
+    _rule(
+        [TaskInstanceState.RUNNING, _C_RUNNING],
+        "always",
+        "ignore",
+        "The pod's final event still decides.",
+        lambda c: c.ignore(f"{c.gave_up()}; the pod's final event decides"),
+    ),
+    _rule(
+        None,
+        "not running (and not an adopted Succeeded pod)",
+        "ignore",
+        "Settled by another result: nothing to report.",
+        lambda c: c.ignore(f"{c.gave_up()}; {c.key!r} is not running: nothing to report"),
+        lambda c: c.state is not _COMPLETED,
+        running=False,
+    ),
+)
+
+TASK_GIVE_UP_RULES: Final[tuple[Rule, ...]] = (
+    *_GIVE_UP_FIRST,
+    _rule(
+        [_COMPLETED],
+        "always",
+        "free the slot if running, clean the pod up, ignore; drop the attempt record",
+        "An adopted Succeeded task pod only needs cleaning up: its task recorded its end.",
+        _give_up(lambda c: Ignore(f"{c.gave_up()}; the task recorded its own end")),
+    ),
+    _rule(
+        None,
+        "the task instance state was read and is what the decision would report (a "
+        "Succeeded pod, a finished task)",
+        "free the slot, emit the state read, clean the pod up; drop the attempt record",
+        "The state read is what the decision would have reported.",
+        _give_up(_report_known),
+        _known_is_the_result,
+    ),
+    _rule(
+        None,
+        "otherwise",
+        "free the slot, emit failed, clean the pod up; drop the attempt record",
+        "Handling gave up: the workload is reported FAILED and no longer tracked.",
+        _give_up(_failed_report),
+    ),
+)
+"""The rules when handling a task result keeps failing (:func:`handling_failed`)."""
+
+CALLBACK_GIVE_UP_RULES: Final[tuple[Rule, ...]] = (
+    *_GIVE_UP_FIRST,
+    _rule(
+        None,
+        "the callback is terminal",
+        "free the slot if running, clean the pod up, ignore; drop the attempt record",
+        _NEVER_OVERWRITTEN,
+        _give_up(_keep),
+        _terminal,
+    ),
+    _rule(
+        None,
+        "otherwise",
+        "free the slot if running, emit failed, clean the pod up; drop the attempt record",
+        "Handling gave up: the workload is reported FAILED and no longer tracked.",
+        _give_up(_failed_report),
+    ),
+)
+"""The rules when handling a callback result keeps failing (:func:`handling_failed`)."""
+
+
+_STATES: Final = (*TaskInstanceState, *CallbackState, *ExecutorPseudoState)
+
+
+_Key: TypeAlias = "tuple[_ResultState | None, bool, bool]"
+_Rows: TypeAlias = Mapping[_Key, tuple[tuple["_Test | None", "_Outcome"], ...]]
+
+
+def _by_state(table: tuple[Rule, ...], states: Iterable[_ResultState]) -> _Rows:
+    # The rows for each (state, running, has an attempt record), in table order, as
+    # (test, outcome) pairs (no test: always): a result is tested only against the rows
+    # about it. State None holds the rows for any other state.
+    def rows(key: _Key) -> tuple[tuple[_Test | None, _Outcome], ...]:
+        state, running, record = key
+        return tuple(
+            (None if rule.applies is _always else rule.applies, rule.outcome)
+            for rule in table
+            if rule.fits(state, running=running, record=record)
+        )
+
+    keys = [(state, running, record) for state in (*states, None) for running in (True, False)
+            for record in (True, False)]  # fmt: skip
+    return {key: rows(key) for key in keys}
+
+
+_TASK_ROWS: Final = _by_state(TASK_RULES, _STATES)
+_CALLBACK_ROWS: Final = _by_state(CALLBACK_RULES, _STATES)
+_TASK_GIVE_UP_ROWS: Final = _by_state(TASK_GIVE_UP_RULES, _STATES)
+_CALLBACK_GIVE_UP_ROWS: Final = _by_state(CALLBACK_GIVE_UP_RULES, _STATES)
+
+
+def _rows_for(rows: _Rows, case: _Case) -> tuple[tuple[_Test | None, _Outcome], ...]:
+    running, record = bool(case.running), case.attempt is not None
+    return rows.get((case.state, running, record)) or rows[None, running, record]
+
+
+def _run(rows: _Rows, case: _Case) -> Decision:
+    for applies, outcome in _rows_for(rows, case):
+        if applies is None or applies(case):
+            return outcome(case)
+    # Every table ends with a row for any state.
+    msg = f"no rule for {case.state}"  # pragma: no cover
+    raise AssertionError(msg)  # pragma: no cover
+
+
+def describe_rules(table: tuple[Rule, ...]) -> str:
+    """A decision table as a Markdown table (state, when, then, why), for the docs."""
+    lines = ["| result state | when | then | why |", "| --- | --- | --- | --- |"]
+    for rule in table:
+        states = (
+            "any" if rule.states is None else ", ".join(sorted(state.name for state in rule.states))
+        )
+        lines.append(f"| {states} | {rule.when} | {rule.then} | {rule.why} |")
+    return "\n".join(lines)
+
+
+_TABLES: Final = (
+    ("Task results: `decide_task`", "TASK_RULES", TASK_RULES),
+    ("Callback results: `decide_callback`", "CALLBACK_RULES", CALLBACK_RULES),
+    ("Giving up on a task result: `handling_failed`", "TASK_GIVE_UP_RULES", TASK_GIVE_UP_RULES),
+    (
+        "Giving up on a callback result: `handling_failed`",
+        "CALLBACK_GIVE_UP_RULES",
+        CALLBACK_GIVE_UP_RULES,
+    ),
+)
+
+
+def _rules_document() -> str:
+    # docs/decision-rules.md, generated (scripts/decision_rules.py) and tested against.
+    parts = [
+        "# Decision rules",
+        "",
+        (
+            "<!-- Generated from k8s_workloads.decisions by scripts/decision_rules.py: "
+            "do not edit. -->"
+        ),
+        "",
+        (
+            "What the executor does with each result, as the tables the code runs "
+            "(`k8s_workloads.decisions`). For each result the rows about its state are read "
+            "top to bottom; the first that applies decides. A row's *then* lists the actions, "
+            "in order; *ignore* and *look up* are said beside the actions (`Decision.note`), "
+            "never among them."
+        ),
+    ]
+    for title, name, table in _TABLES:
+        parts += ["", f"## {title}", "", f"`{name}`:", "", describe_rules(table)]
+    return "\n".join(parts) + "\n"
+
+
+# --- the decisions --------------------------------------------------------------------
+
+
+def decide_task(
+    result: TaskResult,
+    *,
+    running: bool,
+    config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
+    attempts: Attempts = Attempts(),
+    ti_state: TaskInstanceState | StateNotRead | None = UNKNOWN,
 ) -> Decision:
-    key, state = result.key, result.state
-    if state is ExecutorPseudoState.VANISHED:
-        # Nothing says the callback succeeded, so it did not (success is never assumed).
-        if not running:
-            return Decision((Ignore(f"{key!r} is not running"),), attempts)
-        failed = EmitEvent(key, CallbackState.FAILED, _VANISHED_INFO)
-        return Decision((FreeSlot(key), failed), attempts.without(key))
-    if state is ExecutorPseudoState.COMPLETED:
-        # A callback pod that Succeeded while no scheduler watched it (adopted after a
-        # restart): it exited 0, so the callback succeeded, and nothing else will say so.
-        cleanup = cleanup_actions(result, config)
-        freed = (FreeSlot(key),) if running else ()
-        success = EmitEvent(key, CallbackState.SUCCESS)
-        return Decision((*cleanup, *freed, success), attempts.without(key))
-    # LOOKUP has no meaning for a callback and is never taken as success.
-    return Decision((Ignore(f"no callback transition for {state}"),), attempts)
+    """The provider's ``_change_state`` for a task result, as actions (:data:`TASK_RULES`).
+
+    ``running`` says whether the key is in the executor's ``running`` set. ``ti_state`` is
+    the task instance's state in the database once looked up (None: no row or no state);
+    while it is :data:`UNKNOWN` a decision that needs it sets ``look_up``.
+    """
+    case = _Case(result, running, config, attempts, ti_state)
+    # _run, written out: this is the hot path.
+    running, record = bool(running), case.attempt is not None
+    for applies, outcome in (
+        _TASK_ROWS.get((case.state, running, record)) or _TASK_ROWS[None, running, record]
+    ):
+        if applies is None or applies(case):
+            return outcome(case)
+    raise AssertionError(case.state)  # pragma: no cover - the table ends with "otherwise"
 
 
 def decide_callback(
@@ -603,60 +972,13 @@ def decide_callback(
     attempts: Attempts = Attempts(),
     callback_state: CallbackState | StateNotRead | None = UNKNOWN,
 ) -> Decision:
-    """A callback result as actions, with the workload-state rules.
+    """A callback result as actions, with the workload-state rules (:data:`CALLBACK_RULES`).
 
     When ``callback_state`` (the callback's row in Airflow) is given, only an active
     callback (pending, queued, running) may move to success or failure; a terminal one is
     never overwritten. Without it, success is emitted only for a pod that Succeeded.
     """
-    key, state = result.key, result.state
-    early = _adopted_or_stale(result, running=running, attempts=attempts)
-    if early is not None:
-        return early
-    if isinstance(callback_state, CallbackState) and callback_state in CALLBACK_TERMINAL_STATES:
-        return _terminal_callback(
-            result, callback_state, running=running, attempts=attempts, config=config
-        )
-    if isinstance(state, ExecutorPseudoState):
-        return _callback_pseudo_state(result, running=running, attempts=attempts, config=config)
-    if state is CallbackState.RUNNING:
-        if not running:
-            return Decision((Ignore(f"{key!r} is not running: stale event"),), attempts)
-        if callback_state is CallbackState.RUNNING:
-            return Decision((Ignore("callback already running"),), attempts)
-        return Decision((EmitEvent(key, CallbackState.RUNNING),), attempts)
-    if not running:
-        return Decision((Ignore(f"{key!r} is not running: duplicate result"),), attempts)
-    if state is CallbackState.FAILED:
-        attempt = attempts.get(key)
-        if attempt is not None and attempt.was_requeued(result.pod_name, result.pod_uid):
-            return Decision((Ignore("duplicate failure of a pod already requeued"),), attempts)
-        cleanup = cleanup_actions(result, config)
-        if (
-            attempt is not None
-            and config.callback_launch_failure_retries != 0
-            and _callback_pre_execution(result.failure_details)
-            and _may_retry(attempt, config.callback_launch_failure_retries)
-        ):
-            requeue = _requeue(
-                key,
-                attempt,
-                pod_name=result.pod_name,
-                pod_uid=result.pod_uid,
-                attempts=attempts,
-                what="callback pod failed before it ran",
-                limit=config.callback_launch_failure_retries,
-            )
-            return Decision((*cleanup, *requeue.actions), requeue.attempts)
-        emit = EmitEvent(key, CallbackState.FAILED, describe_failure(result.failure_details))
-        return Decision((*cleanup, FreeSlot(key), emit), attempts.without(key))
-    if state is CallbackState.SUCCESS:
-        cleanup = cleanup_actions(result, config)
-        return Decision(
-            (*cleanup, FreeSlot(key), EmitEvent(key, CallbackState.SUCCESS)), attempts.without(key)
-        )
-    # Anything else (LOOKUP, a queued/pending state from a result) is never taken as success.
-    return Decision((Ignore(f"no callback transition for {state}"),), attempts)
+    return _run(_CALLBACK_ROWS, _Case(result, running, config, attempts, callback_state))
 
 
 def decide(
@@ -670,11 +992,16 @@ def decide(
     """Dispatch on the result's kind: :func:`decide_callback` or :func:`decide_task`."""
     if isinstance(result, CallbackResult):
         callback_state = known_state if not isinstance(known_state, TaskInstanceState) else UNKNOWN
-        return decide_callback(
-            result, running=running, config=config, attempts=attempts, callback_state=callback_state
-        )
+        return _run(_CALLBACK_ROWS, _Case(result, running, config, attempts, callback_state))
     ti_state = known_state if not isinstance(known_state, CallbackState) else UNKNOWN
-    return decide_task(result, running=running, config=config, attempts=attempts, ti_state=ti_state)
+    case = _Case(result, running, config, attempts, ti_state)
+    running, record = bool(running), case.attempt is not None
+    for applies, outcome in (
+        _TASK_ROWS.get((case.state, running, record)) or _TASK_ROWS[None, running, record]
+    ):
+        if applies is None or applies(case):
+            return outcome(case)
+    raise AssertionError(case.state)  # pragma: no cover - the table ends with "otherwise"
 
 
 def handling_failed(
@@ -689,9 +1016,10 @@ def handling_failed(
 ) -> Decision:
     """What to do when handling a result raised (a database read or a pod API call failed).
 
-    Retry it on a later pass (:class:`RetryLater`) — never inside the same drain loop,
-    which is how the provider can spin forever on one result (#35888, reference §7.1) — at
-    most ``max_handling_retries`` times. The caller keeps ``failures_so_far`` per result
+    The rows are :data:`TASK_GIVE_UP_RULES` and :data:`CALLBACK_GIVE_UP_RULES`. Retry it
+    on a later pass (``Decision.retry``) — never inside the same drain loop, which is how
+    the provider can spin forever on one result (#35888, reference §7.1) — at most
+    ``max_handling_retries`` times. The caller keeps ``failures_so_far`` per result
     (``RetryLater.failures``) and passes ``running`` (is the key in ``running`` *now*)
     and, if it read one before the failure, the workload's ``known_state``. Then it gives
     up:
@@ -711,165 +1039,21 @@ def handling_failed(
     it fails again, a watch restart shows the pod once more and, the workload no longer
     running, it is ignored as a duplicate.
     """
-    key = result.key
-    if failures_so_far < config.max_handling_retries:
-        retry = RetryLater(
-            failures_so_far + 1,
-            f"handling failed ({error!r}); "
-            f"{failures_so_far + 1} of {config.max_handling_retries} retries",
-        )
-        return Decision((retry,), attempts)
-    state = result.state
-    gave_up = f"gave up after {failures_so_far + 1} failed attempts ({error!r})"
-    early = _adopted_or_stale(result, running=running, attempts=attempts)
-    if early is not None:
-        return early
-    attempt = attempts.get(key)
-    if (
-        attempt is not None
-        and result.pod_name
-        and attempt.was_requeued(result.pod_name, result.pod_uid)
-    ):
-        return Decision((Ignore("duplicate result of a pod already requeued"),), attempts)
-    if state is TaskInstanceState.RUNNING or state is CallbackState.RUNNING:
-        return Decision((Ignore(f"{gave_up}; the pod's final event decides"),), attempts)
-    completed = state is ExecutorPseudoState.COMPLETED
-    if not (running or completed):
-        return Decision(
-            (Ignore(f"{gave_up}; {key!r} is not running: nothing to report"),), attempts
-        )
-    # The pod is cleaned up as its own outcome says, whatever is reported.
-    cleanup = cleanup_actions(result, config)
-    freed: tuple[Action, ...] = (FreeSlot(key),) if running else ()
-    report: Action
-    failed = EmitEvent(key, state_class_for_key(key).FAILED, f"handling the pod's result {gave_up}")
-    if isinstance(key, CallbackKey):
-        if isinstance(known_state, CallbackState) and known_state in CALLBACK_TERMINAL_STATES:
-            report = Ignore(f"callback is already {known_state.value}: never overwritten")
-        else:
-            report = failed
-    elif completed:
-        report = Ignore(f"{gave_up}; the task recorded its own end")
-    elif isinstance(known_state, TaskInstanceState) and (
-        state is ExecutorPseudoState.LOOKUP or known_state in TASK_FINISHED_STATES
-    ):
-        # The state read is what the decision would have reported.
-        report = EmitEvent(key, known_state)
-    else:
-        report = failed
-    return Decision((*freed, report, *cleanup), attempts.without(key))
+    rows = _CALLBACK_GIVE_UP_ROWS if isinstance(result.key, CallbackKey) else _TASK_GIVE_UP_ROWS
+    case = _Case(result, running, config, attempts, known_state, error, failures_so_far)
+    return _run(rows, case)
 
 
-# --- pod creation errors --------------------------------------------------------------
+if TYPE_CHECKING:
+    CreateErrorDecision = CreateErrorVerdict
+else:
 
-_TRANSIENT_5XX = frozenset({500, 502, 503, 504})
-
-
-@attrs.frozen
-class CreateErrorDecision:
-    """Retry the pod creation (after ``delay`` seconds, if given) or fail the workload."""
-
-    retry: bool
-    reason: str
-    delay: float | None = None
-    """Seconds to pause all pod creation (429 or a ``Retry-After`` header)."""
-    message: str = ""
-
-
-def _error_message(body: object, reason: str | None) -> str:
-    # The API server's Status JSON carries "message"; an empty body falls back to the HTTP
-    # reason and a body that is not JSON is the message itself (a plain-text 429).
-    if body is None or (isinstance(body, (str, bytes)) and not body):
-        return reason or ""
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if isinstance(body, Mapping):
-        message = body.get("message")
-        return message if isinstance(message, str) else ""
-    if isinstance(body, str):
-        try:
-            parsed = json.loads(body)
-        except ValueError:
-            return body
-        if isinstance(parsed, Mapping):
-            message = parsed.get("message")
-            return message if isinstance(message, str) else ""
-        return body
-    return str(body)
-
-
-def _retry_after(headers: Mapping[str, str] | None) -> int | None:
-    if not headers:
-        return None
-    for name, value in headers.items():
-        if name.lower() == "retry-after":
-            try:
-                seconds = int(value)
-            except (TypeError, ValueError):
-                return None  # a malformed header is ignored, as the provider does
-            return seconds if seconds >= 0 else None
-    return None
-
-
-def classify_create_error(
-    status: int | None,
-    body: object = None,
-    headers: Mapping[str, str] | None = None,
-    *,
-    reason: str | None = None,
-    retries: int = 0,
-    config: DecisionConfig = DecisionConfig(),
-) -> CreateErrorDecision:
-    """Retry or fail after ``create_namespaced_pod`` failed, with the provider's rules.
-
-    ``status`` is the HTTP status, or None for a connection error (reset, DNS, timeout:
-    the request may never have arrived). Transient: 403 "exceeded quota", 409 "object has
-    been modified", 410 "too old resource version", 429, 500/502/503/504 and connection
-    errors — retried while ``retries`` < ``task_publish_max_retries`` (-1: always).
-    Everything else (400, a plain 403, 404, 422 …) fails at once.
-    """
-    message = _error_message(body, reason)
-    limit = config.task_publish_max_retries
-    can_retry = limit == -1 or retries < limit
-    if status is None:
-        transient = True
-        what = "connection error"
-    else:
-        transient = (
-            (status == 403 and "exceeded quota" in message)
-            or (status == 409 and "object has been modified" in message)
-            or (status == 410 and "too old resource version" in message)
-            or status == 429
-            or status in _TRANSIENT_5XX
-        )
-        what = f"HTTP {status}"
-    if not transient:
-        return CreateErrorDecision(False, f"{what} is not transient: fail", message=message)
-    if not can_retry:
-        return CreateErrorDecision(
-            False, f"{what} is transient but retries are exhausted ({retries} of {limit})",
-            message=message,
-        )  # fmt: skip
-    delay_seconds = _retry_after(headers)
-    if delay_seconds is not None and delay_seconds > config.max_retry_after_seconds:
-        delay_seconds = int(config.max_retry_after_seconds)  # compared as ints: no overflow
-    delay = float(delay_seconds or 0) if status == 429 or delay_seconds is not None else None
-    return CreateErrorDecision(True, f"{what} is transient: retry", delay, message)
-
-
-def requeue_after_create_error(
-    job: KubernetesJob[Any],
-    decision: CreateErrorDecision,
-    *,
-    attempts: Attempts = Attempts(),
-) -> Decision:
-    """The actions for a :func:`classify_create_error` verdict on ``job``, as a decision.
-
-    A retry requeues the job (after ``decision.delay`` seconds, if given); a failure frees
-    the slot, reports the workload FAILED and drops its attempt record.
-    """
-    if decision.retry:
-        return Decision((RequeueJob(job, decision.reason, decision.delay),), attempts)
-    info = f"pod creation failed: {decision.reason}: {decision.message}".rstrip(": ")
-    failed = EmitEvent(job.key, state_class_for_key(job.key).FAILED, info)
-    return Decision((FreeSlot(job.key), failed), attempts.without(job.key))
+    def __getattr__(name: str) -> object:
+        if name == "CreateErrorDecision":
+            warnings.warn(
+                "CreateErrorDecision is renamed CreateErrorVerdict (it is no Decision)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return CreateErrorVerdict
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -36,7 +36,7 @@ from k8s_workloads.codec import (
     annotations_to_key,
     is_callback_pod,
 )
-from k8s_workloads.compat import InvalidVersion
+from k8s_workloads.compat import AirflowVersion, InvalidVersion, VersionLike
 from k8s_workloads.failures import (
     DEFAULT_FATAL_PENDING_REASONS,
     FailureClassification,
@@ -123,18 +123,26 @@ def _reason_set(reasons: Iterable[str]) -> frozenset[str]:
     return frozenset(reasons)
 
 
+def _airflow_version(value: VersionLike | None) -> AirflowVersion | None:
+    return _checks.optional_version("ResolverConfig", "airflow_version", value)
+
+
 @attrs.frozen
 class ResolverConfig:
     """How events are read. The defaults reproduce the provider's watcher."""
 
-    airflow_version: str | None = attrs.field(default=None, validator=_checks.airflow_version)
-    """Callback pods resolve only for 3.3+; None treats them as undecodable. Parsed here:
-    a text that is not a version is an :class:`InvalidConfig`."""
+    airflow_version: AirflowVersion | None = attrs.field(
+        default=None, converter=_airflow_version
+    )
+    """Callback pods resolve only for 3.3+; None treats them as undecodable. Text is parsed
+    here, once: one that is not a version is an :class:`InvalidConfig` naming the field."""
     fatal_pending_reasons: frozenset[str] = attrs.field(
-        default=DEFAULT_FATAL_PENDING_REASONS, converter=_reason_set
+        default=DEFAULT_FATAL_PENDING_REASONS, converter=_reason_set, validator=_checks.text_set
     )
     """Waiting reasons that fail a Pending pod at once (provider default); empty disables."""
-    pending: PendingPolicy | None = None
+    pending: PendingPolicy | None = attrs.field(
+        default=None, validator=_checks.kind(PendingPolicy, optional=True)
+    )
     """Opt-in grace-period reading of Pending pods; replaces ``fatal_pending_reasons``."""
     report_callback_running: bool = attrs.field(default=True, validator=_checks.boolean)
     """Report ``CallbackState.RUNNING`` for running callback pods (upstream never does)."""

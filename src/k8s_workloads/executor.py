@@ -35,6 +35,7 @@ meaning; the core only sequences them.
 from __future__ import annotations
 
 import datetime
+import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
@@ -43,34 +44,27 @@ import attrs
 
 from k8s_workloads import _config as _checks
 from k8s_workloads._display import shown
-from k8s_workloads.adoption import (
-    AdoptionPlan,
-    TrackRunning,
-    plan_adoption,
-    plan_relist,
-    plan_revoke,
-)
-from k8s_workloads.decisions import (
-    UNKNOWN,
+from k8s_workloads.actions import (
     Action,
-    Attempt,
-    Attempts,
     Decision,
-    DecisionConfig,
     DeletePod,
     EmitEvent,
     FreeSlot,
     Ignore,
-    KnownState,
-    LookUpState,
     PatchLabels,
     RequeueJob,
-    RetryLater,
-    classify_create_error,
+    TrackRunning,
+)
+from k8s_workloads.adoption import AdoptionPlan, plan_adoption, plan_relist, plan_revocation
+from k8s_workloads.attempts import Attempt, Attempts
+from k8s_workloads.creation_errors import classify_create_error, decide_create_error
+from k8s_workloads.decisions import (
+    UNKNOWN,
+    DecisionConfig,
+    KnownState,
     cleanup_actions,
     decide,
     handling_failed,
-    requeue_after_create_error,
 )
 from k8s_workloads.events import (
     Outcome,
@@ -107,8 +101,7 @@ from k8s_workloads.states import (
 from k8s_workloads.validation import is_dns1123_label
 
 if TYPE_CHECKING:
-    import random
-
+    from k8s_workloads.compat import AirflowVersion, VersionLike
     from k8s_workloads.pods import MutationHook
 
 __all__ = [
@@ -233,8 +226,8 @@ def _text(value: str | int) -> str:
     return str(value)
 
 
-def _version(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    _checks.airflow_version(instance, attribute, value)
+def _version(value: VersionLike) -> AirflowVersion:
+    return _checks.version("ExecutorConfig", "airflow_version", value)
 
 
 def _namespace(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -265,19 +258,31 @@ class ExecutorConfig:
 
     scheduler_id: str = attrs.field(converter=_text)
     namespace: str = attrs.field(validator=_namespace)
-    airflow_version: str = attrs.field(validator=_version)
-    kube_image: str | None = None
-    pod_template: Mapping[str, Any] | None = None
-    load_template: Callable[[str], Mapping[str, Any]] | None = None
-    mutation_hook: MutationHook | None = None
-    decisions: DecisionConfig = DecisionConfig()
-    resolver: ResolverConfig | None = None
+    airflow_version: AirflowVersion = attrs.field(converter=_version)
+    kube_image: str | None = attrs.field(default=None, validator=_checks.optional_text)
+    pod_template: Mapping[str, Any] | None = attrs.field(
+        default=None, validator=_checks.optional_mapping
+    )
+    load_template: Callable[[str], Mapping[str, Any]] | None = attrs.field(
+        default=None, validator=_checks.optional_callable
+    )
+    mutation_hook: MutationHook | None = attrs.field(
+        default=None, validator=_checks.optional_callable
+    )
+    decisions: DecisionConfig = attrs.field(
+        default=DecisionConfig(), validator=_checks.kind(DecisionConfig)
+    )
+    resolver: ResolverConfig | None = attrs.field(
+        default=None, validator=_checks.kind(ResolverConfig, optional=True)
+    )
     """None: the provider's watcher for ``airflow_version``."""
     secure_payload: bool = attrs.field(default=False, validator=_checks.boolean)
     read_callback_states: bool = attrs.field(default=True, validator=_checks.boolean)
     creation_batch_size: int = attrs.field(default=1, validator=_checks.positive)
     watch_all_namespaces: bool = attrs.field(default=False, validator=_checks.boolean)
-    rng: random.Random | None = None
+    rng: random.Random | None = attrs.field(
+        default=None, validator=_checks.kind(random.Random, optional=True)
+    )
 
     def resolver_config(self) -> ResolverConfig:
         return self.resolver or ResolverConfig(airflow_version=self.airflow_version)
@@ -327,7 +332,7 @@ class _Work:
     """Actions being performed, in order, and what a failure among them means."""
 
     kind: str
-    actions: deque[Action | TrackRunning | DeleteSecret]
+    actions: deque[Action | DeleteSecret]
     pending: _Pending | None = None
     attempts: Attempts | None = None
     """The bookkeeping to keep once every action is done."""
@@ -667,7 +672,7 @@ class ExecutorCore:
         self._outstanding_job = None
         key = request.key
         self._create_retries.pop(key, None)
-        decision = Decision((FreeSlot(key), Ignore(reason)), self._attempts.without(key))
+        decision = Decision((FreeSlot(key),), self._attempts.without(key), Ignore(reason))
         if self.on_decision is not None:
             self.on_decision(Handled(key, "stale", decision))
         self._works.append(_Work(_FINAL, deque(decision.actions), attempts=decision.attempts))
@@ -716,11 +721,10 @@ class ExecutorCore:
         self._queue = deque(entry for entry in self._queue if entry.job.key != key)
         self._delayed = [entry for entry in self._delayed if entry.job.key != key]
         self._create_retries.pop(key, None)
-        self._attempts = self._attempts.without(key)
+        decision = plan_revocation(key, pods, me=self.config.scheduler_id, attempts=self._attempts)
+        self._attempts = decision.attempts
         self._generation += 1
-        self._works.append(
-            _Work(_FINAL, deque(plan_revoke(key, pods, me=self.config.scheduler_id)))
-        )
+        self._works.append(_Work(_FINAL, deque(decision.actions)))
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -843,7 +847,7 @@ class ExecutorCore:
             self._results.append(_Pending(work.completed))
         return None
 
-    def _apply(self, action: Action | TrackRunning | DeleteSecret) -> None:
+    def _apply(self, action: Action | DeleteSecret) -> None:
         self._generation += 1
         if isinstance(action, FreeSlot):
             if action.key in self._running:
@@ -862,7 +866,7 @@ class ExecutorCore:
             self._queue.append(entry)
             if not_before is not None:
                 self._delayed.append(entry)
-        # Ignore and RetryLater need nothing; LookUpState never reaches here.
+        # Every other action is a request (_work_step hands those out).
 
     # --- results ----------------------------------------------------------------------
 
@@ -884,7 +888,8 @@ class ExecutorCore:
             not pending.in_watch
             or result.key in self._running
             or result.state not in _LEFTOVER_STATES
-            or any(not isinstance(action, Ignore) for action in decision.actions)
+            or decision.actions
+            or decision.look_up is not None
             or (result.namespace, result.pod_name) in self._cleaned
         ):
             return decision
@@ -893,7 +898,7 @@ class ExecutorCore:
             return decision  # a requeued launch's pod: its clean-up came with the requeue
         cleanup = cleanup_actions(result, self.config.decisions)
         why = Ignore("a leftover pod of a settled workload: cleaned up, nothing reported")
-        return Decision((why, *cleanup), decision.attempts)
+        return Decision(tuple(cleanup), decision.attempts, why)
 
     def _decide_cached(self, pending: _Pending, known: KnownState) -> Decision:
         # The state check and the decision usually meet the same bookkeeping: decide once.
@@ -915,7 +920,7 @@ class ExecutorCore:
         if isinstance(result.key, CallbackKey):
             # The callback's state guards the never-overwrite rule wherever one is reported.
             return any(isinstance(action, EmitEvent) for action in decision.actions)
-        return any(isinstance(action, LookUpState) for action in decision.actions)
+        return decision.look_up is not None
 
     def _decide(self, result: WorkloadResult, known: KnownState) -> Decision:
         return decide(
@@ -952,7 +957,7 @@ class ExecutorCore:
                 config=self.config.decisions,
                 known_state=pending.known,
             )
-            retry = next((a for a in decision.actions if isinstance(a, RetryLater)), None)
+            retry = decision.retry
             if retry is not None:
                 self._backlog.append(_Pending(result, retry.failures, pending.known))
             kind, cause = _FINAL, "handling failed"
@@ -1086,15 +1091,22 @@ class ExecutorCore:
             self._works[-1].actions.extendleft(cleanup)
             return
         retries = self._create_retries.get(key, 0)
-        verdict = classify_create_error(
-            status, body, headers, reason=reason, retries=retries, config=self.config.decisions
+        decision = decide_create_error(
+            job,
+            status,
+            body,
+            headers,
+            reason=reason,
+            retries=retries,
+            config=self.config.decisions,
+            attempts=self._attempts,
         )
-        decision = requeue_after_create_error(job, verdict, attempts=self._attempts)
-        if verdict.retry:
+        requeue = next((a for a in decision.actions if isinstance(a, RequeueJob)), None)
+        if requeue is not None:
             self._create_retries[key] = retries + 1
-            if verdict.delay is not None and self._now is not None:
+            if requeue.delay is not None and self._now is not None:
                 # A 429 or a Retry-After pauses all pod creation, as the provider does.
-                self._paused_until = self._now + datetime.timedelta(seconds=verdict.delay)
+                self._paused_until = self._now + datetime.timedelta(seconds=requeue.delay)
                 self._creation_stopped = True
         else:
             self._create_retries.pop(key, None)

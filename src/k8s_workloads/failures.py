@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from k8s_workloads import _config as _checks
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_int
 from k8s_workloads._json import as_list as _list
@@ -325,14 +326,19 @@ class PendingPolicy:
     Durations are seconds; ``None`` means "never fail for this". The defaults follow
     Flyte's: image pulls and ``CreateContainerError`` get 3 minutes, a bad container
     config or image name fails at once, and a registry rate limit (``429``) is
-    infrastructure, never the workload's fault.
+    infrastructure, never the workload's fault. Each is None or finite seconds from 0;
+    anything else is an ``InvalidConfig`` naming it.
     """
 
-    image_pull_grace: float | None = 180.0
-    create_container_error_grace: float | None = 180.0
-    create_container_config_error_grace: float | None = 0.0
-    unknown_waiting_reason_grace: float | None = 0.0
-    pending_timeout: float | None = None
+    image_pull_grace: float | None = attrs.field(default=180.0, validator=_checks.grace)
+    create_container_error_grace: float | None = attrs.field(
+        default=180.0, validator=_checks.grace
+    )
+    create_container_config_error_grace: float | None = attrs.field(
+        default=0.0, validator=_checks.grace
+    )
+    unknown_waiting_reason_grace: float | None = attrs.field(default=0.0, validator=_checks.grace)
+    pending_timeout: float | None = attrs.field(default=None, validator=_checks.grace)
     """Overall limit from the pod's creation; None (the default) disables it."""
 
 

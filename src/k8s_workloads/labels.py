@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     import random
     from collections.abc import Iterable
 
+    from k8s_workloads.compat import VersionLike
+
 __all__ = [
     "AIRFLOW_VERSION_LABEL",
     "AIRFLOW_WORKER_LABEL",
@@ -238,7 +240,7 @@ def build_labels_for_k8s_executor_pod(
     logical_date: datetime.datetime | None = None,
     run_id: str | None = None,
     include_version: bool = True,
-    airflow_version: str | None = None,
+    airflow_version: VersionLike | None = None,
     logical_date_key: str = LOGICAL_DATE_KEY,
 ) -> dict[str, str]:
     """The labels of a task pod, as the provider's builder of the same name.
@@ -266,15 +268,19 @@ def build_labels_for_k8s_executor_pod(
     return labels
 
 
-def airflow_version_label(airflow_version: str | None) -> str:
-    """The ``airflow_version`` label value: the provider's ``+`` → ``-``, kept valid."""
+def airflow_version_label(airflow_version: VersionLike | None) -> str:
+    """The ``airflow_version`` label value: the provider's ``+`` → ``-``, kept valid.
+
+    Made from the version's text as written (``str()`` of an
+    :class:`~k8s_workloads.compat.AirflowVersion`), as the provider makes it from Airflow's.
+    """
     if airflow_version is None:
         raise ValueError("airflow_version is required for the airflow_version label")
-    return make_safe_label_value(airflow_version.replace("+", "-"))
+    return make_safe_label_value(str(airflow_version).replace("+", "-"))
 
 
 def build_labels_for_callback_pod(
-    *, scheduler_job_id: str | int, airflow_version: str
+    *, scheduler_job_id: str | int, airflow_version: VersionLike
 ) -> dict[str, str]:
     """The labels of a callback pod: workload type, executor marker, owner and version.
 

@@ -28,7 +28,7 @@ from k8s_workloads._display import shown
 from k8s_workloads._json import as_list, as_map
 from k8s_workloads._manifest import Manifest, PodReconciliationError, clean_manifest
 from k8s_workloads.codec import key_to_annotations
-from k8s_workloads.compat import require_callback_support
+from k8s_workloads.compat import VersionLike, require_callback_support
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -797,7 +797,7 @@ class PodTemplate:
         kube_image: str | None,
         try_number: int,
         args: Sequence[str],
-        airflow_version: str,
+        airflow_version: VersionLike,
         run_id: str | None = None,
         map_index: int = -1,
         date: datetime.datetime | None = None,
@@ -835,7 +835,7 @@ class PodTemplate:
         scheduler_job_id: str | int,
         kube_image: str | None,
         args: Sequence[str],
-        airflow_version: str,
+        airflow_version: VersionLike,
         dag_id: str | None = None,
         run_id: str | None = None,
         pod_id: str | None = None,
@@ -888,7 +888,7 @@ def construct_task_pod(
     kube_image: str | None,
     try_number: int,
     args: Sequence[str],
-    airflow_version: str,
+    airflow_version: VersionLike,
     run_id: str | None = None,
     map_index: int = -1,
     date: datetime.datetime | None = None,
@@ -954,7 +954,7 @@ def _task_pod(
     kube_image: str | None,
     try_number: int,
     args: Sequence[str],
-    airflow_version: str,
+    airflow_version: VersionLike,
     run_id: str | None,
     map_index: int,
     date: datetime.datetime | None,
@@ -1033,7 +1033,7 @@ def construct_callback_pod(
     scheduler_job_id: str | int,
     kube_image: str | None,
     args: Sequence[str],
-    airflow_version: str,
+    airflow_version: VersionLike,
     base_worker_pod: Mapping[str, Any] | None = None,
     dag_id: str | None = None,
     run_id: str | None = None,
@@ -1078,7 +1078,7 @@ def _callback_pod(
     scheduler_job_id: str | int,
     kube_image: str | None,
     args: Sequence[str],
-    airflow_version: str,
+    airflow_version: VersionLike,
     dag_id: str | None,
     run_id: str | None,
     pod_id: str | None,
@@ -1127,7 +1127,7 @@ def construct_pod(
     *,
     namespace: str,
     scheduler_job_id: str | int,
-    airflow_version: str,
+    airflow_version: VersionLike,
     kube_image: str | None = None,
     base_worker_pod: PodTemplate | Mapping[str, Any] | None = None,
     args: Sequence[str] | None = None,

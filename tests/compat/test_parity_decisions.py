@@ -79,7 +79,6 @@ from k8s_workloads.decisions import (
     DeletePod,
     EmitEvent,
     FreeSlot,
-    Ignore,
     LookUpState,
     PatchLabels,
     RequeueJob,
@@ -325,11 +324,12 @@ def run_ours(case: Case, *, mark_kept_failed_pods_done: bool) -> Effects:
     )  # fmt: skip
     decision = decide_task(result, running=case.running, config=config, attempts=attempts)
     lookups = 0
-    if any(isinstance(action, LookUpState) for action in decision.actions):
+    if decision.look_up is not None:
         # A look-up comes alone, changes nothing, and is answered once.
-        lookup = decision.actions[0]
+        lookup = decision.look_up
         assert isinstance(lookup, LookUpState)
-        assert decision.actions == (lookup,)
+        assert decision.actions == ()
+        assert decision.ignored is None
         assert lookup.key == case.key
         assert decision.attempts == attempts
         lookups = 1
@@ -337,7 +337,7 @@ def run_ours(case: Case, *, mark_kept_failed_pods_done: bool) -> Effects:
             result, running=case.running, config=config, attempts=attempts,
             ti_state=case.db_state,
         )  # fmt: skip
-        assert not any(isinstance(action, LookUpState) for action in decision.actions)
+        assert decision.look_up is None
 
     events: list[tuple[KeyFields, str | None]] = []
     deleted: list[tuple[str, str]] = []
@@ -360,7 +360,7 @@ def run_ours(case: Case, *, mark_kept_failed_pods_done: bool) -> Effects:
             assert action.key == case.key
             running = False
         else:
-            assert isinstance(action, Ignore)
+            pytest.fail(f"not a decision action: {action!r}")
     attempt = decision.attempts.get(case.key)
     assert set(decision.attempts.records) <= {case.key}
     return Effects(

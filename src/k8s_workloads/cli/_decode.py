@@ -39,9 +39,9 @@ def run_decode(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO
     labels = parse_json(args.labels, "--labels") if args.labels is not None else None
     if labels is not None and not isinstance(labels, dict):
         raise UsageError("--labels: expected a JSON object")
-    version = args.airflow_version or compat.installed_airflow_version()
-    if version is not None:
-        compat.release_tuple(version)  # a bad --airflow-version is a usage error, whatever the pod
+    text = args.airflow_version or compat.installed_airflow_version()
+    # Parsed here, once: a bad --airflow-version is a usage error, whatever the pod.
+    version = None if text is None else compat.AirflowVersion.parse(text)
     try:
         key = annotations_to_key(annotations, labels, airflow_version=version)
     except InvalidAnnotations as error:

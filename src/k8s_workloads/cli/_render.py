@@ -159,13 +159,14 @@ def _load_workload(path: str | None, kind: str, stdin: TextIO) -> dict[str, Any]
     return workload
 
 
-def _render_version(given: str | None) -> str:
-    version = given or compat.installed_airflow_version()
-    if version is None:
+def _render_version(given: str | None) -> compat.AirflowVersion:
+    text = given or compat.installed_airflow_version()
+    if text is None:
         raise UsageError(
             "Airflow is not installed here, so its version is unknown: pass --airflow-version"
         )
-    if compat.release_tuple(version) < WORKLOADS_MIN_VERSION:
+    version = compat.AirflowVersion.parse(text)
+    if version.release_tuple < WORKLOADS_MIN_VERSION:
         raise UsageError(
             f"--airflow-version {version}: workload pods (execute_workload) need Airflow 3.0+"
         )
@@ -201,7 +202,7 @@ def _from_workload(
 def _task_pod(
     args: argparse.Namespace,
     workload: dict[str, Any],
-    version: str,
+    version: compat.AirflowVersion,
     stdin: TextIO,
     notes: list[str],
 ) -> Manifest:
@@ -252,7 +253,7 @@ def _task_pod(
 def _callback_pod(
     args: argparse.Namespace,
     workload: dict[str, Any],
-    version: str,
+    version: compat.AirflowVersion,
     stdin: TextIO,
     notes: list[str],
 ) -> Manifest:

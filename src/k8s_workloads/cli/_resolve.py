@@ -102,13 +102,13 @@ def _resolve_config(args: argparse.Namespace) -> ResolverConfig:
             "the pending policy replaces the fatal reasons"
         )
     if args.airflow_version is not None:
-        version: str | None = args.airflow_version
+        text: str | None = args.airflow_version
     elif args.example:
-        version = DEMO_AIRFLOW_VERSION
+        text = DEMO_AIRFLOW_VERSION
     else:
-        version = compat.installed_airflow_version()
-    if version is not None:
-        compat.release_tuple(version)  # a bad --airflow-version is a usage error, whatever the pods
+        text = compat.installed_airflow_version()
+    # Parsed here, once: a bad --airflow-version is a usage error, whatever the pods.
+    version = None if text is None else compat.AirflowVersion.parse(text)
     if args.pending_policy:
         return ResolverConfig(airflow_version=version, pending=PendingPolicy())
     if args.fatal_reasons is not None:

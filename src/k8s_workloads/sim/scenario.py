@@ -92,6 +92,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeAlias
 import attrs
 import yaml
 
+from k8s_workloads import _config as _checks
 from k8s_workloads._display import shown
 from k8s_workloads._limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
 from k8s_workloads._yaml_input import YAMLLimitExceeded, compose_bounded
@@ -252,6 +253,27 @@ class WatchErrorSpec:
     message: str | None = None
 
 
+_SIM_CONFIG_CHECKS: tuple[tuple[str, _checks.Validator], ...] = (
+    ("airflow_version", _checks.kind(str)),
+    ("namespace", _checks.kind(str)),
+    ("kube_image", _checks.optional_text),
+    ("delete_worker_pods", _checks.boolean),
+    ("delete_worker_pods_on_failure", _checks.boolean),
+    ("mark_kept_failed_pods_done", _checks.boolean),
+    ("pod_launch_failure_retries", _checks.retries),
+    ("callback_launch_failure_retries", _checks.retries),
+    ("task_publish_max_retries", _checks.retries),
+    ("pending_policy", _checks.kind(PendingPolicy, optional=True)),
+    ("report_callback_running", _checks.boolean),
+    ("tick_seconds", _checks.seconds),
+    ("max_ticks", _checks.positive),
+    ("reset_orphaned_callbacks", _checks.boolean),
+    ("creation_batch_size", _checks.positive),
+    ("decisions", _checks.kind(tuple)),
+    ("resolver", _checks.kind(tuple)),
+)
+
+
 @dataclasses.dataclass(frozen=True)
 class SimConfig:
     """The executor's and the simulator's options."""
@@ -276,6 +298,14 @@ class SimConfig:
     """Any other :class:`DecisionConfig` option (``config.decisions`` in YAML), by name."""
     resolver: tuple[tuple[str, Any], ...] = ()
     """Any other :class:`ResolverConfig` option (``config.resolver`` in YAML), by name."""
+
+    def __post_init__(self) -> None:
+        # Checked when made, as every config: an InvalidConfig naming the field.
+        for name, check in _SIM_CONFIG_CHECKS:
+            _checks.check(self, name, check, getattr(self, name))
+        _checks.version("SimConfig", "airflow_version", self.airflow_version)
+        self.decision_config()  # the options under config.decisions and config.resolver,
+        self.resolver_config()  # checked by the classes they go to
 
     def decision_config(self) -> DecisionConfig:
         config = DecisionConfig(
@@ -585,7 +615,10 @@ def _parse_config(reader: _Reader, node: _Node) -> SimConfig:
             values[name] = _parse_decisions(reader, value)
         elif name == "resolver":
             values[name] = _parse_resolver(reader, value)
-    return SimConfig(**values)
+    try:
+        return SimConfig(**values)
+    except _checks.InvalidConfig as error:  # a combination the checks above let through
+        reader.fail(node, f"config.{error.field}", str(error))
 
 
 # Every DecisionConfig option can be set under config.decisions; the flat config keys

@@ -46,13 +46,13 @@ import math
 import random
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.decisions import (
+from k8s_workloads.actions import (
     Action,
     DeletePod,
     EmitEvent,
     FreeSlot,
-    Ignore,
     PatchLabels,
+    TrackRunning,
     describe_action,
 )
 from k8s_workloads.events import Outcome, Resolution
@@ -495,8 +495,6 @@ class _Simulation:
         self.reset_orphans(sched.core.not_adopted(expected), dead)
 
     def tracked(self, actions: Iterable[object]) -> list[WorkloadKey]:
-        from k8s_workloads.adoption import TrackRunning  # noqa: PLC0415
-
         core = self.scheduler.core
         return [
             action.key
@@ -816,7 +814,8 @@ class _Simulation:
             isinstance(action, FreeSlot) for action in decision.actions
         ):
             self.check_adoption(result, live)
-        ignored = all(isinstance(action, Ignore) for action in decision.actions)
+        # Nothing performed: the decision only ignores the result.
+        ignored = not decision.actions and decision.look_up is None and decision.retry is None
         known = self.db.state(result.key)
         if ignored and was_running and is_terminal(known) and live.terminal_events > 0:
             self.anomaly(

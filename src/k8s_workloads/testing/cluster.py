@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from k8s_workloads import _config as _checks
 from k8s_workloads.testing.selectors import FieldSelector, LabelSelector
 
 if TYPE_CHECKING:
@@ -215,6 +216,8 @@ class FakeCluster:
     """
 
     def __init__(self, *, history: int = 10_000, now: datetime.datetime = _EPOCH) -> None:
+        _checks.check(self, "history", _checks.positive, history)
+        _checks.check(self, "now", _checks.kind(datetime.datetime), now)
         self.now = now
         self._lock = threading.RLock()
         self._pods: dict[tuple[str, str], Manifest] = {}

@@ -35,6 +35,7 @@ import time
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
+from k8s_workloads import _config as _checks
 from k8s_workloads.testing.cluster import ApiError, FakeCluster, status_document
 from k8s_workloads.testing.selectors import InvalidSelector
 
@@ -318,6 +319,9 @@ class FakeApiServer:
     """Serve ``cluster`` on ``http://127.0.0.1:<port>`` until stopped (a context manager)."""
 
     def __init__(self, cluster: FakeCluster, *, port: int = 0, lifetime: float = 600.0) -> None:
+        _checks.check(self, "cluster", _checks.kind(FakeCluster), cluster)
+        _checks.check(self, "port", _checks.port, port)
+        _checks.check(self, "lifetime", _checks.seconds, lifetime)
         self.cluster = cluster
         self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.cluster = cluster
