@@ -176,3 +176,11 @@ def test_one_line_is_clean(text: str) -> None:
 )
 def test_path_part(key: object, expected: str) -> None:
     assert path_part(key) == expected
+
+
+@given(value=st.integers(-(10**20), 10**20), limit=st.integers(1, 100))
+def test_shown_ints_as_repr_then_cut(value: int, limit: int) -> None:
+    # shown's short-int path against the rule it shortcuts: repr, masked, escaped, cut.
+    text = repr(value)
+    expected = text if len(text) <= limit else f"{text[:limit]}..."
+    assert shown(value, limit=limit) == expected

@@ -18,6 +18,7 @@ Two crashes of the opt-in pending policy found here are pinned by tests: a naive
 
 from __future__ import annotations
 
+import copy
 import datetime
 import itertools
 import json
@@ -30,6 +31,7 @@ from hypothesis import strategies as st
 
 from k8s_workloads._watchjson import decode_event, decode_pod_event
 from k8s_workloads.adapters import to_v1pod
+from k8s_workloads.codec import ANNOTATIONS_READ
 from k8s_workloads.events import (
     Outcome,
     Resolution,
@@ -52,7 +54,15 @@ from k8s_workloads.states import (
     TaskInstanceState,
     TaskResult,
 )
-from tests.event_factory import CALLBACK_ID, CALLBACK_KEY, TASK_KEY, callback_pod, task_pod
+from tests.event_factory import (
+    CALLBACK_ID,
+    CALLBACK_KEY,
+    FAILED,
+    RUNNING,
+    TASK_KEY,
+    callback_pod,
+    task_pod,
+)
 
 EVENT_TYPES = ["ADDED", "MODIFIED", "DELETED"]
 ALL_EVENT_TYPES = [*EVENT_TYPES, "ERROR", "BOOKMARK"]
@@ -690,9 +700,15 @@ _TYPED_FIELDS = [
     ("metadata", "deletionTimestamp"),
     ("metadata", "labels"),
     ("metadata", "labels", KUBERNETES_EXECUTOR_LABEL),
+    ("metadata", "labels", POD_REVOKED_LABEL),
+    ("metadata", "labels", WORKLOAD_TYPE_LABEL),
     ("metadata", "annotations"),
     ("metadata", "annotations", "dag_id"),
     ("metadata", "annotations", "try_number"),
+    ("metadata", "annotations", "map_index"),
+    ("metadata", "annotations", "run_id"),
+    ("metadata", "annotations", "callback_id"),
+    ("metadata", "annotations", "logical_date"),
     ("status",),
     ("status", "phase"),
     ("status", "reason"),
@@ -713,11 +729,17 @@ _TYPED_FIELDS = [
 ]
 """Paths to fields the typed decoding reads, each with its one API type."""
 
+_LABELS_READ = frozenset({POD_REVOKED_LABEL, KUBERNETES_EXECUTOR_LABEL, WORKLOAD_TYPE_LABEL})
+
 
 def _is_api_type(path: tuple[str | int, ...], value: object) -> bool:
     leaf = path[-1]
     if leaf in {"labels", "annotations"}:
-        return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+        # Only the labels and annotations the rules read are typed; the rest are skipped.
+        read = _LABELS_READ if leaf == "labels" else ANNOTATIONS_READ
+        return isinstance(value, dict) and all(
+            isinstance(v, str) for k, v in value.items() if k in read
+        )
     if leaf == "exitCode":
         return isinstance(value, int) and not isinstance(value, bool)
     if leaf in {"status", "state", "terminated"}:
@@ -767,8 +789,66 @@ def test_odd_typed_fields_fall_back_to_the_total_path(  # noqa: PLR0917 - the dr
     text = json.dumps({"type": event_type, "object": pod})
     odd = not _is_api_type(path, value)
     event("odd" if odd else "of its type")
-    if odd:
-        assert decode_pod_event(text) is None  # the typed decoding does not take it
+    expected = _full(text, config, now)
+    decoded = decode_pod_event(text)
+    if odd and path[:2] != ("status", "conditions"):
+        assert decoded is None  # the typed decoding does not take it
+    elif odd and decoded is not None and config.pending is None:
+        # Conditions are decoded when a rule reads them: odd ones send the event to the
+        # total path then, and change nothing for the events whose rules never read them.
+        typed = resolve_typed_event(decoded, config=config, now=now)
+        assert typed is None or typed == expected
+    assert resolve_event_json(text, config=config, now=now) == expected
+
+
+@pytest.mark.parametrize(
+    "conditions",
+    [5, "x", {"type": "DisruptionTarget"}, [{"type": 1}], [{"status": True}], [[]], [None]],
+)
+@pytest.mark.parametrize("reason", [None, "ProviderFailed"])
+def test_odd_conditions_are_read_by_the_total_path_when_a_rule_reads_them(
+    conditions: object, reason: str | None
+) -> None:
+    failed = dict(copy.deepcopy(FAILED), conditions=conditions)
+    running = dict(copy.deepcopy(RUNNING), conditions=conditions)
+    if reason is not None:
+        failed["reason"] = running["reason"] = reason
+    for status, read in ((failed, True), (running, reason is not None)):
+        text = json.dumps({"type": "MODIFIED", "object": task_pod(status)})
+        decoded = decode_pod_event(text)
+        assert decoded is not None  # the conditions are left as their JSON text
+        typed = resolve_typed_event(decoded, config=ResolverConfig(), now=None)
+        # Classifying a failure reads them: an odd value sends the event to the total path.
+        assert (typed is None) == read
+        assert resolve_event_json(text) == _full(text, ResolverConfig(), None)
+
+
+@given(
+    event_type=st.sampled_from(EVENT_TYPES),
+    pod=cluster_pods(),
+    where=st.sampled_from(["labels", "annotations"]),
+    name=st.sampled_from(["team", "prometheus.io/scrape", "dag_id ", "Run_id"]),
+    value=st.one_of(  # JSON values msgspec takes (no infinities), null among them
+        st.none(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+        st.booleans(), st.lists(st.integers(), max_size=2), st.text(max_size=5),
+    ),
+    config=configs(),
+    now=aware_nows,
+)
+def test_unread_labels_and_annotations_of_any_type_stay_on_the_typed_path(  # noqa: PLR0917
+    event_type: str,
+    pod: dict[str, Any],
+    where: str,
+    name: str,
+    value: object,
+    config: ResolverConfig,
+    now: datetime.datetime | None,
+) -> None:
+    typed = decode_pod_event(json.dumps({"type": event_type, "object": pod})) is not None
+    pod["metadata"][where][name] = value
+    text = json.dumps({"type": event_type, "object": pod})
+    # What the rules never read is skipped: it does not change which path reads the pod.
+    assert (decode_pod_event(text) is not None) == typed
     assert resolve_event_json(text, config=config, now=now) == _full(text, config, now)
 
 

@@ -16,6 +16,7 @@ from k8s_workloads.keys import (
     InvalidKey,
     TaskInstanceKey,
     WorkloadKey,
+    _checked_task_key,
     key_from_json,
 )
 from tests.strategies import callback_keys, task_keys, workload_keys
@@ -196,3 +197,30 @@ def test_key_from_json_refuses_anything_else_with_invalid_key(data: dict[str, ob
     except InvalidKey:
         return
     assert key.to_json() == data  # only an exact key's JSON is read
+
+
+@given(
+    dag_id=st.one_of(st.text(max_size=3), st.integers()),
+    task_id=st.text(max_size=3),
+    run_id=st.one_of(st.text(max_size=3), st.none()),
+    try_number=st.one_of(st.integers(-2, 2**31 + 1), st.booleans()),
+    map_index=st.one_of(st.integers(-3, 2**31 + 1), st.sampled_from([2**31 - 1, 2**31])),
+)
+def test_the_decoders_key_constructor_is_the_constructor(
+    dag_id: object, task_id: str, run_id: str | None, try_number: int, map_index: int
+) -> None:
+    # keys._checked_task_key skips the validators' calls, never their checks.
+    fields = (dag_id, task_id, run_id, try_number, map_index)
+    try:
+        expected = TaskInstanceKey(*fields)  # type: ignore[arg-type]
+    except InvalidKey as error:
+        refused = (str(error), error.field)
+        with pytest.raises(InvalidKey) as raised:
+            _checked_task_key(*fields)  # type: ignore[arg-type]
+        assert (str(raised.value), raised.value.field) == refused
+        return
+    got = _checked_task_key(*fields)  # type: ignore[arg-type]
+    assert got == expected
+    assert hash(got) == hash(expected)
+    assert repr(got) == repr(expected)
+    assert pickle.loads(pickle.dumps(got)) == expected  # noqa: S301 - our own bytes

@@ -94,6 +94,10 @@ def _safe_repr(value: object) -> str:
         return f"<{type(value).__name__}>"
 
 
+_SHORT_INT = 10**18
+_SHORT_INT_DIGITS = 19  # a sign and 18 digits
+
+
 def shown(value: object, *, limit: int = SHOWN_LENGTH) -> str:
     """``value`` for a message: quoted as ``repr`` quotes it, masked, cut to ``limit``.
 
@@ -101,6 +105,10 @@ def shown(value: object, *, limit: int = SHOWN_LENGTH) -> str:
     ``... (N characters)`` when cut); anything else is its ``repr``, masked, escaped and
     cut. The result is one line without control characters or surrogates.
     """
+    if type(value) is int and -_SHORT_INT < value < _SHORT_INT and limit >= _SHORT_INT_DIGITS:
+        # A sign and digits, within the limit: nothing to mask, escape or cut (the exit code
+        # of every failure message).
+        return repr(value)
     if isinstance(value, str):
         masked = mask_token_shaped(value)
         if len(masked) <= limit:

@@ -12,9 +12,17 @@ that is not a JSON object, metadata that is not one, broken JSON) is decoded in 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeAlias
 
 import msgspec
+import msgspec.structs
+
+from k8s_workloads.codec import ANNOTATIONS_READ
+from k8s_workloads.labels import (
+    KUBERNETES_EXECUTOR_LABEL,
+    POD_REVOKED_LABEL,
+    WORKLOAD_TYPE_LABEL,
+)
 
 __all__ = ["PodEvent", "SpecPodEvent", "decode_event", "decode_pod_event", "decode_spec_pod_event"]
 
@@ -90,7 +98,9 @@ def decode_event(text: str | bytes) -> object:
 # ``json.loads`` would not (a lone surrogate, a byte-order mark, UTF-16), is not decoded
 # here: ``decode_pod_event`` returns None and the caller takes the total path. JSON null
 # reads as absent, as it does for every reader of the full decoding (they use ``.get()``
-# and check types). Duplicate keys keep the last value, as ``json.loads`` does.
+# and check types). Duplicate keys keep the last value, as ``json.loads`` does. Labels and
+# annotations are read only by name: those the rules read must be strings (a null one is
+# not absent there: ``in`` finds it), the others are skipped unread, whatever they hold.
 
 
 class Terminated(msgspec.Struct, gc=False):
@@ -140,7 +150,58 @@ class PodStatus(msgspec.Struct, gc=False):
     initContainerStatuses: list[ContainerStatus] | None = None  # noqa: N815
     containerStatuses: list[ContainerStatus] | None = None  # noqa: N815
     ephemeralContainerStatuses: list[ContainerStatus] | None = None  # noqa: N815
-    conditions: list[Condition] | None = None
+    conditions: msgspec.Raw = msgspec.Raw()
+    """The conditions' JSON, empty when left out: only failure classification reads them
+    (:func:`decode_conditions`), so most events never decode them."""
+
+
+_Label: TypeAlias = str | msgspec.UnsetType
+
+
+class PodLabels(msgspec.Struct, gc=False):
+    """The labels resolution reads (any other is skipped); one left out is ``UNSET``."""
+
+    revoked: _Label = msgspec.field(default=msgspec.UNSET, name=POD_REVOKED_LABEL)
+    executor: _Label = msgspec.field(default=msgspec.UNSET, name=KUBERNETES_EXECUTOR_LABEL)
+    workload_type: _Label = msgspec.field(default=msgspec.UNSET, name=WORKLOAD_TYPE_LABEL)
+
+    def as_map(self) -> dict[str, str]:
+        """The labels read, by their names, as the full decoding holds them."""
+        return _present_labels(self, _LABEL_NAMES)
+
+
+class PodAnnotations(msgspec.Struct, gc=False):
+    """The annotations :func:`~k8s_workloads.codec.annotations_to_key` reads; others skipped."""
+
+    dag_id: _Label = msgspec.UNSET
+    task_id: _Label = msgspec.UNSET
+    try_number: _Label = msgspec.UNSET
+    map_index: _Label = msgspec.UNSET
+    run_id: _Label = msgspec.UNSET
+    callback_id: _Label = msgspec.UNSET
+    logical_date: _Label = msgspec.UNSET
+    execution_date: _Label = msgspec.UNSET
+
+    def as_map(self) -> dict[str, str]:
+        """The annotations read, by their names, as the full decoding holds them."""
+        return _present_labels(self, _ANNOTATION_NAMES)
+
+
+def _present_labels(
+    struct: PodLabels | PodAnnotations, names: tuple[tuple[str, str], ...]
+) -> dict[str, str]:
+    values = {}
+    for field, name in names:
+        value = getattr(struct, field)
+        if value is not msgspec.UNSET:
+            values[name] = value
+    return values
+
+
+_LABEL_NAMES = tuple((f.name, f.encode_name) for f in msgspec.structs.fields(PodLabels))
+_ANNOTATION_NAMES = tuple((f.name, f.encode_name) for f in msgspec.structs.fields(PodAnnotations))
+if {name for _, name in _ANNOTATION_NAMES} != ANNOTATIONS_READ:  # pragma: no cover
+    raise AssertionError("PodAnnotations must hold every annotation the codec reads")
 
 
 class PodMetadata(msgspec.Struct, gc=False):
@@ -148,8 +209,8 @@ class PodMetadata(msgspec.Struct, gc=False):
 
     name: str | None = None
     namespace: str | None = None
-    labels: dict[str, str] | None = None
-    annotations: dict[str, str] | None = None
+    labels: PodLabels | None = None
+    annotations: PodAnnotations | None = None
     resourceVersion: str | None = None  # noqa: N815
     deletionTimestamp: str | None = None  # noqa: N815
     uid: str | None = None
@@ -170,6 +231,41 @@ class PodEvent(msgspec.Struct, gc=False):
 
 
 _POD_DECODER = msgspec.json.Decoder(PodEvent)
+_CONDITIONS_DECODER = msgspec.json.Decoder(list[Condition] | None)
+
+
+class UntypedFieldError(Exception):
+    """A field decoded on demand (:func:`decode_conditions`) does not have its API type:
+    the event must be resolved from its full decoding instead (private)."""
+
+
+def decode_conditions(status: PodStatus) -> list[Condition]:
+    """The status's conditions, typed; raises :class:`UntypedFieldError` when they are not
+    a list of conditions of the API's types (or null)."""
+    raw = status.conditions
+    if not raw:
+        return []
+    try:
+        return _CONDITIONS_DECODER.decode(raw) or []
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        raise UntypedFieldError("status.conditions") from None
+
+
+def status_as_builtins(status: PodStatus) -> dict[str, Any]:
+    """The status as ``msgspec.to_builtins`` gives a struct, its conditions decoded."""
+    built = {
+        name: msgspec.to_builtins(getattr(status, name))
+        for name in status.__struct_fields__
+        if name != "conditions"
+    }
+    raw = status.conditions
+    built["conditions"] = None
+    if raw:
+        try:
+            built["conditions"] = msgspec.to_builtins(_CONDITIONS_DECODER.decode(raw))
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            raise UntypedFieldError("status.conditions") from None
+    return built
 
 
 def decode_pod_event(text: str | bytes) -> PodEvent | None:

@@ -16,7 +16,13 @@ from collections.abc import Mapping
 
 from k8s_workloads._display import shown
 from k8s_workloads.compat import VersionLike, supports_callbacks
-from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import (
+    CallbackKey,
+    InvalidKey,
+    TaskInstanceKey,
+    WorkloadKey,
+    _checked_task_key,
+)
 from k8s_workloads.labels import (
     CALLBACK_ID_ANNOTATION,
     CALLBACK_WORKLOAD_TYPE,
@@ -56,6 +62,19 @@ class LegacyPodAnnotations(InvalidAnnotations):
 class CallbackAnnotationsUnsupported(InvalidAnnotations):
     """A callback pod was met while callback workloads are off (Airflow older than 3.3)."""
 
+
+ANNOTATIONS_READ = frozenset({
+    DAG_ID_KEY,
+    TASK_ID_KEY,
+    TRY_NUMBER_KEY,
+    MAP_INDEX_KEY,
+    RUN_ID_KEY,
+    CALLBACK_ID_ANNOTATION,
+    LOGICAL_DATE_KEY,
+    EXECUTION_DATE_KEY,
+})
+"""Every annotation :func:`annotations_to_key` reads (private to the library: the typed
+watch decoding reads these and skips the rest)."""
 
 # ASCII digits only: int() would also take " 1", "+1", "1_0" and other scripts' digits,
 # none of which the provider ever writes.
@@ -141,7 +160,7 @@ def _cached_task_key(
     ):
         try:
             map_index = -1 if map_text is None else int(map_text)
-            return TaskInstanceKey(dag_id, task_id, run_id, int(try_text), map_index)
+            return _checked_task_key(dag_id, task_id, run_id, int(try_text), map_index)
         except (InvalidKey, ValueError):
             pass
     annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: try_text}

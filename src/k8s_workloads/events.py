@@ -30,7 +30,12 @@ from k8s_workloads._json import as_int
 from k8s_workloads._json import as_list as _list
 from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_str as _str
-from k8s_workloads.codec import InvalidAnnotations, annotations_to_key, is_callback_pod
+from k8s_workloads.codec import (
+    InvalidAnnotations,
+    _cached_task_key,
+    annotations_to_key,
+    is_callback_pod,
+)
 from k8s_workloads.compat import AirflowVersion, InvalidVersion, VersionLike
 from k8s_workloads.failures import (
     DEFAULT_FATAL_PENDING_REASONS,
@@ -499,30 +504,27 @@ class _TypedPod(_Pod):
         config: ResolverConfig,
         now: datetime.datetime | None,
     ) -> None:
+        # _Pod.__init__'s slots, set here: one call less per event (the hot path).
+        self.event_type = event_type
+        self.deleting = metadata.deletionTimestamp is not None
+        self.key = key
+        self.config = config
+        self.now = now
+        self.pod_name = metadata.name
+        self.namespace = metadata.namespace
+        self.resource_version = metadata.resourceVersion
+        self.pod_uid = metadata.uid
         if status is None:
-            phase = reason = message = None
+            self.phase = self.pod_reason = self.pod_message = None
         else:
-            phase, reason, message = status.phase, status.reason, status.message
-        super().__init__(
-            event_type,
-            metadata.deletionTimestamp is not None,
-            key,
-            config,
-            now,
-            metadata.name,
-            metadata.namespace,
-            metadata.resourceVersion,
-            metadata.uid,
-            phase,
-            reason,
-            message,
-        )
+            self.phase, self.pod_reason = status.phase, status.reason
+            self.pod_message = status.message
         self._status = status
 
     def manifest(self) -> Mapping[str, Any]:
         if self._status is None:
             return {}
-        return {"status": msgspec.to_builtins(self._status)}
+        return {"status": _watchjson.status_as_builtins(self._status)}
 
     def oom_killed(self) -> str | None:
         status = self._status
@@ -564,7 +566,7 @@ class _TypedPod(_Pod):
         if status is None:
             return classify_read(details, None, None, lambda: None)
         disruption = None
-        for condition in status.conditions or ():
+        for condition in _watchjson.decode_conditions(status):
             if condition.type == "DisruptionTarget" and condition.status == "True":
                 disruption = condition.reason or "DisruptionTarget"
                 break
@@ -815,15 +817,18 @@ def _table() -> tuple[tuple[str, str], ...]:
     return (_REVOKED_ROW, *((row.condition, row.result) for row in rows))
 
 
+_RULES_BY_PHASE: dict[str, tuple[_Rule, ...]] = {
+    phase: tuple(row.rule for row in (*_EVERY_PHASE, *rows)) for phase, rows in _BY_PHASE.items()
+}
+"""The rules a pod of each phase runs, in order: the table's rows, flattened."""
+_OTHER_RULES: tuple[_Rule, ...] = tuple(row.rule for row in (*_EVERY_PHASE, _OTHER_PHASE))
+
+
 def _apply_rows(pod: _Pod) -> Resolution:
-    for row in _EVERY_PHASE:
-        resolution = row.rule(pod)
-        if resolution is not None:
-            return resolution
     phase = pod.phase
-    rows = _BY_PHASE.get(phase) if isinstance(phase, str) else None
-    for row in rows or (_OTHER_PHASE,):
-        resolution = row.rule(pod)
+    rules = _RULES_BY_PHASE.get(phase, _OTHER_RULES) if isinstance(phase, str) else _OTHER_RULES
+    for rule in rules:
+        resolution = rule(pod)
         if resolution is not None:
             return resolution
     raise AssertionError(f"no row decides phase {phase!r}")  # pragma: no cover - last rows
@@ -896,19 +901,28 @@ def resolve_event_json(
 
     The same Resolution as ``resolve_event(json.loads(text), config=config, now=now)``,
     field for field, for any text, at a fraction of the cost: a pod event is decoded only
-    as far as the rules read it (its type, eight metadata fields, the status fields
-    failure details read), into typed structures, and the rest of it (``spec``,
-    ``managedFields``) is skipped. A text the typed decoding cannot take (a field of an
-    unexpected type, an ERROR or BOOKMARK event, anything but a pod) is decoded in full
-    and resolved by :func:`resolve_event`. Text that is not JSON is ``MALFORMED``
-    (``not JSON: ...``).
+    as far as the rules read it (its type, five metadata fields, the labels and
+    annotations the rules read by name, the status fields failure details read; the
+    conditions only when a failure is classified), into typed structures, and the rest
+    of it (``spec``, ``managedFields``, other labels) is skipped. A text the typed
+    decoding cannot take (a field the rules read of an unexpected type, an ERROR or
+    BOOKMARK event, anything but a pod) is decoded in full and resolved by
+    :func:`resolve_event`. Text that is not JSON is ``MALFORMED`` (``not JSON: ...``).
     """
     if config.pending is None:  # the pending policy reads what the typed pod leaves out
         event = _watchjson.decode_pod_event(text)
         if event is not None:
-            resolution = resolve_typed_event(event, config=config, now=now)
-            if resolution is not None:
-                return resolution
+            event_type, obj = event.type, event.object
+            if (
+                event_type is not None
+                and event_type in _POD_EVENT_TYPES
+                and obj is not None
+                and obj.metadata is not None
+            ):  # resolve_typed_event's checks, inline
+                try:
+                    return _resolve_typed(event_type, obj, obj.metadata, config, now)
+                except _watchjson.UntypedFieldError:
+                    pass  # a field read on demand is not of its type: the total path
     try:
         decoded = _watchjson.decode_event(text)
     except (ValueError, RecursionError) as error:
@@ -925,8 +939,9 @@ def resolve_typed_event(
     """The Resolution of a typed pod event, or None when the total path must read it.
 
     For the library's readers of watch text (:mod:`~k8s_workloads.streams`); None for
-    anything but an ADDED, MODIFIED or DELETED event with metadata, and under the pending
-    policy, which reads fields the typed decoding leaves out.
+    anything but an ADDED, MODIFIED or DELETED event with metadata, under the pending
+    policy, which reads fields the typed decoding leaves out, and when a field decoded only
+    if a rule reads it (the conditions) does not have its API type.
     """
     event_type, obj = event.type, event.object
     if (
@@ -937,7 +952,10 @@ def resolve_typed_event(
         or obj.metadata is None
     ):
         return None
-    return _resolve_typed(event_type, obj, obj.metadata, config, now)
+    try:
+        return _resolve_typed(event_type, obj, obj.metadata, config, now)
+    except _watchjson.UntypedFieldError:  # a field read on demand is not of its type
+        return None
 
 
 def _resolve_typed(
@@ -947,16 +965,44 @@ def _resolve_typed(
     config: ResolverConfig,
     now: datetime.datetime | None,
 ) -> Resolution:
-    where = (metadata.name, metadata.namespace, metadata.resourceVersion)
-    labels = metadata.labels
-    annotations = metadata.annotations
-    key = _identify(
-        event_type,
-        _NO_LABELS if labels is None else labels,
-        _NO_LABELS if annotations is None else annotations,
-        where,
-        config,
-    )
-    if isinstance(key, Resolution):
-        return key
+    key: WorkloadKey | None = _typed_task_key(metadata.labels, metadata.annotations)
+    if key is None:
+        labels, annotations = metadata.labels, metadata.annotations
+        identified = _identify(
+            event_type,
+            _NO_LABELS if labels is None else labels.as_map(),
+            _NO_LABELS if annotations is None else annotations.as_map(),
+            (metadata.name, metadata.namespace, metadata.resourceVersion),
+            config,
+        )
+        if isinstance(identified, Resolution):
+            return identified
+        key = identified
     return _apply_rows(_TypedPod(event_type, obj.status, metadata, key, config, now))
+
+
+def _typed_task_key(
+    labels: _watchjson.PodLabels | None, annotations: _watchjson.PodAnnotations | None
+) -> TaskInstanceKey | None:
+    # The task pod of nearly every event, as _identify decodes it: not revoked, the
+    # executor's, no workload type (so no callback), the four fields a run's task pod
+    # has. None for anything else, which _identify reads in full (and explains).
+    unset = msgspec.UNSET
+    if (
+        labels is None
+        or annotations is None
+        or labels.revoked is not unset
+        or labels.executor != TRUE_LABEL_VALUE
+        or labels.workload_type is not unset
+        or annotations.callback_id is not unset
+    ):
+        return None
+    dag_id, task_id, try_text = annotations.dag_id, annotations.task_id, annotations.try_number
+    run_id, map_text = annotations.run_id, annotations.map_index
+    if dag_id is unset or task_id is unset or try_text is unset or run_id is unset or not run_id:
+        return None
+    try:
+        map_value = None if map_text is unset else map_text
+        return _cached_task_key(dag_id, task_id, try_text, map_value, run_id)
+    except InvalidAnnotations:
+        return None

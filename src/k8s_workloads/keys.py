@@ -149,6 +149,41 @@ class TaskInstanceKey:
         return " ".join(parts)
 
 
+_set_field = object.__setattr__
+
+
+def _checked_task_key(
+    dag_id: str, task_id: str, run_id: str, try_number: int, map_index: int
+) -> TaskInstanceKey:
+    """``TaskInstanceKey(...)`` of string fields, for decoders on the hot path (private).
+
+    The validators' checks, inline: about half the cost of the constructor, which runs
+    five validator calls. Anything they would refuse goes to the constructor, which
+    raises its :class:`InvalidKey`.
+    """
+    if (
+        type(dag_id) is str
+        and type(task_id) is str
+        and type(run_id) is str
+        and type(try_number) is int
+        and type(map_index) is int
+        and dag_id
+        and task_id
+        and run_id
+        and 0 <= try_number <= AIRFLOW_INT_MAX
+        and -1 <= map_index <= AIRFLOW_INT_MAX
+    ):
+        key = object.__new__(TaskInstanceKey)
+        _set_field(key, "dag_id", dag_id)
+        _set_field(key, "task_id", task_id)
+        _set_field(key, "run_id", run_id)
+        _set_field(key, "try_number", try_number)
+        _set_field(key, "map_index", map_index)
+        _set_field(key, "_attrs_cached_hash", None)
+        return key
+    return TaskInstanceKey(dag_id, task_id, run_id, try_number, map_index)
+
+
 def _canonical_uuid(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     # Airflow coerces callback ids to ``str(uuid)``; anything else would make pod names,
     # annotations and equality depend on how the id happened to be spelled.
