@@ -184,16 +184,22 @@ def requeue_after_create_error(
     return _verdict_decision(job, decision, attempts)
 
 
+def _renamed(module: str, name: str) -> object:
+    """A module ``__getattr__``'s answer: the renamed name, with its warning (here and in
+    :mod:`~k8s_workloads.decisions`, its old home)."""
+    if name == "CreateErrorDecision":
+        warnings.warn(
+            "CreateErrorDecision is renamed CreateErrorVerdict (it is no Decision)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return CreateErrorVerdict
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+
 if TYPE_CHECKING:
     CreateErrorDecision = CreateErrorVerdict
 else:
 
     def __getattr__(name: str) -> object:
-        if name == "CreateErrorDecision":
-            warnings.warn(
-                "CreateErrorDecision is renamed CreateErrorVerdict (it is no Decision)",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            return CreateErrorVerdict
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return _renamed(__name__, name)

@@ -28,7 +28,6 @@ The action types live in :mod:`k8s_workloads.actions`, the bookkeeping in
 from __future__ import annotations
 
 import enum
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Final, TypeAlias
 
@@ -51,6 +50,7 @@ from k8s_workloads.actions import (
 from k8s_workloads.attempts import Attempt, Attempts
 from k8s_workloads.creation_errors import (
     CreateErrorVerdict,
+    _renamed,
     classify_create_error,
     decide_create_error,
     requeue_after_create_error,
@@ -876,13 +876,11 @@ _TASK_GIVE_UP_ROWS: Final = _by_state(TASK_GIVE_UP_RULES, _STATES)
 _CALLBACK_GIVE_UP_ROWS: Final = _by_state(CALLBACK_GIVE_UP_RULES, _STATES)
 
 
-def _rows_for(rows: _Rows, case: _Case) -> tuple[tuple[_Test | None, _Outcome], ...]:
-    running, record = bool(case.running), case.attempt is not None
-    return rows.get((case.state, running, record)) or rows[None, running, record]
-
-
 def _run(rows: _Rows, case: _Case) -> Decision:
-    for applies, outcome in _rows_for(rows, case):
+    # The rows of this state (or of any state), running or not, with a record or not: the
+    # first that applies decides. Every entry point calls this one function (hot path).
+    running, record = bool(case.running), case.attempt is not None
+    for applies, outcome in rows.get((case.state, running, record)) or rows[None, running, record]:
         if applies is None or applies(case):
             return outcome(case)
     # Every table ends with a row for any state.
@@ -953,15 +951,7 @@ def decide_task(
     the task instance's state in the database once looked up (None: no row or no state);
     while it is :data:`UNKNOWN` a decision that needs it sets ``look_up``.
     """
-    case = _Case(result, running, config, attempts, ti_state)
-    # _run, written out: this is the hot path.
-    running, record = bool(running), case.attempt is not None
-    for applies, outcome in (
-        _TASK_ROWS.get((case.state, running, record)) or _TASK_ROWS[None, running, record]
-    ):
-        if applies is None or applies(case):
-            return outcome(case)
-    raise AssertionError(case.state)  # pragma: no cover - the table ends with "otherwise"
+    return _run(_TASK_ROWS, _Case(result, running, config, attempts, ti_state))
 
 
 def decide_callback(
@@ -994,14 +984,7 @@ def decide(
         callback_state = known_state if not isinstance(known_state, TaskInstanceState) else UNKNOWN
         return _run(_CALLBACK_ROWS, _Case(result, running, config, attempts, callback_state))
     ti_state = known_state if not isinstance(known_state, CallbackState) else UNKNOWN
-    case = _Case(result, running, config, attempts, ti_state)
-    running, record = bool(running), case.attempt is not None
-    for applies, outcome in (
-        _TASK_ROWS.get((case.state, running, record)) or _TASK_ROWS[None, running, record]
-    ):
-        if applies is None or applies(case):
-            return outcome(case)
-    raise AssertionError(case.state)  # pragma: no cover - the table ends with "otherwise"
+    return _run(_TASK_ROWS, _Case(result, running, config, attempts, ti_state))
 
 
 def handling_failed(
@@ -1049,11 +1032,4 @@ if TYPE_CHECKING:
 else:
 
     def __getattr__(name: str) -> object:
-        if name == "CreateErrorDecision":
-            warnings.warn(
-                "CreateErrorDecision is renamed CreateErrorVerdict (it is no Decision)",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            return CreateErrorVerdict
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return _renamed(__name__, name)
