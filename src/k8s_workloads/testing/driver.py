@@ -11,8 +11,10 @@ from k8s_workloads.executor import (
     DeleteSecret,
     ExecutorCore,
     ListPods,
+    NothingToDo,
     ReadStates,
     Request,
+    Waiting,
 )
 from k8s_workloads.labels import (
     completed_pods_adoption_selector,
@@ -23,6 +25,7 @@ from k8s_workloads.testing.cluster import ApiError, FakeCluster, FakeWatch
 
 if TYPE_CHECKING:
     import datetime
+    import random
     from collections.abc import Iterable
 
     from k8s_workloads.adoption import AdoptionPlan
@@ -118,6 +121,50 @@ class CoreDriver:
             version = listing["metadata"]["resourceVersion"]
             self.core.pods_listed(request, listing["items"], version)
             self.watch = self._start_watch()
+
+    # --- concurrent driving: many requests in flight --------------------------------
+
+    @property
+    def in_flight(self) -> tuple[Request, ...]:
+        """Requests started and not completed yet (see :meth:`start`)."""
+        return self.core.in_flight
+
+    def start(self, now: datetime.datetime) -> tuple[list[Request], Waiting | NothingToDo]:
+        """Start every request the core hands out now, until it waits for a completion
+        (:class:`Waiting`) or the pass is over (:class:`NothingToDo`); each stays in
+        flight until :meth:`complete`. Returns them and the core's last answer."""
+        started: list[Request] = []
+        while not isinstance(answer := self.core.start_request(now), (Waiting, NothingToDo)):
+            started.append(answer)
+        return started, answer
+
+    def complete(self, request: Request) -> BaseException | None:
+        """Perform ``request`` (in flight) against the cluster or the database now and
+        report its outcome to the core; returns its failure, if it failed."""
+        try:
+            self.perform(request)
+        except FAILURES as error:
+            self.core.request_failed(request, error)
+            return error
+        if not isinstance(request, (ReadStates, ListPods)):  # perform answered those
+            self.core.request_done(request)
+        return None
+
+    def run_pass_concurrently(self, now: datetime.datetime, *, order: random.Random) -> PassReport:
+        """One ``sync()`` with many requests in flight: start what the core hands out,
+        complete one in flight (picked by ``order``), repeat until the pass is over."""
+        report = PassReport()
+        while True:
+            started, answer = self.start(now)
+            report.performed.extend(started)
+            if isinstance(answer, NothingToDo):
+                report.until = answer.until
+                return report
+            in_flight = self.core.in_flight
+            request = in_flight[order.randrange(len(in_flight))]
+            error = self.complete(request)
+            if error is not None:
+                report.failed.append((request, error))
 
     def run_pass(self, now: datetime.datetime) -> PassReport:
         """One ``sync()``: every request the core has, until it has nothing to do.
