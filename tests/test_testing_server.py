@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import time
@@ -176,3 +177,53 @@ def test_the_server_stops_by_itself_and_binds_to_loopback() -> None:
     else:
         pytest.fail("the server did not stop after its lifetime")
     server.stop()  # twice is fine
+
+
+def _exchange(
+    connection: http.client.HTTPConnection, method: str, path: str, body: object = None
+) -> tuple[int, Any]:
+    payload = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"} if payload is not None else {}
+    connection.request(method, path, body=payload, headers=headers)
+    response = connection.getresponse()
+    raw = response.read()
+    assert response.getheader("Content-Type") == "application/json", raw
+    return response.status, json.loads(raw)
+
+
+def test_one_kept_alive_connection_serves_every_answer_including_errors_with_bodies(
+    served: Served,
+) -> None:
+    cluster, _, server = served
+    connection = http.client.HTTPConnection(server.url.removeprefix("http://"), timeout=10)
+    try:
+        assert _exchange(connection, "GET", "/version")[0] == 200
+        socket_used = connection.sock
+        pods = f"/api/v1/namespaces/{NS}/pods"
+        answers = [
+            # A 404 for a POST whose body the route never needed.
+            _exchange(connection, "POST", "/api/v1/nowhere", {"spec": "x" * 5000}),
+            # A method http.server has no handler for: 501, its body read all the same.
+            _exchange(connection, "PUT", f"{pods}/load", task_pod("load")),
+            _exchange(connection, "POST", f"{pods}/load", task_pod("load")),  # 405
+            _exchange(connection, "POST", pods, [1, 2]),  # not an object: 400
+            _exchange(connection, "POST", pods, "text"),
+            _exchange(connection, "PATCH", f"{pods}/load", [1]),  # 422, never a crash
+            _exchange(connection, "POST", pods, task_pod("load")),
+            _exchange(connection, "DELETE", f"{pods}/load", [1]),  # DeleteOptions not an object
+            _exchange(connection, "DELETE", f"{pods}/load", {"gracePeriodSeconds": 0}),
+        ]
+        codes = [code for code, _ in answers]
+        assert codes == [404, 501, 405, 400, 400, 422, 201, 400, 200]
+        assert all(document["kind"] == "Status" for code, document in answers if code >= 400)
+        assert answers[3][1]["reason"] == "BadRequest"
+        for _ in range(50):
+            code, listing = _exchange(connection, "GET", pods)
+            assert (code, listing["items"]) == (200, [])
+        # http.client reconnects silently when the server closes: the same socket proves
+        # every answer came over the one connection.
+        assert connection.sock is socket_used
+    finally:
+        connection.close()
+    assert cluster.pod_names() == []
+    assert server.delete_options == [((NS, "load"), {"gracePeriodSeconds": 0})]
