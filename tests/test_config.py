@@ -275,6 +275,12 @@ def test_the_fake_clusters_history_is_a_count_from_one(history: int) -> None:
         FakeCluster(history=history)
 
 
+@given(st.one_of(st.integers(max_value=0), st.booleans()))
+def test_the_fake_clusters_list_snapshots_is_a_count_from_one(kept: int) -> None:
+    with pytest.raises(InvalidConfig, match=r"^FakeCluster\.list_snapshots: "):
+        FakeCluster(list_snapshots=kept)
+
+
 def test_the_fake_clusters_clock_is_a_datetime() -> None:
     with pytest.raises(InvalidConfig, match=r"^FakeCluster\.now: "):
         FakeCluster(now="2026-01-01")  # type: ignore[arg-type]

@@ -179,6 +179,11 @@ def test_the_server_stops_by_itself_and_binds_to_loopback() -> None:
     server.stop()  # twice is fine
 
 
+def server_address(api: Any) -> str:
+    host: str = api.api_client.configuration.host
+    return host.removeprefix("http://")
+
+
 def _exchange(
     connection: http.client.HTTPConnection, method: str, path: str, body: object = None
 ) -> tuple[int, Any]:
@@ -227,3 +232,49 @@ def test_one_kept_alive_connection_serves_every_answer_including_errors_with_bod
         connection.close()
     assert cluster.pod_names() == []
     assert server.delete_options == [((NS, "load"), {"gracePeriodSeconds": 0})]
+
+
+def test_the_client_lists_in_pages_of_one_snapshot(served: Served) -> None:
+    cluster, api, _ = served
+    for name in ["a", "b", "c"]:
+        api.create_namespaced_pod(NS, task_pod(name))
+    first = api.list_namespaced_pod(NS, limit=2)
+    assert [pod.metadata.name for pod in first.items] == ["a", "b"]
+    assert first.metadata.remaining_item_count == 1
+    cluster.set_status(NS, "c", {"phase": "Running"})
+    rest = api.list_namespaced_pod(NS, limit=2, _continue=first.metadata._continue)
+    assert [(pod.metadata.name, pod.status.phase) for pod in rest.items] == [("c", "Pending")]
+    assert rest.metadata.resource_version == first.metadata.resource_version
+    assert rest.metadata._continue is None
+    # Metadata-only lists page the same way.
+    connection = http.client.HTTPConnection(server_address(api), timeout=10)
+    connection.request(
+        "GET",
+        f"/api/v1/namespaces/{NS}/pods?limit=1",
+        headers={"Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"},
+    )
+    partial = json.loads(connection.getresponse().read())
+    connection.close()
+    assert partial["kind"] == "PartialObjectMetadataList"
+    assert partial["metadata"]["remainingItemCount"] == 2
+    assert [item["metadata"]["name"] for item in partial["items"]] == ["a"]
+
+
+def test_an_expired_or_malformed_continue_token_is_refused(served: Served) -> None:
+    cluster, api, _ = served
+    for name in ["a", "b"]:
+        api.create_namespaced_pod(NS, task_pod(name))
+    token = api.list_pod_for_all_namespaces(limit=1).metadata._continue
+    cluster.expire_list_continuations()
+    with pytest.raises(ApiException) as expired:
+        api.list_pod_for_all_namespaces(limit=1, _continue=token)
+    assert expired.value.status == 410
+    status = json.loads(str(expired.value.body))
+    assert (status["kind"], status["reason"]) == ("Status", "Expired")
+    assert status["message"].startswith("The provided continue parameter is too old")
+    with pytest.raises(ApiException) as malformed:
+        api.list_namespaced_pod(NS, _continue="garbage")
+    assert malformed.value.status == 400
+    connection = http.client.HTTPConnection(server_address(api), timeout=10)
+    assert _exchange(connection, "GET", "/api/v1/pods?limit=many")[0] == 400
+    connection.close()

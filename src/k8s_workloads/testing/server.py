@@ -89,11 +89,11 @@ _CORE_RESOURCES = {
 }
 
 
-def _partial(items: list[dict[str, Any]], version: str) -> dict[str, Any]:
+def _partial(items: list[dict[str, Any]], metadata: dict[str, Any]) -> dict[str, Any]:
     return {
         "kind": "PartialObjectMetadataList",
         "apiVersion": "meta.k8s.io/v1",
-        "metadata": {"resourceVersion": version},
+        "metadata": metadata,
         "items": [
             {
                 "kind": "PartialObjectMetadata",
@@ -103,6 +103,16 @@ def _partial(items: list[dict[str, Any]], version: str) -> dict[str, Any]:
             for item in items
         ],
     }
+
+
+def _limit(query: dict[str, str]) -> int | None:
+    text = query.get("limit") or ""
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ApiError(400, "BadRequest", f"limit: invalid value {text!r}") from None
 
 
 def _labels(body: object) -> tuple[dict[str, str | None], str | None]:
@@ -290,10 +300,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 namespace,
                 label_selector=query.get("labelSelector"),
                 field_selector=query.get("fieldSelector"),
+                limit=_limit(query),
+                continue_token=query.get("continue") or None,
             )
             if "as=PartialObjectMetadataList" in (self.headers.get("Accept") or ""):
-                version = listing["metadata"]["resourceVersion"]
-                self._send_json(200, _partial(listing["items"], version))
+                self._send_json(200, _partial(listing["items"], listing["metadata"]))
             else:
                 self._send_json(200, listing)
         else:
