@@ -295,7 +295,16 @@ def test_the_fake_api_servers_port_is_a_port(port: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("lifetime", 0), ("lifetime", math.inf), ("cluster", None)]
+    ("field", "value"),
+    [
+        ("lifetime", 0),
+        ("lifetime", math.inf),
+        ("cluster", None),
+        ("latency", -0.01),
+        ("latency", math.nan),
+        ("latency", "0.02"),
+        ("latency", True),
+    ],
 )
 def test_the_fake_api_servers_other_options_are_checked(field: str, value: Any) -> None:
     options: dict[str, Any] = {"cluster": FakeCluster(), field: value}

@@ -17,7 +17,7 @@ from kubernetes.dynamic import DynamicClient
 
 from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, watcher_selector
 from k8s_workloads.pods import construct_task_pod
-from k8s_workloads.testing import FakeApiServer, FakeCluster
+from k8s_workloads.testing import STATS_PATH, FakeApiServer, FakeCluster, ServerStats
 
 NS = "airflow"
 # The client is exercised at run time; kubernetes 36 has no types, 37 wants model objects
@@ -230,6 +230,7 @@ def test_one_kept_alive_connection_serves_every_answer_including_errors_with_bod
         assert connection.sock is socket_used
     finally:
         connection.close()
+    assert server.stats.connections == 1
     assert cluster.pod_names() == []
     assert server.delete_options == [((NS, "load"), {"gracePeriodSeconds": 0})]
 
@@ -278,3 +279,78 @@ def test_an_expired_or_malformed_continue_token_is_refused(served: Served) -> No
     connection = http.client.HTTPConnection(server_address(api), timeout=10)
     assert _exchange(connection, "GET", "/api/v1/pods?limit=many")[0] == 400
     connection.close()
+
+
+def test_the_kubernetes_client_keeps_one_connection_through_errors_and_deletes(
+    served: Served,
+) -> None:
+    cluster, api, server = served
+    api.create_namespaced_pod(NS, task_pod("load"))
+    with pytest.raises(ApiException) as missing:
+        api.read_namespaced_pod("missing", NS)
+    assert missing.value.status == 404
+    api.delete_namespaced_pod("load", NS, body=k8s.V1DeleteOptions(grace_period_seconds=0))
+    for number in range(30):
+        api.create_namespaced_pod(NS, task_pod(f"pod-{number}"))
+    assert len(api.list_namespaced_pod(NS).items) == 30
+    stats = server.stats
+    assert stats.connections == 1
+    assert dict(stats.requests) == {
+        "DELETE pods": 1,
+        "GET pods": 1,
+        "LIST pods": 1,
+        "POST pods": 31,
+    }
+    assert server.delete_options == [((NS, "load"), {"gracePeriodSeconds": 0})]
+    assert len(cluster.pod_names()) == 30
+
+
+def test_stats_count_requests_by_verb_and_resource_and_over_http(served: Served) -> None:
+    cluster, api, server = served
+    for name in ["a", "b"]:
+        api.create_namespaced_pod(NS, task_pod(name))
+    api.patch_namespaced_pod("a", NS, {"metadata": {"labels": {"x": "y"}}})
+    api.delete_namespaced_pod("b", NS)
+    api.list_namespaced_pod(NS, limit=1)
+    api.list_pod_for_all_namespaces()
+    cluster.compact()  # so the watch ends at once, with its 410
+    api.list_namespaced_pod(NS, watch=True, resource_version="1", _preload_content=False).read()
+    expected = {"DELETE pods": 1, "LIST pods": 2, "PATCH pods": 1, "POST pods": 2, "WATCH pods": 1}
+    stats = server.stats
+    assert dict(stats.requests) == expected
+    assert (stats.count("LIST", "pods"), stats.count("GET", "secrets")) == (2, 0)
+    # One request at a time, and watches are never held as in flight.
+    assert (stats.max_in_flight, stats.max_in_flight_creations) == (1, 1)
+    connection = http.client.HTTPConnection(server_address(api), timeout=10)
+    code, document = _exchange(connection, "GET", STATS_PATH)
+    connection.close()
+    over_http = ServerStats.from_json(document)
+    assert code == 200
+    assert over_http.requests == stats.requests  # reading the stats is no API call
+    assert over_http.connections == server.stats.connections >= 2
+
+
+def test_concurrent_creations_are_seen_in_flight_together() -> None:
+    cluster = FakeCluster()
+    # The latency holds each creation in flight, so that the threads' requests overlap.
+    with FakeApiServer(cluster, lifetime=60, latency=0.2) as server:
+        start = threading.Barrier(4)
+
+        def create(name: str) -> None:
+            api_client: Any = k8s.ApiClient(k8s.Configuration(host=server.url))
+            api: Any = k8s.CoreV1Api(api_client)
+            start.wait()
+            api.create_namespaced_pod(NS, task_pod(name))
+            api_client.close()
+
+        workers = [threading.Thread(target=create, args=(f"pod-{n}",)) for n in range(4)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        stats = server.stats
+    assert len(cluster.pod_names()) == 4
+    assert stats.count("POST", "pods") == 4
+    assert stats.max_in_flight_creations >= 2
+    assert stats.max_in_flight >= stats.max_in_flight_creations
+    assert stats.connections == 4

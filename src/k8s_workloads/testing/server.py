@@ -38,11 +38,15 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads import _config as _checks
 from k8s_workloads.testing.cluster import ApiError, FakeCluster, status_document
 from k8s_workloads.testing.selectors import InvalidSelector
+from k8s_workloads.testing.stats import ServerStats, StatsRecorder
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["FakeApiServer"]
+__all__ = ["STATS_PATH", "FakeApiServer"]
+
+STATS_PATH = "/_kit/stats"
+"""The kit's own path (no API server has it): ``GET`` answers ``ServerStats.to_json()``."""
 
 _POD_PATH = re.compile(r"^/api/v1/(?:namespaces/(?P<namespace>[^/]+)/)?pods(?:/(?P<name>[^/]+))?$")
 _SECRET_PATH = re.compile(r"^/api/v1/namespaces/(?P<namespace>[^/]+)/secrets(?:/(?P<name>[^/]+))?$")
@@ -87,6 +91,32 @@ _CORE_RESOURCES = {
         _resource("namespaces", "Namespace", ["get", "list"], namespaced=False),
     ],
 }
+
+
+_DISCOVERY = {
+    "/api": _API_VERSIONS,
+    "/apis": _API_GROUPS,
+    "/api/v1": _CORE_RESOURCES,
+    "/version": _VERSION,
+}
+
+
+def _is_watch(query: dict[str, str]) -> bool:
+    return (query.get("watch") or "").lower() in {"true", "1"}
+
+
+def _request_kind(method: str, path: str, query: dict[str, str]) -> tuple[str, str]:
+    # (verb, resource) as the API server's request metrics label them: LIST and WATCH
+    # apart from GET of one object; a discovery document by its path.
+    if match := _POD_PATH.match(path):
+        resource, name = "pods", match["name"]
+    elif match := _SECRET_PATH.match(path):
+        resource, name = "secrets", match["name"]
+    else:
+        return method, path if path in _DISCOVERY else "other"
+    if method == "GET" and name is None:
+        return "WATCH" if _is_watch(query) else "LIST", resource
+    return method, resource
 
 
 def _partial(items: list[dict[str, Any]], metadata: dict[str, Any]) -> dict[str, Any]:
@@ -229,8 +259,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         path, query = self._query()
+        if path == STATS_PATH:  # the kit's, not an API call: neither counted nor delayed
+            self._answer(method, path, query, delay=0.0)
+            return
+        verb, resource = _request_kind(method, path, query)
+        if verb == "WATCH":  # long-running: counted, never held as in flight
+            self.server.stats.counted(verb, resource)
+            self._answer(method, path, query, delay=self.server.latency)
+            return
+        with self.server.stats.in_flight(verb, resource):
+            self._answer(method, path, query, delay=self.server.latency)
+
+    def _answer(self, method: str, path: str, query: dict[str, str], *, delay: float) -> None:
         try:
             self._drain()
+            if delay:
+                self.server.stopping.wait(delay)
             self._route(method, path, query)
         except ApiError as error:
             self._send_error(error)
@@ -264,12 +308,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # --- routes ---------------------------------------------------------------------
 
     def _route(self, method: str, path: str, query: dict[str, str]) -> None:
-        static = {"/api": _API_VERSIONS, "/apis": _API_GROUPS, "/api/v1": _CORE_RESOURCES}
-        if method == "GET" and path in static:
-            self._send_json(200, static[path])
+        if method == "GET" and path in _DISCOVERY:
+            self._send_json(200, _DISCOVERY[path])
             return
-        if method == "GET" and path == "/version":
-            self._send_json(200, _VERSION)
+        if method == "GET" and path == STATS_PATH:
+            self._send_json(200, self.server.stats.snapshot().to_json())
             return
         if match := _POD_PATH.match(path):
             self._pods(method, match["namespace"], match["name"], query)
@@ -293,7 +336,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         cluster = self.server.cluster
         if method == "POST" and namespace is not None:
             self._send_json(201, cluster.create_pod(namespace, self._object("Pod")))
-        elif method == "GET" and (query.get("watch") or "").lower() in {"true", "1"}:
+        elif method == "GET" and _is_watch(query):
             self._watch(namespace, query)
         elif method == "GET":
             listing = cluster.list_pods(
@@ -379,8 +422,14 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     cluster: FakeCluster
     lifetime: float
+    latency: float
     stopping: threading.Event
+    stats: StatsRecorder
     delete_options: list[tuple[tuple[str, str], Any]]
+
+    def process_request(self, request: Any, client_address: Any) -> None:  # noqa: ANN401
+        self.stats.connected()  # each accepted TCP connection, before its thread starts
+        super().process_request(request, client_address)
 
     def handle_error(self, request: Any, client_address: Any) -> None:  # noqa: ANN401
         # A client closing its kept-alive connection is not an error of the server's.
@@ -390,16 +439,30 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 class FakeApiServer:
-    """Serve ``cluster`` on ``http://127.0.0.1:<port>`` until stopped (a context manager)."""
+    """Serve ``cluster`` on ``http://127.0.0.1:<port>`` until stopped (a context manager).
 
-    def __init__(self, cluster: FakeCluster, *, port: int = 0, lifetime: float = 600.0) -> None:
+    ``latency`` seconds pass before every API call is answered (once at the start of a
+    watch, never between its lines), as a remote API server's round trip would take.
+    """
+
+    def __init__(
+        self,
+        cluster: FakeCluster,
+        *,
+        port: int = 0,
+        lifetime: float = 600.0,
+        latency: float = 0.0,
+    ) -> None:
         _checks.check(self, "cluster", _checks.kind(FakeCluster), cluster)
         _checks.check(self, "port", _checks.port, port)
         _checks.check(self, "lifetime", _checks.seconds, lifetime)
+        _checks.check(self, "latency", _checks.delay, latency)
         self.cluster = cluster
         self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.cluster = cluster
         self._server.lifetime = lifetime
+        self._server.latency = float(latency)
+        self._server.stats = StatsRecorder()
         self._server.stopping = threading.Event()
         self._server.delete_options = []
         self._thread = threading.Thread(
@@ -414,6 +477,12 @@ class FakeApiServer:
         """Each pod deleted through the server, ``((namespace, name), body)``: the
         ``DeleteOptions`` document the client sent, or None."""
         return list(self._server.delete_options)
+
+    @property
+    def stats(self) -> ServerStats:
+        """What the server has served so far: connections, requests by verb and resource,
+        the most requests (and pod creations) under way at once."""
+        return self._server.stats.snapshot()
 
     @property
     def url(self) -> str:
