@@ -11,7 +11,8 @@ kept history, or one expired with :meth:`FakeCluster.expire_watches`, ends with 
 ``kubernetes.client.ApiException`` (``status``, ``reason``, ``body``, ``headers``), or a
 ``ConnectionResetError`` for a connection error.
 
-The kubelet is the test's part: move pods along with :meth:`FakeCluster.set_status`.
+The kubelet is the test's part: move pods along with :meth:`FakeCluster.set_status`, or
+let :class:`~k8s_workloads.testing.Kubelet` run them.
 """
 
 from __future__ import annotations
@@ -549,11 +550,14 @@ class FakeCluster:
     # --- the kubelet's part -----------------------------------------------------------
 
     @_locked
-    def set_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:
-        """Replace the pod's ``status`` (a kubelet update)."""
+    def set_status(
+        self, namespace: str, name: str, status: Mapping[str, Any], *, uid: str | None = None
+    ) -> None:
+        """Replace the pod's ``status`` (a kubelet update); with ``uid``, only while the pod
+        of that name is still that one (a KeyError otherwise, as when there is none)."""
         pod = self._pods.get((namespace, name))
-        if pod is None:
-            raise KeyError(f"no pod {namespace}/{name}")
+        if pod is None or (uid is not None and pod["metadata"].get("uid") != uid):
+            raise KeyError(f"no pod {namespace}/{name}" + (f" with uid {uid}" if uid else ""))
         pod["status"] = _copy(dict(status))
         pod["metadata"]["resourceVersion"] = self._bump()
         self._changed((namespace, name), pod)

@@ -490,6 +490,11 @@ class FakeApiServer:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
 
+    @property
+    def stopped(self) -> bool:
+        """True once :meth:`stop` ran (by the test, or when the lifetime ended)."""
+        return self._server.stopping.is_set()
+
     def start(self) -> FakeApiServer:
         if not self._started:
             self._started = True
@@ -518,3 +523,9 @@ class FakeApiServer:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+if __name__ == "__main__":
+    from k8s_workloads.testing._process import main
+
+    sys.exit(main())
