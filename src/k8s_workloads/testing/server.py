@@ -12,16 +12,31 @@ and the dynamic client run against it unchanged::
         api.create_namespaced_pod("airflow", pod)
 
 What it serves, as the API server does: the discovery documents (``/api``, ``/apis``,
-``/api/v1``, ``/version``); pods — create, read, list and watch (label and field
-selectors, ``resourceVersion``, ``timeoutSeconds``; a metadata-only list for
-``Accept: ...;as=PartialObjectMetadataList``), merge and strategic-merge patches of labels,
-delete — in one namespace or all; Secrets — create, read, delete. Errors are ``Status``
-documents with their code (and ``Retry-After`` where a fault gives one); a fault made with
-:meth:`FakeCluster.fail_next` fails the matching call. A watch streams JSON lines and ends
-at its ``timeoutSeconds``, after a 410, or when the server stops.
+``/api/v1``, ``/version``); pods — create, read, list (in pages with ``limit`` and
+``continue``, read from one snapshot; an expired token is a 410 ``Expired``) and watch
+(label and field selectors, ``resourceVersion``, ``timeoutSeconds``; a metadata-only list
+for ``Accept: ...;as=PartialObjectMetadataList``), merge and strategic-merge patches of
+labels, delete — in one namespace or all; Secrets — create, read, delete. Errors are
+``Status`` documents with their code (and ``Retry-After`` where a fault gives one); a fault
+made with :meth:`FakeCluster.fail_next` fails the matching call. A watch streams JSON lines
+and ends at its ``timeoutSeconds``, after a 410, or when the server stops.
+
+As a client wants it over a kept-alive connection: ``TCP_NODELAY`` and each answer in one
+write (no ~40 ms delayed-ACK stall), and every request body read before the answer, errors
+included. ``latency`` seconds pass before each API call is answered. What it served is
+counted (:attr:`FakeApiServer.stats`, and ``GET /_kit/stats`` over HTTP): connections,
+requests by verb and resource, the most requests and pod creations in flight at once.
 
 The server binds to 127.0.0.1 only, runs its requests on daemon threads, and stops by
 itself after ``lifetime`` seconds (default 600) if the test forgets to.
+
+In its own process, with a :class:`~k8s_workloads.testing.Kubelet` if asked::
+
+    python -m k8s_workloads.testing.server --port 0 --latency 0.02 --lifetime 600 --kubelet 1
+
+prints its URL as the first line of stdout and serves until its lifetime ends, its stdin
+is closed, or it gets SIGTERM or SIGINT; then it exits 0 (a bad argument: one line on
+stderr, exit 2).
 """
 
 from __future__ import annotations
