@@ -33,7 +33,7 @@ from k8s_workloads.testing.selectors import FieldSelector, LabelSelector
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
-__all__ = ["ApiError", "FakeCluster", "FakeWatch", "Fault"]
+__all__ = ["FAILURES", "ApiError", "FakeCluster", "FakeWatch", "Fault"]
 
 Manifest = dict[str, Any]
 
@@ -84,6 +84,11 @@ class ApiError(Exception):
             )
         )
         self.headers = dict(headers or {})
+
+
+FAILURES: tuple[type[BaseException], ...] = (ApiError, OSError)
+"""What the kit's calls raise when they fail: API errors, connection resets, database
+outages (``DatabaseUnavailable`` is a ``ConnectionError``)."""
 
 
 @attrs.frozen
