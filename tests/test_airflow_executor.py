@@ -429,3 +429,51 @@ def test_pods_are_deleted_with_the_configured_delete_option_kwargs() -> None:
         ((where, body),) = SERVER[0].delete_options
         assert where == (NS, name)
         assert body["gracePeriodSeconds"] == 10
+
+
+def _count_accepted_connections(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The TCP connections the test's API server accepts from now on (a local counter:
+    each one the socket server accepts goes through its ``get_request``)."""
+    from tests.airflow_support import SERVER  # noqa: PLC0415
+
+    tcp = SERVER[0]._server  # the kit's socket server
+    accept = tcp.get_request
+    accepted = [0]
+
+    def counted() -> Any:
+        accepted[0] += 1
+        return accept()
+
+    monkeypatch.setattr(tcp, "get_request", counted)
+    return accepted
+
+
+def test_api_connections_are_reused_across_many_workloads(
+    executor: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    cluster = executor.cluster
+    executor.sync()  # the first pass (adoption's lists) is behind us
+    accepted = _count_accepted_connections(monkeypatch)
+    workloads = [callback_workload(100 + number) for number in range(20)]
+    keys = [CallbackKey(workload.callback.id) for workload in workloads]
+    for workload, key in zip(workloads, keys, strict=True):
+        executor.states[key] = CallbackState.RUNNING
+        executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    sync_until(executor, lambda: len(cluster.pod_names()) == len(workloads))
+    for name in cluster.pod_names():
+        cluster.set_status(NS, name, SUCCEEDED)
+    sync_until(
+        executor,
+        lambda: all(
+            (states_of(executor, key) or (None,))[0] == AirflowCallbackState.SUCCESS for key in keys
+        ),
+    )
+    sync_until(executor, lambda: not cluster.pod_names())
+    calls = [call for call, _, _ in cluster.calls]
+    assert calls.count("create_pod") == calls.count("delete_pod") == len(workloads)
+    # 40 calls over one kept-alive connection of the pool (one more if the server closed
+    # it); every call used to open a new one, its response never read nor released.
+    assert accepted[0] <= 2

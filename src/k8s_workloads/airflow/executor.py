@@ -445,6 +445,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         api = self.kube_client
         # Responses are not read into model objects: nothing uses them, and a pod the
         # client cannot model (an odd status) must not fail a call the server accepted.
+        # Each is drained and released (_released), so its connection serves the next call.
         extra = {**(self.kube_config.kube_client_request_args or {}), "_preload_content": False}
         if isinstance(request, CreatePod):
             stale = self._stale(request.key)
@@ -459,8 +460,8 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                 self.core.create_skipped(request, stale)
                 return
             if request.secret is not None:
-                api.create_namespaced_secret(request.namespace, request.secret, **extra)
-            api.create_namespaced_pod(request.namespace, request.pod, **extra)
+                _released(api.create_namespaced_secret(request.namespace, request.secret, **extra))
+            _released(api.create_namespaced_pod(request.namespace, request.pod, **extra))
         elif isinstance(request, DeletePod):
             # [kubernetes_executor] delete_option_kwargs, as the provider sends them.
             options = self.kube_config.delete_option_kwargs or {}
@@ -478,7 +479,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             if request.resource_version is not None:
                 metadata["resourceVersion"] = request.resource_version  # 409 if it moved on
             body = {"metadata": metadata}
-            api.patch_namespaced_pod(request.pod_name, request.namespace, body, **extra)
+            _released(api.patch_namespaced_pod(request.pod_name, request.namespace, body, **extra))
         elif isinstance(request, EmitEvent):
             self.event_buffer[to_airflow_key(request.key)] = (
                 to_airflow_state(request.state),
@@ -587,7 +588,10 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             response = api.list_pod_for_all_namespaces(**kwargs)
         else:
             response = api.list_namespaced_pod(namespace, **kwargs)
-        listing = json.loads(response.data)
+        try:
+            listing = json.loads(response.data)
+        finally:
+            _released(response)
         items = listing.get("items") or []
         return items, (listing.get("metadata") or {}).get("resourceVersion")
 
@@ -719,9 +723,26 @@ def _mutation_hook() -> Any:  # noqa: ANN401 - a MutationHook, or None
     return v1pod_mutation_hook(hook)
 
 
+def _released(response: Any) -> None:  # noqa: ANN401 - urllib3's HTTPResponse
+    """Read what is left of a response and give its connection back to the pool.
+
+    With ``_preload_content=False`` the client hands back urllib3's response unread, and
+    urllib3 returns a connection to the pool only once its response is read and released:
+    otherwise every call opens a new TCP connection (4,003 for 2,000 pods).
+    """
+    drain = getattr(response, "drain_conn", None)
+    if drain is not None:
+        drain()
+    release = getattr(response, "release_conn", None)
+    if release is not None:
+        release()
+
+
 def _gone_is_fine(call: Any, name: str, namespace: str, extra: Mapping[str, Any]) -> None:  # noqa: ANN401
+    # An error response is read by the client (ApiException reads its body), which
+    # releases its connection.
     try:
-        call(name, namespace, **extra)
+        _released(call(name, namespace, **extra))
     except _airflow("kubernetes.client.exceptions").ApiException as error:
         if error.status != 404:  # already gone: what a delete wants
             raise
