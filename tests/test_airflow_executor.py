@@ -477,3 +477,41 @@ def test_api_connections_are_reused_across_many_workloads(
     # 40 calls over one kept-alive connection of the pool (one more if the server closed
     # it); every call used to open a new one, its response never read nor released.
     assert accepted[0] <= 2
+
+
+def test_a_succeeded_pod_is_deleted_once_over_its_whole_life(
+    executor: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    api = executor.kube_client
+    delete = api.delete_namespaced_pod
+    deletes: list[tuple[str, str]] = []
+
+    def counted(name: str, namespace: str, **kwargs: Any) -> Any:
+        deletes.append((namespace, name))  # every call, a 404 too (the server logs none)
+        return delete(name, namespace, **kwargs)
+
+    monkeypatch.setattr(api, "delete_namespaced_pod", counted)
+    key, name = launch_callback(executor, 51)
+    cluster = executor.cluster
+    executor.states[key] = CallbackState.RUNNING
+    cluster.set_status(NS, name, SUCCEEDED)
+    sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.SUCCESS)
+    sync_until(executor, lambda: not cluster.pod_names())
+    # The deletion's events (MODIFIED with a deletionTimestamp, then DELETED) read by the
+    # watcher and handled by the core, then more passes: none deletes the pod again.
+    (watcher,) = executor._watchers
+    sync_until(
+        executor,
+        lambda: (
+            watcher.resource_version == cluster.resource_version
+            and executor._events.empty()
+            and executor.core.waiting_results == 0
+        ),
+    )
+    results = [h for h in executor.handled if h.result and h.result.pod_name == name]
+    assert len(results) == 3  # Succeeded, and the deletion's two events
+    for _ in range(3):
+        executor.sync()
+    assert deletes == [(NS, name)]
