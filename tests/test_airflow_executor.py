@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -515,3 +516,48 @@ def test_a_succeeded_pod_is_deleted_once_over_its_whole_life(
     for _ in range(3):
         executor.sync()
     assert deletes == [(NS, name)]
+
+
+def test_airflows_own_mutation_hook_with_no_policy_is_no_hook(executor: Any) -> None:
+    # Airflow's pod_mutation_hook asks the policy plugins, and none implements it: each
+    # pod would go to a V1Pod and back for nothing.
+    settings = airflow("airflow.settings")
+    assert settings.pod_mutation_hook.__module__ == "airflow.settings"
+    assert not settings.get_policy_plugin_manager().hook.pod_mutation_hook.get_hookimpls()
+    assert executor.core.config.mutation_hook is None
+
+
+def _label_team(pod: Any) -> None:
+    pod.metadata.labels["team"] = "data"  # a V1Pod, mutated in place as Airflow's are
+
+
+@pytest.mark.parametrize("how", ["replaced", "policy plugin"])
+def test_a_users_mutation_hook_still_mutates_the_pods(
+    how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = airflow("airflow.settings")
+    manager = settings.get_policy_plugin_manager()
+    hookimpl = airflow("airflow.policies").hookimpl
+
+    def pod_mutation_hook(pod: Any) -> None:
+        _label_team(pod)
+
+    # What airflow_local_settings' pod_mutation_hook becomes on Airflow 2.6+: a plugin.
+    local_settings = types.SimpleNamespace(pod_mutation_hook=hookimpl(pod_mutation_hook))
+    if how == "replaced":  # an older airflow_local_settings, or code, sets the function
+        monkeypatch.setattr(settings, "pod_mutation_hook", _label_team)
+    else:
+        manager.register(local_settings)
+    try:
+        with running_executor() as executor:
+            assert executor.core.config.mutation_hook is not None
+            workload = task_workload(None)
+            executor.queue_workload(workload, session=None)
+            executor.heartbeat()
+            cluster = executor.cluster
+            sync_until(executor, lambda: bool(cluster.pod_names()))
+            (name,) = cluster.pod_names()
+            assert cluster.pod(NS, name)["metadata"]["labels"]["team"] == "data"
+    finally:
+        if manager.is_registered(local_settings):
+            manager.unregister(local_settings)

@@ -715,12 +715,43 @@ def _command_args(command: Any) -> list[str]:  # noqa: ANN401 - [ExecuteTask] or
 
 
 def _mutation_hook() -> Any:  # noqa: ANN401 - a MutationHook, or None
-    hook = getattr(_airflow("airflow.settings"), "pod_mutation_hook", None)
-    if hook is None:
+    """Airflow's ``pod_mutation_hook`` as a manifest hook; None when it would do nothing.
+
+    Each pod through a hook makes a ``V1Pod`` and back, most of a pod's build: with
+    Airflow's own hook and no policy implementing it, there is nothing to mutate.
+    """
+    settings = _airflow("airflow.settings")
+    hook = getattr(settings, "pod_mutation_hook", None)
+    if hook is None or _is_default_mutation_hook(settings, hook):
         return None
     from k8s_workloads.adapters import v1pod_mutation_hook  # noqa: PLC0415
 
     return v1pod_mutation_hook(hook)
+
+
+def _is_default_mutation_hook(settings: Any, hook: object) -> bool:  # noqa: ANN401 - airflow.settings
+    """Whether ``hook`` is the function ``airflow.settings`` defines and no policy plugin
+    implements ``pod_mutation_hook``.
+
+    Airflow's function calls the policy plugin manager's hook, and
+    ``airflow_local_settings``'s ``pod_mutation_hook`` becomes a plugin of that manager
+    (``policies.make_plugin_from_local_settings``), as do the ``airflow.policy`` entry
+    points: the function stays the same, so the manager is asked. A function set in its
+    place (before Airflow 2.6 ``airflow_local_settings`` replaced it; or by code) is a
+    user's hook. Anything this cannot tell is taken for a user's hook.
+    """
+    if (
+        getattr(hook, "__module__", None) != settings.__name__
+        or getattr(hook, "__qualname__", None) != "pod_mutation_hook"
+    ):
+        return False
+    manager = getattr(settings, "get_policy_plugin_manager", None)
+    if manager is None:
+        return False
+    try:
+        return not manager().hook.pod_mutation_hook.get_hookimpls()
+    except AttributeError:  # no such hook spec: not the manager described above
+        return False
 
 
 def _released(response: Any) -> None:  # noqa: ANN401 - urllib3's HTTPResponse
