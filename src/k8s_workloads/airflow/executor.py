@@ -279,6 +279,8 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         self._last_orphan_adoption = float("-inf")  # the first sync() adopts
         self._events: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._ti_ids: dict[WorkloadKey, str] = {}
+        self._stale_verdicts: dict[WorkloadKey, str | None] = {}
+        """This pass's stale checks (see _stale), read one creation batch at a time."""
         self._watchers = [_Watcher(self, ns, self._events) for ns in self._namespaces()]
         for watcher in self._watchers:
             watcher.start()
@@ -427,6 +429,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
 
     def _pass(self) -> None:
         core = self.core
+        self._stale_verdicts = {}  # read again in each pass: rows move on between passes
         try:
             core.run_pass(_utcnow(), self._perform, failures=_failures())
         except Exception:
@@ -495,32 +498,71 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         the workload still owns its queued row (the same id, queued, the same try, by this
         scheduler) — after a delay (a 429, a quota) it may have been retried, cleared or
         queued by another scheduler. A failed read creates the pod (the check is a guard,
-        and a result is handled as usual)."""
-        ti_id = self._ti_ids.get(key)
-        if not isinstance(key, TaskInstanceKey) or ti_id is None:
-            return None
+        and a result is handled as usual).
+
+        The provider reads one row per pod; here the first creation of a pass reads its
+        row and those of the next ``creation_batch_size`` queued tasks in one query, and
+        the pass's other creations take their answers from that read.
+        """
+        if key not in self._stale_verdicts:
+            batch = [key]
+            size = self.core.config.creation_batch_size
+            for job in self.core.queued:  # in creation order
+                if len(batch) > size:
+                    break
+                if job.key in self._ti_ids and job.key not in self._stale_verdicts:
+                    batch.append(job.key)
+            self._stale_verdicts.update(self._check_stale(batch))
+        return self._stale_verdicts.get(key)
+
+    def _check_stale(self, keys: Sequence[WorkloadKey]) -> dict[WorkloadKey, str | None]:
+        """:meth:`_stale`'s verdicts for ``keys``, from one query (None for a key that is
+        no task, or whose row id is not known)."""
         from uuid import UUID  # noqa: PLC0415
 
+        verdicts: dict[WorkloadKey, str | None] = dict.fromkeys(keys)
         task_instance = _airflow("airflow.models.taskinstance").TaskInstance
-        create_session = _airflow("airflow.utils.session").create_session
-        select = _airflow("sqlalchemy").select
         try:
             python_type = task_instance.id.type.python_type
         except NotImplementedError:
             python_type = str
-        wanted = UUID(ti_id) if python_type is UUID else python_type(ti_id)
+        wanted: dict[Any, list[TaskInstanceKey]] = {}
+        for key in keys:
+            ti_id = self._ti_ids.get(key)
+            if isinstance(key, TaskInstanceKey) and ti_id is not None:
+                row_id = UUID(ti_id) if python_type is UUID else python_type(ti_id)
+                wanted.setdefault(row_id, []).append(key)
+        if not wanted:
+            return verdicts
+        create_session = _airflow("airflow.utils.session").create_session
+        select = _airflow("sqlalchemy").select
         try:
             with create_session(scoped=False) as session:  # not the scheduler's
-                row = session.execute(
+                rows = session.execute(
                     select(
+                        task_instance.id,
                         task_instance.state,
                         task_instance.try_number,
                         task_instance.queued_by_job_id,
-                    ).where(task_instance.id == wanted)
-                ).one_or_none()
+                    ).where(task_instance.id.in_(list(wanted)))
+                ).all()
         except _failures() as error:
-            self.log.warning("Could not check that %s is still queued (%s)", key, error)
-            return None
+            self.log.warning(
+                "Could not check that %s are still queued (%s)",
+                ", ".join(str(key) for group in wanted.values() for key in group),
+                error,
+            )
+            return verdicts
+        found = {row[0]: tuple(row[1:]) for row in rows}
+        for row_id, row_keys in wanted.items():
+            row = found.get(row_id)
+            for key in row_keys:
+                verdicts[key] = self._stale_verdict(key, self._ti_ids[key], row)
+        return verdicts
+
+    def _stale_verdict(
+        self, key: TaskInstanceKey, ti_id: str, row: tuple[Any, ...] | None
+    ) -> str | None:
         if row is None:
             return f"task instance {ti_id} no longer exists"
         state, try_number, queued_by = row
