@@ -25,7 +25,7 @@ from k8s_workloads.executor import (
     Waiting,
 )
 from k8s_workloads.io.kube import FAILURES, KubeCalls
-from k8s_workloads.io.policy import failure_is_done
+from k8s_workloads.io.policy import LIST_RESTARTS, Paging, failure_is_done
 from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import watcher_selector
@@ -305,3 +305,29 @@ def test_a_secret_is_created_before_its_pod_in_one_call(served: Served) -> None:
         calls.perform(CreatePod(key, NS, pod, secret))
     assert served.cluster.secret(NS, "s1") is not None  # made first; the core deletes it
     assert served.cluster.pods() == []
+
+
+def test_paging_follows_tokens_and_starts_again_a_bounded_number_of_times() -> None:
+    paging = Paging({"_request_timeout": 5}, label_selector="a=b", page_size=2)
+    assert paging.query() == {"_request_timeout": 5, "limit": 2, "label_selector": "a=b"}
+    paging.take({"items": [{"n": 1}, {"n": 2}], "metadata": {"continue": "t1"}})
+    assert paging.query() == {
+        "_request_timeout": 5,
+        "limit": 2,
+        "label_selector": "a=b",
+        "_continue": "t1",
+    }
+    assert not paging.expired(ApiError(500, "x"))  # not an expired token: raised
+    for _ in range(LIST_RESTARTS):
+        assert paging.expired(ApiError(410, "Expired"))  # a whole new list
+        assert paging.query() == {"_request_timeout": 5, "limit": 2, "label_selector": "a=b"}
+        paging.take({"items": [{"n": 1}], "metadata": {"continue": "t2"}})
+    assert not paging.expired(ApiError(410, "Expired"))  # restarts used up: raised
+    paging.take({"items": [{"n": 3}], "metadata": {"resourceVersion": "9"}})
+    assert paging.query() is None
+    assert paging.result == ([{"n": 1}, {"n": 3}], "9")
+
+
+def test_a_410_on_the_first_page_is_not_an_expired_token() -> None:
+    paging = Paging({})
+    assert not paging.expired(ApiError(410, "Expired"))

@@ -33,13 +33,7 @@ from k8s_workloads.executor import (
     Request,
     Waiting,
 )
-from k8s_workloads.io.policy import (
-    LIST_RESTARTS,
-    PAGE_SIZE,
-    error_status,
-    report_answer,
-    report_failure,
-)
+from k8s_workloads.io.policy import PAGE_SIZE, Paging, label_patch, settle
 
 if TYPE_CHECKING:
     import datetime
@@ -112,10 +106,7 @@ class AsyncKubeCalls:
                 await api.delete_namespaced_secret(request.name, request.namespace, **extra)
             )
         elif isinstance(request, PatchLabels):
-            metadata: dict[str, Any] = {"labels": dict(request.labels)}
-            if request.resource_version is not None:
-                metadata["resourceVersion"] = request.resource_version
-            body = {"metadata": metadata}
+            body = label_patch(request)
             await _drain(
                 await api.patch_namespaced_pod(request.pod_name, request.namespace, body, **extra)
             )
@@ -156,38 +147,23 @@ class AsyncKubeCalls:
         field_selector: str | None = None,
     ) -> tuple[list[dict[str, Any]], str | None]:
         """Every pod matching the selectors, read in pages, and the list's version."""
-        kwargs: dict[str, Any] = {**self.request_args, "limit": self.page_size}
-        if label_selector:
-            kwargs["label_selector"] = label_selector
-        if field_selector:
-            kwargs["field_selector"] = field_selector
-        for restart in range(LIST_RESTARTS + 1):
-            items: list[dict[str, Any]] = []
-            token: str | None = None
+        paging = Paging(
+            self.request_args,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            page_size=self.page_size,
+        )
+        while (query := paging.query()) is not None:
             try:
-                while True:
-                    page = await self._page(namespace, kwargs, token)
-                    items.extend(page.get("items") or [])
-                    metadata = page.get("metadata") or {}
-                    token = metadata.get("continue") or None
-                    if token is None:
-                        return items, metadata.get("resourceVersion")
-            except ApiException as error:
-                if error_status(error) != 410 or token is None or restart == LIST_RESTARTS:
+                if namespace is None:
+                    response = await self.api.list_pod_for_all_namespaces(**query)
+                else:
+                    response = await self.api.list_namespaced_pod(namespace, **query)
+                paging.take(json.loads(await _drain(response)))
+            except ApiException as error:  # noqa: PERF203 - a page's call, retried as a whole
+                if not paging.expired(error):
                     raise
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _page(
-        self, namespace: str | None, kwargs: dict[str, Any], token: str | None
-    ) -> dict[str, Any]:
-        if token is not None:
-            kwargs = {**kwargs, "_continue": token}
-        if namespace is None:
-            response = await self.api.list_pod_for_all_namespaces(**kwargs)
-        else:
-            response = await self.api.list_namespaced_pod(namespace, **kwargs)
-        page: dict[str, Any] = json.loads(await _drain(response))
-        return page
+        return paging.result
 
 
 def _inline_by_default(request: Request) -> bool:
@@ -265,25 +241,21 @@ class AsyncDriver:
             try:
                 answer = await self.perform(request)
             except self.failures as error:
-                report_failure(core, request, error)
+                settle(core, request, error=error, failures=self.failures)
             else:
-                report_answer(core, request, answer)
+                settle(core, request, answer=answer, failures=self.failures)
             return
         self._tasks[asyncio.ensure_future(self.perform(request))] = request
 
     def _report_done(self) -> None:
-        done = [task for task in self._tasks if task.done()]
         bug: BaseException | None = None
-        for task in done:
+        for task in [task for task in self._tasks if task.done()]:
             request = self._tasks.pop(task)
             error = task.exception() if not task.cancelled() else asyncio.CancelledError()
-            if error is None:
-                report_answer(self.core, request, task.result())
-            elif isinstance(error, self.failures):
-                report_failure(self.core, request, error)
-            else:
-                if not isinstance(request, EmitEvent):
-                    self.core.request_failed(request, error)  # not left in flight for ever
-                bug = bug or error
+            answer = task.result() if error is None else None
+            bug = (
+                settle(self.core, request, answer=answer, error=error, failures=self.failures)
+                or bug
+            )
         if bug is not None:
             raise bug

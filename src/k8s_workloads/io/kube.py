@@ -24,7 +24,7 @@ from urllib3.exceptions import HTTPError
 
 from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods, ReadStates, Request
-from k8s_workloads.io.policy import LIST_RESTARTS, PAGE_SIZE, error_status
+from k8s_workloads.io.policy import PAGE_SIZE, Paging, label_patch
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -91,10 +91,7 @@ class KubeCalls:
         elif isinstance(request, DeleteSecret):
             _drain(api.delete_namespaced_secret(request.name, request.namespace, **extra))
         elif isinstance(request, PatchLabels):
-            metadata: dict[str, Any] = {"labels": dict(request.labels)}
-            if request.resource_version is not None:
-                metadata["resourceVersion"] = request.resource_version  # 409 if it moved on
-            body = {"metadata": metadata}
+            body = label_patch(request)
             _drain(api.patch_namespaced_pod(request.pod_name, request.namespace, body, **extra))
         elif isinstance(request, ListPods):
             return self.list_pods(
@@ -134,40 +131,23 @@ class KubeCalls:
     ) -> tuple[list[dict[str, Any]], str | None]:
         """Every pod matching the selectors (``namespace`` None: all), read in pages, and
         the list's resource version. An expired continue token starts the list again."""
-        kwargs: dict[str, Any] = {**self.request_args, "limit": self.page_size}
-        if label_selector:
-            kwargs["label_selector"] = label_selector
-        if field_selector:
-            kwargs["field_selector"] = field_selector
-        for restart in range(LIST_RESTARTS + 1):
-            items: list[dict[str, Any]] = []
-            token: str | None = None
+        paging = Paging(
+            self.request_args,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            page_size=self.page_size,
+        )
+        while (query := paging.query()) is not None:
             try:
-                while True:
-                    page = self._page(namespace, kwargs, token)
-                    items.extend(page.get("items") or [])
-                    metadata = page.get("metadata") or {}
-                    token = metadata.get("continue") or None
-                    if token is None:
-                        return items, metadata.get("resourceVersion")
-            except ApiException as error:
-                # 410 Gone on a later page: the snapshot the token pointed at was
-                # compacted away. A new list (a new snapshot) is consistent again.
-                if error_status(error) != 410 or token is None or restart == LIST_RESTARTS:
+                if namespace is None:
+                    response = self.api.list_pod_for_all_namespaces(**query)
+                else:
+                    response = self.api.list_namespaced_pod(namespace, **query)
+                paging.take(json.loads(_drain(response)))
+            except ApiException as error:  # noqa: PERF203 - a page's call, retried as a whole
+                if not paging.expired(error):
                     raise
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _page(
-        self, namespace: str | None, kwargs: dict[str, Any], token: str | None
-    ) -> dict[str, Any]:
-        if token is not None:
-            kwargs = {**kwargs, "_continue": token}
-        if namespace is None:
-            response = self.api.list_pod_for_all_namespaces(**kwargs)
-        else:
-            response = self.api.list_namespaced_pod(namespace, **kwargs)
-        page: dict[str, Any] = json.loads(_drain(response))
-        return page
+        return paging.result
 
 
 def _ensure_pool_size(api: Any, size: int) -> None:  # noqa: ANN401 - CoreV1Api

@@ -27,19 +27,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from k8s_workloads.actions import DeletePod, PatchLabels
+from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import DeleteSecret, ListPods, ReadStates
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from k8s_workloads.executor import ExecutorCore, Request
 
 __all__ = [
     "LIST_RESTARTS",
     "PAGE_SIZE",
+    "Paging",
     "error_status",
     "failure_is_done",
+    "label_patch",
     "report_answer",
     "report_failure",
+    "settle",
 ]
 
 PAGE_SIZE: Final = 500
@@ -87,3 +92,100 @@ def report_failure(core: ExecutorCore, request: Request, error: BaseException) -
         core.request_done(request)
     else:
         core.request_failed(request, error)
+
+
+def settle(
+    core: ExecutorCore,
+    request: Request,
+    *,
+    answer: object = None,
+    error: BaseException | None = None,
+    failures: tuple[type[BaseException], ...],
+) -> BaseException | None:
+    """Report a completed request to ``core``: its answer, or its ``error``. An error of
+    none of the ``failures`` types is a bug: the request is still reported failed (so it
+    is not left in flight for ever) and the error is returned, for the caller to raise."""
+    if error is None:
+        report_answer(core, request, answer)
+        return None
+    if isinstance(error, failures):
+        report_failure(core, request, error)
+        return None
+    if not isinstance(request, EmitEvent):  # an event cannot fail: the bug is all there is
+        core.request_failed(request, error)
+    return error
+
+
+def label_patch(request: PatchLabels) -> dict[str, Any]:
+    """The merge patch of ``request``'s labels; conditional on its ``resourceVersion``
+    when it has one (the API server answers 409 if the pod moved on)."""
+    metadata: dict[str, Any] = {"labels": dict(request.labels)}
+    if request.resource_version is not None:
+        metadata["resourceVersion"] = request.resource_version
+    return {"metadata": metadata}
+
+
+class Paging:
+    """A list read in pages, without I/O: every client's list loop runs it.
+
+    ``query()`` gives the next call's keyword arguments (None: the list is whole), each
+    page goes to ``take()``, a failed call to ``expired()`` (True: its continue token
+    expired and the list starts again; False: raise it), and ``result`` is every item and
+    the list's resource version::
+
+        paging = Paging(request_args, label_selector=selector, page_size=PAGE_SIZE)
+        while (query := paging.query()) is not None:
+            try:
+                paging.take(call(**query))
+            except ApiException as error:
+                if not paging.expired(error):
+                    raise
+        pods, version = paging.result
+    """
+
+    def __init__(
+        self,
+        base: Mapping[str, Any],
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = PAGE_SIZE,
+    ) -> None:
+        self._base = {**base, "limit": page_size}
+        if label_selector:
+            self._base["label_selector"] = label_selector
+        if field_selector:
+            self._base["field_selector"] = field_selector
+        self._items: list[dict[str, Any]] = []
+        self._token: str | None = None
+        self._version: str | None = None
+        self._done = False
+        self._restarts = 0
+
+    def query(self) -> dict[str, Any] | None:
+        if self._done:
+            return None
+        if self._token is None:
+            return dict(self._base)
+        return {**self._base, "_continue": self._token}
+
+    def take(self, page: Mapping[str, Any]) -> None:
+        self._items.extend(page.get("items") or [])
+        metadata = page.get("metadata") or {}
+        self._token = metadata.get("continue") or None
+        if self._token is None:
+            self._version = metadata.get("resourceVersion")
+            self._done = True
+
+    def expired(self, error: BaseException) -> bool:
+        """410 Gone on a later page: the snapshot behind the token was compacted away; a
+        new list (a new snapshot) is consistent again, up to ``LIST_RESTARTS`` times."""
+        if error_status(error) != 410 or self._token is None or self._restarts >= LIST_RESTARTS:
+            return False
+        self._restarts += 1
+        self._items, self._token = [], None
+        return True
+
+    @property
+    def result(self) -> tuple[list[dict[str, Any]], str | None]:
+        return self._items, self._version

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from k8s_workloads.actions import EmitEvent
 from k8s_workloads.executor import CreatePod, NothingToDo, ReadStates, Request, Waiting
-from k8s_workloads.io.policy import report_answer, report_failure
+from k8s_workloads.io.policy import settle
 
 if TYPE_CHECKING:
     import datetime
@@ -117,9 +117,9 @@ class PoolDriver:
             try:
                 answer = self.perform(request)
             except self.failures as error:
-                report_failure(core, request, error)
+                settle(core, request, error=error, failures=self.failures)
             else:
-                report_answer(core, request, answer)
+                settle(core, request, answer=answer, failures=self.failures)
             return
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(
@@ -136,18 +136,14 @@ class PoolDriver:
         self._report_done()
 
     def _report_done(self) -> None:
-        done = [future for future in self._futures if future.done()]
         bug: BaseException | None = None
-        for future in done:
+        for future in [future for future in self._futures if future.done()]:
             request = self._futures.pop(future)
             error = future.exception()
-            if error is None:
-                report_answer(self.core, request, future.result())
-            elif isinstance(error, self.failures):
-                report_failure(self.core, request, error)
-            else:
-                if not isinstance(request, EmitEvent):
-                    self.core.request_failed(request, error)  # not left in flight for ever
-                bug = bug or error
+            answer = future.result() if error is None else None
+            bug = (
+                settle(self.core, request, answer=answer, error=error, failures=self.failures)
+                or bug
+            )
         if bug is not None:
             raise bug
