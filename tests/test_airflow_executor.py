@@ -611,11 +611,11 @@ def test_a_max_concurrency_of_0_is_the_creation_batch_size() -> None:
 def test_a_sync_returns_at_its_bound_and_the_rest_goes_on_in_the_background() -> None:
     from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
 
-    options = {"async_pod_creation": "True", "sync_max_seconds": "0.05"}
-    with running_executor(latency=0.5, **options) as executor:
+    options = {"async_pod_creation": "True", "sync_max_seconds": "0.5"}
+    with running_executor(latency=2.0, **options) as executor:
         keys = _queue_callbacks(executor, 340, 4)
         executor.heartbeat()
-        # Back with the creations still on the wire (each takes half a second).
+        # Back with the creations still on the wire (each takes two seconds).
         assert executor._driver.in_flight == 4
         assert executor.core.in_flight != ()
         sync_until(executor, lambda: len(executor.cluster.pod_names()) == 4)

@@ -206,11 +206,11 @@ def test_many_workloads_run_with_requests_in_flight_and_connections_reused(
 
 @pytest.mark.parametrize("kind", DRIVERS)
 def test_a_bounded_pass_returns_with_requests_in_flight_and_loses_nothing(kind: str) -> None:
-    world = Served(latency=0.3)
+    world = Served(latency=1.0)
     try:
         driven = Driven(world, kind, creations=4, cleanups=4)
         tasks(driven.db, driven.core, 8)
-        answer = driven.run(seconds=0.01)
+        answer = driven.run(seconds=0.25)
         assert answer == Waiting(4)  # back to the caller while four creations go on
         assert driven.in_flight == 4
         assert isinstance(driven.run(), NothingToDo)  # the next sync() finishes them
@@ -293,9 +293,11 @@ def test_a_list_that_keeps_expiring_fails(served: Served, monkeypatch: pytest.Mo
     assert getattr(caught.value, "status", None) == 410
 
 
-def test_the_connection_pool_grows_to_the_calls_in_flight(served: Served) -> None:
+def test_the_connection_pool_is_sized_to_the_calls_in_flight(served: Served) -> None:
     KubeCalls(served.api, pool_size=40)
-    assert served.api.api_client.rest_client.pool_manager.connection_pool_kw["maxsize"] == 40
+    pool = served.api.api_client.rest_client.pool_manager.connection_pool_kw
+    assert pool["maxsize"] == 40
+    assert pool["block"] is True  # a call beyond the pool waits: never a 41st connection
 
 
 def test_a_secret_is_created_before_its_pod_in_one_call(served: Served) -> None:

@@ -17,6 +17,7 @@ on :class:`~k8s_workloads.executor.ExecutorCore`:
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import datetime
 import functools
@@ -87,6 +88,9 @@ _ProviderKubernetesExecutor: Any = _airflow(
 ).KubernetesExecutor
 
 _SECTION = "kubernetes_executor"
+_SYNC_MARGIN_SECONDS = 0.05
+"""Kept from ``sync_max_seconds`` for what a pass may do past its bound (one inline
+request: an event, a state read) and the bookkeeping after it."""
 _WATCH_TIMEOUT_SECONDS = 300
 
 
@@ -332,6 +336,10 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             inline=_inline,
         )
         self._last_orphan_adoption = float("-inf")  # the first sync() adopts
+        self._orphan_scan: concurrent.futures.Future[Any] | None = None
+        self._background = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="k8s-workloads-orphans"
+        )
         self._events: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._ti_ids: dict[WorkloadKey, str] = {}
         self._stale_verdicts: dict[WorkloadKey, str | None] = {}
@@ -358,8 +366,9 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         for watcher in watchers:
             watcher.stopping.set()
         with contextlib.suppress(Exception):
-            self._pass(bounded=False)
+            self._pass()
         self._driver.close()
+        self._background.shutdown(wait=False, cancel_futures=True)
         for watcher in watchers:
             watcher.stop(timeout=5)
         self._watchers = []
@@ -451,6 +460,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         """Feed the watch lines that arrived to the core, then perform its requests."""
         if not getattr(self, "_watchers", None):
             return
+        started = time.monotonic()
         now = _utcnow()
         with contextlib.suppress(queue.Empty):
             while True:
@@ -461,8 +471,12 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         )
         if time.monotonic() - self._last_orphan_adoption >= interval:
             self._last_orphan_adoption = time.monotonic()
-            self._adopt_orphans()  # planned here, performed by the pass below
-        self._pass()
+            self._adopt_orphans()  # looked for in the background
+        self._plan_orphans()  # once found: planned here, performed by the pass below
+        # What is left of the bound after feeding and planning, less a margin for the one
+        # request a pass may finish past its own bound and the bookkeeping after it.
+        spent = time.monotonic() - started
+        self._pass(seconds=max(0.0, self._sync_bound - spent - _SYNC_MARGIN_SECONDS))
 
     def _adopt_orphans(self) -> None:
         """Take over callback pods of dead schedulers, and clean up their Succeeded pods.
@@ -470,25 +484,43 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         Airflow hands an executor only task instances to adopt (``try_adopt_task_instances``,
         and only when there are some), never callbacks: the executor looks for them itself,
         at start and every ``[scheduler] orphaned_tasks_check_interval``, as the provider
-        looks for completed pods.
+        looks for completed pods. The lists and queries run in the background (a namespace
+        of many pods is many pages); a later ``sync()`` plans the adoption from them
+        (:meth:`_plan_orphans`) and its pass performs it.
         """
+        if self._orphan_scan is None:
+            self._orphan_scan = self._background.submit(self._orphan_inputs)
+
+    def _orphan_inputs(self) -> tuple[list[Mapping[str, Any]], list[Any], list[CallbackKey]]:
+        return (
+            self._adoption_pods(()),
+            list(self._alive_other_scheduler_job_ids()),
+            self._active_callbacks(),
+        )
+
+    def _plan_orphans(self) -> None:
+        scan = self._orphan_scan
+        if scan is None or not scan.done():
+            return
+        self._orphan_scan = None
         try:
-            self.core.adopt(
-                self._adoption_pods(()),
-                alive_scheduler_ids=self._alive_other_scheduler_job_ids(),
-                expected_task_keys=[],
-                expected_callback_keys=self._active_callbacks(),
-            )
+            pods, alive, callbacks = scan.result()
         except _failures() as error:
             self.log.warning("Adopting orphaned callback pods failed (%s); tried later", error)
+            return
+        self.core.adopt(
+            pods,
+            alive_scheduler_ids=alive,
+            expected_task_keys=[],
+            expected_callback_keys=callbacks,
+        )
 
-    def _pass(self, *, bounded: bool = True) -> None:
+    def _pass(self, *, seconds: float | None = None) -> None:
         """Perform the core's requests, many in flight (:class:`PoolDriver`). Bounded, as
-        in ``sync()``: back after ``sync_max_seconds`` with calls still going, which the
-        next pass reports; unbounded where the caller needs the answers (adoption)."""
+        in ``sync()``: back after ``seconds`` with calls still going, which the next pass
+        reports; unbounded (None) where the caller needs the answers (adoption)."""
         core = self.core
         self._stale_verdicts = {}  # read again in each pass: rows move on between passes
-        seconds = self._sync_bound if bounded else None
         try:
             self._driver.run(_utcnow(), seconds=seconds)
         except Exception:
@@ -702,7 +734,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                     expected_task_keys=[k for k in expected if isinstance(k, TaskInstanceKey)],
                     expected_callback_keys=self._active_callbacks(),
                 )
-                self._pass(bounded=False)  # the relabels' answers decide what is reset
+                self._pass()  # unbounded: the relabels' answers decide what is reset
                 if not self.core.not_adopted(
                     [k for k in expected if isinstance(k, TaskInstanceKey)]
                 ):
@@ -761,7 +793,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         for namespace in self._namespaces():
             pods.extend(self._list(namespace, label_selector=selector.label_selector)[0])
         self.core.revoke(key, pods)
-        self._pass()
+        self._pass(seconds=self._sync_bound)
 
 
 def _orphaned_callbacks_selector(me: str, alive: Iterable[str | int]) -> PodSelector:

@@ -209,6 +209,8 @@ class AsyncDriver:
         core = self.core
         self._report_done()
         while True:
+            if deadline is not None and loop.time() >= deadline:
+                return Waiting(len(core.in_flight))  # the pass goes on at the next run
             answer = core.start_request(now)
             if isinstance(answer, NothingToDo):
                 return answer

@@ -51,7 +51,8 @@ class KubeCalls:
     ``request_args``: keyword arguments every call takes (the provider's
     ``kube_client_request_args``, e.g. ``_request_timeout``). ``delete_options``: the
     ``DeleteOptions`` body of pod deletions (the provider's ``delete_option_kwargs``).
-    ``pool_size``: connections kept for reuse (None: the client's own setting).
+    ``pool_size``: the connections the client holds, all kept for reuse; a call beyond
+    them waits for one (None: the client's own setting, which opens more when all are busy).
     """
 
     def __init__(
@@ -151,12 +152,16 @@ class KubeCalls:
 
 
 def _ensure_pool_size(api: Any, size: int) -> None:  # noqa: ANN401 - CoreV1Api
-    """Give ``api``'s client a connection pool of at least ``size`` (urllib3 closes the
-    connections it cannot keep, so a pool smaller than the calls in flight means a new
-    connection per call)."""
+    """Give ``api``'s client a pool of ``size`` connections per host, and no more.
+
+    urllib3 closes the connections it cannot keep, so a pool smaller than the calls in
+    flight means a new connection per call; and by default it opens one beyond the pool
+    whenever all are busy. Blocking, a call beyond ``size`` waits for a connection: the
+    client holds at most ``size`` (watches on the same client included).
+    """
     client = api.api_client
     configuration = client.configuration
-    if (configuration.connection_pool_maxsize or 0) >= size:
-        return
-    configuration.connection_pool_maxsize = size
-    client.rest_client = rest.RESTClientObject(configuration)
+    if (configuration.connection_pool_maxsize or 0) != size:
+        configuration.connection_pool_maxsize = size
+        client.rest_client = rest.RESTClientObject(configuration)
+    client.rest_client.pool_manager.connection_pool_kw["block"] = True

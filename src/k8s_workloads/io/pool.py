@@ -15,8 +15,9 @@ pool::
 
 ``run`` returns when the pass is over (:class:`~k8s_workloads.executor.NothingToDo`) or
 after ``seconds`` (:class:`~k8s_workloads.executor.Waiting`): the requests in flight go on
-on the pool, and the next ``run`` reports them first. Nothing is lost and nothing blocks
-the caller past the bound but the inline requests themselves.
+on the pool, and the next ``run`` reports them first. The bound is checked before each
+request starts and while waiting, so a run overruns it by one inline request at most.
+Nothing is lost.
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ class PoolDriver:
         core = self.core
         self._report_done()
         while True:
+            if deadline is not None and self.clock() >= deadline:
+                return Waiting(len(core.in_flight))  # the pass goes on at the next run
             answer = core.start_request(now)
             if isinstance(answer, NothingToDo):
                 return answer

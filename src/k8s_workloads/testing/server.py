@@ -56,6 +56,7 @@ from k8s_workloads.testing.selectors import InvalidSelector
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import TracebackType
 
 __all__ = ["STATS_PATH", "FakeApiServer"]
@@ -177,9 +178,14 @@ def _labels(body: object) -> tuple[dict[str, str | None], str | None]:
     return labels, version if isinstance(version, str) else None
 
 
+def _nothing() -> None:
+    pass
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    _end_in_flight: Callable[[], None] = staticmethod(_nothing)
     # Without TCP_NODELAY a small answer waits for the client's delayed ACK (~40 ms on
     # Linux) whenever it follows another write on the connection.
     disable_nagle_algorithm = True
@@ -206,6 +212,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             *(f"{name}: {value}" for name, value in (headers or {}).items()),
         ]
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "strict")
+        self._end_in_flight()
         self.wfile.write(head if self.command == "HEAD" else head + body)
 
     def _send_error(self, error: ApiError) -> None:
@@ -282,8 +289,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.server.stats.counted(verb, resource)
             self._answer(method, path, query, delay=self.server.latency)
             return
-        with self.server.stats.in_flight(verb, resource):
+        # Under way until its answer is written: ended just before (see _send_json), so a
+        # client reading the answer and sending its next request is never counted twice.
+        self._end_in_flight = self.server.stats.begin(verb, resource)
+        try:
             self._answer(method, path, query, delay=self.server.latency)
+        finally:
+            self._end_in_flight()
+            self._end_in_flight = _nothing
 
     def _answer(self, method: str, path: str, query: dict[str, str], *, delay: float) -> None:
         try:

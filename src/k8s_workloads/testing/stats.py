@@ -10,7 +10,6 @@ limit counts them: watches are long-running and left out.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import types
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Mapping
 
 __all__ = ["ServerStats"]
 
@@ -88,9 +87,10 @@ class StatsRecorder:
         with self._lock:
             self._requests[key] = self._requests.get(key, 0) + 1
 
-    @contextlib.contextmanager
-    def in_flight(self, verb: str, resource: str) -> Iterator[None]:
-        """Count the request, and hold it as under way while the ``with`` block runs."""
+    def begin(self, verb: str, resource: str) -> Callable[[], None]:
+        """Count the request and hold it as under way; the returned function ends that
+        (call it before the answer is written, once: the client may send its next
+        request as soon as it reads the answer). Calling it again does nothing."""
         self.counted(verb, resource)
         creation = (verb, resource) == CREATION
         with self._lock:
@@ -99,13 +99,19 @@ class StatsRecorder:
             if creation:
                 self._creations += 1
                 self._max_creations = max(self._max_creations, self._creations)
-        try:
-            yield
-        finally:
+        ended = False
+
+        def end() -> None:
+            nonlocal ended
             with self._lock:
+                if ended:
+                    return
+                ended = True
                 self._in_flight -= 1
                 if creation:
                     self._creations -= 1
+
+        return end
 
     def snapshot(self) -> ServerStats:
         with self._lock:
