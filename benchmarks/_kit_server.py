@@ -26,7 +26,7 @@ or 503, or with a 429 carrying ``Retry-After: 1``, before they reach the cluster
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import random
 import sys
 import threading
@@ -85,7 +85,7 @@ def _kind(method: str, path: str, query: str) -> str:
 def make_handler(
     stats: Stats, latency: float, fail_rate: float, fail_kind: str, seed: int
 ) -> type[_Handler]:
-    faults = random.Random(seed)  # noqa: S311 - a test's faults, not a secret
+    faults = random.Random(seed)
     fault_lock = threading.Lock()
 
     class Handler(_Handler):
@@ -125,8 +125,8 @@ def make_handler(
                         with stats.lock:
                             stats.faults[f"{kind} {status}"] += 1
                         self._body_if_any()
-                        headers = {"Retry-After": "1"} if status == 429 else {}  # noqa: PLR2004
-                        reason = "TooManyRequests" if status == 429 else "InternalError"  # noqa: PLR2004
+                        headers = {"Retry-After": "1"} if status == 429 else {}
+                        reason = "TooManyRequests" if status == 429 else "InternalError"
                         self._send_error(ApiError(status, reason, "injected", headers=headers))
                         return
                 super()._handle(method)
@@ -233,10 +233,8 @@ class Kubelet(threading.Thread):
         pod = self.cluster.pod(namespace, name, copy=False)
         if pod is None:
             return  # deleted meanwhile
-        try:
+        with contextlib.suppress(KeyError):  # deleted meanwhile
             self.cluster.set_status(namespace, name, _status(pod, phase, started, done))
-        except KeyError:
-            pass  # deleted meanwhile
 
 
 def main(argv: list[str] | None = None) -> int:

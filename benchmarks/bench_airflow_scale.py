@@ -57,9 +57,9 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).resolve().parent
 
-# The API server in its own process. Once ``python -m k8s_workloads.testing.server`` is on
-# main, this is the one line to change:
-#     SERVER_COMMAND = (sys.executable, "-m", "k8s_workloads.testing.server")
+# The API server in its own process. Once the kit's CLI (``python -m
+# k8s_workloads.testing.server``, same options) is on main, this is the one line to change,
+# to ``(sys.executable, "-m", "k8s_workloads.testing.server")``.
 SERVER_COMMAND: tuple[str, ...] = (sys.executable, str(HERE / "_kit_server.py"))
 # The kit's server has no fault injection: the fault runs keep the launcher.
 FAULT_SERVER_COMMAND: tuple[str, ...] = (sys.executable, str(HERE / "_kit_server.py"))
@@ -117,24 +117,18 @@ def airflow(module: str) -> Any:  # noqa: ANN401 - Airflow's modules, untyped he
     return importlib.import_module(module)
 
 
-# ----------------------------------------------------------------------- memory (PSS)
+# ------------------------------------------------------------------------ memory: PSS
 
 
 def _descendants(pid: int) -> list[int]:
+    """``pid`` and every process under it (children of all its threads, recursively)."""
     found = [pid]
-    for index in range(len(found) + 10_000):
-        if index >= len(found):
-            break
-        parent = found[index]
+    for parent in found:  # grows as it goes
         with contextlib.suppress(OSError):
-            for task in os.listdir(f"/proc/{parent}/task"):
-                with (
-                    contextlib.suppress(OSError),
-                    open(  # noqa: PTH123
-                        f"/proc/{parent}/task/{task}/children", encoding="ascii"
-                    ) as handle,
-                ):
-                    found.extend(int(child) for child in handle.read().split())
+            for task in Path(f"/proc/{parent}/task").iterdir():
+                with contextlib.suppress(OSError):
+                    children = (task / "children").read_text(encoding="ascii")
+                    found.extend(int(child) for child in children.split())
     return found
 
 
@@ -186,7 +180,7 @@ def database(count: int) -> Path:
         home = Path(tempfile.mkdtemp(prefix="migrate-", dir=cache_folder()))
         print(f"  (once) airflow db migrate in {home} ...", flush=True)
         airflow_cli = Path(sys.executable).with_name("airflow")
-        subprocess.run(
+        subprocess.run(  # noqa: S603 - Airflow's own CLI
             [str(airflow_cli), "db", "migrate"],
             env=airflow_env(home),
             check=True,
@@ -198,7 +192,7 @@ def database(count: int) -> Path:
     (home / "dags").mkdir()
     shutil.copyfile(migrated, home / "airflow.db")
     print(f"  (once) a DAG run of {count:,} queued tasks ...", flush=True)
-    subprocess.run(
+    subprocess.run(  # noqa: S603 - this script
         [sys.executable, str(Path(__file__).resolve()), "--prepare", str(count)],
         env=airflow_env(home),
         check=True,
@@ -300,7 +294,7 @@ def percentile(values: Sequence[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(share * len(ordered)) - 1)]
 
 
-def run_child(spec: dict[str, Any]) -> int:
+def run_child(spec: dict[str, Any]) -> int:  # noqa: PLR0915 - one run, start to end
     """One executor, N workloads, heartbeats until every result is in; one JSON line out."""
     count: int = spec["n"]
     create_session = airflow("airflow.utils.session").create_session
@@ -432,7 +426,7 @@ class TaskProcesses(threading.Thread):
             while not self.stopping.is_set():
                 try:
                     self._stream(db)
-                except (OSError, http.client.HTTPException, ValueError):
+                except (OSError, http.client.HTTPException, ValueError):  # noqa: PERF203
                     if self.stopping.is_set():
                         return
                     time.sleep(0.05)
@@ -642,7 +636,9 @@ def print_table(results: Sequence[Result]) -> None:
         )
         print(
             f"  {result.case.label:<36}"
-            + " ".join(f"{value:>{width}}" for value, (_, width) in zip(values, columns))
+            + " ".join(
+                f"{value:>{width}}" for value, (_, width) in zip(values, columns, strict=True)
+            )
         )
 
 
@@ -653,7 +649,7 @@ def _ms(seconds: float | None) -> str:
 def per_workload(result: Result) -> float:
     """Peak PSS over the run less PSS before the workloads were queued, per workload."""
     child = result.child
-    return (child["pss_peak"] - child["pss_baseline"]) / result.case.n
+    return float(child["pss_peak"] - child["pss_baseline"]) / result.case.n
 
 
 def print_details(results: Sequence[Result]) -> None:
@@ -753,7 +749,8 @@ def targets(results: Sequence[Result], n: int, small: int, latency: float) -> li
     check(
         "SQL for results per sync() <= 1",
         child["sql_results_max_per_sync"] <= 1,
-        f"max {child['sql_results_max_per_sync']}, {child['sql_results'] / max(1, child['results']):.3f} per result",
+        f"max {child['sql_results_max_per_sync']},"
+        f" {child['sql_results'] / max(1, child['results']):.3f} per result",
     )
     mine, base = both(lambda r: float(r.child["pss_peak"]))
     check(
