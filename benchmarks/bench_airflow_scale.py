@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
 import gc
 import http.client
 import json
 import math
 import os
 import shutil
+import signal
 import socket
 import sqlite3
 import statistics
@@ -297,6 +299,8 @@ def percentile(values: Sequence[float], share: float) -> float:
 def run_child(spec: dict[str, Any]) -> int:  # noqa: PLR0915 - one run, start to end
     """One executor, N workloads, heartbeats until every result is in; one JSON line out."""
     count: int = spec["n"]
+    # A run that hangs (in a heartbeat, or in end()) says where, in the log, and exits.
+    faulthandler.dump_traceback_later(spec["timeout"] + 60, exit=True)
     create_session = airflow("airflow.utils.session").create_session
     select = airflow("sqlalchemy").select
     ti_model = airflow("airflow.models.taskinstance").TaskInstance
@@ -365,12 +369,16 @@ def run_child(spec: dict[str, Any]) -> int:  # noqa: PLR0915 - one run, start to
         if (done_at is not None and now - done_at >= SETTLE_SECONDS) or now >= deadline:
             break
         time.sleep(0)  # a tight loop; lets other threads have the GIL
+    ending = time.monotonic()
     executor.end()
+    ended = time.monotonic()
 
     full = [seconds for seconds, running, _, _ in syncs if running >= count]
     durations = [seconds for seconds, _, _, _ in syncs]
     document = {
         "t0": started,
+        "setup_s": started - spec["entered"],
+        "end_s": ended - ending,
         "all_results_s": None if done_at is None else done_at - started,
         "results": len(reported),
         "doubled": sum(1 for times in reported.values() if times > 1),
@@ -552,21 +560,28 @@ def run_case(case: Case, *, kubelet: float, timeout: float, keep: bool) -> Resul
         }
         spec = {"executor": case.executor, "n": case.n, "timeout": timeout}
         with (home / "executor.log").open("w") as log:
-            child = subprocess.run(  # noqa: S603 - this script
+            child = subprocess.Popen(  # noqa: S603 - this script
                 [sys.executable, str(Path(__file__).resolve()), "--run", json.dumps(spec)],
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=log,
                 text=True,
-                timeout=timeout + 120,
-                check=False,
+                start_new_session=True,  # its manager and watcher processes go with it
             )
+            try:
+                stdout, _ = child.communicate(timeout=timeout + 120)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                stdout, _ = child.communicate()
+                result.error = f"hung (killed); see {home / 'executor.log'}"
         with urllib.request.urlopen(f"{url}/_kit/stats", timeout=30) as answer:  # noqa: S310
             result.server = json.loads(answer.read())
         watcher.stop()
-    lines = child.stdout.strip().splitlines()
-    if child.returncode != 0 or not lines:
-        result.error = f"exit {child.returncode}; see {home / 'executor.log'}"
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGKILL)  # what the executor left behind
+    lines = stdout.strip().splitlines()
+    if result.error or child.returncode != 0 or not lines:
+        result.error = result.error or f"exit {child.returncode}; see {home / 'executor.log'}"
         return result
     result.child = json.loads(lines[-1])
     started = float(result.child["t0"])
@@ -660,6 +675,7 @@ def print_details(results: Sequence[Result]) -> None:
         print(
             f"  {result.case.label}: {result.pods} pods seen, {child['results']} results,"
             f" {child['doubled']} doubled, other events {child['other_events']},"
+            f" setup {child['setup_s']:.1f} s, end() {child['end_s']:.1f} s,"
             f" {child['syncs']} syncs ({child['sync_full_count']} with N in flight),"
             f" SQL creation/results/other {child['sql_creation']}/{child['sql_results']}/"
             f"{child['sql_other']} (max per sync {child['sql_creation_max_per_sync']}/"
@@ -790,9 +806,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", help="comma-separated N (default 200,2000; --quick 40)")
     parser.add_argument("--latencies", help="comma-separated ms (default 0,20; --quick 20)")
     parser.add_argument("--executors", default=",".join(EXECUTORS))
-    parser.add_argument("--no-faults", action="store_true", help="skip the fault runs")
     parser.add_argument(
-        "--kubelet", type=float, default=2.0, help="seconds to Running, again to Succeeded"
+        "--faults",
+        choices=("yes", "no", "only"),
+        default="yes",
+        help="the runs with 5%% of the calls failing (at the largest N and latency)",
+    )
+    parser.add_argument(
+        "--kubelet", type=float, help="seconds to Running, again to Succeeded (2; --quick 1)"
     )
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run at most")
     parser.add_argument("--keep", action="store_true", help="keep each run's AIRFLOW_HOME and log")
@@ -802,21 +823,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.prepare is not None:
         return prepare(args.prepare)
     if args.run is not None:
-        return run_child(json.loads(args.run))
+        return run_child({**json.loads(args.run), "entered": time.monotonic()})
 
     mode = Mode(quick=bool(args.quick))
     default_sizes, default_latencies = ("40", "20") if mode.quick else ("200,2000", "0,20")
     sizes = [int(value) for value in (args.sizes or default_sizes).split(",")]
     latencies = [float(value) / 1000 for value in (args.latencies or default_latencies).split(",")]
     executors = [name for name in args.executors.split(",") if name]
+    kubelet = args.kubelet if args.kubelet is not None else (1.0 if mode.quick else 2.0)
     print(f"python {sys.version.split()[0]} ({sys.executable})")
     print(
         f"apache-airflow {airflow_version()}, cpus: {os.cpu_count()}, mode: {mode.name},"
         f" server: {' '.join(Path(part).name for part in SERVER_COMMAND[1:])},"
-        f" kubelet {args.kubelet} s + {args.kubelet} s, batch {BATCH}, concurrency {CONCURRENCY}"
+        f" kubelet {kubelet} s + {kubelet} s, batch {BATCH}, concurrency {CONCURRENCY}"
     )
     cases = [Case(e, n, lat) for n in sizes for lat in latencies for e in executors]
-    if not args.no_faults:
+    if args.faults == "only":
+        cases = []
+    if args.faults != "no":
         n, latency = max(sizes), max(latencies)
         cases += [
             Case(e, n, latency, fault) for fault in ("5xx", "429") for e in executors if e != SYNC
@@ -826,7 +850,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for case in cases:
         began = time.monotonic()
         print(f"  {case.label} ...", end="", flush=True)
-        result = run_case(case, kubelet=args.kubelet, timeout=args.timeout, keep=args.keep)
+        result = run_case(case, kubelet=kubelet, timeout=args.timeout, keep=args.keep)
         results.append(result)
         print(f" {time.monotonic() - began:.0f} s{' ' + result.error if result.error else ''}")
     header("Figures")
