@@ -341,6 +341,7 @@ def run_child(spec: dict[str, Any]) -> int:  # noqa: PLR0915 - one run, start to
 
     reported: dict[Any, int] = {}
     other_events: dict[str, int] = {}
+    raised: dict[str, int] = {}
     heartbeats: list[float] = []
     pss_peak, processes = baseline, 1
     started = time.monotonic()
@@ -350,7 +351,12 @@ def run_child(spec: dict[str, Any]) -> int:  # noqa: PLR0915 - one run, start to
     while True:
         sql.active = True
         before = time.perf_counter()
-        executor.heartbeat()
+        try:
+            executor.heartbeat()
+        except Exception as error:  # noqa: BLE001 - it would end a real scheduler's loop
+            # Counted and survived: the harness goes on to see what becomes of the results.
+            name = type(error).__name__
+            raised[name] = raised.get(name, 0) + 1
         heartbeats.append(time.perf_counter() - before)
         sql.active = False
         for key, (state, _info) in executor.get_event_buffer().items():
@@ -383,6 +389,7 @@ def run_child(spec: dict[str, Any]) -> int:  # noqa: PLR0915 - one run, start to
         "results": len(reported),
         "doubled": sum(1 for times in reported.values() if times > 1),
         "other_events": other_events,
+        "raised": raised,
         "syncs": len(syncs),
         "sync_max_s": max(durations, default=0.0),
         "heartbeat_max_s": max(heartbeats, default=0.0),
@@ -675,6 +682,7 @@ def print_details(results: Sequence[Result]) -> None:
         print(
             f"  {result.case.label}: {result.pods} pods seen, {child['results']} results,"
             f" {child['doubled']} doubled, other events {child['other_events']},"
+            f" heartbeat raised {child['raised']},"
             f" setup {child['setup_s']:.1f} s, end() {child['end_s']:.1f} s,"
             f" {child['syncs']} syncs ({child['sync_full_count']} with N in flight),"
             f" SQL creation/results/other {child['sql_creation']}/{child['sql_results']}/"
