@@ -719,6 +719,52 @@ def ratios(results: Sequence[Result], sizes: Sequence[int], latencies: Sequence[
             )
 
 
+def _ours_alone(
+    ours: Result,
+    theirs: Result | None,
+    smaller: Result | None,
+    check: Callable[[str, bool | None, str], None],
+) -> None:
+    """The targets on ours alone (and its memory against provider-async's), via ``check``."""
+    n = ours.case.n
+    child = ours.child
+    check("longest sync() <= 1 s", child["sync_max_s"] <= 1.0, f"{child['sync_max_s']:.3f} s")
+    check(
+        f"connections <= {2 * CONCURRENCY}",
+        ours.connections <= 2 * CONCURRENCY,
+        str(ours.connections),
+    )
+    deletes = ours.requests("DELETE pods") / max(1, child["results"])
+    check("DELETE per succeeded pod = 1", abs(deletes - 1) < 1e-9, f"{deletes:.3f}")
+    batches = math.ceil(n / BATCH)
+    per_batch = child["sql_creation"] / batches
+    check(
+        "SQL per creation batch <= 1",
+        per_batch <= 1,
+        f"{per_batch:.2f} (max {child['sql_creation_max_per_sync']} in one sync)",
+    )
+    check(
+        "SQL for results per sync() <= 1",
+        child["sql_results_max_per_sync"] <= 1,
+        f"max {child['sql_results_max_per_sync']},"
+        f" {child['sql_results'] / max(1, child['results']):.3f} per result",
+    )
+    mine = float(ours.child["pss_peak"])
+    base = None if theirs is None else float(theirs.child["pss_peak"])
+    check(
+        "total memory <= provider-async",
+        None if base is None else mine <= base,
+        f"{mine / 2**20:.0f} MiB vs {_s(None if base is None else base / 2**20, 0)} MiB",
+    )
+    if smaller is not None and smaller.case.n != n:
+        low, high = per_workload(smaller), per_workload(ours)
+        check(
+            f"memory per workload flat ({smaller.case.n:,} -> {n:,}, <= 1.25{TIMES})",
+            high <= 1.25 * max(low, 1.0),
+            f"{low / 1024:.1f} KiB -> {high / 1024:.1f} KiB",
+        )
+
+
 def targets(results: Sequence[Result], n: int, small: int, latency: float) -> list[Outcome]:
     """The targets for ours at (n, latency), against provider-async in the same run."""
     at = f"N={n:,}, {latency * 1000:.0f} ms"
@@ -753,43 +799,8 @@ def targets(results: Sequence[Result], n: int, small: int, latency: float) -> li
             "total memory <= provider-async",
         ):
             check(name, None, "not measured")
-        return outcomes
-    child = ours.child
-    check("longest sync() <= 1 s", child["sync_max_s"] <= 1.0, f"{child['sync_max_s']:.3f} s")
-    check(
-        f"connections <= {2 * CONCURRENCY}",
-        ours.connections <= 2 * CONCURRENCY,
-        str(ours.connections),
-    )
-    deletes = ours.requests("DELETE pods") / max(1, child["results"])
-    check("DELETE per succeeded pod = 1", abs(deletes - 1) < 1e-9, f"{deletes:.3f}")
-    batches = math.ceil(n / BATCH)
-    per_batch = child["sql_creation"] / batches
-    check(
-        "SQL per creation batch <= 1",
-        per_batch <= 1,
-        f"{per_batch:.2f} (max {child['sql_creation_max_per_sync']} in one sync)",
-    )
-    check(
-        "SQL for results per sync() <= 1",
-        child["sql_results_max_per_sync"] <= 1,
-        f"max {child['sql_results_max_per_sync']},"
-        f" {child['sql_results'] / max(1, child['results']):.3f} per result",
-    )
-    mine, base = both(lambda r: float(r.child["pss_peak"]))
-    check(
-        "total memory <= provider-async",
-        None if base is None else (mine or 0) <= base,
-        f"{(mine or 0) / 2**20:.0f} MiB vs {_s(None if base is None else base / 2**20, 0)} MiB",
-    )
-    smaller = find(results, OURS, small, latency)
-    if smaller is not None and small != n:
-        low, high = per_workload(smaller), per_workload(ours)
-        check(
-            f"memory per workload flat ({small:,} -> {n:,}, <= 1.25{TIMES})",
-            high <= 1.25 * max(low, 1.0),
-            f"{low / 1024:.1f} KiB -> {high / 1024:.1f} KiB",
-        )
+    else:
+        _ours_alone(ours, theirs, find(results, OURS, small, latency), check)
     for fault in ("5xx", "429"):
         faulty = find(results, OURS, n, latency, fault)
         if faulty is None:
