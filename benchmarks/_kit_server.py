@@ -56,6 +56,7 @@ class Stats:
         self.creations_in_flight = 0
         self.max_creations_in_flight = 0
         self.faults: Counter[str] = Counter()
+        self.deleted: Counter[str] = Counter()  # DELETE calls by pod path
 
     def document(self) -> dict[str, Any]:
         with self.lock:
@@ -65,6 +66,8 @@ class Stats:
                 "max_in_flight": self.max_in_flight,
                 "max_pod_creations_in_flight": self.max_creations_in_flight,
                 "faults": dict(self.faults),
+                # launcher only: how many pods got one DELETE call, two, ...
+                "deletes_per_pod": dict(Counter(str(n) for n in self.deleted.values())),
             }
 
 
@@ -106,6 +109,8 @@ def make_handler(
             creation = kind == "POST pods"
             with stats.lock:
                 stats.requests[kind] += 1
+                if kind == "DELETE pods":
+                    stats.deleted[parsed.path] += 1
                 if not watch:
                     stats.in_flight += 1
                     stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)

@@ -689,7 +689,8 @@ def print_details(results: Sequence[Result]) -> None:
             f"{child['sql_other']} (max per sync {child['sql_creation_max_per_sync']}/"
             f"{child['sql_results_max_per_sync']}), {child['processes']} processes,"
             f" server: {result.server.get('requests')}, max in flight"
-            f" {result.server.get('max_in_flight')}, faults {result.server.get('faults')}"
+            f" {result.server.get('max_in_flight')}, faults {result.server.get('faults')},"
+            f" pods by DELETE calls {result.server.get('deletes_per_pod')}"
         )
 
 
