@@ -275,6 +275,12 @@ def test_the_fake_clusters_history_is_a_count_from_one(history: int) -> None:
         FakeCluster(history=history)
 
 
+@given(st.one_of(st.integers(max_value=0), st.booleans()))
+def test_the_fake_clusters_list_snapshots_is_a_count_from_one(kept: int) -> None:
+    with pytest.raises(InvalidConfig, match=r"^FakeCluster\.list_snapshots: "):
+        FakeCluster(list_snapshots=kept)
+
+
 def test_the_fake_clusters_clock_is_a_datetime() -> None:
     with pytest.raises(InvalidConfig, match=r"^FakeCluster\.now: "):
         FakeCluster(now="2026-01-01")  # type: ignore[arg-type]
@@ -289,7 +295,16 @@ def test_the_fake_api_servers_port_is_a_port(port: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("lifetime", 0), ("lifetime", math.inf), ("cluster", None)]
+    ("field", "value"),
+    [
+        ("lifetime", 0),
+        ("lifetime", math.inf),
+        ("cluster", None),
+        ("latency", -0.01),
+        ("latency", math.nan),
+        ("latency", "0.02"),
+        ("latency", True),
+    ],
 )
 def test_the_fake_api_servers_other_options_are_checked(field: str, value: Any) -> None:
     options: dict[str, Any] = {"cluster": FakeCluster(), field: value}

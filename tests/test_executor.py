@@ -620,7 +620,7 @@ def test_only_the_request_being_performed_can_be_skipped() -> None:
     request = core.next_request(T0)
     assert isinstance(request, CreatePod)
     core.create_skipped(request, "stale")
-    with pytest.raises(ProtocolError, match="not the request being performed"):
+    with pytest.raises(ProtocolError, match="not a request in flight"):
         core.create_skipped(request, "stale")
 
 

@@ -17,6 +17,7 @@ promises to clean it up.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import json
@@ -28,6 +29,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+import attrs
 import hypothesis
 import pytest
 from hypothesis import settings
@@ -58,7 +60,7 @@ from k8s_workloads.states import (
     KubernetesJob,
     TaskInstanceState,
 )
-from k8s_workloads.testing import CoreDriver, FakeAirflowDB, FakeCluster
+from k8s_workloads.testing import FAILURES, CoreDriver, FakeAirflowDB, FakeCluster
 from tests.event_factory import EVICTED, OOM_KILLED, PULL_FAILED, RUNNING, SUCCEEDED
 
 VERSION = "3.3.2"
@@ -562,6 +564,62 @@ ExecutorMachine.TestCase.settings = settings(
     report_multiple_bugs=False,
 )
 TestExecutor = ExecutorMachine.TestCase
+
+
+class ConcurrentExecutorMachine(ExecutorMachine):
+    """The same executor driven with many requests in flight (``start_request``), each
+    completed — performed against the kit, then reported — in an order hypothesis picks,
+    interleaved with watch events, pod changes, outages and crashes; small budgets, so
+    clean-ups and creations also wait for a slot. The invariants and the final checks are
+    the serial machine's: never two live pods for one launch, every workload reported
+    exactly once, no terminal state overwritten."""
+
+    def __init__(self) -> None:
+        self.order = random.Random(0)
+        super().__init__()
+
+    def _start_scheduler(self) -> None:
+        super()._start_scheduler()
+        config = attrs.evolve(
+            self.core.config, max_concurrent_creations=2, max_concurrent_cleanups=2
+        )
+        self.core = ExecutorCore(config)
+        self.driver = CoreDriver(self.core, self.cluster, self.db)
+
+    def sync(self) -> None:
+        self.driver.run_pass_concurrently(self.now, order=self.order)
+
+    @initialize(order=st.randoms(use_true_random=False))
+    def completion_order(self, order: random.Random) -> None:
+        self.order = order
+
+    @rule()
+    @step
+    def start_requests(self) -> None:
+        self.driver.start(self.now)
+
+    @precondition(lambda self: self.core.in_flight)
+    @rule(pick=st.integers(0, 15))
+    @step
+    def complete_request(self, pick: int) -> None:
+        in_flight = self.core.in_flight
+        self.driver.complete(in_flight[pick % len(in_flight)])
+
+    @precondition(lambda self: self.core.in_flight)
+    @rule(reached=st.booleans())
+    @step
+    def crash_with_requests_in_flight(self, reached: bool) -> None:
+        # The scheduler dies with requests on the wire: they reached the server (and the
+        # answers were lost) or they did not; the new scheduler adopts what is there.
+        if reached:
+            for request in self.core.in_flight:
+                with contextlib.suppress(*FAILURES):
+                    self.driver.perform(request)
+        self.scheduler_restarts.__wrapped__(self)  # type: ignore[attr-defined]
+
+
+ConcurrentExecutorMachine.TestCase.settings = ExecutorMachine.TestCase.settings
+TestConcurrentExecutor = ConcurrentExecutorMachine.TestCase
 
 
 # --- fixed scenarios -------------------------------------------------------------------------

@@ -267,6 +267,81 @@ def test_a_list_has_the_version_to_watch_from_and_only_the_selection() -> None:
     assert len(cluster.list_pods(None, label_selector="x=1")["items"]) == 2
 
 
+def names(listing: dict[str, Any]) -> list[str]:
+    return [item["metadata"]["name"] for item in listing["items"]]
+
+
+def test_a_list_in_pages_reads_one_snapshot_to_the_end() -> None:
+    cluster = FakeCluster()
+    for name in ["a", "b", "c", "d", "e"]:
+        cluster.create_pod(NS, pod(name, {"x": "1"}))
+    first = cluster.list_pods(NS, limit=2)
+    assert names(first) == ["a", "b"]
+    version = first["metadata"]["resourceVersion"]
+    assert version == cluster.resource_version
+    assert first["metadata"]["remainingItemCount"] == 3
+    # Changes after the first page do not show on the next ones.
+    cluster.set_status(NS, "c", {"phase": "Running"})
+    cluster.remove_pod(NS, "d")
+    cluster.create_pod(NS, pod("bb", {"x": "1"}))
+    second = cluster.list_pods(NS, limit=2, continue_token=first["metadata"]["continue"])
+    assert names(second) == ["c", "d"]
+    assert second["items"][0]["status"]["phase"] == "Pending"
+    assert second["metadata"]["resourceVersion"] == version
+    assert second["metadata"]["remainingItemCount"] == 1
+    last = cluster.list_pods(NS, limit=2, continue_token=second["metadata"]["continue"])
+    assert names(last) == ["e"]
+    assert last["metadata"] == {"resourceVersion": version}  # complete: no continue
+    # A new list sees the changes; limit 0 (or none) is no limit, as for the API server.
+    assert names(cluster.list_pods(NS, limit=0)) == ["a", "b", "bb", "c", "e"]
+
+
+def test_a_list_in_pages_with_a_selector_has_no_remaining_count() -> None:
+    cluster = FakeCluster()
+    for name, value in [("a", "1"), ("b", "2"), ("c", "1"), ("d", "1")]:
+        cluster.create_pod(NS, pod(name, {"x": value}))
+    first = cluster.list_pods(NS, label_selector="x=1", limit=1)
+    assert names(first) == ["a"]
+    assert "remainingItemCount" not in first["metadata"]  # unknown with selectors
+    token = first["metadata"]["continue"]
+    rest = cluster.list_pods(NS, label_selector="x=1", continue_token=token)
+    assert names(rest) == ["c", "d"]
+    assert len(cluster.calls) == 6  # each page is a call (and can be failed)
+
+
+def test_continue_tokens_expire_with_their_snapshot() -> None:
+    cluster = FakeCluster(list_snapshots=2)
+    tokens = []
+    for name in ["a", "b", "c", "d"]:
+        cluster.create_pod(NS, pod(name, {}))
+        tokens.append(cluster.list_pods(NS, limit=1)["metadata"].get("continue"))
+    assert tokens[0] is None  # one pod: one page
+    # Three snapshots were made, two are kept: the oldest token is expired.
+    with pytest.raises(ApiError) as expired:
+        cluster.list_pods(NS, continue_token=tokens[1])
+    assert (expired.value.status, expired.value.reason) == (410, "Expired")
+    assert "continue parameter is too old" in expired.value.body
+    assert names(cluster.list_pods(NS, continue_token=tokens[2])) == ["b", "c"]
+    assert names(cluster.list_pods(NS, continue_token=tokens[3])) == ["b", "c", "d"]
+    cluster.expire_list_continuations()
+    with pytest.raises(ApiError) as expired:
+        cluster.list_pods(NS, continue_token=tokens[3])
+    assert expired.value.status == 410
+    fresh = cluster.list_pods(NS, limit=3)["metadata"]["continue"]
+    cluster.compact()
+    with pytest.raises(ApiError, match="Expired"):
+        cluster.list_pods(NS, continue_token=fresh)
+
+
+@pytest.mark.parametrize("token", ["not base64!", "e30=", "W10=", "eyJ2IjoxfQ==", "YWJj"])
+def test_a_continue_token_the_cluster_did_not_make_is_a_400(token: str) -> None:
+    cluster = FakeCluster()
+    with pytest.raises(ApiError) as raised:
+        cluster.list_pods(NS, continue_token=token)
+    assert (raised.value.status, raised.value.reason) == (400, "BadRequest")
+    assert "invalid continue token" in raised.value.body
+
+
 # --- the database ----------------------------------------------------------------------------
 
 

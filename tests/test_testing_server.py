@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +19,10 @@ from kubernetes import watch as k8s_watch
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 
+import k8s_workloads
 from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, watcher_selector
 from k8s_workloads.pods import construct_task_pod
-from k8s_workloads.testing import FakeApiServer, FakeCluster
+from k8s_workloads.testing import STATS_PATH, FakeApiServer, FakeCluster, ServerStats
 
 NS = "airflow"
 # The client is exercised at run time; kubernetes 36 has no types, 37 wants model objects
@@ -176,3 +182,260 @@ def test_the_server_stops_by_itself_and_binds_to_loopback() -> None:
     else:
         pytest.fail("the server did not stop after its lifetime")
     server.stop()  # twice is fine
+
+
+def server_address(api: Any) -> str:
+    host: str = api.api_client.configuration.host
+    return host.removeprefix("http://")
+
+
+def _exchange(
+    connection: http.client.HTTPConnection, method: str, path: str, body: object = None
+) -> tuple[int, Any]:
+    payload = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"} if payload is not None else {}
+    connection.request(method, path, body=payload, headers=headers)
+    response = connection.getresponse()
+    raw = response.read()
+    assert response.getheader("Content-Type") == "application/json", raw
+    return response.status, json.loads(raw)
+
+
+def test_one_kept_alive_connection_serves_every_answer_including_errors_with_bodies(
+    served: Served,
+) -> None:
+    cluster, _, server = served
+    connection = http.client.HTTPConnection(server.url.removeprefix("http://"), timeout=10)
+    try:
+        assert _exchange(connection, "GET", "/version")[0] == 200
+        socket_used = connection.sock
+        pods = f"/api/v1/namespaces/{NS}/pods"
+        answers = [
+            # A 404 for a POST whose body the route never needed.
+            _exchange(connection, "POST", "/api/v1/nowhere", {"spec": "x" * 5000}),
+            # A method http.server has no handler for: 501, its body read all the same.
+            _exchange(connection, "PUT", f"{pods}/load", task_pod("load")),
+            _exchange(connection, "POST", f"{pods}/load", task_pod("load")),  # 405
+            _exchange(connection, "POST", pods, [1, 2]),  # not an object: 400
+            _exchange(connection, "POST", pods, "text"),
+            _exchange(connection, "PATCH", f"{pods}/load", [1]),  # 422, never a crash
+            _exchange(connection, "POST", pods, task_pod("load")),
+            _exchange(connection, "DELETE", f"{pods}/load", [1]),  # DeleteOptions not an object
+            _exchange(connection, "DELETE", f"{pods}/load", {"gracePeriodSeconds": 0}),
+        ]
+        codes = [code for code, _ in answers]
+        assert codes == [404, 501, 405, 400, 400, 422, 201, 400, 200]
+        assert all(document["kind"] == "Status" for code, document in answers if code >= 400)
+        assert answers[3][1]["reason"] == "BadRequest"
+        for _ in range(50):
+            code, listing = _exchange(connection, "GET", pods)
+            assert (code, listing["items"]) == (200, [])
+        # http.client reconnects silently when the server closes: the same socket proves
+        # every answer came over the one connection.
+        assert connection.sock is socket_used
+    finally:
+        connection.close()
+    assert server.stats.connections == 1
+    assert cluster.pod_names() == []
+    assert server.delete_options == [((NS, "load"), {"gracePeriodSeconds": 0})]
+
+
+def test_the_client_lists_in_pages_of_one_snapshot(served: Served) -> None:
+    cluster, api, _ = served
+    for name in ["a", "b", "c"]:
+        api.create_namespaced_pod(NS, task_pod(name))
+    first = api.list_namespaced_pod(NS, limit=2)
+    assert [pod.metadata.name for pod in first.items] == ["a", "b"]
+    assert first.metadata.remaining_item_count == 1
+    cluster.set_status(NS, "c", {"phase": "Running"})
+    rest = api.list_namespaced_pod(NS, limit=2, _continue=first.metadata._continue)
+    assert [(pod.metadata.name, pod.status.phase) for pod in rest.items] == [("c", "Pending")]
+    assert rest.metadata.resource_version == first.metadata.resource_version
+    assert rest.metadata._continue is None
+    # Metadata-only lists page the same way.
+    connection = http.client.HTTPConnection(server_address(api), timeout=10)
+    connection.request(
+        "GET",
+        f"/api/v1/namespaces/{NS}/pods?limit=1",
+        headers={"Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"},
+    )
+    partial = json.loads(connection.getresponse().read())
+    connection.close()
+    assert partial["kind"] == "PartialObjectMetadataList"
+    assert partial["metadata"]["remainingItemCount"] == 2
+    assert [item["metadata"]["name"] for item in partial["items"]] == ["a"]
+
+
+def test_an_expired_or_malformed_continue_token_is_refused(served: Served) -> None:
+    cluster, api, _ = served
+    for name in ["a", "b"]:
+        api.create_namespaced_pod(NS, task_pod(name))
+    token = api.list_pod_for_all_namespaces(limit=1).metadata._continue
+    cluster.expire_list_continuations()
+    with pytest.raises(ApiException) as expired:
+        api.list_pod_for_all_namespaces(limit=1, _continue=token)
+    assert expired.value.status == 410
+    status = json.loads(str(expired.value.body))
+    assert (status["kind"], status["reason"]) == ("Status", "Expired")
+    assert status["message"].startswith("The provided continue parameter is too old")
+    with pytest.raises(ApiException) as malformed:
+        api.list_namespaced_pod(NS, _continue="garbage")
+    assert malformed.value.status == 400
+    connection = http.client.HTTPConnection(server_address(api), timeout=10)
+    assert _exchange(connection, "GET", "/api/v1/pods?limit=many")[0] == 400
+    connection.close()
+
+
+def test_the_kubernetes_client_keeps_one_connection_through_errors_and_deletes(
+    served: Served,
+) -> None:
+    cluster, api, server = served
+    api.create_namespaced_pod(NS, task_pod("load"))
+    with pytest.raises(ApiException) as missing:
+        api.read_namespaced_pod("missing", NS)
+    assert missing.value.status == 404
+    api.delete_namespaced_pod("load", NS, body=k8s.V1DeleteOptions(grace_period_seconds=0))
+    for number in range(30):
+        api.create_namespaced_pod(NS, task_pod(f"pod-{number}"))
+    assert len(api.list_namespaced_pod(NS).items) == 30
+    stats = server.stats
+    assert stats.connections == 1
+    assert dict(stats.requests) == {
+        "DELETE pods": 1,
+        "GET pods": 1,
+        "LIST pods": 1,
+        "POST pods": 31,
+    }
+    assert server.delete_options == [((NS, "load"), {"gracePeriodSeconds": 0})]
+    assert len(cluster.pod_names()) == 30
+
+
+def test_stats_count_requests_by_verb_and_resource_and_over_http(served: Served) -> None:
+    cluster, api, server = served
+    for name in ["a", "b"]:
+        api.create_namespaced_pod(NS, task_pod(name))
+    api.patch_namespaced_pod("a", NS, {"metadata": {"labels": {"x": "y"}}})
+    api.delete_namespaced_pod("b", NS)
+    api.list_namespaced_pod(NS, limit=1)
+    api.list_pod_for_all_namespaces()
+    cluster.compact()  # so the watch ends at once, with its 410
+    api.list_namespaced_pod(NS, watch=True, resource_version="1", _preload_content=False).read()
+    expected = {"DELETE pods": 1, "LIST pods": 2, "PATCH pods": 1, "POST pods": 2, "WATCH pods": 1}
+    stats = server.stats
+    assert dict(stats.requests) == expected
+    assert (stats.count("LIST", "pods"), stats.count("GET", "secrets")) == (2, 0)
+    # One request at a time, and watches are never held as in flight.
+    assert (stats.max_in_flight, stats.max_in_flight_creations) == (1, 1)
+    connection = http.client.HTTPConnection(server_address(api), timeout=10)
+    code, document = _exchange(connection, "GET", STATS_PATH)
+    connection.close()
+    over_http = ServerStats.from_json(document)
+    assert code == 200
+    assert over_http.requests == stats.requests  # reading the stats is no API call
+    assert over_http.connections == server.stats.connections >= 2
+
+
+def test_concurrent_creations_are_seen_in_flight_together() -> None:
+    cluster = FakeCluster()
+    # The latency holds each creation in flight, so that the threads' requests overlap.
+    with FakeApiServer(cluster, lifetime=60, latency=0.2) as server:
+        start = threading.Barrier(4)
+
+        def create(name: str) -> None:
+            api_client: Any = k8s.ApiClient(k8s.Configuration(host=server.url))
+            api: Any = k8s.CoreV1Api(api_client)
+            start.wait()
+            api.create_namespaced_pod(NS, task_pod(name))
+            api_client.close()
+
+        workers = [threading.Thread(target=create, args=(f"pod-{n}",)) for n in range(4)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        stats = server.stats
+    assert len(cluster.pod_names()) == 4
+    assert stats.count("POST", "pods") == 4
+    assert stats.max_in_flight_creations >= 2
+    assert stats.max_in_flight >= stats.max_in_flight_creations
+    assert stats.connections == 4
+
+
+def _server_process(*arguments: str) -> subprocess.Popen[str]:
+    # This interpreter, importing this k8s_workloads (the one under test), not another.
+    source = str(Path(k8s_workloads.__file__).resolve().parents[1])
+    path = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
+    return subprocess.Popen(
+        [sys.executable, "-m", "k8s_workloads.testing.server", *arguments],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+
+
+@pytest.fixture
+def process() -> Iterator[subprocess.Popen[str]]:
+    running = _server_process(
+        "--port", "0", "--latency", "0.01", "--lifetime", "120", "--kubelet", "0.05"
+    )
+    try:
+        yield running
+    finally:
+        if running.poll() is None:
+            running.kill()
+        running.wait(timeout=30)
+        for stream in (running.stdin, running.stdout, running.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_a_server_in_its_own_process_runs_pods_and_exits_0_on_sigterm(
+    process: subprocess.Popen[str],
+) -> None:
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    assert url.startswith("http://127.0.0.1:")
+    api_client: Any = k8s.ApiClient(k8s.Configuration(host=url))
+    api: Any = k8s.CoreV1Api(api_client)
+    api.create_namespaced_pod(NS, task_pod("load"))
+    deadline = time.monotonic() + 60
+    while (pod := api.read_namespaced_pod("load", NS)).status.phase != "Succeeded":
+        assert time.monotonic() < deadline, f"still {pod.status.phase}"
+        time.sleep(0.05)
+    (container,) = pod.status.container_statuses
+    assert container.image == "airflow:3.3.2"
+    assert container.image_id.startswith("docker-pullable://airflow:3.3.2@sha256:")
+    assert container.state.terminated.exit_code == 0
+    api_client.close()
+    connection = http.client.HTTPConnection(url.removeprefix("http://"), timeout=10)
+    stats = ServerStats.from_json(_exchange(connection, "GET", STATS_PATH)[1])
+    connection.close()
+    assert stats.count("POST", "pods") == 1
+    assert stats.count("GET", "pods") >= 3  # Pending, Running, Succeeded at least
+    process.terminate()
+    assert process.wait(timeout=30) == 0
+
+
+def test_a_server_in_its_own_process_exits_0_when_its_stdin_closes(
+    process: subprocess.Popen[str],
+) -> None:
+    assert process.stdout is not None
+    assert process.stdin is not None
+    assert process.stdout.readline().startswith("http://127.0.0.1:")
+    process.stdin.close()
+    assert process.wait(timeout=30) == 0
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [["--latency", "-1"], ["--port", "nope"], ["--kubelet", "-2"]],
+)
+def test_bad_arguments_exit_2_with_one_line_on_stderr(arguments: list[str]) -> None:
+    running = _server_process(*arguments)
+    out, err = running.communicate(timeout=60)
+    assert running.returncode == 2
+    assert out == ""
+    (line,) = err.splitlines()
+    assert line.startswith("python -m k8s_workloads.testing.server: error: ")

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from k8s_workloads.executor import ProtocolError as ProtocolError
     from k8s_workloads.executor import ReadStates as ReadStates
     from k8s_workloads.executor import Request as Request
+    from k8s_workloads.executor import Waiting as Waiting
     from k8s_workloads.executor import WorkloadAlreadyRunning as WorkloadAlreadyRunning
     from k8s_workloads.failures import FailureClassification as FailureClassification
     from k8s_workloads.failures import FailureKind as FailureKind
@@ -211,6 +212,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "ProtocolError",
         "ReadStates",
         "Request",
+        "Waiting",
         "WorkloadAlreadyRunning",
     ),
     "failures": (

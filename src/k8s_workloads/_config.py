@@ -79,6 +79,21 @@ def seconds(instance: object, attribute: Any, value: object) -> None:  # noqa: A
         )
 
 
+def delay(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    """A finite number of seconds from 0 (0: none)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise InvalidConfig(
+            _owner(instance),
+            attribute.name,
+            f"must be a finite number of seconds from 0, got {shown(value)}",
+        )
+
+
 def grace(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     """None (never), or a finite number of seconds from 0."""
     if value is None:

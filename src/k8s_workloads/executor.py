@@ -5,8 +5,8 @@ the pod-creation queue with its not-before times and the pause after a 429, the 
 create-retry counts, the backlog of results whose handling failed, the watch's resource
 version, the re-list after a 410 and adoption after a restart. The core never calls the
 Kubernetes API, the database, the clock or a random source. The executor feeds it what
-happened and performs what it asks for, one request at a time, in the spirit of h11's
-``Connection``::
+happened and performs what it asks for — one request at a time, or many in flight — in
+the spirit of h11's ``Connection``::
 
     core = ExecutorCore(ExecutorConfig(scheduler_id="42", namespace="airflow",
                                        airflow_version="3.3.2", kube_image="airflow:3.3.2"))
@@ -16,15 +16,28 @@ happened and performs what it asks for, one request at a time, in the spirit of 
 
 The protocol, in full:
 
-* :meth:`ExecutorCore.next_request` hands out the next :data:`Request`; a request not
-  reported failed by the time the next one is asked for has succeeded.
-* :class:`ReadStates` and :class:`ListPods` need an answer before the next request:
-  :meth:`ExecutorCore.states_read` and :meth:`ExecutorCore.pods_listed`.
+* One at a time: :meth:`ExecutorCore.next_request` hands out the next :data:`Request`; a
+  request not reported failed by the time the next one is asked for has succeeded.
+* Many in flight: :meth:`ExecutorCore.start_request` hands out requests until it answers
+  :class:`Waiting` (report a completion, then ask again) or :class:`NothingToDo`; every
+  request is an identity, and its completion is reported for it, in any order, with
+  :meth:`ExecutorCore.request_done` or :meth:`ExecutorCore.request_failed`. What must
+  stay ordered is not handed out early: one workload's requests follow one another (a
+  Secret before its pod, a pod's clean-up after its creation, its event after its
+  clean-up), a state read is answered before the decisions it guards, a re-list runs
+  alone. ``max_concurrent_creations`` and ``max_concurrent_cleanups`` bound what is in
+  flight; a 429 or ``Retry-After`` pauses the creations not handed out yet.
+* :class:`ReadStates` and :class:`ListPods` are answered with
+  :meth:`ExecutorCore.states_read` and :meth:`ExecutorCore.pods_listed` (one at a time:
+  before the next request).
 * A failure is reported with :meth:`ExecutorCore.request_failed` (for pod creation it reads
   ``status``, ``body``, ``headers`` and ``reason`` off the error, as ``ApiException``
   carries them, or take them from :meth:`ExecutorCore.create_failed`).
-* :class:`NothingToDo` ends a *pass* (one ``sync()``): results whose handling failed are
-  retried on the next pass, never in the same one, and pod creation resumes then.
+* :class:`NothingToDo` ends a *pass* (one ``sync()``, or several when a bounded ``sync()``
+  leaves requests in flight): results whose handling failed are retried on the next pass,
+  never in the same one, and pod creation resumes then.
+* Driving it wrong — a completion for a request never handed out or reported twice, an
+  answer of the wrong kind — is a :class:`ProtocolError`, raised before anything changes.
 
 The pure functions (:func:`~k8s_workloads.events.resolve_event`,
 :func:`~k8s_workloads.decisions.decide`, :func:`~k8s_workloads.decisions.handling_failed`,
@@ -116,6 +129,7 @@ __all__ = [
     "ProtocolError",
     "ReadStates",
     "Request",
+    "Waiting",
     "WorkloadAlreadyRunning",
 ]
 
@@ -213,6 +227,14 @@ class NothingToDo:
     until: datetime.datetime | None = None
 
 
+@attrs.frozen
+class Waiting:
+    """Requests are in flight and nothing more may start before one of them completes:
+    report a completion, then ask :meth:`ExecutorCore.start_request` again."""
+
+    in_flight: int
+
+
 Request: TypeAlias = (
     CreatePod | DeletePod | DeleteSecret | PatchLabels | EmitEvent | ReadStates | ListPods
 )
@@ -250,7 +272,8 @@ class ExecutorConfig:
     ``ValueError`` or ``TypeError`` for a template it cannot give: the job then fails. ``rng`` draws
     pod-name suffixes (a seeded ``random.Random`` makes runs reproducible; None: the
     library's default source). ``creation_batch_size`` pods are created per pass (the
-    provider's ``worker_pods_creation_batch_size``, default 1). With ``secure_payload``
+    provider's ``worker_pods_creation_batch_size``, default 1), at most
+    ``max_concurrent_creations`` of them in flight at once. With ``secure_payload``
     the workload JSON goes into a Secret instead of the pod's args
     (:mod:`k8s_workloads.payload`). ``read_callback_states`` asks for ``Callback.state``
     before reporting a callback, so a terminal callback is never overwritten.
@@ -279,6 +302,11 @@ class ExecutorConfig:
     secure_payload: bool = attrs.field(default=False, validator=_checks.boolean)
     read_callback_states: bool = attrs.field(default=True, validator=_checks.boolean)
     creation_batch_size: int = attrs.field(default=1, validator=_checks.positive)
+    max_concurrent_creations: int = attrs.field(default=16, validator=_checks.positive)
+    """Pod creations in flight at once when the core is driven concurrently
+    (:meth:`ExecutorCore.start_request`); one at a time with :meth:`~ExecutorCore.next_request`."""
+    max_concurrent_cleanups: int = attrs.field(default=16, validator=_checks.positive)
+    """Pod deletions, label patches and Secret deletions in flight at once (likewise)."""
     watch_all_namespaces: bool = attrs.field(default=False, validator=_checks.boolean)
     rng: random.Random | None = attrs.field(
         default=None, validator=_checks.kind(random.Random, optional=True)
@@ -327,17 +355,39 @@ _LEFTOVER_STATES: Final = frozenset(
 _ADOPTION: Final = "adoption"  # a failed relabel drops the pod's adoption
 
 
-@attrs.define
+@attrs.define(eq=False)
 class _Work:
-    """Actions being performed, in order, and what a failure among them means."""
+    """Actions being performed, in order, and what a failure among them means.
+
+    A work is one workload's: while it is open, no other result of that workload is
+    decided and no pod of it is created (``key`` None: a clean-up of a pod only). Works
+    of different workloads run side by side; a work's own actions never overlap.
+    """
 
     kind: str
     actions: deque[Action | DeleteSecret]
     pending: _Pending | None = None
     attempts: Attempts | None = None
-    """The bookkeeping to keep once every action is done."""
+    """The bookkeeping to keep once every action is done: ``key``'s record in it."""
     completed: WorkloadResult | None = None
     """An adopted Succeeded pod's result, fed to the decisions once it is relabelled."""
+    key: WorkloadKey | None = None
+    base: Attempt | None = None
+    """``key``'s record when the work was decided: kept only if no one changed it since."""
+
+
+@attrs.define(eq=False)
+class _Flight:
+    """A request handed out and not yet reported complete."""
+
+    request: Request
+    implicit: bool
+    """Handed out by next_request: it has succeeded when the next one is asked for."""
+    work: _Work | None = None
+    entry: _Queued | None = None
+    """A CreatePod's queued job."""
+    revoked: bool = False
+    """Its workload was revoked while the pod was being created: delete the pod."""
 
 
 def _args_workload(args: list[str]) -> str | None:
@@ -410,14 +460,19 @@ class ExecutorCore:
         most _CLEANED_KEPT, oldest first out): a second terminal event for one of them is
         a duplicate, for any other pod of a settled workload a leftover to clean up."""
         self._states: dict[WorkloadKey, KnownState] = {}
-        self._works: deque[_Work] = deque()
+        self._ready: deque[_Work] = deque()  # open works whose next action may start
+        self._parked: deque[tuple[_Work, DeletePod | PatchLabels | DeleteSecret]] = deque()
+        """Works whose next request waits for a clean-up slot (max_concurrent_cleanups)."""
+        self._open_works = 0  # ready, parked or in flight
+        self._busy: dict[WorkloadKey, int] = {}  # open works and creations in flight, by key
+        self._in_flight: dict[int, _Flight] = {}  # by id() of the request: each an identity
+        self._creating = 0  # CreatePods in flight
+        self._cleaning = 0  # DeletePods, PatchLabels and DeleteSecrets in flight
+        self._reading: ReadStates | None = None
+        self._listing: ListPods | None = None
         self._resource_version: str | None = None
         self._relist_needed = False
         self._relist_asked = False
-        self._outstanding: Request | None = None
-        self._outstanding_work: _Work | None = None
-        self._outstanding_job: _Queued | None = None
-        self._answered = False
         self._pass_over = False
         self._created_this_pass = 0
         self._creation_stopped = False
@@ -471,10 +526,16 @@ class ExecutorCore:
             self._results
             or self._backlog
             or self._cleanups
-            or self._works
+            or self._open_works
+            or self._in_flight
             or self._queue
             or self._relist_needed
         )
+
+    @property
+    def in_flight(self) -> tuple[Request, ...]:
+        """The requests handed out and not yet reported complete, oldest first."""
+        return tuple(flight.request for flight in self._in_flight.values())
 
     @property
     def resource_version(self) -> str | None:
@@ -546,7 +607,7 @@ class ExecutorCore:
         states: Mapping[WorkloadKey, TaskInstanceState | CallbackState | None],
     ) -> None:
         """The answer to ``request``: each key's state (missing or None: no row, no state)."""
-        self._expect(request)
+        flight = self._flight(request, ReadStates)
         answers: dict[WorkloadKey, KnownState] = {}
         for key in request.keys:
             state = states.get(key)
@@ -556,8 +617,8 @@ class ExecutorCore:
                     f"states[{key!r}]: expected a {kind} or None, got {state!r}"
                 )
             answers[key] = state
+        self._land(flight)
         self._states.update(answers)
-        self._answered = True
 
     def pods_listed(
         self,
@@ -570,8 +631,9 @@ class ExecutorCore:
         Each listed pod is read as an ``ADDED`` event (its final events may have been
         lost), and running workloads whose pods are gone become ``VANISHED`` results.
         """
-        self._expect(request)
+        flight = self._flight(request, ListPods)
         listed = list(pods)
+        self._land(flight)
         waiting = [entry.job.key for entry in self._queue]
         vanished = plan_relist(
             tuple(self._running),
@@ -590,20 +652,36 @@ class ExecutorCore:
             self._results.append(_Pending(result))
         self._resource_version = resource_version or None
         self._relist_needed = False
-        self._answered = True
+
+    def request_done(self, request: Request) -> None:
+        """``request`` succeeded (driven concurrently: see :meth:`start_request`).
+
+        A :class:`ReadStates` or :class:`ListPods` is answered with :meth:`states_read` or
+        :meth:`pods_listed` instead; a request never handed out, or reported already, is a
+        :class:`ProtocolError`.
+        """
+        flight = self._flight(request)
+        if isinstance(request, (ReadStates, ListPods)):
+            answer = "states_read" if isinstance(request, ReadStates) else "pods_listed"
+            raise ProtocolError(f"answer {request!r} with {answer}()")
+        self._land(flight)
+        self._settled(flight)
 
     def request_failed(self, request: Request, error: BaseException) -> None:
         """``request`` failed with ``error``: the core decides what that means."""
-        if request is not self._outstanding:
-            raise ProtocolError(f"{request!r} is not the request being performed")
-        self._outstanding = None
-        work, self._outstanding_work = self._outstanding_work, None
+        flight = self._flight(request)
+        if isinstance(request, EmitEvent):
+            raise ProtocolError(
+                "an EmitEvent cannot fail: write it to the event buffer (the scheduler "
+                "reads it); a lost report leaves the workload unreported"
+            )
+        self._land(flight)
         if isinstance(request, CreatePod):
             parts = _error_parts(error)
             if parts is None:
-                self._create_error(request, None, None, None, None, fatal=error)
+                self._create_error(flight, None, None, None, None, fatal=error)
             else:
-                self._create_error(request, *parts)
+                self._create_error(flight, *parts)
             return
         if isinstance(request, ReadStates):
             for pending in self._results:
@@ -612,12 +690,12 @@ class ExecutorCore:
             return
         if isinstance(request, ListPods):
             return  # still needed; asked again on the next pass
-        if isinstance(request, EmitEvent):
-            raise ProtocolError(
-                "an EmitEvent cannot fail: write it to the event buffer (the scheduler "
-                "reads it); a lost report leaves the workload unreported"
-            )
-        if work is not None and isinstance(request, (DeletePod, PatchLabels)):
+        work = flight.work
+        if work is None:
+            return
+        if isinstance(request, DeleteSecret):
+            self._ready.appendleft(work)  # best effort: the work goes on
+        elif isinstance(request, (DeletePod, PatchLabels)):
             self._pod_call_failed(work, request, error)
 
     def _pod_call_failed(
@@ -629,13 +707,12 @@ class ExecutorCore:
             # re-read after every restart. A refusal (403, 422 …) is final.
             if _transient(error):
                 self._cleanups.append(request)
-            return
-        if work not in self._works:
+            self._ready.appendleft(work)
             return
         # A failed relabel drops that pod's adoption. A failed pod call of a decision
         # stops it (nothing after it happens) and handling_failed decides about the
         # result at once (a retry waits for the next pass).
-        self._works.remove(work)
+        self._close(work)
         pending = work.pending
         if work.kind == _DECISION and pending is not None:
             pending.error = error
@@ -651,31 +728,95 @@ class ExecutorCore:
         reason: str | None = None,
     ) -> None:
         """Pod creation failed with this HTTP ``status`` (None: a connection error)."""
-        if request is not self._outstanding:
-            raise ProtocolError(f"{request!r} is not the request being performed")
-        self._outstanding = None
-        self._outstanding_work = None
-        self._create_error(request, status, body, headers, reason)
+        flight = self._flight(request, CreatePod)
+        self._land(flight)
+        self._create_error(flight, status, body, headers, reason)
 
     def create_skipped(self, request: CreatePod, reason: str) -> None:
         """``request``'s pod was not created, on purpose: the workload is stale (its task
         instance was retried, cleared or queued by another scheduler since it was
         submitted, as the provider checks before each creation). The job is dropped with
         no event and stops running; ``reason`` goes to :attr:`on_decision`."""
-        if request is not self._outstanding:
-            raise ProtocolError(f"{request!r} is not the request being performed")
-        entry = self._outstanding_job
-        if entry is None or entry.job.key != request.key:
-            raise ProtocolError(f"{request!r} was not handed out by this core")
-        self._outstanding = None
-        self._outstanding_work = None
-        self._outstanding_job = None
+        flight = self._flight(request, CreatePod)
+        self._land(flight)
         key = request.key
         self._create_retries.pop(key, None)
         decision = Decision((FreeSlot(key),), self._attempts.without(key), Ignore(reason))
         if self.on_decision is not None:
             self.on_decision(Handled(key, "stale", decision))
-        self._works.append(_Work(_FINAL, deque(decision.actions), attempts=decision.attempts))
+        self._open(_Work(_FINAL, deque(decision.actions), attempts=decision.attempts), key)
+
+    # --- requests in flight -----------------------------------------------------------
+
+    def _flight(self, request: Request, kind: type | None = None) -> _Flight:
+        """The flight of ``request``, checked before anything changes."""
+        flight = self._in_flight.get(id(request))
+        if flight is None or flight.request is not request:
+            raise ProtocolError(f"{request!r} is not a request in flight")
+        if kind is not None and not isinstance(request, kind):
+            raise ProtocolError(f"{request!r} is not a {kind.__name__}")
+        return flight
+
+    def _land(self, flight: _Flight) -> None:
+        """``flight`` is over (its outcome is applied by the caller)."""
+        request = flight.request
+        del self._in_flight[id(request)]
+        if isinstance(request, CreatePod):
+            self._creating -= 1
+            self._unbusy(request.key)
+        elif isinstance(request, (DeletePod, PatchLabels, DeleteSecret)):
+            self._cleaning -= 1
+        elif isinstance(request, ReadStates):
+            self._reading = None
+        elif isinstance(request, ListPods):
+            self._listing = None
+
+    def _settled(self, flight: _Flight) -> None:
+        """``flight`` succeeded: its work goes on, or its pod's creation counts."""
+        request = flight.request
+        if isinstance(request, CreatePod):
+            self._create_retries.pop(request.key, None)
+            if flight.revoked:
+                gone: deque[Action | DeleteSecret] = deque(
+                    [DeletePod(request.pod_name, request.namespace)]
+                )
+                self._open(_Work(_FINAL, gone), request.key)
+        elif flight.work is not None:
+            self._ready.appendleft(flight.work)
+
+    def _launch(self, request: Request, *, implicit: bool, **links: Any) -> Request:  # noqa: ANN401
+        self._in_flight[id(request)] = _Flight(request, implicit, **links)
+        if isinstance(request, CreatePod):
+            self._creating += 1
+            self._busy[request.key] = self._busy.get(request.key, 0) + 1
+        elif isinstance(request, (DeletePod, PatchLabels, DeleteSecret)):
+            self._cleaning += 1
+        elif isinstance(request, ReadStates):
+            self._reading = request
+        elif isinstance(request, ListPods):
+            self._listing = request
+        return request
+
+    def _open(self, work: _Work, key: WorkloadKey | None) -> None:
+        """A new work, run after the works before it (or beside them, concurrently)."""
+        work.key = key
+        if key is not None:
+            work.base = self._attempts.get(key)
+            self._busy[key] = self._busy.get(key, 0) + 1
+        self._open_works += 1
+        self._ready.append(work)
+
+    def _close(self, work: _Work) -> None:
+        self._open_works -= 1
+        if work.key is not None:
+            self._unbusy(work.key)
+
+    def _unbusy(self, key: WorkloadKey) -> None:
+        count = self._busy[key] - 1
+        if count:
+            self._busy[key] = count
+        else:
+            del self._busy[key]
 
     def adopt(
         self,
@@ -701,14 +842,19 @@ class ExecutorCore:
             running=tuple(self._running),
         )
         completed = {(result.namespace, result.pod_name): result for result in plan.completed}
-        group: _Work | None = None
+        groups: list[_Work] = []
         for action in plan.actions:
             if isinstance(action, PatchLabels):
-                group = _Work(_ADOPTION, deque([action]))
-                group.completed = completed.get((action.namespace, action.pod_name))
-                self._works.append(group)
-            elif group is not None:
-                group.actions.append(action)
+                groups.append(_Work(_ADOPTION, deque([action])))
+                groups[-1].completed = completed.get((action.namespace, action.pod_name))
+            elif groups:
+                groups[-1].actions.append(action)
+        for group in groups:
+            key = group.completed.key if group.completed is not None else None
+            for step in group.actions:
+                if isinstance(step, (TrackRunning, FreeSlot, EmitEvent)):
+                    key = step.key
+            self._open(group, key)
         return plan
 
     def not_adopted(self, expected: Iterable[TaskInstanceKey]) -> list[TaskInstanceKey]:
@@ -721,10 +867,13 @@ class ExecutorCore:
         self._queue = deque(entry for entry in self._queue if entry.job.key != key)
         self._delayed = [entry for entry in self._delayed if entry.job.key != key]
         self._create_retries.pop(key, None)
+        for flight in self._in_flight.values():
+            if isinstance(flight.request, CreatePod) and flight.request.key == key:
+                flight.revoked = True  # its pod is not among those listed: deleted once made
         decision = plan_revocation(key, pods, me=self.config.scheduler_id, attempts=self._attempts)
         self._attempts = decision.attempts
         self._generation += 1
-        self._works.append(_Work(_FINAL, deque(decision.actions)))
+        self._open(_Work(_FINAL, deque(decision.actions)), key)
 
     # --- the loop ---------------------------------------------------------------------
 
@@ -750,33 +899,47 @@ class ExecutorCore:
         return request
 
     def next_request(self, now: datetime.datetime) -> Request | NothingToDo:
-        """The next thing to do, or :class:`NothingToDo` when the pass is over."""
-        outstanding = self._outstanding
-        if isinstance(outstanding, (ReadStates, ListPods)) and not self._answered:
-            answer = "states_read" if isinstance(outstanding, ReadStates) else "pods_listed"
-            raise ProtocolError(f"answer {outstanding!r} with {answer}() first")
+        """The next thing to do, or :class:`NothingToDo` when the pass is over (one request
+        at a time: the one handed out before has succeeded unless reported failed)."""
+        for flight in list(self._in_flight.values()):
+            request = flight.request
+            if not flight.implicit:
+                raise ProtocolError(
+                    f"{request!r} was handed out by start_request(): report its completion "
+                    "and keep driving with start_request()"
+                )
+            if isinstance(request, (ReadStates, ListPods)):
+                answer = "states_read" if isinstance(request, ReadStates) else "pods_listed"
+                raise ProtocolError(f"answer {request!r} with {answer}() first")
+            self._land(flight)
+            self._settled(flight)
+        following = self._next(now, implicit=True)
+        assert not isinstance(following, Waiting)  # noqa: S101 - nothing is in flight
+        return following
+
+    def start_request(self, now: datetime.datetime) -> Request | Waiting | NothingToDo:
+        """The next request to start while others are in flight (concurrent driving).
+
+        Start every request this hands out, until it answers :class:`Waiting` (wait for a
+        completion, report it, ask again) or :class:`NothingToDo` (nothing in flight; the
+        pass is over). Report each request's completion, in any order, with
+        :meth:`request_done` or :meth:`request_failed` (:meth:`states_read`,
+        :meth:`pods_listed`, :meth:`create_failed`, :meth:`create_skipped` for theirs).
+        What must stay ordered is not handed out early: a workload's requests one after
+        another, a state read answered before the decisions it guards, a re-list alone.
+        At most ``max_concurrent_creations`` creations and ``max_concurrent_cleanups``
+        clean-ups are in flight at once.
+        """
+        return self._next(now, implicit=False)
+
+    def _next(self, now: datetime.datetime, *, implicit: bool) -> Request | Waiting | NothingToDo:
         self._now = now
-        self._succeeded()
         if self._pass_over:
             self._begin_pass()
-        request = self._step(now)
-        if isinstance(request, NothingToDo):
+        answer = self._step(now, implicit=implicit)
+        if isinstance(answer, NothingToDo):
             self._pass_over = True
-            return request
-        self._outstanding = request
-        self._answered = False
-        return request
-
-    def _expect(self, request: Request) -> None:
-        if request is not self._outstanding or self._answered:
-            raise ProtocolError(f"{request!r} is not the request waiting for an answer")
-
-    def _succeeded(self) -> None:
-        request, self._outstanding = self._outstanding, None
-        self._outstanding_work = None
-        self._outstanding_job = None
-        if isinstance(request, CreatePod):
-            self._create_retries.pop(request.key, None)
+        return answer
 
     def _begin_pass(self) -> None:
         self._pass_over = False
@@ -789,30 +952,40 @@ class ExecutorCore:
             self._results.extendleft(reversed(self._backlog))
             self._backlog = []
         for action in self._cleanups:
-            self._works.append(_Work(_FINAL, deque([action])))
+            self._open(_Work(_FINAL, deque([action])), None)
         self._cleanups = []
 
-    def _step(self, now: datetime.datetime) -> Request | NothingToDo:
+    def _step(self, now: datetime.datetime, *, implicit: bool) -> Request | Waiting | NothingToDo:
         while True:
-            if self._works:
-                request = self._work_step(self._works[0])
-                if request is not None:
-                    return request
-                continue
+            request = self._work_request(implicit=implicit)
+            if request is not None:
+                return request
+            if self._listing is not None:
+                return Waiting(len(self._in_flight))  # a re-list runs alone
             if self._relist_needed and not self._relist_asked:
+                if self._in_flight:
+                    return Waiting(len(self._in_flight))
                 self._relist_asked = True
                 namespace = None if self.config.watch_all_namespaces else self.config.namespace
-                return ListPods(namespace, watcher_selector(self.config.scheduler_id))
-            if self._results:
-                read = self._handle_next()
-                if read is not None:
-                    return read
-                continue
-            created = self._create_next(now)
+                listing = ListPods(namespace, watcher_selector(self.config.scheduler_id))
+                return self._launch(listing, implicit=implicit)
+            if self._results and self._reading is None:
+                handled = self._handle_next()
+                if isinstance(handled, ReadStates):
+                    return self._launch(handled, implicit=implicit)
+                if handled:
+                    continue
+            created = self._create_next(now, implicit=implicit)
             if created is not None:
                 return created
-            if not self._works:  # a job whose pod could not be built fails at once
-                return NothingToDo(self._wake_up())
+            if self._ready or (self._parked and self._cleaning < self._cleanup_slots()):
+                continue  # a job whose pod could not be built fails at once
+            if self._in_flight:
+                return Waiting(len(self._in_flight))
+            return NothingToDo(self._wake_up())
+
+    def _cleanup_slots(self) -> int:
+        return self.config.max_concurrent_cleanups
 
     def _wake_up(self) -> datetime.datetime | None:
         if not self._queue:
@@ -823,8 +996,27 @@ class ExecutorCore:
             times.append(self._paused_until)
         return min(times) if times else None
 
-    def _work_step(self, work: _Work) -> Request | None:
-        """The next request of ``work``; bookkeeping actions are applied on the way."""
+    def _work_request(self, *, implicit: bool) -> Request | None:
+        """The next request of the first work that has one to start, or None."""
+        slots = self._cleanup_slots()
+        if self._parked and self._cleaning < slots:
+            work, parked = self._parked.popleft()
+            return self._launch(parked, implicit=implicit, work=work)
+        ready = self._ready
+        while ready:
+            work = ready.popleft()
+            request = self._work_step(work)
+            if request is None:
+                continue  # the work is done
+            if not isinstance(request, EmitEvent) and (self._parked or self._cleaning >= slots):
+                self._parked.append((work, request))
+                continue
+            return self._launch(request, implicit=implicit, work=work)
+        return None
+
+    def _work_step(self, work: _Work) -> DeletePod | PatchLabels | EmitEvent | DeleteSecret | None:
+        """The next request of ``work``; bookkeeping actions are applied on the way. None:
+        the work is done, and closed."""
         while work.actions:
             action = work.actions.popleft()
             if isinstance(action, (DeletePod, PatchLabels, EmitEvent, DeleteSecret)):
@@ -836,13 +1028,23 @@ class ExecutorCore:
                     work.actions.appendleft(
                         DeleteSecret(workload_secret_name(action.pod_name), action.namespace)
                     )
-                self._outstanding_work = work
                 return action
             self._apply(action)
-        self._works.popleft()
-        if work.attempts is not None and work.attempts is not self._attempts:
-            self._attempts = work.attempts
-            self._generation += 1
+        self._close(work)
+        key = work.key
+        if work.attempts is not None:
+            if key is None:  # not made by this core: every record is the work's
+                self._attempts = work.attempts
+                self._generation += 1
+            elif self._attempts.get(key) is work.base:  # nobody changed it meanwhile
+                record = work.attempts.get(key)
+                if record is not work.base:
+                    self._attempts = (
+                        self._attempts.without(key)
+                        if record is None
+                        else self._attempts.with_record(key, record)
+                    )
+                    self._generation += 1
         if work.completed is not None:
             self._results.append(_Pending(work.completed))
         return None
@@ -931,8 +1133,18 @@ class ExecutorCore:
             known_state=known,
         )
 
-    def _handle_next(self) -> ReadStates | None:
-        pending = self._results[0]
+    def _handle_next(self) -> ReadStates | bool:
+        """Decide about the first waiting result whose workload has no open work (False:
+        there is none), or ask for the states that decision needs first."""
+        results, busy = self._results, self._busy
+        index = 0
+        if busy:  # a workload's results are decided one after another, never side by side
+            for index, waiting in enumerate(results):  # noqa: B007 - the index is the answer
+                if waiting.result.key not in busy:
+                    break
+            else:
+                return False
+        pending = results[index]
         if pending.error is None and self._needs_state(pending):
             # One read for every waiting result that needs one: one query per pass.
             keys: dict[WorkloadKey, None] = {}
@@ -944,7 +1156,7 @@ class ExecutorCore:
                 ):
                     keys[other.result.key] = None
             return ReadStates(tuple(keys))
-        self._results.popleft()
+        del results[index]
         result = pending.result
         work_pending: _Pending | None = None
         if pending.error is not None:
@@ -968,13 +1180,19 @@ class ExecutorCore:
             kind, cause = _DECISION, "result"
         if self.on_decision is not None:
             self.on_decision(Handled(result.key, cause, decision, result))
-        self._works.append(_Work(kind, deque(decision.actions), work_pending, decision.attempts))
-        return None
+        work = _Work(kind, deque(decision.actions), work_pending, decision.attempts)
+        self._open(work, result.key)
+        return True
 
     # --- pod creation -----------------------------------------------------------------
 
-    def _create_next(self, now: datetime.datetime) -> CreatePod | None:
-        if self._creation_stopped or self._created_this_pass >= self.config.creation_batch_size:
+    def _create_next(self, now: datetime.datetime, *, implicit: bool) -> Request | None:
+        config = self.config
+        if (
+            self._creation_stopped
+            or self._created_this_pass >= config.creation_batch_size
+            or self._creating >= config.max_concurrent_creations
+        ):
             return None
         if self._paused_until is not None:
             if now < self._paused_until:
@@ -997,8 +1215,8 @@ class ExecutorCore:
                 info = mask(f"the pod could not be built: {error}")
                 self._fail_launch(entry.job, info, "build error")
                 return None
-            self._outstanding_job = entry
-            return CreatePod(key, pod["metadata"]["namespace"], pod, secret)
+            request = CreatePod(key, pod["metadata"]["namespace"], pod, secret)
+            return self._launch(request, implicit=implicit, entry=entry)
         return None
 
     def _next_due(self, now: datetime.datetime) -> _Queued | None:
@@ -1008,6 +1226,8 @@ class ExecutorCore:
                 continue
             if entry.job.key in self._create_failed:
                 continue  # its creation failed in this pass: retried on the next one
+            if entry.job.key in self._busy:
+                continue  # its workload's last result is still being handled
             del self._queue[index]
             if entry.not_before is not None:
                 self._delayed = [other for other in self._delayed if other is not entry]
@@ -1021,7 +1241,7 @@ class ExecutorCore:
         decision = Decision((FreeSlot(key), failed), self._attempts.without(key))
         if self.on_decision is not None:
             self.on_decision(Handled(key, cause, decision))
-        self._works.append(_Work(_FINAL, deque(decision.actions), attempts=decision.attempts))
+        self._open(_Work(_FINAL, deque(decision.actions), attempts=decision.attempts), key)
 
     def _template(self) -> PodTemplate | Mapping[str, Any] | None:
         """The configured template, prepared on first use (see :class:`PodTemplate`)."""
@@ -1069,7 +1289,7 @@ class ExecutorCore:
 
     def _create_error(
         self,
-        request: CreatePod,
+        flight: _Flight,
         status: int | None,
         body: object,
         headers: Mapping[str, str] | None,
@@ -1077,9 +1297,9 @@ class ExecutorCore:
         *,
         fatal: BaseException | None = None,
     ) -> None:
-        entry, self._outstanding_job = self._outstanding_job, None
-        if entry is None or entry.job.key != request.key:
-            raise ProtocolError(f"{request!r} was not handed out by this core")
+        request, entry = flight.request, flight.entry
+        assert isinstance(request, CreatePod)  # noqa: S101 - _launch's
+        assert entry is not None  # noqa: S101
         job, key = entry.job, request.key
         self._create_failed.add(key)
         cleanup: list[DeleteSecret] = []
@@ -1088,7 +1308,7 @@ class ExecutorCore:
         if fatal is not None:
             info = f"pod creation failed: {type(fatal).__name__}: {fatal}"
             self._fail_launch(job, info, "create error")
-            self._works[-1].actions.extendleft(cleanup)
+            self._ready[-1].actions.extendleft(cleanup)
             return
         retries = self._create_retries.get(key, 0)
         decision = decide_create_error(
@@ -1105,12 +1325,15 @@ class ExecutorCore:
         if requeue is not None:
             self._create_retries[key] = retries + 1
             if requeue.delay is not None and self._now is not None:
-                # A 429 or a Retry-After pauses all pod creation, as the provider does.
-                self._paused_until = self._now + datetime.timedelta(seconds=requeue.delay)
+                # A 429 or a Retry-After pauses all pod creation, as the provider does:
+                # the creations not handed out yet wait (those in flight end as they do).
+                until = self._now + datetime.timedelta(seconds=requeue.delay)
+                if self._paused_until is None or until > self._paused_until:
+                    self._paused_until = until
                 self._creation_stopped = True
         else:
             self._create_retries.pop(key, None)
         if self.on_decision is not None:
             self.on_decision(Handled(key, "create error", decision))
         work = _Work(_FINAL, deque([*cleanup, *decision.actions]), attempts=decision.attempts)
-        self._works.append(work)
+        self._open(work, key)

@@ -65,6 +65,8 @@ from k8s_workloads.executor import (
     ReadStates,
     Request,
 )
+from k8s_workloads.io.kit import ClusterCalls
+from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -104,7 +106,7 @@ from k8s_workloads.states import (
     WorkloadResult,
     WorkloadState,
 )
-from k8s_workloads.testing import FAILURES, ApiError, FakeCluster, FakeWatch, Fault
+from k8s_workloads.testing import FAILURES, FakeCluster, FakeWatch, Fault
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -256,6 +258,7 @@ class _Simulation:
         self.rng = random.Random(scenario.seed)  # noqa: S311 - reproducible pod names
         self.record_timeline = record_timeline
         self.cluster = FakeCluster(now=_EPOCH)
+        self.calls = ClusterCalls(self.cluster)
         self.db = _AirflowDB()
         self.t = 0
         self.live = [_Live(spec, spec.key) for spec in scenario.workloads]
@@ -702,25 +705,18 @@ class _Simulation:
     def perform(self, request: Request) -> None:
         if isinstance(request, CreatePod):
             self.create(request)
-        elif isinstance(request, DeletePod):
+        elif isinstance(request, (DeletePod, PatchLabels)):
             try:
-                self.cluster.delete_pod(request.namespace, request.pod_name)
-            except ApiError as error:
-                if error.status != 404:
+                self.calls.perform(request)
+            except FAILURES as error:
+                if not failure_is_done(request, error):
                     raise
-                self.log(
-                    "note", f"delete {request.pod_name}: already gone (404)", pod=request.pod_name
+                what = (
+                    "delete {}: already gone (404)"
+                    if isinstance(request, DeletePod)
+                    else "patch {}: not found (404)"
                 )
-            self.collect()
-        elif isinstance(request, PatchLabels):
-            try:
-                self.cluster.patch_pod_labels(
-                    request.namespace, request.pod_name, request.labels, request.resource_version
-                )
-            except ApiError as error:
-                if error.status != 404:
-                    raise
-                self.log("note", f"patch {request.pod_name}: not found (404)", pod=request.pod_name)
+                self.log("note", what.format(request.pod_name), pod=request.pod_name)
             self.collect()
         elif isinstance(request, EmitEvent):
             self.emit(request)
@@ -730,11 +726,10 @@ class _Simulation:
             )
         elif isinstance(request, ListPods):
             sched = self.scheduler
-            listing = self.cluster.list_pods(
+            pods, version = self.calls.list_pods(
                 request.namespace, label_selector=request.selector.label_selector
             )
-            pods = listing["items"]
-            sched.core.pods_listed(request, pods, listing["metadata"]["resourceVersion"])
+            sched.core.pods_listed(request, pods, version)
             sched.watch = self.start_watch(sched.core)
             sched.relisted = True
             self.log("watch", f"re-list: {len(pods)} pods read as ADDED, then watch again")

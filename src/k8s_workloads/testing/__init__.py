@@ -9,23 +9,34 @@ their own code against it, and the library's own tests and simulator use the sam
   watches with a 410 and fails any call on demand (status, body, ``Retry-After``);
 * :class:`FakeAirflowDB` holds task instance and callback states and records the events
   the executor reports, as the scheduler would;
+* :class:`Kubelet` moves the cluster's pods to ``Running`` and then ``Succeeded`` with the
+  statuses a real kubelet writes (images, image IDs, container states);
 * :class:`CoreDriver` runs an :class:`~k8s_workloads.executor.ExecutorCore` against the
   two: the ``perform`` loop of a real executor, in one place;
 * :class:`FakeApiServer` serves a :class:`FakeCluster` over HTTP on 127.0.0.1, so the real
-  kubernetes client (and code built on it) runs unchanged against it.
+  kubernetes client (and code built on it) runs unchanged against it, with an injected
+  latency if asked, and counts what it served (:class:`ServerStats`); ``python -m
+  k8s_workloads.testing.server`` runs one in its own process.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from k8s_workloads.testing.cluster import CALLS, ApiError, FakeCluster, FakeWatch, Fault
 from k8s_workloads.testing.database import DatabaseUnavailable, FakeAirflowDB
 from k8s_workloads.testing.driver import FAILURES, CoreDriver, PassReport
+from k8s_workloads.testing.kubelet import Kubelet
 from k8s_workloads.testing.selectors import FieldSelector, InvalidSelector, LabelSelector
-from k8s_workloads.testing.server import FakeApiServer
+from k8s_workloads.testing.stats import ServerStats
+
+if TYPE_CHECKING:
+    from k8s_workloads.testing.server import STATS_PATH, FakeApiServer
 
 __all__ = [
     "CALLS",
     "FAILURES",
+    "STATS_PATH",
     "ApiError",
     "CoreDriver",
     "DatabaseUnavailable",
@@ -36,6 +47,25 @@ __all__ = [
     "Fault",
     "FieldSelector",
     "InvalidSelector",
+    "Kubelet",
     "LabelSelector",
     "PassReport",
+    "ServerStats",
 ]
+
+_SERVED = frozenset({"STATS_PATH", "FakeApiServer"})
+
+
+def __getattr__(name: str) -> Any:  # noqa: ANN401 - one of _SERVED
+    # The server module is imported when first asked for: imported with the package, it
+    # would already be in sys.modules when ``python -m k8s_workloads.testing.server``
+    # runs it as __main__, and runpy warns about that on stderr.
+    if name in _SERVED:
+        from k8s_workloads.testing import server  # noqa: PLC0415
+
+        return getattr(server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SERVED})

@@ -11,7 +11,8 @@ kept history, or one expired with :meth:`FakeCluster.expire_watches`, ends with 
 ``kubernetes.client.ApiException`` (``status``, ``reason``, ``body``, ``headers``), or a
 ``ConnectionResetError`` for a connection error.
 
-The kubelet is the test's part: move pods along with :meth:`FakeCluster.set_status`.
+The kubelet is the test's part: move pods along with :meth:`FakeCluster.set_status`, or
+let :class:`~k8s_workloads.testing.Kubelet` run them.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 
 from k8s_workloads import _config as _checks
+from k8s_workloads.testing import _paging
 from k8s_workloads.testing.selectors import FieldSelector, LabelSelector
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
-__all__ = ["ApiError", "FakeCluster", "FakeWatch", "Fault"]
+__all__ = ["FAILURES", "ApiError", "FakeCluster", "FakeWatch", "Fault"]
 
 Manifest = dict[str, Any]
 
@@ -82,6 +84,11 @@ class ApiError(Exception):
             )
         )
         self.headers = dict(headers or {})
+
+
+FAILURES: tuple[type[BaseException], ...] = (ApiError, OSError)
+"""What the kit's calls raise when they fail: API errors, connection resets, database
+outages (``DatabaseUnavailable`` is a ``ConnectionError``)."""
 
 
 @attrs.frozen
@@ -211,13 +218,22 @@ class FakeCluster:
     """Pods and Secrets by namespace and name, a resource version, watches and faults.
 
     ``history`` changes are kept for watches that start from a resource version; one
-    older than that gets a 410, as after etcd compaction. Timestamps come from
-    ``now`` (a settable attribute; the cluster never reads a clock).
+    older than that gets a 410, as after etcd compaction. A list in pages reads one
+    snapshot; the newest ``list_snapshots`` are kept, an older one's ``continue`` token
+    gets a 410. Timestamps come from ``now`` (a settable attribute; the cluster never
+    reads a clock).
     """
 
-    def __init__(self, *, history: int = 10_000, now: datetime.datetime = _EPOCH) -> None:
+    def __init__(
+        self,
+        *,
+        history: int = 10_000,
+        now: datetime.datetime = _EPOCH,
+        list_snapshots: int = 16,
+    ) -> None:
         _checks.check(self, "history", _checks.positive, history)
         _checks.check(self, "now", _checks.kind(datetime.datetime), now)
+        _checks.check(self, "list_snapshots", _checks.positive, list_snapshots)
         self.now = now
         self._lock = threading.RLock()
         self._pods: dict[tuple[str, str], Manifest] = {}
@@ -226,6 +242,7 @@ class FakeCluster:
         self._version = 0
         self._uid = 0
         self._history: deque[_Change] = deque(maxlen=history)
+        self._lists = _paging.Snapshots(list_snapshots)
         self._watches: list[FakeWatch] = []
         self._faults: dict[str, deque[Fault]] = {}
         self.calls: list[tuple[str, str, str]] = []
@@ -406,19 +423,57 @@ class FakeCluster:
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
     ) -> Manifest:
-        """``list_namespaced_pod`` / ``list_pod_for_all_namespaces``: a ``PodList``."""
+        """``list_namespaced_pod`` / ``list_pod_for_all_namespaces``: a ``PodList``.
+
+        With ``limit`` (above 0), at most that many items and, when more remain,
+        ``metadata.continue``: pass it back as ``continue_token`` for the next page, read
+        from the same snapshot (same ``resourceVersion``; later changes do not show).
+        ``metadata.remainingItemCount`` comes with it for a list without selectors; with
+        selectors the API server leaves it unset (the count is unknown), and so does this.
+        A token whose snapshot is gone (:meth:`expire_list_continuations`, :meth:`compact`,
+        or more than ``list_snapshots`` newer ones) is a 410 ``Expired``; one this cluster
+        did not make, a 400.
+        """
         labels = LabelSelector.parse(label_selector)
         fields = FieldSelector.parse(field_selector)
         self._call("list_pods", namespace or "", label_selector or "")
         probe = FakeWatch(namespace, labels, fields)
-        items = [_copy(self._snapshots[where]) for where in sorted(self._snapshots)]
+        after: tuple[str, str] | None = None
+        if continue_token:
+            try:
+                version, after = _paging.decode_continue(continue_token)
+                snapshot = self._lists.recall(version)
+            except _paging.InvalidContinue as error:
+                raise ApiError(400, "BadRequest", str(error)) from None
+            except _paging.ExpiredContinue as error:
+                raise ApiError(410, "Expired", str(error)) from None
+        else:
+            version = self._version
+            snapshot = tuple(sorted(self._snapshots.items()))
+        items, last, remaining = _paging.page(
+            snapshot, probe.selects, after=after, limit=limit if limit and limit > 0 else None
+        )
+        metadata: Manifest = {"resourceVersion": str(version)}
+        if last is not None:
+            self._lists.remember(version, snapshot)
+            metadata["continue"] = _paging.encode_continue(version, last)
+            if not label_selector and not field_selector:
+                metadata["remainingItemCount"] = remaining
         return {
             "kind": "PodList",
             "apiVersion": "v1",
-            "metadata": {"resourceVersion": self.resource_version},
-            "items": [pod for pod in items if probe.selects(pod)],
+            "metadata": metadata,
+            "items": [_copy(pod) for pod in items],
         }
+
+    @_locked
+    def expire_list_continuations(self) -> None:
+        """Forget every list snapshot: each ``continue`` token given so far gets a 410
+        ``Expired``, as once etcd compacted its revision."""
+        self._lists.clear()
 
     @_locked
     def watch(
@@ -493,17 +548,21 @@ class FakeCluster:
     @_locked
     def compact(self) -> None:
         """Forget the kept history, as etcd compaction does: a watch from any version
-        before now gets a 410."""
+        before now gets a 410, and so does every list ``continue`` token."""
         self._history.clear()
+        self._lists.clear()
 
     # --- the kubelet's part -----------------------------------------------------------
 
     @_locked
-    def set_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> None:
-        """Replace the pod's ``status`` (a kubelet update)."""
+    def set_status(
+        self, namespace: str, name: str, status: Mapping[str, Any], *, uid: str | None = None
+    ) -> None:
+        """Replace the pod's ``status`` (a kubelet update); with ``uid``, only while the pod
+        of that name is still that one (a KeyError otherwise, as when there is none)."""
         pod = self._pods.get((namespace, name))
-        if pod is None:
-            raise KeyError(f"no pod {namespace}/{name}")
+        if pod is None or (uid is not None and pod["metadata"].get("uid") != uid):
+            raise KeyError(f"no pod {namespace}/{name}" + (f" with uid {uid}" if uid else ""))
         pod["status"] = _copy(dict(status))
         pod["metadata"]["resourceVersion"] = self._bump()
         self._changed((namespace, name), pod)

@@ -3,37 +3,37 @@ database: the ``perform`` loop every executor writes, once, for tests and the si
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from k8s_workloads.decisions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.actions import EmitEvent
 from k8s_workloads.executor import (
-    CreatePod,
-    DeleteSecret,
     ExecutorCore,
     ListPods,
+    NothingToDo,
     ReadStates,
     Request,
+    Waiting,
 )
+from k8s_workloads.io import kit
+from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.labels import (
     completed_pods_adoption_selector,
     live_pods_adoption_selector,
     watcher_selector,
 )
-from k8s_workloads.testing.cluster import ApiError, FakeCluster, FakeWatch
+from k8s_workloads.testing.cluster import FAILURES
 
 if TYPE_CHECKING:
     import datetime
+    import random
     from collections.abc import Iterable
 
     from k8s_workloads.adoption import AdoptionPlan
     from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+    from k8s_workloads.testing.cluster import FakeCluster, FakeWatch
     from k8s_workloads.testing.database import FakeAirflowDB
 
 __all__ = ["FAILURES", "CoreDriver", "PassReport"]
-
-FAILURES: tuple[type[BaseException], ...] = (ApiError, OSError)
-"""What the kit's calls raise when they fail: API errors, connection resets, database
-outages (``DatabaseUnavailable`` is a ``ConnectionError``)."""
 
 
 class PassReport:
@@ -55,6 +55,7 @@ class CoreDriver:
         self.core = core
         self.cluster = cluster
         self.db = db
+        self.calls = kit.ClusterCalls(cluster)
         self.watch: FakeWatch = self._start_watch()
 
     def _namespace(self) -> str | None:
@@ -85,39 +86,69 @@ class CoreDriver:
             self.watch = self._start_watch()
 
     def perform(self, request: Request) -> None:
-        """Perform one request against the cluster or the database (raises as they do)."""
-        cluster = self.cluster
-        if isinstance(request, CreatePod):
-            if request.secret is not None:
-                cluster.create_secret(request.namespace, request.secret)
-            cluster.create_pod(request.namespace, request.pod)
-        elif isinstance(request, DeletePod):
-            _gone_is_fine(cluster.delete_pod, request.namespace, request.pod_name)
-        elif isinstance(request, DeleteSecret):
-            _gone_is_fine(cluster.delete_secret, request.namespace, request.name)
-        elif isinstance(request, PatchLabels):
-            try:
-                cluster.patch_pod_labels(
-                    request.namespace, request.pod_name, request.labels, request.resource_version
-                )
-            except ApiError as error:
-                # A pod that is gone needs no done label; but a conditional (adoption)
-                # relabel of a pod that is gone adopted nothing: that is its failure.
-                if error.status != 404 or request.resource_version is not None:
-                    raise
-        elif isinstance(request, EmitEvent):
+        """Perform one request against the cluster or the database (raises as they do;
+        a failure the shared policy calls done, such as a 404 on a delete, is not raised).
+        A :class:`ReadStates` or :class:`ListPods` is answered to the core here."""
+        if isinstance(request, EmitEvent):
             self.db.record(request)
-        elif isinstance(request, ReadStates):
+            return
+        if isinstance(request, ReadStates):
             self.core.states_read(request, self.db.read_states(request.keys))
-        elif isinstance(request, ListPods):
-            listing = cluster.list_pods(
-                request.namespace,
-                label_selector=request.selector.label_selector,
-                field_selector=request.selector.field_selector,
-            )
-            version = listing["metadata"]["resourceVersion"]
-            self.core.pods_listed(request, listing["items"], version)
+            return
+        try:
+            answer = self.calls.perform(request)
+        except FAILURES as error:
+            if failure_is_done(request, error):
+                return
+            raise
+        if isinstance(request, ListPods):
+            pods, version = cast("tuple[list[dict[str, Any]], str | None]", answer)
+            self.core.pods_listed(request, pods, version)
             self.watch = self._start_watch()
+
+    # --- concurrent driving: many requests in flight --------------------------------
+
+    @property
+    def in_flight(self) -> tuple[Request, ...]:
+        """Requests started and not completed yet (see :meth:`start`)."""
+        return self.core.in_flight
+
+    def start(self, now: datetime.datetime) -> tuple[list[Request], Waiting | NothingToDo]:
+        """Start every request the core hands out now, until it waits for a completion
+        (:class:`Waiting`) or the pass is over (:class:`NothingToDo`); each stays in
+        flight until :meth:`complete`. Returns them and the core's last answer."""
+        started: list[Request] = []
+        while not isinstance(answer := self.core.start_request(now), (Waiting, NothingToDo)):
+            started.append(answer)
+        return started, answer
+
+    def complete(self, request: Request) -> BaseException | None:
+        """Perform ``request`` (in flight) against the cluster or the database now and
+        report its outcome to the core; returns its failure, if it failed."""
+        try:
+            self.perform(request)
+        except FAILURES as error:
+            self.core.request_failed(request, error)
+            return error
+        if not isinstance(request, (ReadStates, ListPods)):  # perform answered those
+            self.core.request_done(request)
+        return None
+
+    def run_pass_concurrently(self, now: datetime.datetime, *, order: random.Random) -> PassReport:
+        """One ``sync()`` with many requests in flight: start what the core hands out,
+        complete one in flight (picked by ``order``), repeat until the pass is over."""
+        report = PassReport()
+        while True:
+            started, answer = self.start(now)
+            report.performed.extend(started)
+            if isinstance(answer, NothingToDo):
+                report.until = answer.until
+                return report
+            in_flight = self.core.in_flight
+            request = in_flight[order.randrange(len(in_flight))]
+            error = self.complete(request)
+            if error is not None:
+                report.failed.append((request, error))
 
     def run_pass(self, now: datetime.datetime) -> PassReport:
         """One ``sync()``: every request the core has, until it has nothing to do.
@@ -170,11 +201,3 @@ class CoreDriver:
         )
         self.run_pass(now)
         return plan, self.core.not_adopted(expected or [])
-
-
-def _gone_is_fine(call: Any, namespace: str, name: str) -> None:  # noqa: ANN401
-    try:
-        call(namespace, name)
-    except ApiError as error:
-        if error.status != 404:  # already gone: what a delete wants
-            raise

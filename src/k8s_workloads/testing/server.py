@@ -12,16 +12,31 @@ and the dynamic client run against it unchanged::
         api.create_namespaced_pod("airflow", pod)
 
 What it serves, as the API server does: the discovery documents (``/api``, ``/apis``,
-``/api/v1``, ``/version``); pods — create, read, list and watch (label and field
-selectors, ``resourceVersion``, ``timeoutSeconds``; a metadata-only list for
-``Accept: ...;as=PartialObjectMetadataList``), merge and strategic-merge patches of labels,
-delete — in one namespace or all; Secrets — create, read, delete. Errors are ``Status``
-documents with their code (and ``Retry-After`` where a fault gives one); a fault made with
-:meth:`FakeCluster.fail_next` fails the matching call. A watch streams JSON lines and ends
-at its ``timeoutSeconds``, after a 410, or when the server stops.
+``/api/v1``, ``/version``); pods — create, read, list (in pages with ``limit`` and
+``continue``, read from one snapshot; an expired token is a 410 ``Expired``) and watch
+(label and field selectors, ``resourceVersion``, ``timeoutSeconds``; a metadata-only list
+for ``Accept: ...;as=PartialObjectMetadataList``), merge and strategic-merge patches of
+labels, delete — in one namespace or all; Secrets — create, read, delete. Errors are
+``Status`` documents with their code (and ``Retry-After`` where a fault gives one); a fault
+made with :meth:`FakeCluster.fail_next` fails the matching call. A watch streams JSON lines
+and ends at its ``timeoutSeconds``, after a 410, or when the server stops.
+
+As a client wants it over a kept-alive connection: ``TCP_NODELAY`` and each answer in one
+write (no ~40 ms delayed-ACK stall), and every request body read before the answer, errors
+included. ``latency`` seconds pass before each API call is answered. What it served is
+counted (:attr:`FakeApiServer.stats`, and ``GET /_kit/stats`` over HTTP): connections,
+requests by verb and resource, the most requests and pod creations in flight at once.
 
 The server binds to 127.0.0.1 only, runs its requests on daemon threads, and stops by
 itself after ``lifetime`` seconds (default 600) if the test forgets to.
+
+In its own process, with a :class:`~k8s_workloads.testing.Kubelet` if asked::
+
+    python -m k8s_workloads.testing.server --port 0 --latency 0.02 --lifetime 600 --kubelet 1
+
+prints its URL as the first line of stdout and serves until its lifetime ends, its stdin
+is closed, or it gets SIGTERM or SIGINT; then it exits 0 (a bad argument: one line on
+stderr, exit 2).
 """
 
 from __future__ import annotations
@@ -38,11 +53,15 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads import _config as _checks
 from k8s_workloads.testing.cluster import ApiError, FakeCluster, status_document
 from k8s_workloads.testing.selectors import InvalidSelector
+from k8s_workloads.testing.stats import ServerStats, StatsRecorder
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["FakeApiServer"]
+__all__ = ["STATS_PATH", "FakeApiServer"]
+
+STATS_PATH = "/_kit/stats"
+"""The kit's own path (no API server has it): ``GET`` answers ``ServerStats.to_json()``."""
 
 _POD_PATH = re.compile(r"^/api/v1/(?:namespaces/(?P<namespace>[^/]+)/)?pods(?:/(?P<name>[^/]+))?$")
 _SECRET_PATH = re.compile(r"^/api/v1/namespaces/(?P<namespace>[^/]+)/secrets(?:/(?P<name>[^/]+))?$")
@@ -89,11 +108,37 @@ _CORE_RESOURCES = {
 }
 
 
-def _partial(items: list[dict[str, Any]], version: str) -> dict[str, Any]:
+_DISCOVERY = {
+    "/api": _API_VERSIONS,
+    "/apis": _API_GROUPS,
+    "/api/v1": _CORE_RESOURCES,
+    "/version": _VERSION,
+}
+
+
+def _is_watch(query: dict[str, str]) -> bool:
+    return (query.get("watch") or "").lower() in {"true", "1"}
+
+
+def _request_kind(method: str, path: str, query: dict[str, str]) -> tuple[str, str]:
+    # (verb, resource) as the API server's request metrics label them: LIST and WATCH
+    # apart from GET of one object; a discovery document by its path.
+    if match := _POD_PATH.match(path):
+        resource, name = "pods", match["name"]
+    elif match := _SECRET_PATH.match(path):
+        resource, name = "secrets", match["name"]
+    else:
+        return method, path if path in _DISCOVERY else "other"
+    if method == "GET" and name is None:
+        return "WATCH" if _is_watch(query) else "LIST", resource
+    return method, resource
+
+
+def _partial(items: list[dict[str, Any]], metadata: dict[str, Any]) -> dict[str, Any]:
     return {
         "kind": "PartialObjectMetadataList",
         "apiVersion": "meta.k8s.io/v1",
-        "metadata": {"resourceVersion": version},
+        "metadata": metadata,
         "items": [
             {
                 "kind": "PartialObjectMetadata",
@@ -103,6 +148,16 @@ def _partial(items: list[dict[str, Any]], version: str) -> dict[str, Any]:
             for item in items
         ],
     }
+
+
+def _limit(query: dict[str, str]) -> int | None:
+    text = query.get("limit") or ""
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ApiError(400, "BadRequest", f"limit: invalid value {text!r}") from None
 
 
 def _labels(body: object) -> tuple[dict[str, str | None], str | None]:
@@ -125,6 +180,10 @@ def _labels(body: object) -> tuple[dict[str, str | None], str | None]:
 class _Handler(http.server.BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    # Without TCP_NODELAY a small answer waits for the client's delayed ACK (~40 ms on
+    # Linux) whenever it follows another write on the connection.
+    disable_nagle_algorithm = True
+    _raw: bytes | None = None  # this request's body, once read
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002, ANN401
         pass  # quiet: tests read the cluster's call log instead
@@ -134,14 +193,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _send_json(
         self, code: int, document: object, headers: dict[str, str] | None = None
     ) -> None:
+        # Status line, headers and body in one write: one segment for a small answer, so
+        # the client never waits on a delayed ACK between the headers and the body.
         body = json.dumps(document).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
+        phrase = self.responses.get(code, ("",))[0]
+        lines = [
+            f"{self.protocol_version} {code} {phrase}",
+            f"Server: {self.version_string()}",
+            f"Date: {self.date_time_string()}",
+            "Content-Type: application/json",
+            f"Content-Length: {len(body)}",
+            *(f"{name}: {value}" for name, value in (headers or {}).items()),
+        ]
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "strict")
+        self.wfile.write(head if self.command == "HEAD" else head + body)
 
     def _send_error(self, error: ApiError) -> None:
         try:
@@ -150,13 +215,57 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             document = status_document(error.status, error.reason, error.body)
         self._send_json(error.status, document, dict(error.headers))
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # http.server's own answers (501 for a method it has no do_ for, 400 for a bad
+        # request line) as Status documents; the body is read first, so that a kept-alive
+        # connection stays usable after them.
+        if self.close_connection or not hasattr(self, "headers"):
+            super().send_error(code, message, explain)
+            return
+        self._drain()
+        reason = "NotImplemented" if code == 501 else "BadRequest"
+        self._send_error(ApiError(code, reason, message or explain or ""))
+
+    def _drain(self) -> None:
+        # The request body, read once, before any answer: what is left unread would be
+        # taken for the next request on the connection.
+        if self._raw is not None:
+            return
+        self._raw = b""
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            self.close_connection = True  # not sent by the kubernetes client: give up on it
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            raise ApiError(400, "BadRequest", "the Content-Length header is not a length")
+        self._raw = self.rfile.read(length) if length else b""
+
     def _body(self) -> Any:  # noqa: ANN401 - a JSON document
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self._raw or b""
         try:
             return json.loads(raw or b"null")
         except ValueError:
             raise ApiError(400, "BadRequest", "the request body is not JSON") from None
+
+    def _object(self, kind: str) -> dict[str, Any]:
+        # A body that must be one JSON object (a manifest), as the API server decodes it
+        # into a struct: anything else is a 400, never a crash further on.
+        body = self._body()
+        if not isinstance(body, dict):
+            raise ApiError(
+                400,
+                "BadRequest",
+                f"the request body must be a JSON object ({kind}), got {type(body).__name__}",
+            )
+        return body
+
+    def _options(self) -> dict[str, Any] | None:
+        # DeleteOptions: optional, but an object when sent.
+        return None if self._body() is None else self._object("DeleteOptions")
 
     def _query(self) -> tuple[str, dict[str, str]]:
         parsed = urllib.parse.urlsplit(self.path)
@@ -165,7 +274,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         path, query = self._query()
+        if path == STATS_PATH:  # the kit's, not an API call: neither counted nor delayed
+            self._answer(method, path, query, delay=0.0)
+            return
+        verb, resource = _request_kind(method, path, query)
+        if verb == "WATCH":  # long-running: counted, never held as in flight
+            self.server.stats.counted(verb, resource)
+            self._answer(method, path, query, delay=self.server.latency)
+            return
+        with self.server.stats.in_flight(verb, resource):
+            self._answer(method, path, query, delay=self.server.latency)
+
+    def _answer(self, method: str, path: str, query: dict[str, str], *, delay: float) -> None:
         try:
+            self._drain()
+            if delay:
+                self.server.stopping.wait(delay)
             self._route(method, path, query)
         except ApiError as error:
             self._send_error(error)
@@ -175,6 +299,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             # A fault asked for a connection reset: close without an answer.
             self.close_connection = True
             self.connection.close()
+        except (BrokenPipeError, ConnectionAbortedError):
+            self.close_connection = True  # the client went away mid-answer
+        except Exception as error:  # noqa: BLE001 - a bug of the fake is an answer, not a hang
+            self._send_error(ApiError(500, "InternalError", f"{type(error).__name__}: {error}"))
+
+    def handle_one_request(self) -> None:
+        self._raw = None
+        super().handle_one_request()
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -191,12 +323,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # --- routes ---------------------------------------------------------------------
 
     def _route(self, method: str, path: str, query: dict[str, str]) -> None:
-        static = {"/api": _API_VERSIONS, "/apis": _API_GROUPS, "/api/v1": _CORE_RESOURCES}
-        if method == "GET" and path in static:
-            self._send_json(200, static[path])
+        if method == "GET" and path in _DISCOVERY:
+            self._send_json(200, _DISCOVERY[path])
             return
-        if method == "GET" and path == "/version":
-            self._send_json(200, _VERSION)
+        if method == "GET" and path == STATS_PATH:
+            self._send_json(200, self.server.stats.snapshot().to_json())
             return
         if match := _POD_PATH.match(path):
             self._pods(method, match["namespace"], match["name"], query)
@@ -219,18 +350,19 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _pod_collection(self, method: str, namespace: str | None, query: dict[str, str]) -> None:
         cluster = self.server.cluster
         if method == "POST" and namespace is not None:
-            self._send_json(201, cluster.create_pod(namespace, self._body()))
-        elif method == "GET" and (query.get("watch") or "").lower() in {"true", "1"}:
+            self._send_json(201, cluster.create_pod(namespace, self._object("Pod")))
+        elif method == "GET" and _is_watch(query):
             self._watch(namespace, query)
         elif method == "GET":
             listing = cluster.list_pods(
                 namespace,
                 label_selector=query.get("labelSelector"),
                 field_selector=query.get("fieldSelector"),
+                limit=_limit(query),
+                continue_token=query.get("continue") or None,
             )
             if "as=PartialObjectMetadataList" in (self.headers.get("Accept") or ""):
-                version = listing["metadata"]["resourceVersion"]
-                self._send_json(200, _partial(listing["items"], version))
+                self._send_json(200, _partial(listing["items"], listing["metadata"]))
             else:
                 self._send_json(200, listing)
         else:
@@ -244,7 +376,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             labels, version = _labels(self._body())
             self._send_json(200, cluster.patch_pod_labels(namespace, name, labels, version))
         elif method == "DELETE":
-            options = self._body()  # DeleteOptions, if sent: read, so the connection stays usable
+            options = self._options()
             pod = cluster.read_pod(namespace, name)
             cluster.delete_pod(namespace, name)
             self.server.delete_options.append(((namespace, name), options))
@@ -255,7 +387,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _secrets(self, method: str, namespace: str, name: str | None) -> None:
         cluster = self.server.cluster
         if name is None and method == "POST":
-            self._send_json(201, cluster.create_secret(namespace, self._body()))
+            self._send_json(201, cluster.create_secret(namespace, self._object("Secret")))
         elif name is not None and method == "GET":
             secret = cluster.secret(namespace, name)
             if secret is None:
@@ -305,8 +437,14 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     cluster: FakeCluster
     lifetime: float
+    latency: float
     stopping: threading.Event
+    stats: StatsRecorder
     delete_options: list[tuple[tuple[str, str], Any]]
+
+    def process_request(self, request: Any, client_address: Any) -> None:  # noqa: ANN401
+        self.stats.connected()  # each accepted TCP connection, before its thread starts
+        super().process_request(request, client_address)
 
     def handle_error(self, request: Any, client_address: Any) -> None:  # noqa: ANN401
         # A client closing its kept-alive connection is not an error of the server's.
@@ -316,16 +454,30 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 class FakeApiServer:
-    """Serve ``cluster`` on ``http://127.0.0.1:<port>`` until stopped (a context manager)."""
+    """Serve ``cluster`` on ``http://127.0.0.1:<port>`` until stopped (a context manager).
 
-    def __init__(self, cluster: FakeCluster, *, port: int = 0, lifetime: float = 600.0) -> None:
+    ``latency`` seconds pass before every API call is answered (once at the start of a
+    watch, never between its lines), as a remote API server's round trip would take.
+    """
+
+    def __init__(
+        self,
+        cluster: FakeCluster,
+        *,
+        port: int = 0,
+        lifetime: float = 600.0,
+        latency: float = 0.0,
+    ) -> None:
         _checks.check(self, "cluster", _checks.kind(FakeCluster), cluster)
         _checks.check(self, "port", _checks.port, port)
         _checks.check(self, "lifetime", _checks.seconds, lifetime)
+        _checks.check(self, "latency", _checks.delay, latency)
         self.cluster = cluster
         self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.cluster = cluster
         self._server.lifetime = lifetime
+        self._server.latency = float(latency)
+        self._server.stats = StatsRecorder()
         self._server.stopping = threading.Event()
         self._server.delete_options = []
         self._thread = threading.Thread(
@@ -342,10 +494,21 @@ class FakeApiServer:
         return list(self._server.delete_options)
 
     @property
+    def stats(self) -> ServerStats:
+        """What the server has served so far: connections, requests by verb and resource,
+        the most requests (and pod creations) under way at once."""
+        return self._server.stats.snapshot()
+
+    @property
     def url(self) -> str:
         """The base URL: ``Configuration(host=server.url)``."""
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    @property
+    def stopped(self) -> bool:
+        """True once :meth:`stop` ran (by the test, or when the lifetime ended)."""
+        return self._server.stopping.is_set()
 
     def start(self) -> FakeApiServer:
         if not self._started:
@@ -375,3 +538,9 @@ class FakeApiServer:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+if __name__ == "__main__":
+    from k8s_workloads.testing._process import main
+
+    sys.exit(main())

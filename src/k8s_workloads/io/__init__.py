@@ -1,0 +1,24 @@
+"""The I/O layer: the core's requests performed against a real client, many at a time.
+
+The core (:mod:`k8s_workloads.executor`) decides; this layer performs. One module per
+client, each the only place that maps :data:`~k8s_workloads.executor.Request` values to
+that client's calls, and one policy for what an answer means, written once
+(:mod:`k8s_workloads.io.policy`):
+
+* :mod:`k8s_workloads.io.kube`: the ``kubernetes`` client, requests performed on a
+  bounded thread pool (:class:`~k8s_workloads.io.kube.KubeCalls`,
+  :class:`~k8s_workloads.io.pool.PoolDriver`);
+* :mod:`k8s_workloads.io.aio`: ``kubernetes_asyncio``, with an ``async`` driver (the
+  ``[asyncio]`` extra);
+* :mod:`k8s_workloads.io.kit`: the test kit's in-memory cluster
+  (:class:`~k8s_workloads.testing.FakeCluster`), which the simulator, the stateful test
+  and :class:`~k8s_workloads.testing.CoreDriver` use.
+
+Every response is read to its end and released, so connections go back to the client's
+pool and are reused. Lists are read in pages (``limit`` + ``continue``; an expired token
+starts the list again).
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

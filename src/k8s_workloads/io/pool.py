@@ -1,0 +1,182 @@
+"""Drive an :class:`~k8s_workloads.executor.ExecutorCore` with many requests in flight on a
+bounded thread pool, for any client whose calls block.
+
+The core is touched only on the thread that calls :meth:`PoolDriver.run` (it is not
+thread-safe); the pool's threads only perform calls. ``perform`` maps one request to the
+client's calls and returns the answer the core needs: the states for a
+:class:`~k8s_workloads.executor.ReadStates`, ``(pods, resource_version)`` for a
+:class:`~k8s_workloads.executor.ListPods`, anything for the rest. Events
+(:class:`~k8s_workloads.actions.EmitEvent`) and state reads run on the calling thread (a
+scheduler's event buffer and database session are its own); pod calls and lists on the
+pool::
+
+    driver = PoolDriver(core, calls.perform, failures=calls.FAILURES, inline=my_inline)
+    answer = driver.run(now, seconds=1.0)   # one bounded sync(): Waiting or NothingToDo
+
+``run`` returns when the pass is over (:class:`~k8s_workloads.executor.NothingToDo`) or
+after ``seconds`` (:class:`~k8s_workloads.executor.Waiting`): the requests in flight go on
+on the pool, and the next ``run`` reports them first. Nothing is lost and nothing blocks
+the caller past the bound but the inline requests themselves.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from typing import TYPE_CHECKING, Any
+
+from k8s_workloads.actions import EmitEvent
+from k8s_workloads.executor import (
+    CreatePod,
+    ListPods,
+    NothingToDo,
+    ReadStates,
+    Request,
+    Waiting,
+)
+from k8s_workloads.io.policy import failure_is_done
+
+if TYPE_CHECKING:
+    import datetime
+    from collections.abc import Callable
+
+    from k8s_workloads.executor import ExecutorCore
+
+__all__ = ["PoolDriver", "report_answer", "report_failure"]
+
+
+def report_answer(core: ExecutorCore, request: Request, answer: object) -> None:
+    """Report ``request``'s success to ``core`` with ``perform``'s answer."""
+    if isinstance(request, ReadStates):
+        core.states_read(request, answer)  # type: ignore[arg-type]
+    elif isinstance(request, ListPods):
+        pods: list[dict[str, Any]]
+        version: str | None
+        pods, version = answer  # type: ignore[misc]
+        core.pods_listed(request, pods, version)
+    else:
+        core.request_done(request)
+
+
+def report_failure(core: ExecutorCore, request: Request, error: BaseException) -> None:
+    """Report ``request``'s failure to ``core``, or its success where the policy says a
+    failure is done (a 404 on a delete)."""
+    if failure_is_done(request, error):
+        core.request_done(request)
+    else:
+        core.request_failed(request, error)
+
+
+def _inline_by_default(request: Request) -> bool:
+    return isinstance(request, (EmitEvent, ReadStates))
+
+
+class PoolDriver:
+    """Performs a core's requests, many at a time, on a pool of ``workers`` threads.
+
+    ``failures``: the exception types a failed call raises (anything else is a bug: it
+    is reported failed to the core, then raised). ``screen``: called for each
+    :class:`~k8s_workloads.executor.CreatePod` before it starts; a reason (a string)
+    skips it (:meth:`~k8s_workloads.executor.ExecutorCore.create_skipped`). ``inline``:
+    which requests run on the calling thread (default: events and state reads).
+    """
+
+    def __init__(
+        self,
+        core: ExecutorCore,
+        perform: Callable[[Request], object],
+        *,
+        failures: tuple[type[BaseException], ...],
+        workers: int | None = None,
+        screen: Callable[[CreatePod], str | None] | None = None,
+        inline: Callable[[Request], bool] = _inline_by_default,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        config = core.config
+        self.core = core
+        self.perform = perform
+        self.failures = failures
+        self.screen = screen
+        self.inline = inline
+        self.clock = clock
+        self.workers = workers or (config.max_concurrent_creations + config.max_concurrent_cleanups)
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._futures: dict[concurrent.futures.Future[object], Request] = {}
+
+    @property
+    def in_flight(self) -> int:
+        """Requests on the pool, finished or not, not reported to the core yet."""
+        return len(self._futures)
+
+    def run(self, now: datetime.datetime, *, seconds: float | None = None) -> Waiting | NothingToDo:
+        """Start what the core hands out and report what completes, until the pass is
+        over or ``seconds`` have gone by (None: until the pass is over)."""
+        deadline = None if seconds is None else self.clock() + seconds
+        core = self.core
+        self._report_done()
+        while True:
+            answer = core.start_request(now)
+            if isinstance(answer, NothingToDo):
+                return answer
+            if isinstance(answer, Waiting):
+                timeout = None if deadline is None else deadline - self.clock()
+                if timeout is not None and timeout <= 0:
+                    return answer
+                self._wait(timeout)
+                continue
+            self._start(answer)
+
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the pool (``wait``: after the calls in flight end). Their completions are
+        reported by the next :meth:`run`, if any."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait)
+            self._pool = None
+
+    # --- internals ------------------------------------------------------------------
+
+    def _start(self, request: Request) -> None:
+        core = self.core
+        if isinstance(request, CreatePod) and self.screen is not None:
+            reason = self.screen(request)
+            if reason is not None:
+                core.create_skipped(request, reason)
+                return
+        if self.inline(request):
+            try:
+                answer = self.perform(request)
+            except self.failures as error:
+                report_failure(core, request, error)
+            else:
+                report_answer(core, request, answer)
+            return
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(
+                self.workers, thread_name_prefix="k8s-workloads-io"
+            )
+        self._futures[self._pool.submit(self.perform, request)] = request
+
+    def _wait(self, timeout: float | None) -> None:
+        if not self._futures:
+            return
+        concurrent.futures.wait(
+            self._futures, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED
+        )
+        self._report_done()
+
+    def _report_done(self) -> None:
+        done = [future for future in self._futures if future.done()]
+        bug: BaseException | None = None
+        for future in done:
+            request = self._futures.pop(future)
+            error = future.exception()
+            if error is None:
+                report_answer(self.core, request, future.result())
+            elif isinstance(error, self.failures):
+                report_failure(self.core, request, error)
+            else:
+                if not isinstance(request, EmitEvent):
+                    self.core.request_failed(request, error)  # not left in flight for ever
+                bug = bug or error
+        if bug is not None:
+            raise bug

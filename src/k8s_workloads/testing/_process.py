@@ -1,0 +1,107 @@
+"""``python -m k8s_workloads.testing.server``: a :class:`FakeApiServer` in its own process.
+
+For benchmarks and tests that want the server's threads out of their own interpreter.
+It serves a fresh :class:`FakeCluster` on 127.0.0.1, prints its URL as the first line of
+stdout, and serves until its ``--lifetime`` ends, its stdin is closed (start it with a
+pipe for stdin: the pipe closes when the parent dies), or it gets SIGTERM or SIGINT; then
+it exits 0. A bad argument is one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from typing import TYPE_CHECKING, NoReturn
+
+from k8s_workloads._config import InvalidConfig
+from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.kubelet import Kubelet
+from k8s_workloads.testing.server import FakeApiServer
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import FrameType
+
+__all__ = ["main"]
+
+_WAKE_SECONDS = 0.1
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # One line, not argparse's usage block: a caller reads it as the reason.
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog="python -m k8s_workloads.testing.server",
+        description="Serve a fake Kubernetes API server on 127.0.0.1.",
+    )
+    parser.add_argument("--port", type=int, default=0, help="TCP port (0: any free one)")
+    parser.add_argument(
+        "--latency", type=float, default=0.0, help="seconds before each API call is answered"
+    )
+    parser.add_argument(
+        "--lifetime", type=float, default=600.0, help="seconds to serve at most (default 600)"
+    )
+    parser.add_argument(
+        "--kubelet",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="run pods: Running after SECONDS, Succeeded after as many more",
+    )
+    return parser
+
+
+def _until_stdin_closes(done: threading.Event) -> None:
+    try:
+        descriptor = sys.stdin.fileno()
+        while os.read(descriptor, 65536):
+            pass
+    except (OSError, ValueError, AttributeError):
+        pass  # no stdin at all counts as closed
+    done.set()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    arguments = parser.parse_args(argv)
+    cluster = FakeCluster()
+    try:
+        server = FakeApiServer(
+            cluster, port=arguments.port, lifetime=arguments.lifetime, latency=arguments.latency
+        )
+        kubelet = (
+            None if arguments.kubelet is None else Kubelet(cluster, run_seconds=arguments.kubelet)
+        )
+    except InvalidConfig as error:
+        parser.error(str(error))
+    except OSError as error:  # the port is taken
+        parser.exit(1, f"{parser.prog}: error: {error}\n")
+    done = threading.Event()
+
+    def stop_on_signal(number: int, frame: FrameType | None) -> None:  # noqa: ARG001
+        done.set()
+
+    signal.signal(signal.SIGTERM, stop_on_signal)
+    signal.signal(signal.SIGINT, stop_on_signal)
+    threading.Thread(
+        target=_until_stdin_closes, args=(done,), name="k8s-workloads-stdin", daemon=True
+    ).start()
+    with server:
+        if kubelet is not None:
+            kubelet.start()
+        sys.stdout.write(server.url + "\n")
+        sys.stdout.flush()
+        try:
+            while not done.wait(_WAKE_SECONDS) and not server.stopped:
+                pass
+        finally:
+            if kubelet is not None:
+                kubelet.stop()
+    return 0

@@ -1,0 +1,117 @@
+"""What a :class:`~k8s_workloads.testing.FakeApiServer` has served, for tests and benchmarks.
+
+Requests are counted by verb and resource as the API server's own
+``apiserver_request_total`` metric labels them: ``GET`` (one object), ``LIST``, ``WATCH``,
+``POST``, ``PATCH``, ``DELETE``, and the resource (``pods``, ``secrets``; a discovery path
+such as ``/api/v1`` for the documents that are no resource; ``other`` for what the
+server does not serve). Requests in flight are counted as the API server's max-in-flight
+limit counts them: watches are long-running and left out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import types
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+__all__ = ["ServerStats"]
+
+CREATION = ("POST", "pods")
+"""The request whose concurrency is also kept apart: a pod creation."""
+
+
+def _counts(value: Mapping[str, int]) -> Mapping[str, int]:
+    return types.MappingProxyType(dict(sorted(value.items())))
+
+
+@attrs.frozen
+class ServerStats:
+    """Counts since the server started; a value, read with ``FakeApiServer.stats``."""
+
+    connections: int = 0
+    """TCP connections accepted (a client that keeps its connection alive opens one)."""
+    requests: Mapping[str, int] = attrs.field(factory=dict, converter=_counts, hash=False)
+    """Requests answered or under way, by ``"VERB resource"``: ``"POST pods"``."""
+    max_in_flight: int = 0
+    """The most requests under way at once (watches left out)."""
+    max_in_flight_creations: int = 0
+    """The most pod creations (``POST pods``) under way at once."""
+
+    def count(self, verb: str, resource: str) -> int:
+        """The requests of ``verb`` on ``resource`` (0 if none): ``count("LIST", "pods")``."""
+        return self.requests.get(f"{verb} {resource}", 0)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-compatible dict: what ``GET /_kit/stats`` answers."""
+        return {
+            "connections": self.connections,
+            "requests": dict(self.requests),
+            "max_in_flight": self.max_in_flight,
+            "max_in_flight_creations": self.max_in_flight_creations,
+        }
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> ServerStats:
+        """Read back :meth:`to_json` (a server in another process answers it)."""
+        return cls(
+            connections=int(document["connections"]),
+            requests={str(key): int(value) for key, value in document["requests"].items()},
+            max_in_flight=int(document["max_in_flight"]),
+            max_in_flight_creations=int(document["max_in_flight_creations"]),
+        )
+
+
+class StatsRecorder:
+    """The counters behind :class:`ServerStats`, shared by the server's threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._connections = 0
+        self._requests: dict[str, int] = {}
+        self._in_flight = 0
+        self._creations = 0
+        self._max_in_flight = 0
+        self._max_creations = 0
+
+    def connected(self) -> None:
+        with self._lock:
+            self._connections += 1
+
+    def counted(self, verb: str, resource: str) -> None:
+        key = f"{verb} {resource}"
+        with self._lock:
+            self._requests[key] = self._requests.get(key, 0) + 1
+
+    @contextlib.contextmanager
+    def in_flight(self, verb: str, resource: str) -> Iterator[None]:
+        """Count the request, and hold it as under way while the ``with`` block runs."""
+        self.counted(verb, resource)
+        creation = (verb, resource) == CREATION
+        with self._lock:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+            if creation:
+                self._creations += 1
+                self._max_creations = max(self._max_creations, self._creations)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                if creation:
+                    self._creations -= 1
+
+    def snapshot(self) -> ServerStats:
+        with self._lock:
+            return ServerStats(
+                connections=self._connections,
+                requests=self._requests,
+                max_in_flight=self._max_in_flight,
+                max_in_flight_creations=self._max_creations,
+            )

@@ -1,0 +1,265 @@
+"""The I/O layer: the shared answer policy, the ``kubernetes`` client's calls on a thread
+pool against the kit's API server (real HTTP on 127.0.0.1), paged lists, reused
+connections and a bounded pass."""
+
+from __future__ import annotations
+
+import datetime
+import random
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s
+
+from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.executor import (
+    CreatePod,
+    DeleteSecret,
+    ExecutorConfig,
+    ExecutorCore,
+    NothingToDo,
+    ReadStates,
+    Waiting,
+)
+from k8s_workloads.io.kube import FAILURES, KubeCalls
+from k8s_workloads.io.policy import failure_is_done
+from k8s_workloads.io.pool import PoolDriver
+from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
+from k8s_workloads.labels import watcher_selector
+from k8s_workloads.states import KubernetesJob, TaskInstanceState
+from k8s_workloads.testing import ApiError, FakeAirflowDB, FakeApiServer, FakeCluster
+from tests.event_factory import SUCCEEDED
+
+NS = "airflow"
+T0 = datetime.datetime(2026, 6, 7, tzinfo=datetime.timezone.utc)
+
+
+# --- the policy, written once --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("request_", "status", "done"),
+    [
+        (DeletePod("p", NS), 404, True),
+        (DeleteSecret("s", NS), 404, True),
+        (PatchLabels("p", NS, {"a": "b"}), 404, True),
+        (PatchLabels("p", NS, {"a": "b"}, "12"), 404, False),  # an adoption took nothing
+        (PatchLabels("p", NS, {"a": "b"}, "12"), 409, False),
+        (DeletePod("p", NS), 409, False),
+        (DeletePod("p", NS), 500, False),
+        (EmitEvent(TaskInstanceKey("d", "t", "r", 1), TaskInstanceState.SUCCESS), 404, False),
+    ],
+)
+def test_a_failure_is_done_only_where_the_table_says(
+    request_: Any,
+    status: int,
+    done: bool,
+) -> None:
+    assert failure_is_done(request_, ApiError(status, "x")) is done
+    assert failure_is_done(request_, ConnectionResetError()) is False
+
+
+# --- the kubernetes client against the kit's server ---------------------------------------
+
+
+class Served:
+    def __init__(self, latency: float = 0.0) -> None:
+        self.cluster = FakeCluster(now=T0)
+        self.server = FakeApiServer(self.cluster, lifetime=120, latency=latency).start()
+        self.api_client: Any = k8s.ApiClient(k8s.Configuration(host=self.server.url))
+        self.api = k8s.CoreV1Api(self.api_client)
+
+    def close(self) -> None:
+        self.api_client.close()
+        self.server.stop()
+
+
+@pytest.fixture
+def served() -> Iterator[Served]:
+    world = Served()
+    yield world
+    world.close()
+
+
+@pytest.fixture
+def slow() -> Iterator[Served]:
+    world = Served(latency=0.02)
+    yield world
+    world.close()
+
+
+def executor(
+    served: Served, *, creations: int = 8, cleanups: int = 8, batch: int = 1000
+) -> tuple[ExecutorCore, FakeAirflowDB, PoolDriver, KubeCalls]:
+    core = ExecutorCore(
+        ExecutorConfig(
+            scheduler_id="1",
+            namespace=NS,
+            airflow_version="3.3.2",
+            kube_image="airflow:3.3.2",
+            creation_batch_size=batch,
+            max_concurrent_creations=creations,
+            max_concurrent_cleanups=cleanups,
+            rng=random.Random(3),
+        )
+    )
+    db = FakeAirflowDB()
+    calls = KubeCalls(served.api, pool_size=creations + cleanups)
+    lock = threading.Lock()
+
+    def read_states(request: ReadStates) -> object:
+        return db.read_states(request.keys)
+
+    def emit(event: EmitEvent) -> None:
+        with lock:
+            db.record(event)
+
+    perform = calls.performer(read_states=read_states, emit=emit)
+    return core, db, PoolDriver(core, perform, failures=FAILURES), calls
+
+
+def tasks(db: FakeAirflowDB, core: ExecutorCore, count: int) -> list[WorkloadKey]:
+    keys: list[WorkloadKey] = []
+    for number in range(count):
+        key = TaskInstanceKey("etl", f"t{number}", "manual__1", 1)
+        db.add_task(key)
+        core.submit(KubernetesJob(key, ["python", "-m", "x"]))
+        keys.append(key)
+    return keys
+
+
+def feed_watch(served: Served, core: ExecutorCore, version: str | None) -> None:
+    watch = served.cluster.watch(
+        NS, label_selector=watcher_selector("1").label_selector, resource_version=version
+    )
+    for line in watch.lines():
+        core.feed_event(line, now=T0)
+    served.cluster.stop_watch(watch)
+
+
+def test_many_workloads_run_with_requests_in_flight_and_connections_reused(
+    slow: Served,
+) -> None:
+    core, db, driver, _ = executor(slow, creations=8, cleanups=8)
+    keys = tasks(db, core, 40)
+    version = slow.cluster.resource_version
+    answer = driver.run(T0)
+    assert isinstance(answer, NothingToDo)
+    assert len(slow.cluster.pods()) == 40
+    for key in keys:
+        assert isinstance(key, TaskInstanceKey)
+        db.task_finished(key, TaskInstanceState.SUCCESS)
+    for pod in slow.cluster.pods():
+        slow.cluster.set_status(NS, pod["metadata"]["name"], SUCCEEDED)
+    feed_watch(slow, core, version)
+    assert isinstance(driver.run(T0), NothingToDo)
+    feed_watch(slow, core, None)  # the deletions' own events: nothing more to do
+    assert isinstance(driver.run(T0), NothingToDo)
+    driver.close()
+    stats = slow.server.stats
+    assert 1 < stats.max_in_flight_creations <= 8
+    assert stats.count("DELETE", "pods") == 40  # one DELETE per pod
+    assert stats.connections <= 16  # the pool's size, not one per call
+    assert slow.cluster.pods() == []
+    for key in keys:
+        assert db.reported(key) == [TaskInstanceState.SUCCESS]
+
+
+def test_a_bounded_pass_returns_with_requests_in_flight_and_loses_nothing() -> None:
+    world = Served(latency=0.3)
+    try:
+        core, db, driver, _ = executor(world, creations=4)
+        tasks(db, core, 8)
+        answer = driver.run(T0, seconds=0.01)
+        assert answer == Waiting(4)  # back to the caller while four creations go on
+        assert driver.in_flight == 4
+        assert isinstance(driver.run(T0), NothingToDo)  # the next sync() finishes them
+        assert len(world.cluster.pods()) == 8
+        assert core.in_flight == ()
+        driver.close()
+    finally:
+        world.close()
+
+
+def test_failed_calls_go_to_the_core_and_a_404_on_a_delete_is_done(served: Served) -> None:
+    core, db, driver, _ = executor(served, creations=2)
+    refused, finished = tasks(db, core, 2)
+    served.cluster.fail_next("create_pod", 403, message="forbidden")
+    driver.run(T0)
+    assert db.reported(refused) == [TaskInstanceState.FAILED]  # the core's rule for a 403
+    assert isinstance(finished, TaskInstanceKey)
+    db.task_finished(finished, TaskInstanceState.SUCCESS)
+    (pod,) = served.cluster.pods()
+    version = served.cluster.resource_version
+    served.cluster.set_status(NS, pod["metadata"]["name"], SUCCEEDED)
+    feed_watch(served, core, version)
+    served.cluster.remove_pod(NS, pod["metadata"]["name"])  # gone before the executor's DELETE
+    assert isinstance(driver.run(T0), NothingToDo)
+    # The 404 was the delete done: the result was reported in the same pass, not retried.
+    assert db.reported(finished) == [TaskInstanceState.SUCCESS]
+    assert core.backlog == 0
+    driver.close()
+
+
+def test_lists_are_read_in_pages_and_an_expired_token_starts_again(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for number in range(12):
+        served.cluster.create_pod(NS, {"metadata": {"name": f"p{number}", "labels": {"a": "b"}}})
+    calls = KubeCalls(served.api, page_size=5)
+    pods, version = calls.list_pods(NS, label_selector="a=b")
+    assert sorted(pod["metadata"]["name"] for pod in pods) == sorted(
+        f"p{number}" for number in range(12)
+    )
+    assert version == served.cluster.resource_version
+    assert served.server.stats.count("LIST", "pods") == 3
+
+    pages = 0
+    original = served.api.list_namespaced_pod
+
+    def expiring(*args: Any, **kwargs: Any) -> Any:
+        nonlocal pages
+        pages += 1
+        if pages == 2:  # the snapshot behind the first page's token is compacted away
+            served.cluster.expire_list_continuations()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(served.api, "list_namespaced_pod", expiring)
+    pods, _ = calls.list_pods(NS, label_selector="a=b")
+    assert len(pods) == 12
+    assert pages == 2 + 3  # one page, the 410, then a whole new list
+
+
+def test_a_list_that_keeps_expiring_fails(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    for number in range(6):
+        served.cluster.create_pod(NS, {"metadata": {"name": f"p{number}"}})
+    calls = KubeCalls(served.api, page_size=2)
+    original = served.api.list_namespaced_pod
+
+    def expiring(*args: Any, **kwargs: Any) -> Any:
+        served.cluster.expire_list_continuations()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(served.api, "list_namespaced_pod", expiring)
+    with pytest.raises(FAILURES) as caught:
+        calls.list_pods(NS)
+    assert getattr(caught.value, "status", None) == 410
+
+
+def test_the_connection_pool_grows_to_the_calls_in_flight(served: Served) -> None:
+    KubeCalls(served.api, pool_size=40)
+    assert served.api.api_client.rest_client.pool_manager.connection_pool_kw["maxsize"] == 40
+
+
+def test_a_secret_is_created_before_its_pod_in_one_call(served: Served) -> None:
+    calls = KubeCalls(served.api)
+    secret = {"metadata": {"name": "s1"}, "stringData": {"a": "b"}}
+    pod = {"metadata": {"name": "p1"}, "spec": {"containers": [{"name": "base"}]}}
+    key = TaskInstanceKey("etl", "t", "manual__1", 1)
+    served.cluster.fail_next("create_pod", 500)
+    with pytest.raises(FAILURES):
+        calls.perform(CreatePod(key, NS, pod, secret))
+    assert served.cluster.secret(NS, "s1") is not None  # made first; the core deletes it
+    assert served.cluster.pods() == []
