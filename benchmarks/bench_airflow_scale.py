@@ -15,8 +15,10 @@ migrate`` once, cached in the temp folder) holding one DAG run of N ``EmptyOpera
 queued by this scheduler's job, so the stale-row checks pass. The executor is real Airflow
 3.3.2 and provider code; its kubernetes clients (the sync one, the provider's
 kubernetes_asyncio one, the watcher's) come from a kubeconfig file, as in production, and
-talk HTTP to the kit's API server in a process of its own (:data:`SERVER_COMMAND`), with a
-per-call latency and its kubelet moving each pod to Running and then Succeeded. The run
+talk HTTP to the kit's API server in a process of its own (``python -m
+k8s_workloads.testing.server``; the fault runs use ``benchmarks/_kit_server.py``, the same
+server failing 5% of the calls), with a per-call latency and its kubelet moving each pod to
+Running and then Succeeded. The run
 queues the N workloads (``queue_workload``, as the scheduler does) and calls
 ``executor.heartbeat()`` in a tight loop, draining ``get_event_buffer()`` after each (the
 harness's fake scheduler). This process plays the task processes: it watches the pods and
@@ -59,11 +61,9 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).resolve().parent
 
-# The API server in its own process. Once the kit's CLI (``python -m
-# k8s_workloads.testing.server``, same options) is on main, this is the one line to change,
-# to ``(sys.executable, "-m", "k8s_workloads.testing.server")``.
-SERVER_COMMAND: tuple[str, ...] = (sys.executable, str(HERE / "_kit_server.py"))
-# The kit's server has no fault injection: the fault runs keep the launcher.
+# The API server in its own process: the kit's.
+SERVER_COMMAND: tuple[str, ...] = (sys.executable, "-m", "k8s_workloads.testing.server")
+# The kit's server with faults injected (the kit's has none): the fault runs.
 FAULT_SERVER_COMMAND: tuple[str, ...] = (sys.executable, str(HERE / "_kit_server.py"))
 
 OURS, SYNC, ASYNC = "ours", "provider-sync", "provider-async"
@@ -525,7 +525,11 @@ def api_server(case: Case, kubelet: float, lifetime: float) -> Iterator[str]:
     if case.fault:
         command += ["--fail-rate", str(FAULT_RATE), "--fail-kind", case.fault]
     process = subprocess.Popen(  # noqa: S603 - our own command line
-        command, stdout=subprocess.PIPE, text=True, env=os.environ.copy()
+        command,
+        stdin=subprocess.PIPE,  # the server stops when it closes (this process ends)
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
     )
     try:
         assert process.stdout is not None
@@ -534,6 +538,8 @@ def api_server(case: Case, kubelet: float, lifetime: float) -> Iterator[str]:
             raise RuntimeError(f"the API server did not start: {url!r}")
         yield url
     finally:
+        assert process.stdin is not None
+        process.stdin.close()
         process.terminate()
         try:
             process.wait(timeout=10)
@@ -598,7 +604,7 @@ def run_case(case: Case, *, kubelet: float, timeout: float, keep: bool) -> Resul
         result.pods_s = seen[case.n - 1] - started
     result.results_s = result.child["all_results_s"]
     # The fake task processes' watches and this stats request are not the executor's.
-    result.connections = int(result.server.get("connections_accepted", 0)) - watcher.connections - 1
+    result.connections = int(result.server.get("connections", 0)) - watcher.connections - 1
     if not keep:
         shutil.rmtree(home, ignore_errors=True)
     return result
@@ -644,7 +650,7 @@ def print_table(results: Sequence[Result]) -> None:
         values = (
             _s(result.pods_s),
             _s(result.results_s),
-            str(result.server.get("max_pod_creations_in_flight", "-")),
+            str(result.server.get("max_in_flight_creations", "-")),
             f"{child['sync_max_s'] * 1000:.0f}ms",
             f"{child['heartbeat_max_s'] * 1000:.0f}ms",
             _ms(child["sync_full_median_s"]),
@@ -689,8 +695,12 @@ def print_details(results: Sequence[Result]) -> None:
             f"{child['sql_other']} (max per sync {child['sql_creation_max_per_sync']}/"
             f"{child['sql_results_max_per_sync']}), {child['processes']} processes,"
             f" server: {result.server.get('requests')}, max in flight"
-            f" {result.server.get('max_in_flight')}, faults {result.server.get('faults')},"
-            f" pods by DELETE calls {result.server.get('deletes_per_pod')}"
+            f" {result.server.get('max_in_flight')}"
+            + "".join(
+                f", {name.replace('_', ' ')} {result.server[name]}"
+                for name in ("faults", "deletes_per_pod")
+                if name in result.server
+            )
         )
 
 
