@@ -41,10 +41,10 @@ MAIN_ENV = ROOT / ".venv"
 AIRFLOW_ENV = ROOT / ".venv-airflow"
 AIRFLOW32_ENV = ROOT / ".venv-airflow32"
 
-MAIN_REQUIREMENTS = ["-e", ".[test,dev]", "kubernetes>=37,<38"]
+MAIN_REQUIREMENTS = ["-e", ".[test,dev,asyncio]", "kubernetes>=37,<38"]
 # The other Pythons run only pytest: the lint and docs tools stay in .venv (mkdocstrings
 # needs 3.11+).
-CORE_REQUIREMENTS = ["-e", ".[test]", "kubernetes>=37,<38"]
+CORE_REQUIREMENTS = ["-e", ".[test,asyncio]", "kubernetes>=37,<38"]
 AIRFLOW_REQUIREMENTS = [
     "-e",
     ".[test]",

@@ -206,7 +206,9 @@ def run_scenario(
         "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_CONTAINER_REPOSITORY": "apache/airflow",
         "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_CONTAINER_TAG": "3.3.2",
         "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_PODS_CREATION_BATCH_SIZE": "10",
-        "PYTHONPATH": str(root),
+        # The caller's path after the checkout's root: a worktree run with
+        # PYTHONPATH=<worktree>/src tests that worktree's package, not the installed one.
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
     }
     run = subprocess.run(
         [sys.executable, "-m", module, *args],

@@ -66,11 +66,13 @@ class Database:
     def __init__(self) -> None:
         self.down = False
         self.refused = 0
+        self.statements: list[tuple[str, Any]] = []  # every one sent, with its parameters
         sqlalchemy = airflow("sqlalchemy")
         engine = airflow("airflow.settings").engine
         sqlalchemy.event.listen(engine, "before_cursor_execute", self._execute)
 
     def _execute(self, conn: Any, cursor: Any, statement: str, *args: Any) -> None:  # noqa: ARG002
+        self.statements.append((statement, args[0] if args else None))
         if self.down:
             self.refused += 1
             error = airflow("sqlite3").OperationalError("unable to open database file")
@@ -406,6 +408,65 @@ def faults() -> dict[str, Any]:
         return report
 
 
+BATCH_TASKS = [f"b{number:02}" for number in range(12)]
+TAKEN_OVER = ["b01", "b11"]  # one in each creation batch of 10
+
+
+def _is_stale_check(statement: str) -> bool:
+    """The executor's stale check: a task instance's queued owner, read by row id (one,
+    ``= ?``, or several, ``IN (?, ...)``)."""
+    text = " ".join(statement.split())
+    return "task_instance.queued_by_job_id" in text and "WHERE task_instance.id " in text
+
+
+def stale_batches() -> dict[str, Any]:
+    """Twelve tasks queued at once, created ten per heartbeat: the stale checks' queries
+    per heartbeat, and what became of two tasks taken over by another scheduler."""
+    cluster = FakeCluster()
+    with FakeApiServer(cluster, lifetime=180) as server:
+        os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
+        ids = _dag_run(BATCH_TASKS)
+        scenario = Scenario("library", cluster)
+        scenario.ids = ids
+        executor = scenario.executor
+        executor.start()
+        beats: list[dict[str, Any]] = []
+        try:
+            executor.heartbeat()  # the first sync's adoption reads, before any task
+            scenario.queue(BATCH_TASKS)
+            with scenario.create_session() as session:
+                for name in TAKEN_OVER:
+                    scenario._ti(session, name).queued_by_job_id = JOB_ID + 90
+            for _ in range(3):
+                mark, pods = len(scenario.database.statements), len(cluster.pods())
+                executor.heartbeat()
+                checks = [
+                    (statement, parameters)
+                    for statement, parameters in scenario.database.statements[mark:]
+                    if _is_stale_check(statement)
+                ]
+                beats.append(
+                    {
+                        "pods_created": len(cluster.pods()) - pods,
+                        "stale_checks": len(checks),
+                        "rows_checked": [len(parameters) for _, parameters in checks],
+                    }
+                )
+        finally:
+            executor.end()
+        created = sorted(pod["metadata"]["annotations"]["task_id"] for pod in cluster.pods())
+        return {
+            "beats": beats,
+            "created": created,
+            "running": sorted(key.task_id for key in executor.running),
+            "queued_events": sorted(
+                key.task_id
+                for key, (state, _) in executor.event_buffer.items()
+                if str(state) == "queued"
+            ),
+        }
+
+
 RESTART_TASKS = ["survives", "finished_while_down", "failed_while_down", "never_launched"]
 
 
@@ -488,6 +549,8 @@ def main() -> int:
     which = sys.argv[1]
     if which == "faults":
         document = faults()
+    elif which == "stale-batches":
+        document = stale_batches()
     elif which.startswith("restart-"):
         document = restart(which.removeprefix("restart-"))
     else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -429,3 +430,134 @@ def test_pods_are_deleted_with_the_configured_delete_option_kwargs() -> None:
         ((where, body),) = SERVER[0].delete_options
         assert where == (NS, name)
         assert body["gracePeriodSeconds"] == 10
+
+
+def _count_accepted_connections(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The TCP connections the test's API server accepts from now on (a local counter:
+    each one the socket server accepts goes through its ``get_request``)."""
+    from tests.airflow_support import SERVER  # noqa: PLC0415
+
+    tcp = SERVER[0]._server  # the kit's socket server
+    accept = tcp.get_request
+    accepted = [0]
+
+    def counted() -> Any:
+        accepted[0] += 1
+        return accept()
+
+    monkeypatch.setattr(tcp, "get_request", counted)
+    return accepted
+
+
+def test_api_connections_are_reused_across_many_workloads(
+    executor: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    cluster = executor.cluster
+    executor.sync()  # the first pass (adoption's lists) is behind us
+    accepted = _count_accepted_connections(monkeypatch)
+    workloads = [callback_workload(100 + number) for number in range(20)]
+    keys = [CallbackKey(workload.callback.id) for workload in workloads]
+    for workload, key in zip(workloads, keys, strict=True):
+        executor.states[key] = CallbackState.RUNNING
+        executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    sync_until(executor, lambda: len(cluster.pod_names()) == len(workloads))
+    for name in cluster.pod_names():
+        cluster.set_status(NS, name, SUCCEEDED)
+    sync_until(
+        executor,
+        lambda: all(
+            (states_of(executor, key) or (None,))[0] == AirflowCallbackState.SUCCESS for key in keys
+        ),
+    )
+    sync_until(executor, lambda: not cluster.pod_names())
+    calls = [call for call, _, _ in cluster.calls]
+    assert calls.count("create_pod") == calls.count("delete_pod") == len(workloads)
+    # 40 calls over one kept-alive connection of the pool (one more if the server closed
+    # it); every call used to open a new one, its response never read nor released.
+    assert accepted[0] <= 2
+
+
+def test_a_succeeded_pod_is_deleted_once_over_its_whole_life(
+    executor: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    api = executor.kube_client
+    delete = api.delete_namespaced_pod
+    deletes: list[tuple[str, str]] = []
+
+    def counted(name: str, namespace: str, **kwargs: Any) -> Any:
+        deletes.append((namespace, name))  # every call, a 404 too (the server logs none)
+        return delete(name, namespace, **kwargs)
+
+    monkeypatch.setattr(api, "delete_namespaced_pod", counted)
+    key, name = launch_callback(executor, 51)
+    cluster = executor.cluster
+    executor.states[key] = CallbackState.RUNNING
+    cluster.set_status(NS, name, SUCCEEDED)
+    sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.SUCCESS)
+    sync_until(executor, lambda: not cluster.pod_names())
+    # The deletion's events (MODIFIED with a deletionTimestamp, then DELETED) read by the
+    # watcher and handled by the core, then more passes: none deletes the pod again.
+    (watcher,) = executor._watchers
+    sync_until(
+        executor,
+        lambda: (
+            watcher.resource_version == cluster.resource_version
+            and executor._events.empty()
+            and executor.core.waiting_results == 0
+        ),
+    )
+    results = [h for h in executor.handled if h.result and h.result.pod_name == name]
+    assert len(results) == 3  # Succeeded, and the deletion's two events
+    for _ in range(3):
+        executor.sync()
+    assert deletes == [(NS, name)]
+
+
+def test_airflows_own_mutation_hook_with_no_policy_is_no_hook(executor: Any) -> None:
+    # Airflow's pod_mutation_hook asks the policy plugins, and none implements it: each
+    # pod would go to a V1Pod and back for nothing.
+    settings = airflow("airflow.settings")
+    assert settings.pod_mutation_hook.__module__ == "airflow.settings"
+    assert not settings.get_policy_plugin_manager().hook.pod_mutation_hook.get_hookimpls()
+    assert executor.core.config.mutation_hook is None
+
+
+def _label_team(pod: Any) -> None:
+    pod.metadata.labels["team"] = "data"  # a V1Pod, mutated in place as Airflow's are
+
+
+@pytest.mark.parametrize("how", ["replaced", "policy plugin"])
+def test_a_users_mutation_hook_still_mutates_the_pods(
+    how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = airflow("airflow.settings")
+    manager = settings.get_policy_plugin_manager()
+    hookimpl = airflow("airflow.policies").hookimpl
+
+    def pod_mutation_hook(pod: Any) -> None:
+        _label_team(pod)
+
+    # What airflow_local_settings' pod_mutation_hook becomes on Airflow 2.6+: a plugin.
+    local_settings = types.SimpleNamespace(pod_mutation_hook=hookimpl(pod_mutation_hook))
+    if how == "replaced":  # an older airflow_local_settings, or code, sets the function
+        monkeypatch.setattr(settings, "pod_mutation_hook", _label_team)
+    else:
+        manager.register(local_settings)
+    try:
+        with running_executor() as executor:
+            assert executor.core.config.mutation_hook is not None
+            workload = task_workload(None)
+            executor.queue_workload(workload, session=None)
+            executor.heartbeat()
+            cluster = executor.cluster
+            sync_until(executor, lambda: bool(cluster.pod_names()))
+            (name,) = cluster.pod_names()
+            assert cluster.pod(NS, name)["metadata"]["labels"]["team"] == "data"
+    finally:
+        if manager.is_registered(local_settings):
+            manager.unregister(local_settings)

@@ -138,3 +138,25 @@ def test_a_429_a_stale_workload_a_database_outage_and_a_410_against_real_rows(
         "taken_over": ["queued"],
     }
     assert report["pods_left"] == {}  # every Succeeded pod deleted
+
+
+def test_the_stale_checks_are_one_query_per_creation_batch(
+    tmp_path: Any, tmp_path_factory: Any
+) -> None:
+    database = migrated_database(tmp_path_factory.mktemp("airflow"))
+    report = run_scenario(SCENARIOS, "stale-batches", home=tmp_path, database=database)
+    # Twelve tasks, ten creations per heartbeat (worker_pods_creation_batch_size 10): the
+    # first creation of each heartbeat reads its row and the next ones' in one query; the
+    # provider reads one row per pod (10, then 2 queries).
+    assert report["beats"] == [
+        {"pods_created": 9, "stale_checks": 1, "rows_checked": [11]},  # b01 taken over
+        {"pods_created": 1, "stale_checks": 1, "rows_checked": [2]},  # b11 taken over
+        {"pods_created": 0, "stale_checks": 0, "rows_checked": []},
+    ]
+    # The verdicts are the provider's: the two tasks another scheduler queued get no pod,
+    # are not running and lose their QUEUED event; every other one has its pod.
+    taken_over = {"b01", "b11"}
+    every = {f"b{number:02}" for number in range(12)}
+    assert set(report["created"]) == every - taken_over
+    assert set(report["running"]) == every - taken_over
+    assert set(report["queued_events"]) == every - taken_over

@@ -201,6 +201,48 @@ def test_duplicate_terminal_events_delete_once() -> None:
     assert world.db.reported(key) == [TaskInstanceState.FAILED]
 
 
+@pytest.mark.parametrize(
+    ("key", "status", "options"),
+    [
+        (task(), SUCCEEDED, {}),
+        (callback(), SUCCEEDED, {}),
+        (task(), OOM, {"decisions": DecisionConfig(delete_worker_pods_on_failure=True)}),
+        (task(), SUCCEEDED, {"secure_payload": True}),
+    ],
+    ids=["succeeded task", "succeeded callback", "deleted failed task", "secure payload"],
+)
+def test_one_delete_per_pod_over_its_whole_life_with_its_deletion_events(
+    key: WorkloadKey, status: dict[str, Any], options: dict[str, Any]
+) -> None:
+    # The pod's deletion makes two watch events, MODIFIED (deletionTimestamp) then
+    # DELETED, fed together in the next pass: neither may make the core delete it again.
+    world = World(**options)
+    command = workload_command_args({"token": TOKEN, "ti": {"id": "x"}})
+    world.submit(key, command)
+    performed = world.sync()
+    world.status(key, RUNNING)
+    performed += world.sync()
+    if isinstance(key, TaskInstanceKey):
+        world.db.task_started(key)
+        if status is SUCCEEDED:
+            world.db.task_finished(key, TaskInstanceState.SUCCESS)
+    name = world.pod_of(key)
+    world.status(key, status)
+    performed += world.sync()
+    assert world.cluster.pod_names() == []
+    seen = len(world.handled)
+    for _ in range(3):  # the deletion events, and the passes after them
+        performed += world.sync()
+    after_delete = [h for h in world.handled[seen:] if h.result and h.result.pod_name == name]
+    assert len(after_delete) == 2  # the MODIFIED and the DELETED event were both read
+    deletes = [r for r in performed if isinstance(r, DeletePod)]
+    assert [(d.namespace, d.pod_name) for d in deletes] == [(NS, name)]
+    secrets = [r for r in performed if isinstance(r, DeleteSecret)]
+    assert len(secrets) == (1 if options.get("secure_payload") else 0)
+    assert [call for call, _, _ in world.cluster.calls].count("delete_pod") == 1
+    assert world.core.running == ()
+
+
 def test_a_pod_that_fails_before_the_task_ran_is_requeued_once() -> None:
     world = World()
     key = task()

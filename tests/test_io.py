@@ -4,6 +4,7 @@ connections and a bounded pass."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import random
 import threading
@@ -90,34 +91,69 @@ def slow() -> Iterator[Served]:
     world.close()
 
 
-def executor(
-    served: Served, *, creations: int = 8, cleanups: int = 8, batch: int = 1000
-) -> tuple[ExecutorCore, FakeAirflowDB, PoolDriver, KubeCalls]:
-    core = ExecutorCore(
-        ExecutorConfig(
-            scheduler_id="1",
-            namespace=NS,
-            airflow_version="3.3.2",
-            kube_image="airflow:3.3.2",
-            creation_batch_size=batch,
-            max_concurrent_creations=creations,
-            max_concurrent_cleanups=cleanups,
-            rng=random.Random(3),
+class Driven:
+    """A core driven against the kit's server by one of the two shipped drivers: the
+    ``kubernetes`` client on a thread pool, or ``kubernetes_asyncio`` on an event loop."""
+
+    def __init__(self, served: Served, kind: str, *, creations: int, cleanups: int) -> None:
+        self.core = ExecutorCore(
+            ExecutorConfig(
+                scheduler_id="1",
+                namespace=NS,
+                airflow_version="3.3.2",
+                kube_image="airflow:3.3.2",
+                creation_batch_size=1000,
+                max_concurrent_creations=creations,
+                max_concurrent_cleanups=cleanups,
+                rng=random.Random(3),
+            )
         )
-    )
-    db = FakeAirflowDB()
-    calls = KubeCalls(served.api, pool_size=creations + cleanups)
-    lock = threading.Lock()
+        self.db = FakeAirflowDB()
+        self.kind = kind
+        self._lock = threading.Lock()
+        if kind == "threads":
+            calls = KubeCalls(served.api, pool_size=creations + cleanups)
+            perform = calls.performer(read_states=self._read, emit=self._emit)
+            self.pool = PoolDriver(self.core, perform, failures=FAILURES)
+        else:
+            self.loop = asyncio.new_event_loop()
+            self.loop.run_until_complete(self._connect(served.server.url))
 
-    def read_states(request: ReadStates) -> object:
-        return db.read_states(request.keys)
+    async def _connect(self, url: str) -> None:
+        from kubernetes_asyncio import client as k8s_aio  # noqa: PLC0415 - the extra
 
-    def emit(event: EmitEvent) -> None:
-        with lock:
-            db.record(event)
+        from k8s_workloads.io.aio import AsyncDriver, AsyncKubeCalls  # noqa: PLC0415
 
-    perform = calls.performer(read_states=read_states, emit=emit)
-    return core, db, PoolDriver(core, perform, failures=FAILURES), calls
+        self.aio_client: Any = k8s_aio.ApiClient(k8s_aio.Configuration(host=url))
+        calls = AsyncKubeCalls(k8s_aio.CoreV1Api(self.aio_client))
+        self.aio = AsyncDriver(self.core, calls.performer(read_states=self._read, emit=self._emit))
+
+    def _read(self, request: ReadStates) -> object:
+        return self.db.read_states(request.keys)
+
+    def _emit(self, event: EmitEvent) -> None:
+        with self._lock:
+            self.db.record(event)
+
+    def run(self, *, seconds: float | None = None) -> Waiting | NothingToDo:
+        if self.kind == "threads":
+            return self.pool.run(T0, seconds=seconds)
+        return self.loop.run_until_complete(self.aio.run(T0, seconds=seconds))
+
+    @property
+    def in_flight(self) -> int:
+        return self.pool.in_flight if self.kind == "threads" else self.aio.in_flight
+
+    def close(self) -> None:
+        if self.kind == "threads":
+            self.pool.close()
+            return
+        self.loop.run_until_complete(self.aio.aclose())
+        self.loop.run_until_complete(self.aio_client.close())
+        self.loop.close()
+
+
+DRIVERS = ["threads", "asyncio"]
 
 
 def tasks(db: FakeAirflowDB, core: ExecutorCore, count: int) -> list[WorkloadKey]:
@@ -139,14 +175,15 @@ def feed_watch(served: Served, core: ExecutorCore, version: str | None) -> None:
     served.cluster.stop_watch(watch)
 
 
+@pytest.mark.parametrize("kind", DRIVERS)
 def test_many_workloads_run_with_requests_in_flight_and_connections_reused(
-    slow: Served,
+    slow: Served, kind: str
 ) -> None:
-    core, db, driver, _ = executor(slow, creations=8, cleanups=8)
+    driven = Driven(slow, kind, creations=8, cleanups=8)
+    core, db = driven.core, driven.db
     keys = tasks(db, core, 40)
     version = slow.cluster.resource_version
-    answer = driver.run(T0)
-    assert isinstance(answer, NothingToDo)
+    assert isinstance(driven.run(), NothingToDo)
     assert len(slow.cluster.pods()) == 40
     for key in keys:
         assert isinstance(key, TaskInstanceKey)
@@ -154,10 +191,10 @@ def test_many_workloads_run_with_requests_in_flight_and_connections_reused(
     for pod in slow.cluster.pods():
         slow.cluster.set_status(NS, pod["metadata"]["name"], SUCCEEDED)
     feed_watch(slow, core, version)
-    assert isinstance(driver.run(T0), NothingToDo)
+    assert isinstance(driven.run(), NothingToDo)
     feed_watch(slow, core, None)  # the deletions' own events: nothing more to do
-    assert isinstance(driver.run(T0), NothingToDo)
-    driver.close()
+    assert isinstance(driven.run(), NothingToDo)
+    driven.close()
     stats = slow.server.stats
     assert 1 < stats.max_in_flight_creations <= 8
     assert stats.count("DELETE", "pods") == 40  # one DELETE per pod
@@ -167,27 +204,32 @@ def test_many_workloads_run_with_requests_in_flight_and_connections_reused(
         assert db.reported(key) == [TaskInstanceState.SUCCESS]
 
 
-def test_a_bounded_pass_returns_with_requests_in_flight_and_loses_nothing() -> None:
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_a_bounded_pass_returns_with_requests_in_flight_and_loses_nothing(kind: str) -> None:
     world = Served(latency=0.3)
     try:
-        core, db, driver, _ = executor(world, creations=4)
-        tasks(db, core, 8)
-        answer = driver.run(T0, seconds=0.01)
+        driven = Driven(world, kind, creations=4, cleanups=4)
+        tasks(driven.db, driven.core, 8)
+        answer = driven.run(seconds=0.01)
         assert answer == Waiting(4)  # back to the caller while four creations go on
-        assert driver.in_flight == 4
-        assert isinstance(driver.run(T0), NothingToDo)  # the next sync() finishes them
+        assert driven.in_flight == 4
+        assert isinstance(driven.run(), NothingToDo)  # the next sync() finishes them
         assert len(world.cluster.pods()) == 8
-        assert core.in_flight == ()
-        driver.close()
+        assert driven.core.in_flight == ()
+        driven.close()
     finally:
         world.close()
 
 
-def test_failed_calls_go_to_the_core_and_a_404_on_a_delete_is_done(served: Served) -> None:
-    core, db, driver, _ = executor(served, creations=2)
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_failed_calls_go_to_the_core_and_a_404_on_a_delete_is_done(
+    served: Served, kind: str
+) -> None:
+    driven = Driven(served, kind, creations=2, cleanups=2)
+    core, db = driven.core, driven.db
     refused, finished = tasks(db, core, 2)
     served.cluster.fail_next("create_pod", 403, message="forbidden")
-    driver.run(T0)
+    driven.run()
     assert db.reported(refused) == [TaskInstanceState.FAILED]  # the core's rule for a 403
     assert isinstance(finished, TaskInstanceKey)
     db.task_finished(finished, TaskInstanceState.SUCCESS)
@@ -196,11 +238,11 @@ def test_failed_calls_go_to_the_core_and_a_404_on_a_delete_is_done(served: Serve
     served.cluster.set_status(NS, pod["metadata"]["name"], SUCCEEDED)
     feed_watch(served, core, version)
     served.cluster.remove_pod(NS, pod["metadata"]["name"])  # gone before the executor's DELETE
-    assert isinstance(driver.run(T0), NothingToDo)
+    assert isinstance(driven.run(), NothingToDo)
     # The 404 was the delete done: the result was reported in the same pass, not retried.
     assert db.reported(finished) == [TaskInstanceState.SUCCESS]
     assert core.backlog == 0
-    driver.close()
+    driven.close()
 
 
 def test_lists_are_read_in_pages_and_an_expired_token_starts_again(

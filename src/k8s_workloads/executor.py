@@ -595,11 +595,14 @@ class ExecutorCore:
             return
         if resolution.resource_version:
             self._resource_version = resolution.resource_version
-        if resolution.event_type == "DELETED":
-            self._cleaned.pop((resolution.namespace or "", resolution.pod_name or ""), None)
         result = resolution.to_result()
         if result is not None:
             self._results.append(_Pending(result, in_watch=resolution.event_type != "DELETED"))
+        elif resolution.event_type == "DELETED":
+            # With a result, the pod is forgotten when that result is handled (see
+            # _handle_next): results of it fed before the DELETED event (the MODIFIED one
+            # with its deletionTimestamp) are still waiting, and are duplicates.
+            self._cleaned.pop((resolution.namespace or "", resolution.pod_name or ""), None)
 
     def states_read(
         self,
@@ -1158,6 +1161,12 @@ class ExecutorCore:
             return ReadStates(tuple(keys))
         del results[index]
         result = pending.result
+        if not pending.in_watch:
+            # The pod left the watch: forgotten in the order its events came, after its
+            # earlier results (forgetting it when the DELETED event was fed made the
+            # MODIFIED event with the deletionTimestamp, fed just before, a leftover to
+            # delete a second time).
+            self._cleaned.pop((result.namespace, result.pod_name), None)
         work_pending: _Pending | None = None
         if pending.error is not None:
             decision = handling_failed(

@@ -25,14 +25,22 @@ continue token expired) starts the list again, at most :data:`LIST_RESTARTS` tim
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from k8s_workloads.actions import DeletePod, PatchLabels
+from k8s_workloads.executor import DeleteSecret, ListPods, ReadStates
 
 if TYPE_CHECKING:
-    from k8s_workloads.executor import Request
+    from k8s_workloads.executor import ExecutorCore, Request
 
-__all__ = ["LIST_RESTARTS", "PAGE_SIZE", "error_status", "failure_is_done"]
+__all__ = [
+    "LIST_RESTARTS",
+    "PAGE_SIZE",
+    "error_status",
+    "failure_is_done",
+    "report_answer",
+    "report_failure",
+]
 
 PAGE_SIZE: Final = 500
 """Pods per list page: a namespace of 50,000 pods is a hundred responses, not one."""
@@ -56,6 +64,26 @@ def failure_is_done(request: Request, error: BaseException) -> bool:
         return False
     if isinstance(request, PatchLabels):
         return request.resource_version is None
-    from k8s_workloads.executor import DeleteSecret  # noqa: PLC0415 - executor imports actions
-
     return isinstance(request, (DeletePod, DeleteSecret))
+
+
+def report_answer(core: ExecutorCore, request: Request, answer: object) -> None:
+    """Report ``request``'s success to ``core`` with ``perform``'s answer."""
+    if isinstance(request, ReadStates):
+        core.states_read(request, answer)  # type: ignore[arg-type]
+    elif isinstance(request, ListPods):
+        pods: list[dict[str, Any]]
+        version: str | None
+        pods, version = answer  # type: ignore[misc]
+        core.pods_listed(request, pods, version)
+    else:
+        core.request_done(request)
+
+
+def report_failure(core: ExecutorCore, request: Request, error: BaseException) -> None:
+    """Report ``request``'s failure to ``core``, or its success where the policy says a
+    failure is done (a 404 on a delete)."""
+    if failure_is_done(request, error):
+        core.request_done(request)
+    else:
+        core.request_failed(request, error)

@@ -23,18 +23,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from k8s_workloads.actions import EmitEvent
-from k8s_workloads.executor import (
-    CreatePod,
-    ListPods,
-    NothingToDo,
-    ReadStates,
-    Request,
-    Waiting,
-)
-from k8s_workloads.io.policy import failure_is_done
+from k8s_workloads.executor import CreatePod, NothingToDo, ReadStates, Request, Waiting
+from k8s_workloads.io.policy import report_answer, report_failure
 
 if TYPE_CHECKING:
     import datetime
@@ -42,29 +35,7 @@ if TYPE_CHECKING:
 
     from k8s_workloads.executor import ExecutorCore
 
-__all__ = ["PoolDriver", "report_answer", "report_failure"]
-
-
-def report_answer(core: ExecutorCore, request: Request, answer: object) -> None:
-    """Report ``request``'s success to ``core`` with ``perform``'s answer."""
-    if isinstance(request, ReadStates):
-        core.states_read(request, answer)  # type: ignore[arg-type]
-    elif isinstance(request, ListPods):
-        pods: list[dict[str, Any]]
-        version: str | None
-        pods, version = answer  # type: ignore[misc]
-        core.pods_listed(request, pods, version)
-    else:
-        core.request_done(request)
-
-
-def report_failure(core: ExecutorCore, request: Request, error: BaseException) -> None:
-    """Report ``request``'s failure to ``core``, or its success where the policy says a
-    failure is done (a 404 on a delete)."""
-    if failure_is_done(request, error):
-        core.request_done(request)
-    else:
-        core.request_failed(request, error)
+__all__ = ["PoolDriver"]
 
 
 def _inline_by_default(request: Request) -> bool:
