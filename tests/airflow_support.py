@@ -55,10 +55,11 @@ OPTIONS = {
 
 
 @contextlib.contextmanager
-def running_executor(**options: str) -> Iterator[Any]:
+def running_executor(**options: str | float) -> Iterator[Any]:
     """The executor started against a fresh cluster; state reads from ``.states``.
 
-    ``options``: more ``[kubernetes_executor]`` options for this executor."""
+    ``options``: more ``[kubernetes_executor]`` options for this executor; ``latency``:
+    seconds the API server adds to every call."""
     core_conf = airflow("airflow.configuration").conf
     sdk_conf = airflow("airflow.providers.common.compat.sdk").conf
 
@@ -66,7 +67,11 @@ def running_executor(**options: str) -> Iterator[Any]:
 
     # Airflow 3.3 has two configuration objects: the executor reads core's, the provider's
     # client factory the Task SDK's. Both get the test's options, and both get them back.
-    wanted = {**OPTIONS, **{("kubernetes_executor", name): v for name, v in options.items()}}
+    latency = float(options.pop("latency", 0.0))
+    wanted = {
+        **OPTIONS,
+        **{("kubernetes_executor", name): str(value) for name, value in options.items()},
+    }
     saved = [
         (config, option, config.get(*option) if config.has_option(*option) else None)
         for config in (core_conf, sdk_conf)
@@ -75,26 +80,28 @@ def running_executor(**options: str) -> Iterator[Any]:
     for config in (core_conf, sdk_conf):
         for (section, key), value in wanted.items():
             config.set(section, key, value)
-    cluster = FakeCluster()
-    with FakeApiServer(cluster, lifetime=120) as server:
-        SERVER[:] = [server]
-        instance: Any = KubernetesExecutor()
-        instance.job_id = 7
-        instance.states = {}
-        instance._read_states = lambda keys: {key: instance.states.get(key) for key in keys}
-        instance.cluster = cluster
-        instance.start()
-        instance.handled = []
-        instance.core.on_decision = instance.handled.append
-        try:
-            yield instance
-        finally:
-            instance.end()
-            for config, (section, name), old in saved:
-                if old is None:
-                    config.remove_option(section, name)
-                else:
-                    config.set(section, name, old)
+    try:
+        cluster = FakeCluster()
+        with FakeApiServer(cluster, lifetime=120, latency=latency) as server:
+            SERVER[:] = [server]
+            instance: Any = KubernetesExecutor()
+            instance.job_id = 7
+            instance.states = {}
+            instance._read_states = lambda keys: {key: instance.states.get(key) for key in keys}
+            instance.cluster = cluster
+            instance.start()
+            instance.handled = []
+            instance.core.on_decision = instance.handled.append
+            try:
+                yield instance
+            finally:
+                instance.end()
+    finally:
+        for config, (section, name), old in saved:
+            if old is None:
+                config.remove_option(section, name)
+            else:
+                config.set(section, name, old)
 
 
 def callback_workload(number: int) -> Any:

@@ -475,9 +475,12 @@ def test_api_connections_are_reused_across_many_workloads(
     sync_until(executor, lambda: not cluster.pod_names())
     calls = [call for call, _, _ in cluster.calls]
     assert calls.count("create_pod") == calls.count("delete_pod") == len(workloads)
-    # 40 calls over one kept-alive connection of the pool (one more if the server closed
-    # it); every call used to open a new one, its response never read nor released.
-    assert accepted[0] <= 2
+    # 40 calls over the pool's kept-alive connections: at most one per call in flight at
+    # once (deletions run side by side); every call used to open a new one, its response
+    # never read nor released.
+    config = executor.core.config
+    assert accepted[0] <= config.max_concurrent_creations + config.max_concurrent_cleanups
+    assert accepted[0] < 2 * len(workloads)
 
 
 def test_a_succeeded_pod_is_deleted_once_over_its_whole_life(
@@ -561,3 +564,70 @@ def test_a_users_mutation_hook_still_mutates_the_pods(
     finally:
         if manager.is_registered(local_settings):
             manager.unregister(local_settings)
+
+
+# --- many requests in flight (issue 18) ------------------------------------------------------
+
+
+def _queue_callbacks(executor: Any, first: int, count: int) -> list[CallbackKey]:
+    keys = []
+    for number in range(first, first + count):
+        workload = callback_workload(number)
+        key = CallbackKey(workload.callback.id)
+        executor.states[key] = CallbackState.QUEUED
+        executor.queue_workload(workload, session=None)
+        keys.append(key)
+    return keys
+
+
+def test_async_pod_creation_keeps_many_creations_in_flight() -> None:
+    from tests.airflow_support import SERVER  # noqa: PLC0415
+
+    options = {"async_pod_creation": "True", "pod_creation_max_concurrency": "4"}
+    with running_executor(latency=0.05, **options) as executor:
+        assert executor.core.config.max_concurrent_creations == 4
+        _queue_callbacks(executor, 300, 10)
+        executor.heartbeat()
+        sync_until(executor, lambda: len(executor.cluster.pod_names()) == 10)
+        assert 1 < SERVER[0].stats.max_in_flight_creations <= 4
+
+
+def test_pods_are_created_one_at_a_time_without_async_pod_creation() -> None:
+    from tests.airflow_support import SERVER  # noqa: PLC0415
+
+    with running_executor(latency=0.02) as executor:
+        assert executor.core.config.max_concurrent_creations == 1  # the provider's default
+        _queue_callbacks(executor, 320, 5)
+        executor.heartbeat()
+        sync_until(executor, lambda: len(executor.cluster.pod_names()) == 5)
+        assert SERVER[0].stats.max_in_flight_creations == 1
+
+
+def test_a_max_concurrency_of_0_is_the_creation_batch_size() -> None:
+    with running_executor(async_pod_creation="True", pod_creation_max_concurrency="0") as executor:
+        assert executor.core.config.max_concurrent_creations == 10  # the batch size
+
+
+def test_a_sync_returns_at_its_bound_and_the_rest_goes_on_in_the_background() -> None:
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    options = {"async_pod_creation": "True", "sync_max_seconds": "0.05"}
+    with running_executor(latency=0.5, **options) as executor:
+        keys = _queue_callbacks(executor, 340, 4)
+        executor.heartbeat()
+        # Back with the creations still on the wire (each takes half a second).
+        assert executor._driver.in_flight == 4
+        assert executor.core.in_flight != ()
+        sync_until(executor, lambda: len(executor.cluster.pod_names()) == 4)
+        sync_until(executor, lambda: executor.core.in_flight == ())
+        for key in keys:  # each queued once, nothing failed or lost
+            assert states_of(executor, key)[0] == AirflowCallbackState.QUEUED
+        assert [h for h in executor.handled if h.cause == "create error"] == []
+
+
+def test_a_bad_sync_bound_fails_the_start_naming_the_option() -> None:
+    with (
+        pytest.raises(ValueError, match="sync_max_seconds"),
+        running_executor(sync_max_seconds="soon"),
+    ):
+        pass

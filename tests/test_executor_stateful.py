@@ -618,7 +618,13 @@ class ConcurrentExecutorMachine(ExecutorMachine):
         self.scheduler_restarts.__wrapped__(self)  # type: ignore[attr-defined]
 
 
-ConcurrentExecutorMachine.TestCase.settings = ExecutorMachine.TestCase.settings
+# The profile's examples (150 derandomised runs in ci, 3,000 in the thorough profile).
+ConcurrentExecutorMachine.TestCase.settings = settings(
+    max_examples=(settings.default or settings()).max_examples,
+    stateful_step_count=50,
+    deadline=None,
+    report_multiple_bugs=False,
+)
 TestConcurrentExecutor = ConcurrentExecutorMachine.TestCase
 
 

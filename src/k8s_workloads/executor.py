@@ -1180,12 +1180,14 @@ class ExecutorCore:
             )
             retry = decision.retry
             if retry is not None:
-                self._backlog.append(_Pending(result, retry.failures, pending.known))
+                self._backlog.append(
+                    _Pending(result, retry.failures, pending.known, in_watch=pending.in_watch)
+                )
             kind, cause = _FINAL, "handling failed"
         else:
             known = self._states.get(result.key, UNKNOWN)
             decision = self._leftover(pending, self._decide_cached(pending, known))
-            work_pending = _Pending(result, pending.failures, known)
+            work_pending = _Pending(result, pending.failures, known, in_watch=pending.in_watch)
             kind, cause = _DECISION, "result"
         if self.on_decision is not None:
             self.on_decision(Handled(result.key, cause, decision, result))

@@ -21,7 +21,6 @@ import contextlib
 import datetime
 import functools
 import importlib
-import json
 import os
 import queue
 import threading
@@ -39,11 +38,10 @@ from k8s_workloads.airflow.convert import (
     to_airflow_state,
 )
 from k8s_workloads.compat import supports_callbacks
-from k8s_workloads.decisions import DecisionConfig, DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.decisions import DecisionConfig, EmitEvent
 from k8s_workloads.events import ResolverConfig
 from k8s_workloads.executor import (
     CreatePod,
-    DeleteSecret,
     ExecutorConfig,
     ExecutorCore,
     ListPods,
@@ -51,6 +49,8 @@ from k8s_workloads.executor import (
     Request,
 )
 from k8s_workloads.failures import PendingPolicy
+from k8s_workloads.io.kube import KubeCalls
+from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -241,8 +241,48 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                 _SECTION, "secure_workload_payload", fallback=False
             ),
             creation_batch_size=max(1, int(kube.worker_pods_creation_batch_size)),
+            max_concurrent_creations=self._creation_concurrency(),
+            max_concurrent_cleanups=self._cleanup_concurrency(),
             watch_all_namespaces=bool(kube.multi_namespace_mode),
         )
+
+    def _creation_concurrency(self) -> int:
+        """Pod creations in flight at once: with the provider's ``async_pod_creation``,
+        ``pod_creation_max_concurrency`` (0: ``worker_pods_creation_batch_size``); one at a
+        time otherwise, as the provider creates them."""
+        kube = self.kube_config
+        if not getattr(kube, "async_pod_creation", False):
+            return 1
+        concurrency = int(getattr(kube, "pod_creation_max_concurrency", 0) or 0)
+        return max(1, concurrency or int(kube.worker_pods_creation_batch_size))
+
+    def _cleanup_concurrency(self) -> int:
+        """Pod deletions and label patches in flight at once (this library's option)."""
+        return max(1, int(self.conf.getint(_SECTION, "pod_cleanup_max_concurrency", fallback=16)))
+
+    def _sync_seconds(self) -> float:
+        """The longest a ``sync()`` performs requests; the rest goes on in the background
+        and is reported by the next ``sync()`` (this library's option)."""
+        text = self._option("sync_max_seconds", "1.0")
+        try:
+            seconds = float(text)
+        except ValueError:
+            raise ValueError(
+                f"[{_SECTION}] sync_max_seconds must be a number of seconds, got {text!r}"
+            ) from None
+        return max(0.0, seconds)
+
+    def _delete_options(self) -> dict[str, Any] | None:
+        """``[kubernetes_executor] delete_option_kwargs`` as the ``DeleteOptions`` body the
+        provider sends (its keys are the client's snake_case names)."""
+        options = self.kube_config.delete_option_kwargs or {}
+        if not options:
+            return None
+        client = _airflow("kubernetes.client")
+        body: dict[str, Any] = client.ApiClient().sanitize_for_serialization(
+            client.V1DeleteOptions(**options)
+        )
+        return body
 
     @staticmethod
     def _template(path: str | None) -> dict[str, Any]:
@@ -276,6 +316,21 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         self.scheduler_job_id = str(self.job_id)
         self.kube_client = kube_client._get_executor_kube_client(team_name=self.team_name)  # noqa: SLF001
         self.core = ExecutorCore(self._core_config())
+        self._sync_bound = self._sync_seconds()
+        config = self.core.config
+        self._calls = KubeCalls(
+            self.kube_client,
+            request_args=self.kube_config.kube_client_request_args or {},
+            delete_options=self._delete_options(),
+            pool_size=config.max_concurrent_creations + config.max_concurrent_cleanups,
+        )
+        self._driver = PoolDriver(
+            self.core,
+            self._perform,
+            failures=_failures(),
+            screen=self._screen,
+            inline=_inline,
+        )
         self._last_orphan_adoption = float("-inf")  # the first sync() adopts
         self._events: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._ti_ids: dict[WorkloadKey, str] = {}
@@ -303,7 +358,8 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         for watcher in watchers:
             watcher.stopping.set()
         with contextlib.suppress(Exception):
-            self._pass()
+            self._pass(bounded=False)
+        self._driver.close()
         for watcher in watchers:
             watcher.stop(timeout=5)
         self._watchers = []
@@ -399,14 +455,14 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         with contextlib.suppress(queue.Empty):
             while True:
                 self.core.feed_event(self._events.get_nowait(), now=now)
-        self._pass()
         # The [scheduler] section, read from Airflow's configuration as the provider does.
         interval = _airflow("airflow.providers.common.compat.sdk").conf.getfloat(
             "scheduler", "orphaned_tasks_check_interval", fallback=300.0
         )
         if time.monotonic() - self._last_orphan_adoption >= interval:
             self._last_orphan_adoption = time.monotonic()
-            self._adopt_orphans()
+            self._adopt_orphans()  # planned here, performed by the pass below
+        self._pass()
 
     def _adopt_orphans(self) -> None:
         """Take over callback pods of dead schedulers, and clean up their Succeeded pods.
@@ -423,15 +479,18 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                 expected_task_keys=[],
                 expected_callback_keys=self._active_callbacks(),
             )
-            self._pass()
         except _failures() as error:
             self.log.warning("Adopting orphaned callback pods failed (%s); tried later", error)
 
-    def _pass(self) -> None:
+    def _pass(self, *, bounded: bool = True) -> None:
+        """Perform the core's requests, many in flight (:class:`PoolDriver`). Bounded, as
+        in ``sync()``: back after ``sync_max_seconds`` with calls still going, which the
+        next pass reports; unbounded where the caller needs the answers (adoption)."""
         core = self.core
         self._stale_verdicts = {}  # read again in each pass: rows move on between passes
+        seconds = self._sync_bound if bounded else None
         try:
-            core.run_pass(_utcnow(), self._perform, failures=_failures())
+            self._driver.run(_utcnow(), seconds=seconds)
         except Exception:
             # What is not a failed call is a bug; sync() is the scheduler loop's, and no
             # library error may stop it (the provider catches only its own types there).
@@ -444,54 +503,33 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                 self.running.discard(airflow_key)
                 self._ti_ids.pop(key, None)
 
-    def _perform(self, request: Request) -> None:
-        api = self.kube_client
-        # Responses are not read into model objects: nothing uses them, and a pod the
-        # client cannot model (an odd status) must not fail a call the server accepted.
-        # Each is drained and released (_released), so its connection serves the next call.
-        extra = {**(self.kube_config.kube_client_request_args or {}), "_preload_content": False}
-        if isinstance(request, CreatePod):
-            stale = self._stale(request.key)
-            if stale is not None:
-                self.log.info("Not creating a pod for %s: %s", request.key, stale)
-                airflow_key = to_airflow_key(request.key)
-                if self.event_buffer.get(airflow_key) == (
-                    to_airflow_state(TaskInstanceState.QUEUED),
-                    self.scheduler_job_id,
-                ):
-                    self.event_buffer.pop(airflow_key, None)
-                self.core.create_skipped(request, stale)
-                return
-            if request.secret is not None:
-                _released(api.create_namespaced_secret(request.namespace, request.secret, **extra))
-            _released(api.create_namespaced_pod(request.namespace, request.pod, **extra))
-        elif isinstance(request, DeletePod):
-            # [kubernetes_executor] delete_option_kwargs, as the provider sends them.
-            options = self.kube_config.delete_option_kwargs or {}
-            body = _airflow("kubernetes.client").V1DeleteOptions(**options)
-            _gone_is_fine(
-                api.delete_namespaced_pod,
-                request.pod_name,
-                request.namespace,
-                {**extra, "body": body},
-            )
-        elif isinstance(request, DeleteSecret):
-            _gone_is_fine(api.delete_namespaced_secret, request.name, request.namespace, extra)
-        elif isinstance(request, PatchLabels):
-            metadata: dict[str, Any] = {"labels": dict(request.labels)}
-            if request.resource_version is not None:
-                metadata["resourceVersion"] = request.resource_version  # 409 if it moved on
-            body = {"metadata": metadata}
-            _released(api.patch_namespaced_pod(request.pod_name, request.namespace, body, **extra))
-        elif isinstance(request, EmitEvent):
+    def _perform(self, request: Request) -> object:
+        """One request: events, state reads and re-lists here (the scheduler's thread);
+        pod and Secret calls through :class:`KubeCalls` (the driver's pool)."""
+        if isinstance(request, EmitEvent):
             self.event_buffer[to_airflow_key(request.key)] = (
                 to_airflow_state(request.state),
                 request.info,
             )
-        elif isinstance(request, ReadStates):
-            self.core.states_read(request, self._read_states(request.keys))
-        elif isinstance(request, ListPods):
-            self._relist(request)
+            return None
+        if isinstance(request, ReadStates):
+            return self._read_states(request.keys)
+        if isinstance(request, ListPods):
+            return self._relist(request)
+        return self._calls.perform(request)
+
+    def _screen(self, request: CreatePod) -> str | None:
+        """Why ``request``'s pod must not be created (a stale task instance), or None."""
+        stale = self._stale(request.key)
+        if stale is not None:
+            self.log.info("Not creating a pod for %s: %s", request.key, stale)
+            airflow_key = to_airflow_key(request.key)
+            if self.event_buffer.get(airflow_key) == (
+                to_airflow_state(TaskInstanceState.QUEUED),
+                self.scheduler_job_id,
+            ):
+                self.event_buffer.pop(airflow_key, None)
+        return stale
 
     def _stale(self, key: WorkloadKey) -> str | None:
         """Why a task's pod must not be created now, or None: the provider's check that
@@ -622,22 +660,16 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                     states[callback] = from_airflow_state(state, key=callback)
         return states
 
-    def _list(self, namespace: str | None, **selectors: Any) -> tuple[list[Any], str | None]:  # noqa: ANN401
-        """Listed pods as manifests (read as JSON, never as model objects) and the version."""
-        api = self.kube_client
-        kwargs = {**selectors, "_preload_content": False}
-        if namespace is None:
-            response = api.list_pod_for_all_namespaces(**kwargs)
-        else:
-            response = api.list_namespaced_pod(namespace, **kwargs)
-        try:
-            listing = json.loads(response.data)
-        finally:
-            _released(response)
-        items = listing.get("items") or []
-        return items, (listing.get("metadata") or {}).get("resourceVersion")
+    def _list(
+        self, namespace: str | None, *, label_selector: str, field_selector: str | None = None
+    ) -> tuple[list[Any], str | None]:
+        """Listed pods as manifests (read as JSON in pages, never as model objects) and
+        the list's version."""
+        return self._calls.list_pods(
+            namespace, label_selector=label_selector, field_selector=field_selector
+        )
 
-    def _relist(self, request: ListPods) -> None:
+    def _relist(self, request: ListPods) -> tuple[list[Any], str | None]:
         """List every watched namespace; each watcher resumes from its own list's version
         (the core keeps the last one: versions of different lists are not compared)."""
         pods: list[Any] = []
@@ -647,10 +679,10 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                 namespace, label_selector=request.selector.label_selector
             )
             pods.extend(items)
-        self.core.pods_listed(request, pods, versions[namespace])
         for watcher in self._watchers:
             watcher.resource_version = versions.get(watcher.namespace)
             watcher.restart.set()
+        return pods, versions[namespace]
 
     # --- adoption and revoke -----------------------------------------------------------
 
@@ -670,7 +702,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                     expected_task_keys=[k for k in expected if isinstance(k, TaskInstanceKey)],
                     expected_callback_keys=self._active_callbacks(),
                 )
-                self._pass()
+                self._pass(bounded=False)  # the relabels' answers decide what is reset
                 if not self.core.not_adopted(
                     [k for k in expected if isinstance(k, TaskInstanceKey)]
                 ):
@@ -796,29 +828,10 @@ def _is_default_mutation_hook(settings: Any, hook: object) -> bool:  # noqa: ANN
         return False
 
 
-def _released(response: Any) -> None:  # noqa: ANN401 - urllib3's HTTPResponse
-    """Read what is left of a response and give its connection back to the pool.
-
-    With ``_preload_content=False`` the client hands back urllib3's response unread, and
-    urllib3 returns a connection to the pool only once its response is read and released:
-    otherwise every call opens a new TCP connection (4,003 for 2,000 pods).
-    """
-    drain = getattr(response, "drain_conn", None)
-    if drain is not None:
-        drain()
-    release = getattr(response, "release_conn", None)
-    if release is not None:
-        release()
-
-
-def _gone_is_fine(call: Any, name: str, namespace: str, extra: Mapping[str, Any]) -> None:  # noqa: ANN401
-    # An error response is read by the client (ApiException reads its body), which
-    # releases its connection.
-    try:
-        _released(call(name, namespace, **extra))
-    except _airflow("kubernetes.client.exceptions").ApiException as error:
-        if error.status != 404:  # already gone: what a delete wants
-            raise
+def _inline(request: Request) -> bool:
+    """Performed on the scheduler's thread: events (its buffer), state reads (its
+    database) and re-lists (they restart the watchers)."""
+    return isinstance(request, (EmitEvent, ReadStates, ListPods))
 
 
 @functools.cache

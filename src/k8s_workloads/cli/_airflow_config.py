@@ -32,8 +32,12 @@ AIRFLOW_SETTINGS: tuple[tuple[str, str, str, str], ...] = (
      "retries of a result whose handling failed, on later syncs"),
     ("kubernetes_executor", "pending_policy", "False",
      "read Pending pods with grace periods (image pulls, scheduling) instead of failing at once"),
+    ("kubernetes_executor", "pod_cleanup_max_concurrency", "16",
+     "pod deletions and label patches in flight at once"),
     ("kubernetes_executor", "secure_workload_payload", "False",
      "the workload JSON (and its token) in a Secret, not in the pod's args"),
+    ("kubernetes_executor", "sync_max_seconds", "1.0",
+     "the longest a sync() performs API calls; the rest goes on in the background"),
 )  # fmt: skip
 
 
