@@ -393,6 +393,8 @@ def run_child(spec: dict[str, Any]) -> int:  # noqa: PLR0915 - one run, start to
         "syncs": len(syncs),
         "sync_max_s": max(durations, default=0.0),
         "heartbeat_max_s": max(heartbeats, default=0.0),
+        "sync_median_s": statistics.median(durations) if durations else None,
+        "sync_p99_s": percentile(durations, 0.99) if durations else None,
         "sync_full_count": len(full),
         "sync_full_median_s": statistics.median(full) if full else None,
         "sync_full_p99_s": percentile(full, 0.99) if full else None,
@@ -690,7 +692,8 @@ def print_details(results: Sequence[Result]) -> None:
             f" {child['doubled']} doubled, other events {child['other_events']},"
             f" heartbeat raised {child['raised']},"
             f" setup {child['setup_s']:.1f} s, end() {child['end_s']:.1f} s,"
-            f" {child['syncs']} syncs ({child['sync_full_count']} with N in flight),"
+            f" {child['syncs']} syncs ({child['sync_full_count']} with N in flight; all:"
+            f" median {_ms(child['sync_median_s'])}, p99 {_ms(child['sync_p99_s'])}),"
             f" SQL creation/results/other {child['sql_creation']}/{child['sql_results']}/"
             f"{child['sql_other']} (max per sync {child['sql_creation_max_per_sync']}/"
             f"{child['sql_results_max_per_sync']}), {child['processes']} processes,"
