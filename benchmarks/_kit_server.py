@@ -1,0 +1,126 @@
+"""``python -m k8s_workloads.testing.server`` with faults: for the fault runs of the benchmarks.
+
+Private to ``bench_airflow_scale.py``. The same server, options and ``/_kit/stats`` as the
+kit's (:mod:`k8s_workloads.testing._process`: a :class:`FakeApiServer` with ``--latency``
+and the kit's :class:`Kubelet` with ``--kubelet``), and one thing the kit does not do::
+
+    python benchmarks/_kit_server.py --port 0 --latency 0.02 --kubelet 2 \\
+        --fail-rate 0.05 --fail-kind 5xx --seed 1
+
+fails that share of the API calls (watches included, discovery and ``/_kit`` not), after
+their latency and before they reach the cluster: with a 500 or a 503 (``5xx``), or with
+a 429 carrying ``Retry-After: 1`` (``429``). ``/_kit/stats`` then also has ``faults`` (the
+calls failed, by ``"VERB resource status"``) and ``deletes_per_pod`` (how many pods were
+asked to be deleted once, twice, ...). The URL is the first line on stdout; the server
+stops at the end of its lifetime, when stdin closes, or on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import random
+import signal
+import sys
+import threading
+from collections import Counter
+from typing import Any
+
+from k8s_workloads.testing import FakeApiServer, FakeCluster, Kubelet
+from k8s_workloads.testing import server as kit_server
+from k8s_workloads.testing.cluster import ApiError
+
+
+class Faults:
+    """Which calls fail, and what was failed (one lock for both)."""
+
+    def __init__(self, rate: float, kind: str, seed: int) -> None:
+        self.rate = rate
+        self.kind = kind
+        self.random = random.Random(seed)
+        self.lock = threading.Lock()
+        self.failed: Counter[str] = Counter()
+        self.deleted: Counter[str] = Counter()
+
+    def next(self, verb: str, resource: str, path: str) -> int | None:
+        """The status to fail this call with, or None."""
+        with self.lock:
+            if (verb, resource) == ("DELETE", "pods"):
+                self.deleted[path] += 1
+            if resource not in {"pods", "secrets"} or self.random.random() >= self.rate:
+                return None
+            status = self.random.choice((500, 503)) if self.kind == "5xx" else 429
+            self.failed[f"{verb} {resource} {status}"] += 1
+            return status
+
+    def document(self) -> dict[str, Any]:
+        with self.lock:
+            return {
+                "faults": dict(self.failed),
+                "deletes_per_pod": dict(Counter(str(n) for n in self.deleted.values())),
+            }
+
+
+def handler(faults: Faults) -> type[Any]:
+    base: Any = kit_server._Handler  # noqa: SLF001 - the kit's, extended here
+
+    class Handler(base):  # type: ignore[misc]
+        def _route(self, method: str, path: str, query: dict[str, str]) -> None:
+            if method == "GET" and path == kit_server.STATS_PATH:
+                document = self.server.stats.snapshot().to_json() | faults.document()
+                self._send_json(200, document)
+                return
+            verb, resource = kit_server._request_kind(method, path, query)  # noqa: SLF001
+            status = faults.next(verb, resource, path)
+            if status is not None:
+                headers = {"Retry-After": "1"} if status == 429 else {}
+                reason = "TooManyRequests" if status == 429 else "InternalError"
+                raise ApiError(status, reason, "injected by the benchmark", headers=headers)
+            super()._route(method, path, query)
+
+    return Handler
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--lifetime", type=float, default=600.0)
+    parser.add_argument("--kubelet", type=float, default=None)
+    parser.add_argument("--fail-rate", type=float, default=0.0)
+    parser.add_argument("--fail-kind", choices=("5xx", "429"), default="5xx")
+    parser.add_argument("--seed", type=int, default=20260607)
+    args = parser.parse_args(argv)
+
+    cluster = FakeCluster()
+    server = FakeApiServer(cluster, port=args.port, lifetime=args.lifetime, latency=args.latency)
+    faults = Faults(args.fail_rate, args.fail_kind, args.seed)
+    server._server.RequestHandlerClass = handler(faults)  # noqa: SLF001 - the wrapped server
+    kubelet = None if args.kubelet is None else Kubelet(cluster, run_seconds=args.kubelet)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+
+    def until_stdin_closes() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while os.read(sys.stdin.fileno(), 65536):
+                pass
+        done.set()
+
+    threading.Thread(target=until_stdin_closes, daemon=True).start()
+    with server:
+        if kubelet is not None:
+            kubelet.start()
+        sys.stdout.write(server.url + "\n")
+        sys.stdout.flush()
+        try:
+            while not done.wait(0.1) and not server.stopped:
+                pass
+        finally:
+            if kubelet is not None:
+                kubelet.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
