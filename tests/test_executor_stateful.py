@@ -817,6 +817,27 @@ def test_creation_retried_after_a_429_and_a_task_never_reported_twice() -> None:
     assert reported(state) == [TaskInstanceState.SUCCESS]
 
 
+def test_a_failed_clean_up_of_an_adopted_pod_is_tried_again() -> None:
+    # Found by the thorough profile: handling gave up while the database was down (FAILED
+    # reported, the delete failed, its retry lost with the scheduler); the new scheduler
+    # relabelled the Succeeded pod and its delete failed too, and the pod, remembered as
+    # cleaned up, stayed in the watch for ever.
+    state = machine()
+    state.watch_expires()
+    state.outage(failures=1, service="database")
+    state.queue_callback()
+    state.deliver_all_events()
+    state.outage(failures=2, service="delete_pod")
+    state.outage(failures=3, service="database")
+    state.pod_starts(pick=0)
+    state.pod_succeeds(outcome=TaskInstanceState.SUCCESS, pick=0)
+    for _ in range(4):
+        state.deliver_all_events()
+    state.scheduler_restarts()
+    state.teardown()
+    assert state.cluster.pods() == []
+
+
 def test_a_fatal_creation_error_reports_failed_once() -> None:
     state = machine()
     state.queue_callback()

@@ -88,6 +88,7 @@ from k8s_workloads.events import (
 )
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
+    AIRFLOW_WORKER_LABEL,
     POD_EXECUTOR_DONE_LABEL,
     PodSelector,
     watcher_selector,
@@ -704,10 +705,15 @@ class ExecutorCore:
     def _pod_call_failed(
         self, work: _Work, request: DeletePod | PatchLabels, error: BaseException
     ) -> None:
-        if work.kind == _FINAL:
+        # Not cleaned up after all: a later terminal event of the pod is a leftover to
+        # clean up again, not a duplicate of a clean-up that happened.
+        self._cleaned.pop((request.namespace, request.pod_name), None)
+        relabel = isinstance(request, PatchLabels) and AIRFLOW_WORKER_LABEL in request.labels
+        if work.kind == _FINAL or (work.kind == _ADOPTION and not relabel):
             # The rest goes on; the clean-up itself is tried again on the next pass while
             # the error is transient, so a finished pod is not left in the watch to be
-            # re-read after every restart. A refusal (403, 422 …) is final.
+            # re-read after every restart (an adopted pod's too: it was relabelled, so no
+            # other scheduler cleans it up). A refusal (403, 422 …) is final.
             if _transient(error):
                 self._cleanups.append(request)
             self._ready.appendleft(work)
