@@ -505,15 +505,17 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         self._orphan_scan = None
         try:
             pods, alive, callbacks = scan.result()
+            self.core.adopt(
+                pods,
+                alive_scheduler_ids=alive,
+                expected_task_keys=[],
+                expected_callback_keys=callbacks,
+            )
         except _failures() as error:
             self.log.warning("Adopting orphaned callback pods failed (%s); tried later", error)
-            return
-        self.core.adopt(
-            pods,
-            alive_scheduler_ids=alive,
-            expected_task_keys=[],
-            expected_callback_keys=callbacks,
-        )
+        except Exception:
+            # Not a failed call but a bug: sync() is the scheduler loop's and goes on.
+            self.log.exception("Planning the adoption of orphaned callback pods failed")
 
     def _pass(self, *, seconds: float | None = None) -> None:
         """Perform the core's requests, many in flight (:class:`PoolDriver`). Bounded, as
