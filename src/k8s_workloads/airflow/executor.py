@@ -504,18 +504,17 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             return
         self._orphan_scan = None
         try:
-            pods, alive, callbacks = scan.result()
-            self.core.adopt(
-                pods,
-                alive_scheduler_ids=alive,
-                expected_task_keys=[],
-                expected_callback_keys=callbacks,
-            )
+            pods, alive, callbacks = scan.result()  # raises what the lists and queries raise
         except _failures() as error:
             self.log.warning("Adopting orphaned callback pods failed (%s); tried later", error)
-        except Exception:
-            # Not a failed call but a bug: sync() is the scheduler loop's and goes on.
-            self.log.exception("Planning the adoption of orphaned callback pods failed")
+            return
+        # plan_adoption is total: any listed pod, however odd, is adopted or skipped.
+        self.core.adopt(
+            pods,
+            alive_scheduler_ids=alive,
+            expected_task_keys=[],
+            expected_callback_keys=callbacks,
+        )
 
     def _pass(self, *, seconds: float | None = None) -> None:
         """Perform the core's requests, many in flight (:class:`PoolDriver`). Bounded, as
