@@ -448,6 +448,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's listen backlog is 5: a client opening its pool's connections at once
+    # (16 creations in flight) could be refused, where an API server queues them.
+    request_queue_size = 128
     cluster: FakeCluster
     lifetime: float
     latency: float
