@@ -114,7 +114,7 @@ def _decoded_kind(body: Manifest, kind: str) -> None:
         )
 
 
-def _unknown(dropped: list[str], field_validation: str | None) -> list[str]:
+def _unknown(dropped: list[str], field_validation: str | None, kind: str) -> list[str]:
     if field_validation not in {None, "", *FIELD_VALIDATION}:
         raise Rejected(
             400,
@@ -123,7 +123,11 @@ def _unknown(dropped: list[str], field_validation: str | None) -> list[str]:
         )
     if field_validation == "Strict" and dropped:
         listed = ", ".join(f'unknown field "{where}"' for where in dropped)
-        raise Rejected(400, f"strict decoding error: {listed}")
+        raise Rejected(
+            400,
+            f'{kind} in version "v1" cannot be handled as a {kind}: '
+            f"strict decoding error: {listed}",
+        )
     if field_validation == "Warn":
         return [f'unknown field "{where}"' for where in dropped]
     return []
@@ -140,7 +144,7 @@ def decode_pod(
     _decoded_kind(body, "Pod")
     dropped: list[str] = []
     pod: Manifest = _prune(body, "Pod", "", dropped)
-    warnings = _unknown(dropped, field_validation)
+    warnings = _unknown(dropped, field_validation, "Pod")
     wrong = [
         violation
         for violation in pod_schema_errors(pod)
@@ -286,7 +290,7 @@ def decode_secret(
     """
     _decoded_kind(body, "Secret")
     dropped = [key for key in body if key not in _SECRET_FIELDS]
-    warnings = _unknown(dropped, field_validation)
+    warnings = _unknown(dropped, field_validation, "Secret")
     given = body.get("metadata")
     metadata: Manifest = given if isinstance(given, dict) else {}
     data = body.get("data") or {}
