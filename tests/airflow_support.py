@@ -81,7 +81,8 @@ def running_executor(**options: str | float) -> Iterator[Any]:
         for (section, key), value in wanted.items():
             config.set(section, key, value)
     try:
-        cluster = FakeCluster(namespaces=[NS])
+        # The namespaces the tests create pods in (multi-namespace mode lists "a, b").
+        cluster = FakeCluster(namespaces=[NS, "a", "b"])
         with FakeApiServer(cluster, lifetime=120, latency=latency) as server:
             SERVER[:] = [server]
             instance: Any = KubernetesExecutor()

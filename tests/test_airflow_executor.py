@@ -11,6 +11,7 @@ database, real ``ExecutorCallback`` rows, the executor's own database reads and 
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import types
@@ -407,7 +408,10 @@ def test_secure_payload_puts_the_workload_in_a_secret_created_first_and_deleted_
         pod = cluster.pod(NS, name)
         (secret_name,) = cluster.secret_names()
         assert "secret-token" not in json.dumps(pod)  # the token is not in the pod
-        assert "secret-token" in json.dumps(cluster.secret(NS, secret_name))
+        stored = cluster.secret(NS, secret_name)
+        assert stored is not None  # stringData is stored as base64 data, as the API does
+        decoded = [base64.b64decode(value).decode() for value in stored["data"].values()]
+        assert any("secret-token" in value for value in decoded)
         calls = [c[0] for c in cluster.calls]
         assert calls.index("create_secret") < calls.index("create_pod")
         executor.states[key] = CallbackState.RUNNING

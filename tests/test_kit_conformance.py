@@ -13,7 +13,7 @@ import asyncio
 import base64
 import http.client
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import kubernetes_asyncio
@@ -56,6 +56,26 @@ class SyncClient:
             raise _failure(error) from None
         return self.api_client.sanitize_for_serialization(answer)
 
+    def text(self, method: str, *args: Any, **kwargs: Any) -> str:
+        """A call answered in plain text (a log), read raw: kubernetes 36 deserialises a
+        ``str`` answer as ``repr(bytes)``."""
+        try:
+            response = getattr(self.api, method)(*args, _preload_content=False, **kwargs)
+        except k8s.ApiException as error:
+            raise _failure(error) from None
+        return str(response.data.decode())
+
+    def stream(self, namespace: str, **options: Any) -> tuple[int, list[dict[str, Any]]]:
+        """A watch's HTTP status and every event until the stream ends."""
+        try:
+            response = self.api.list_namespaced_pod(
+                namespace, watch=True, _preload_content=False, **options
+            )
+        except k8s.ApiException as error:
+            return int(error.status), [json.loads(error.body)]
+        lines = response.read().decode().splitlines()
+        return int(response.status), [json.loads(line) for line in lines]
+
     def close(self) -> None:
         self.api_client.close()
 
@@ -81,11 +101,32 @@ class AsyncClient:
 
         return asyncio.run(call())
 
+    def text(self, method: str, *args: Any, **kwargs: Any) -> str:
+        """A call answered in plain text (a log)."""
+        return str(self(method, *args, **kwargs))
+
+    def stream(self, namespace: str, **options: Any) -> tuple[int, list[dict[str, Any]]]:
+        """A watch's HTTP status and every event until the stream ends."""
+        aio: Any = kubernetes_asyncio.client
+
+        async def call() -> tuple[int, list[dict[str, Any]]]:
+            async with aio.ApiClient(aio.Configuration(host=self.url)) as api_client:
+                try:
+                    response = await aio.CoreV1Api(api_client).list_namespaced_pod(
+                        namespace, watch=True, _preload_content=False, **options
+                    )
+                except aio.ApiException as error:
+                    return int(error.status), [json.loads(error.body)]
+                lines = (await response.read()).decode().splitlines()
+                return int(response.status), [json.loads(line) for line in lines]
+
+        return asyncio.run(call())
+
     def close(self) -> None:
         pass
 
 
-Client = Callable[..., Any]
+Client = Any  # SyncClient or AsyncClient
 
 
 @pytest.fixture
@@ -355,8 +396,10 @@ def test_pod_logs_are_served_per_container(client: Client, cluster: FakeCluster)
     client("create_namespaced_pod", NS, pod())
     cluster.append_log(NS, "p", "base", "line 1\n")
     cluster.append_log(NS, "p", "base", "line 2\n")
-    assert client("read_namespaced_pod_log", "p", NS) == "line 1\nline 2\n"
-    assert fails(client, "read_namespaced_pod_log", "p", NS, container="nope").status == 400
+    assert client.text("read_namespaced_pod_log", "p", NS) == "line 1\nline 2\n"
+    with pytest.raises(Failure) as raised:
+        client.text("read_namespaced_pod_log", "p", NS, container="nope")
+    assert raised.value.status == 400
 
 
 def test_secrets_are_stored_as_the_api_stores_them(client: Client) -> None:
@@ -384,3 +427,64 @@ def test_a_pod_in_a_namespace_that_does_not_exist_is_404(client: Client) -> None
     assert client("list_namespaced_pod", "nowhere")["items"] == []
     names = [item["metadata"]["name"] for item in client("list_namespace")["items"]]
     assert names == [NS, "default"]
+
+
+# --- watches ----------------------------------------------------------------------------
+
+
+def test_an_injected_410_arrives_in_the_stream(client: Client, cluster: FakeCluster) -> None:
+    """An expired resource version does not fail the watch request: HTTP 200 and one ERROR
+    event carrying a 410 Expired Status, then the end of the stream (API concepts,
+    "Efficient detection of changes"; the watch cache)."""
+    cluster.fail_next("watch", 410, reason="Expired", message="too old resource version: 1")
+    status, events = client.stream(NS, timeout_seconds=5)
+    assert status == 200
+    assert [event["type"] for event in events] == ["ERROR"]
+    assert events[0]["object"]["code"] == 410
+    assert events[0]["object"]["reason"] == "Expired"
+    cluster.fail_next("watch", 403, reason="Forbidden")
+    # Where a real server fails the request itself (authorization), the HTTP status says so.
+    status, answer = client.stream(NS, timeout_seconds=5)
+    assert (status, answer[0]["reason"]) == (403, "Forbidden")
+
+
+def test_send_initial_events_ends_with_the_annotated_bookmark(
+    client: Client, cluster: FakeCluster
+) -> None:
+    """sendInitialEvents=true with resourceVersionMatch=NotOlderThan and bookmarks: an
+    ADDED per existing pod, then a BOOKMARK annotated k8s.io/initial-events-end: "true"
+    (API concepts, "Streaming lists"); without the required options: 422."""
+    for name in ("a", "b"):
+        cluster.create_pod(NS, pod(name))
+    status, events = client.stream(
+        NS,
+        timeout_seconds=1,
+        allow_watch_bookmarks=True,
+        send_initial_events=True,
+        resource_version_match="NotOlderThan",
+    )
+    assert status == 200
+    assert [event["type"] for event in events[:3]] == ["ADDED", "ADDED", "BOOKMARK"]
+    mark = events[2]["object"]["metadata"]
+    assert mark["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert mark["resourceVersion"] == cluster.resource_version
+    status, answer = client.stream(NS, timeout_seconds=1, send_initial_events=True)
+    assert (status, answer[0]["reason"]) == (422, "Invalid")
+    fields = {cause["field"] for cause in answer[0]["details"]["causes"]}
+    assert fields == {"resourceVersionMatch", "allowWatchBookmarks"}
+
+
+def test_bookmarks_only_when_allowed(client: Client, cluster: FakeCluster) -> None:
+    """allowWatchBookmarks=true: an idle watch gets BOOKMARK events carrying only the
+    resource version; without it, none (API concepts, "Watch bookmarks")."""
+    cluster.create_pod(NS, pod())
+    version = cluster.resource_version
+    status, events = client.stream(
+        NS, timeout_seconds=2, allow_watch_bookmarks=True, resource_version=version
+    )
+    assert status == 200
+    assert events
+    assert {event["type"] for event in events} == {"BOOKMARK"}
+    assert events[0]["object"]["metadata"] == {"resourceVersion": version}
+    status, events = client.stream(NS, timeout_seconds=2, resource_version=version)
+    assert (status, events) == (200, [])

@@ -469,7 +469,6 @@ class FakeCluster:
         metadata["creationTimestamp"] = self._timestamp()
         for key in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
             metadata.pop(key, None)
-        pod["spec"].setdefault("terminationGracePeriodSeconds", _DEFAULT_GRACE_SECONDS)
         pod["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
         if dry_run:
             metadata["resourceVersion"] = self.resource_version
@@ -991,13 +990,13 @@ class FakeCluster:
         }
 
     @_locked
-    def send_bookmarks(self) -> None:
-        """A ``BOOKMARK`` at the current resource version to every open watch that allows
-        them (the API server sends one about once a minute; the HTTP server, when a watch
-        has been idle for a while)."""
-        for watch in self._watches:
-            if watch.bookmarks and not watch.closed:
-                watch._push(self._bookmark())  # noqa: SLF001
+    def send_bookmarks(self, watch: FakeWatch | None = None) -> None:
+        """A ``BOOKMARK`` at the current resource version to ``watch`` (default: every open
+        watch) if it allows them (the API server sends one about once a minute; the HTTP
+        server, when a watch has been idle for ``bookmark_seconds``)."""
+        for each in self._watches if watch is None else [watch]:
+            if each.bookmarks and not each.closed:
+                each._push(self._bookmark())  # noqa: SLF001
 
     @_locked
     def read_pod(self, namespace: str, name: str) -> Manifest:
