@@ -72,7 +72,7 @@ class SyncClient:
                 namespace, watch=True, _preload_content=False, **options
             )
         except k8s.ApiException as error:
-            return int(error.status), [json.loads(error.body)]
+            return int(error.status), [json.loads(error.body or "{}")]
         lines = response.read().decode().splitlines()
         return int(response.status), [json.loads(line) for line in lines]
 
