@@ -11,15 +11,21 @@ and the dynamic client run against it unchanged::
         )
         api.create_namespaced_pod("airflow", pod)
 
-What it serves, as the API server does: the discovery documents (``/api``, ``/apis``,
-``/api/v1``, ``/version``); pods — create, read, list (in pages with ``limit`` and
-``continue``, read from one snapshot; an expired token is a 410 ``Expired``) and watch
-(label and field selectors, ``resourceVersion``, ``timeoutSeconds``; a metadata-only list
-for ``Accept: ...;as=PartialObjectMetadataList``), merge and strategic-merge patches of
-labels, delete — in one namespace or all; Secrets — create, read, delete. Errors are
-``Status`` documents with their code (and ``Retry-After`` where a fault gives one); a fault
-made with :meth:`FakeCluster.fail_next` fails the matching call. A watch streams JSON lines
-and ends at its ``timeoutSeconds``, after a 410, or when the server stops.
+What it serves, as a Kubernetes 1.37 API server does: the discovery documents (``/api``,
+``/apis``, ``/api/v1`` listing only what is served, ``/version``) and the OpenAPI v2 and
+v3 documents kubectl reads; pods — create (validated: 422 with causes, 400 for a body it
+cannot decode; ``fieldValidation``; ``dryRun``), read, list (in pages with ``limit`` and
+``continue``, read from one snapshot; an expired token is a 410 ``Expired``; a
+metadata-only list for ``as=PartialObjectMetadataList``, a ``Table`` for ``as=Table``),
+watch (selectors, ``resourceVersion``, ``timeoutSeconds``, ``allowWatchBookmarks``,
+``sendInitialEvents``), patch by content type (merge, strategic merge, JSON patch; 415
+for another), delete (graceful, ``DeleteOptions`` with preconditions and
+``gracePeriodSeconds``), ``pods/status`` (get, patch), ``pods/log``, ``pods/binding`` —
+in one namespace or all; Secrets — create, read, list, delete; namespaces — read, list.
+Errors are ``Status`` documents with their code (and ``Retry-After`` where a fault gives
+one); a fault made with :meth:`FakeCluster.fail_next` fails the matching call (a watch's
+410 or 500 in the stream, as an ``ERROR`` event). A watch streams JSON lines and ends at
+its ``timeoutSeconds``, after an ``ERROR``, or when the server stops.
 
 As a client wants it over a kept-alive connection: ``TCP_NODELAY`` and each answer in one
 write (no ~40 ms delayed-ACK stall), and every request body read before the answer, errors
