@@ -268,6 +268,18 @@ def test_a_patch_of_an_immutable_field_is_422(client: Client) -> None:
     assert causes(failure) == [("metadata.name", "FieldValueInvalid")]
 
 
+def test_a_strict_patch_with_an_unknown_field_is_400(client: Client) -> None:
+    """fieldValidation=Strict applies to patches too (API concepts, "Field validation"):
+    an unknown field is a 400 and nothing changes; by default it is dropped."""
+    client("create_namespaced_pod", NS, pod())
+    unknown = [{"op": "add", "path": "/spec/bogus", "value": 1}]
+    failure = fails(client, "patch_namespaced_pod", "p", NS, unknown, field_validation="Strict")
+    assert (failure.status, failure.body["reason"]) == (400, "BadRequest")
+    assert 'unknown field "spec.bogus"' in failure.body["message"]
+    patched = client("patch_namespaced_pod", "p", NS, unknown)
+    assert "bogus" not in patched["spec"]
+
+
 def test_a_patch_at_a_stale_resource_version_is_409(client: Client) -> None:
     """Optimistic concurrency (API conventions, "Concurrency Control and Consistency"): a
     patch carrying a resourceVersion other than the object's is 409 Conflict."""

@@ -412,6 +412,7 @@ class FakeCluster:
         *,
         patch_type: str = "application/strategic-merge-patch+json",
         dry_run: bool = False,
+        field_validation: str | None = None,
     ) -> Manifest:
         """``patch_namespaced_pod``: ``patch`` applied by content type, the pod answered.
 
@@ -423,9 +424,19 @@ class FakeCluster:
         validated as an update (an immutable field changed: 422); a ``resourceVersion``
         in the patch other than the pod's is a 409; ``status`` is not changed here (see
         :meth:`patch_pod_status`). A patch that changes nothing bumps nothing.
+        ``field_validation="Strict"``: an unknown field in the result is a 400 (otherwise
+        it is dropped).
         """
         self._call("patch_pod", namespace, name)
-        return self._patch(namespace, name, patch, patch_type, dry_run=dry_run, status=False)
+        return self._patch(
+            namespace,
+            name,
+            patch,
+            patch_type,
+            dry_run=dry_run,
+            status=False,
+            fields=field_validation,
+        )
 
     @_locked
     def patch_pod_status(
@@ -436,11 +447,20 @@ class FakeCluster:
         *,
         patch_type: str = "application/strategic-merge-patch+json",
         dry_run: bool = False,
+        field_validation: str | None = None,
     ) -> Manifest:
         """``patch_namespaced_pod_status``: as :meth:`patch_pod`, on the ``pods/status``
         subresource: only ``status`` changes (what a kubelet writes)."""
         self._call("patch_pod_status", namespace, name)
-        return self._patch(namespace, name, patch, patch_type, dry_run=dry_run, status=True)
+        return self._patch(
+            namespace,
+            name,
+            patch,
+            patch_type,
+            dry_run=dry_run,
+            status=True,
+            fields=field_validation,
+        )
 
     def _patch(
         self,
@@ -451,6 +471,7 @@ class FakeCluster:
         *,
         dry_run: bool,
         status: bool,
+        fields: str | None,
     ) -> Manifest:
         try:
             kind = patch_type(kind)
@@ -466,8 +487,10 @@ class FakeCluster:
         if version not in {None, old["metadata"]["resourceVersion"]}:
             raise _conflict(name, _STALE)
         try:
-            new, _ = _admission.decode_pod(patched)
+            new, _ = _admission.decode_pod(patched, field_validation=fields)
         except _admission.Rejected as error:
+            if "strict decoding error" in str(error) or "fieldValidation" in str(error):
+                raise ApiError(400, "BadRequest", str(error)) from None
             cause = _admission.Cause("patch", "FieldValueInvalid", f"Invalid value: {error}")
             raise invalid("Pod", name, [cause]) from None
         if status:  # the status strategy: everything but status is the stored pod's

@@ -520,7 +520,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send_json(200, cluster.read_pod(namespace, name))
         elif subresource == "status" and method == "PATCH":
             patched = cluster.patch_pod_status(
-                namespace, name, self._body(), patch_type=content_type, dry_run=dry_run
+                namespace,
+                name,
+                self._body(),
+                patch_type=content_type,
+                dry_run=dry_run,
+                field_validation=_first(query).get("fieldValidation"),
             )
             self._send_json(200, patched)
         elif subresource is not None:
@@ -535,7 +540,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._send_json(200, pod)
         elif method == "PATCH":
             patched = cluster.patch_pod(
-                namespace, name, self._body(), patch_type=content_type, dry_run=dry_run
+                namespace,
+                name,
+                self._body(),
+                patch_type=content_type,
+                dry_run=dry_run,
+                field_validation=_first(query).get("fieldValidation"),
             )
             self._send_json(200, patched)
         elif method == "DELETE":
