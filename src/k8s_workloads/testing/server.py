@@ -42,7 +42,8 @@ In its own process, with a :class:`~k8s_workloads.testing.Kubelet` if asked::
 
 prints its URL as the first line of stdout and serves until its lifetime ends, its stdin
 is closed, or it gets SIGTERM or SIGINT; then it exits 0 (a bad argument: one line on
-stderr, exit 2).
+stderr, exit 2). Its namespaces are ``default`` and each ``--namespace NAME`` (default:
+``airflow``).
 """
 
 from __future__ import annotations
