@@ -56,6 +56,7 @@ from k8s_workloads.labels import (
     datetime_to_label_safe_datestring,
 )
 from k8s_workloads.reconcile import merge_pair
+from k8s_workloads.redaction import token_masker
 from k8s_workloads.schema import (
     SchemaViolation,
     checked_layer,
@@ -244,9 +245,6 @@ def _layer(value: object, source: str, secrets: Sequence[object]) -> _Layer:
 
 def _masked(violations: Sequence[_Violation], where: Sequence[object]) -> list[_Violation]:
     """The violations, with every Execution API token found in ``where`` masked."""
-    # payload imports this module; the import waits for the (rare) error.
-    from k8s_workloads.payload import token_masker  # noqa: PLC0415
-
     mask = token_masker(where)
     return [
         type(violation)(mask(violation.field), mask(str(violation)[len(violation.field) + 2 :]))
@@ -916,7 +914,8 @@ def _template_of(
             _NO_TEMPLATE.append(PodTemplate())
         return _NO_TEMPLATE[0]
     return _TEMPLATES.get(
-        source, lambda: PodTemplate._of_layer(_layer(source, "base_worker_pod", secrets))  # noqa: SLF001
+        source,
+        lambda: PodTemplate._of_layer(_layer(source, "base_worker_pod", secrets)),  # noqa: SLF001
     )
 
 
@@ -1023,8 +1022,7 @@ _DATE_KEYS = (LOGICAL_DATE_KEY, EXECUTION_DATE_KEY)
 # The most characters the own annotations' keys can have (dag_id, task_id, try_number,
 # map_index, a date key and run_id), for the annotations' size bound.
 _OWN_ANNOTATION_KEY_CHARS = sum(
-    len(key)
-    for key in (DAG_ID_KEY, TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, RUN_ID_KEY)
+    len(key) for key in (DAG_ID_KEY, TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, RUN_ID_KEY)
 ) + max(len(key) for key in _DATE_KEYS)
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads._watchjson import decode_event
 from k8s_workloads._yaml_input import load_bounded_file
+from k8s_workloads.actions import EmitEvent
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow.convert import (
     ConversionError,
@@ -39,7 +40,7 @@ from k8s_workloads.airflow.convert import (
     to_airflow_state,
 )
 from k8s_workloads.compat import supports_callbacks
-from k8s_workloads.decisions import DecisionConfig, EmitEvent
+from k8s_workloads.config import DecisionConfig
 from k8s_workloads.events import ResolverConfig
 from k8s_workloads.executor import (
     CreatePod,

@@ -335,12 +335,12 @@ def _render_documents(
     from k8s_workloads.keys import InvalidKey  # noqa: PLC0415
     from k8s_workloads.payload import (  # noqa: PLC0415
         PayloadError,
-        _tokens_in_json,
         attach_secure_payload,
         secure_workload_payload,
     )
     from k8s_workloads.pods import PodMutationHookError  # noqa: PLC0415
     from k8s_workloads.reconcile import PodReconciliationError  # noqa: PLC0415
+    from k8s_workloads.redaction import _tokens_in_json  # noqa: PLC0415
 
     version = _render_version(args.airflow_version)
     workload = _load_workload(args.workload, args.kind, stdin)
@@ -398,7 +398,7 @@ def _non_finite_at(document: object) -> str | None:
 def run_render(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     import yaml  # noqa: PLC0415
 
-    from k8s_workloads.payload import _message_masker, redact_manifests  # noqa: PLC0415
+    from k8s_workloads.redaction import _message_masker, redact_manifests  # noqa: PLC0415
 
     notes: list[str] = []
     tokens: set[str] = set()
