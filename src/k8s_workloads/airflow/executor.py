@@ -217,7 +217,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
 
     def _check_settings(self) -> LibraryOptions:
         """The library's options, read and checked, and the settings without which no pod
-        runs: one :class:`InvalidExecutorSetting` line naming the first problem."""
+        runs: one ``InvalidExecutorSetting`` line (``settings``) naming the first problem."""
         options = read_options(self._setting)
         factory_read = hasattr(_airflow(_KUBE_CLIENT), "_get_executor_kube_client")
         problem = cluster_access_problem(
