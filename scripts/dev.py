@@ -1,7 +1,7 @@
 """Set up the project's environments and run its jobs (two set-up jobs, and the docs).
 
     python3 scripts/dev.py demo   # the CLI on the bundled example scenario (simulate)
-    python3 scripts/dev.py test   # ruff, mypy, docs (strict), pytest (oldest+newest Py, Airflow)
+    python3 scripts/dev.py test   # ruff, mypy, docs (strict), the wheel, pytest (all envs)
 
 The test job runs two lanes side by side (the CI machines have two cores): the lint, docs
 and core suites in one, the Airflow environments' suites in the other.
@@ -21,7 +21,9 @@ beside the checkout and re-made whenever their requirements change:
   ``apache-airflow-providers-cncf-kubernetes`` next to this package, which proves that it
   installs beside today's provider and lets ``tests/compat`` compare outputs;
 * ``.venv-airflow32``: the same with Airflow 3.2, for ``tests/test_airflow_versions.py``:
-  the executor runs tasks there and refuses callbacks, saying they need 3.3.
+  the executor runs tasks there and refuses callbacks, saying they need 3.3;
+* ``.venv-airflow-oldest``: the oldest admitted Airflow and provider (3.3.0, 10.21.0),
+  for the Airflow executor's suite and the provider registration.
 
 ``--thorough`` runs the hypothesis profile meant for local runs (many more examples).
 """
@@ -47,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MAIN_ENV = ROOT / ".venv"
 AIRFLOW_ENV = ROOT / ".venv-airflow"
 AIRFLOW32_ENV = ROOT / ".venv-airflow32"
+AIRFLOW_OLDEST_ENV = ROOT / ".venv-airflow-oldest"
 
 MAIN_REQUIREMENTS = ["-e", ".[test,dev,asyncio]", "kubernetes>=37,<38"]
 # The other Pythons run only pytest: the lint and docs tools stay in .venv (mkdocstrings
@@ -66,6 +69,18 @@ AIRFLOW32_REQUIREMENTS = [
     "apache-airflow==3.2.2",
     "apache-airflow-providers-cncf-kubernetes==10.25.0",
 ]
+
+# The oldest admitted provider (the `airflow` extra: 10.21.0 to 10.25.x) on the oldest
+# admitted Airflow 3.3; the provider pins kubernetes <37 and excludes 36.0.0.
+AIRFLOW_OLDEST_REQUIREMENTS = [
+    "-e",
+    ".[test]",
+    "kubernetes>=36.0.1,<37",
+    "apache-airflow==3.3.0",
+    "apache-airflow-providers-cncf-kubernetes==10.21.0",
+]
+# What runs there: the Airflow executor's suite and the provider-version boundary.
+AIRFLOW_OLDEST_TESTS = ["tests/test_airflow_executor.py", "tests/test_airflow_provider.py"]
 
 # Tests skipped where mkdocs or mypy is missing (the extra Pythons' environments).
 DEV_TOOL_TESTS = ["tests/test_docs.py", "tests/test_readme.py"]
@@ -231,6 +246,8 @@ def test(*, thorough: bool) -> int:
         Step("mypy --strict", [_bin(MAIN_ENV, "mypy"), "--strict"]),
         # A broken reference or docstring fails here; the build takes a few seconds.
         Step("mkdocs build --strict", [_bin(MAIN_ENV, "mkdocs"), "build", "--quiet", "--strict"]),
+        # The sdist and wheel as published: contents, then a fresh venv runs the CLI (~20 s).
+        Step("wheel and sdist", [_bin(MAIN_ENV, "python"), "scripts/check_dist.py"]),
     ]
     core_setup: list[tuple[Path, list[str], Path | None]] = []
     for name, python in extras:
@@ -254,12 +271,18 @@ def test(*, thorough: bool) -> int:
     airflow_setup: list[tuple[Path, list[str], Path | None]] = [
         (AIRFLOW_ENV, AIRFLOW_REQUIREMENTS, None),
         (AIRFLOW32_ENV, AIRFLOW32_REQUIREMENTS, None),
+        (AIRFLOW_OLDEST_ENV, AIRFLOW_OLDEST_REQUIREMENTS, None),
     ]
     airflow: list[Step] = [
         Step("pytest (Airflow env, kubernetes 36)", [_bin(AIRFLOW_ENV, "pytest"), "-q"], env),
         Step(
             "pytest (Airflow 3.2: tasks only)",
             [_bin(AIRFLOW32_ENV, "pytest"), "-q", "tests/test_airflow_versions.py"],
+            env,
+        ),
+        Step(
+            "pytest (Airflow 3.3.0, provider 10.21.0: the executor)",
+            [_bin(AIRFLOW_OLDEST_ENV, "pytest"), "-q", *AIRFLOW_OLDEST_TESTS],
             env,
         ),
     ]

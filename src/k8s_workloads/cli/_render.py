@@ -97,9 +97,10 @@ def add_parser(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparser
         "callback",
         parents=[common],
         help="a callback workload's pod (Airflow 3.3+)",
-        description="The dag and run ids default to those in the log path.",
+        description="The callback id defaults to the workload's, the dag and run ids to "
+        "those in the log path.",
     )
-    callback.add_argument("--callback-id", required=True, help="the callback's UUID")
+    callback.add_argument("--callback-id", help="the callback's UUID; default: the workload's")
     callback.add_argument("--dag-id", help="default: from the log path")
     callback.add_argument("--run-id", help="default: from the log path")
     callback.add_argument(
@@ -267,12 +268,14 @@ def _callback_pod(
     from k8s_workloads.states import KubernetesJob  # noqa: PLC0415
 
     require_callback_support(version)
-    key = CallbackKey(args.callback_id)
     callback = workload.get("callback")
     callback = callback if isinstance(callback, dict) else {}
-    _from_workload(
-        key.id, callback, field="callback.id", kind=str, flag="--callback-id", notes=notes
+    callback_id = _from_workload(
+        args.callback_id, callback, field="callback.id", kind=str, flag="--callback-id", notes=notes
     )
+    if callback_id is None:
+        raise UsageError("--callback-id is required: the workload has no callback.id")
+    key = CallbackKey(callback_id)
     if args.log_path is not None:
         parsed = parse_callback_log_path(args.log_path)
         if parsed is None:
