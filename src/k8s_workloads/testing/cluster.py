@@ -408,6 +408,8 @@ class FakeCluster:
         pod = self._pods.get((namespace, name))
         if pod is None:
             raise ApiError(404, "NotFound", f'pods "{name}" not found')
+        if self._begin_termination(pod):  # kit-kubelet minimal block (kit-api owns this)
+            return
         pod["metadata"].setdefault("deletionTimestamp", self._timestamp())
         pod["metadata"].setdefault("deletionGracePeriodSeconds", 30)
         pod["metadata"]["resourceVersion"] = self._bump()
@@ -566,6 +568,58 @@ class FakeCluster:
         pod["status"] = _copy(dict(status))
         pod["metadata"]["resourceVersion"] = self._bump()
         self._changed((namespace, name), pod)
+
+    # --- BEGIN kit-kubelet minimal block: kit-api's interface, until kit-api lands -------
+    # (bind_pod, finish_deletion, append_log, pod_log; a bound, running pod is Terminating
+    # on deletion until its kubelet confirms). Replace with kit-api's versions on merge.
+
+    @_locked
+    def bind_pod(self, namespace: str, name: str, node_name: str) -> None:
+        """The scheduler's binding: set ``spec.nodeName``."""
+        pod = self._pods.get((namespace, name))
+        if pod is None:
+            raise ApiError(404, "NotFound", f'pods "{name}" not found')
+        pod.setdefault("spec", {})["nodeName"] = node_name
+        pod["metadata"]["resourceVersion"] = self._bump()
+        self._changed((namespace, name), pod)
+
+    def _begin_termination(self, pod: Manifest) -> bool:
+        bound = bool((pod.get("spec") or {}).get("nodeName"))
+        phase = (pod.get("status") or {}).get("phase")
+        if not bound or phase in {"Succeeded", "Failed"}:
+            return False
+        metadata = pod["metadata"]
+        if not metadata.get("deletionTimestamp"):
+            grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+            metadata["deletionTimestamp"] = self._timestamp()
+            metadata["deletionGracePeriodSeconds"] = grace
+            metadata["resourceVersion"] = self._bump()
+            self._changed((metadata["namespace"], metadata["name"]), pod)
+        return True
+
+    @_locked
+    def finish_deletion(self, namespace: str, name: str, *, uid: str) -> None:
+        """The kubelet confirms a Terminating pod's end: it is DELETED."""
+        pod = self._pods.get((namespace, name))
+        if pod is None or pod["metadata"].get("uid") != uid:
+            raise ApiError(404, "NotFound", f'pods "{name}" not found')
+        del self._pods[namespace, name]
+        pod["metadata"]["resourceVersion"] = self._bump()
+        self._changed((namespace, name), pod, deleted=True)
+
+    @_locked
+    def append_log(self, namespace: str, name: str, container: str, text: str) -> None:
+        """Add ``text`` to the container's log (``pods/{name}/log``)."""
+        logs: dict[tuple[str, str, str], str] = self.__dict__.setdefault("_logs", {})
+        logs[namespace, name, container] = logs.get((namespace, name, container), "") + text
+
+    @_locked
+    def pod_log(self, namespace: str, name: str, container: str) -> str:
+        """The container's log so far."""
+        logs: dict[tuple[str, str, str], str] = self.__dict__.setdefault("_logs", {})
+        return logs.get((namespace, name, container), "")
+
+    # --- END kit-kubelet minimal block ------------------------------------------------
 
     # --- watch events -----------------------------------------------------------------
 
