@@ -133,14 +133,25 @@ def _condition(kind: str, *, true: bool, at: str, reason: str | None = None) -> 
 
 
 def _conditions(
-    phase: str, unready: list[str], *, started: str, at: str, disruption: Manifest | None
+    phase: str,
+    unready: list[str],
+    *,
+    started: str,
+    at: str,
+    disruption: Manifest | None,
+    initialized: bool,
 ) -> list[Manifest]:
     terminal = phase in _TERMINAL
     ready = not unready and not terminal
     why = "PodCompleted" if terminal else (None if ready else "ContainersNotReady")
     found = [
         _condition("PodReadyToStartContainers", true=not terminal, at=started if ready else at),
-        _condition("Initialized", true=True, at=started),
+        _condition(
+            "Initialized",
+            true=initialized,
+            at=started,
+            reason=None if initialized else "ContainersNotInitialized",
+        ),
         _condition("Ready", true=ready, at=at, reason=why),
         _condition("ContainersReady", true=ready, at=at, reason=why),
         _condition("PodScheduled", true=True, at=started),
@@ -165,43 +176,50 @@ def pod_status(
     reason: str | None = None,
     message: str | None = None,
     disruption: Manifest | None = None,
+    init_states: Sequence[Manifest] | None = None,
 ) -> Manifest:
     """The pod's whole ``status``: ``states`` holds one container state per container of
-    the spec, in order (init containers ran to completion at ``started``).
+    the spec, in order; ``init_states`` likewise for the init containers (None: they ran
+    to completion at ``started``).
 
     ``disruption``: a ``DisruptionTarget`` condition to add (an eviction)."""
-    specs = containers(pod)
     statuses = [
         _container_status(container, uid, state)
-        for container, state in zip(specs, states, strict=True)
+        for container, state in zip(containers(pod), states, strict=True)
     ]
+    inits = containers(pod, "initContainers")
+    if init_states is None:
+        init_states = [
+            terminated(
+                uid, str(container.get("name", "")), exit_code=0, started=started, finished=started
+            )
+            for container in inits
+        ]
+    init_statuses = []
+    for container, state in zip(inits, init_states, strict=True):
+        entry = _container_status(container, uid, state)
+        # An init container that completed counts as ready.
+        entry["ready"] = state.get("terminated", {}).get("exitCode") == 0
+        init_statuses.append(entry)
+    initialized = all(entry["ready"] for entry in init_statuses)
     unready = [status["name"] for status in statuses if not status["ready"]]
     status: Manifest = {
         "phase": phase,
-        "conditions": _conditions(phase, unready, started=started, at=at, disruption=disruption),
+        "conditions": _conditions(
+            phase,
+            unready,
+            started=started,
+            at=at,
+            disruption=disruption,
+            initialized=initialized,
+        ),
         "hostIP": HOST_IP,
         "hostIPs": [{"ip": HOST_IP}],
         "podIP": pod_ip,
         "podIPs": [{"ip": pod_ip}],
         "startTime": started,
         "qosClass": (pod.get("status") or {}).get("qosClass", "BestEffort"),
-        "initContainerStatuses": [
-            {
-                **_container_status(
-                    container,
-                    uid,
-                    terminated(
-                        uid,
-                        str(container.get("name", "")),
-                        exit_code=0,
-                        started=started,
-                        finished=started,
-                    ),
-                ),
-                "ready": True,  # an init container that completed counts as ready
-            }
-            for container in containers(pod, "initContainers")
-        ],
+        "initContainerStatuses": init_statuses,
         "containerStatuses": statuses,
     }
     if reason is not None:
