@@ -22,8 +22,10 @@ from k8s_workloads.testing.kubelet import Kubelet
 from k8s_workloads.testing.server import FakeApiServer
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from types import FrameType
+
+    from k8s_workloads.testing.process_kubelet import ProcessKubelet
 
 __all__ = ["main"]
 
@@ -68,7 +70,41 @@ def _until_stdin_closes(done: threading.Event) -> None:
     done.set()
 
 
+def _serve(
+    server: FakeApiServer,
+    kubelet: Kubelet | ProcessKubelet | None,
+    announce: Callable[[], None],
+    *,
+    stdin: bool,
+    tick: Callable[[], None] = lambda: None,
+) -> None:
+    """Serve until the server's lifetime ends, SIGTERM or SIGINT (or stdin closes, if
+    ``stdin``); the kubelet runs meanwhile and is stopped first."""
+    done = threading.Event()
+
+    def stop_on_signal(number: int, frame: FrameType | None) -> None:  # noqa: ARG001
+        done.set()
+
+    signal.signal(signal.SIGTERM, stop_on_signal)
+    signal.signal(signal.SIGINT, stop_on_signal)
+    if stdin:
+        threading.Thread(
+            target=_until_stdin_closes, args=(done,), name="k8s-workloads-stdin", daemon=True
+        ).start()
+    with server:
+        if kubelet is not None:
+            kubelet.start()
+        announce()
+        try:
+            while not done.wait(_WAKE_SECONDS) and not server.stopped:
+                tick()
+        finally:
+            if kubelet is not None:
+                kubelet.stop()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m k8s_workloads.testing.server``: see the module's description."""
     parser = _parser()
     arguments = parser.parse_args(argv)
     cluster = FakeCluster()
@@ -83,25 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     except OSError as error:  # the port is taken
         parser.exit(1, f"{parser.prog}: error: {error}\n")
-    done = threading.Event()
 
-    def stop_on_signal(number: int, frame: FrameType | None) -> None:  # noqa: ARG001
-        done.set()
-
-    signal.signal(signal.SIGTERM, stop_on_signal)
-    signal.signal(signal.SIGINT, stop_on_signal)
-    threading.Thread(
-        target=_until_stdin_closes, args=(done,), name="k8s-workloads-stdin", daemon=True
-    ).start()
-    with server:
-        if kubelet is not None:
-            kubelet.start()
+    def announce() -> None:
         sys.stdout.write(server.url + "\n")
         sys.stdout.flush()
-        try:
-            while not done.wait(_WAKE_SECONDS) and not server.stopped:
-                pass
-        finally:
-            if kubelet is not None:
-                kubelet.stop()
+
+    _serve(server, kubelet, announce, stdin=True)
     return 0
