@@ -17,6 +17,7 @@ import pytest
 
 from k8s_workloads import InvalidConfig
 from k8s_workloads.events import ResolverConfig, resolve_event
+from k8s_workloads.payload import attach_secure_payload, secure_workload_payload
 from k8s_workloads.states import TaskInstanceState
 from k8s_workloads.testing import FakeCluster
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
@@ -348,3 +349,29 @@ def test_the_process_kubelets_options_are_checked(field: str, value: Any) -> Non
 def test_python_is_this_interpreter_unless_told_otherwise() -> None:
     assert ProcessKubelet(FakeCluster()).executables["python"] == sys.executable
     assert signal.SIGTERM  # the platform has the signals the kubelet sends
+
+
+def test_the_librarys_secure_payload_reaches_the_process_through_its_json_path(
+    cluster: FakeCluster, tmp_path: Path
+) -> None:
+    # A stand-in for `python`: the workload module's command line, then what --json-path
+    # names, as the real module would read it.
+    stand_in = tmp_path / "python"
+    stand_in.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        "print(' '.join(sys.argv[1:3]))\n"
+        "print(open(sys.argv[sys.argv.index('--json-path') + 1]).read())\n"
+    )
+    stand_in.chmod(0o755)
+    payload = secure_workload_payload({"token": "t0k3n"}, pod_name="task", namespace=NS)
+    cluster.create_secret(NS, payload.secret)
+    body = task_body("p")  # the Secret's name need not follow the pod's
+    body["spec"]["containers"] = body["spec"]["containers"][:1]  # base only
+    cluster.create_pod(NS, attach_secure_payload(body, payload))
+    with ProcessKubelet(cluster, poll_seconds=0.01, executables={"python": str(stand_in)}):
+        pod = wait_for(ended(cluster))
+    assert pod["status"]["phase"] == "Succeeded", cluster.pod_log(NS, "p", "base")
+    module, workload = cluster.pod_log(NS, "p", "base").splitlines()
+    assert module == "-m airflow.sdk.execution_time.execute_workload"
+    assert json.loads(workload) == {"token": "t0k3n"}

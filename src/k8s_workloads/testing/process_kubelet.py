@@ -16,10 +16,11 @@ one, then the containers side by side, and writes statuses as a kubelet does (th
 of :mod:`k8s_workloads.testing._statuses`, the same as scripted mode): ``Running`` with
 each container's ``startedAt``; each container ``terminated`` with its exit code (a
 signal ``N`` is ``128 + N``), reason ``Completed`` or ``Error`` (``StartError``, 128, when
-the command cannot start), and for ``terminationMessagePolicy: FallbackToLogsOnError`` the
-last lines of its output as the message; then ``Succeeded`` if every exit code is 0, else
-``Failed``. Stdout and stderr go, line by line, to the pod's log
-(:meth:`FakeCluster.append_log`), complete before the container's end is written.
+the command cannot start, or a container has neither command nor args), and for
+``terminationMessagePolicy: FallbackToLogsOnError`` the last lines of its output as the
+message; then ``Succeeded`` if every exit code is 0, else ``Failed``. Stdout and stderr
+go, line by line, to the pod's log (:meth:`FakeCluster.append_log`), complete before the
+container's end is written.
 
 Stopping: a deleted pod's processes get SIGTERM, then SIGKILL when its grace period
 (``deletionGracePeriodSeconds``) ends; the last status is written and the deletion
