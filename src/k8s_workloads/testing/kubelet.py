@@ -45,7 +45,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import attrs
 
@@ -146,6 +146,9 @@ callable given the pod manifest (a copy)."""
 _SUCCESS = PodOutcome.success()
 
 
+K = TypeVar("K", bound="_KubeletBase")  # the kubelet's own class (no typing.Self on 3.10)
+
+
 class _KubeletBase:
     """What both kit kubelets share: the node, the pod IPs, the clock, binding, status
     writes, deletion confirmations and the thread that calls :meth:`step`."""
@@ -228,7 +231,7 @@ class _KubeletBase:
         while not self._stopping.wait(self.poll_seconds):
             self.step(time.monotonic())
 
-    def start(self) -> Any:  # noqa: ANN401 - the subclass; no typing.Self on Python 3.10
+    def start(self: K) -> K:  # noqa: PYI019 - no typing.Self on Python 3.10
         """Run on a daemon thread until :meth:`stop`."""
         if not self._thread.is_alive() and not self._stopping.is_set():
             self._thread.start()
@@ -240,7 +243,7 @@ class _KubeletBase:
         if self._thread.is_alive():
             self._thread.join(timeout=10)
 
-    def __enter__(self) -> Any:  # noqa: ANN401 - the subclass
+    def __enter__(self: K) -> K:  # noqa: PYI019
         return self.start()
 
     def __exit__(

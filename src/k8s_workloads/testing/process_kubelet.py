@@ -149,6 +149,7 @@ class ProcessKubelet(_KubeletBase):
         )
         self.inherit_env = inherit_env
         self._runs: dict[str, _Run] = {}
+        self._lock = threading.Lock()  # step, pids and stop may run on different threads
 
     # --- one look -------------------------------------------------------------------
 
@@ -156,6 +157,10 @@ class ProcessKubelet(_KubeletBase):
         """One look at the cluster at ``now`` (``time.monotonic()`` seconds): new pods
         start, ended processes are written, deadlines and grace periods enforced. Returns
         how many statuses it wrote and deletions it confirmed."""
+        with self._lock:
+            return self._step(now)
+
+    def _step(self, now: float) -> int:
         written = 0
         present: set[str] = set()
         for pod in self.cluster.pods(copy=False):
@@ -436,6 +441,10 @@ class ProcessKubelet(_KubeletBase):
         """Stop the thread, then every process (SIGTERM; SIGKILL a second later) and
         remove the pods' directories. Safe to call twice."""
         super().stop()
+        with self._lock:
+            self._stop_every_process()
+
+    def _stop_every_process(self) -> None:
         runs = list(self._runs.values())
         for run in runs:
             self._signal(run, signal.SIGTERM)
@@ -460,6 +469,10 @@ class ProcessKubelet(_KubeletBase):
 
     def pids(self) -> list[int]:
         """The process ids of every container process started and not yet reaped."""
+        with self._lock:
+            return self._pids()
+
+    def _pids(self) -> list[int]:
         return [
             container.process.pid
             for run in self._runs.values()
