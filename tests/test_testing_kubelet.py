@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import re
 import time
 from typing import Any
@@ -39,7 +40,9 @@ def status(cluster: FakeCluster, name: str) -> dict[str, Any]:
 
 
 def test_a_pod_runs_then_succeeds_with_realistic_statuses() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(
+        namespaces=[NS], now=datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    )
     cluster.create_pod(NS, pod("load", init=True))
     kubelet = Kubelet(cluster, run_seconds=10)
     assert kubelet.step(100.0) == 0  # first seen: not due yet
@@ -85,7 +88,7 @@ def test_a_pod_runs_then_succeeds_with_realistic_statuses() -> None:
 
 
 def test_pods_the_test_moved_on_or_deleted_are_left_alone() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     cluster.create_pod(NS, pod("failed"))
     cluster.create_pod(NS, pod("gone"))
     kubelet = Kubelet(cluster, run_seconds=1)
@@ -104,7 +107,7 @@ def test_pods_the_test_moved_on_or_deleted_are_left_alone() -> None:
 
 
 def test_a_status_for_a_replaced_pod_is_refused_by_uid() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     first = cluster.create_pod(NS, pod("p"))["metadata"]["uid"]
     cluster.delete_pod(NS, "p")
     cluster.create_pod(NS, pod("p"))
@@ -114,7 +117,7 @@ def test_a_status_for_a_replaced_pod_is_refused_by_uid() -> None:
 
 
 def test_the_kubelet_thread_runs_pods_to_completion_and_stops() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     cluster.create_pod(NS, pod("load"))
     with Kubelet(cluster, run_seconds=0.01, poll_seconds=0.005) as kubelet:
         deadline = time.monotonic() + 30
@@ -130,7 +133,7 @@ def test_the_kubelet_thread_runs_pods_to_completion_and_stops() -> None:
     [("run_seconds", -1), ("run_seconds", float("inf")), ("poll_seconds", 0), ("cluster", None)],
 )
 def test_the_kubelets_options_are_checked(field: str, value: Any) -> None:
-    options: dict[str, Any] = {"cluster": FakeCluster(), field: value}
+    options: dict[str, Any] = {"cluster": FakeCluster(namespaces=[NS]), field: value}
     with pytest.raises(InvalidConfig) as raised:
         Kubelet(**options)
     assert raised.value.field == field
@@ -153,7 +156,7 @@ def run_to_the_end(
     outcome: PodOutcome, *, steps: int = 3
 ) -> tuple[FakeCluster, Kubelet, list[Any]]:
     """The pod ``p`` under ``outcome``, stepped one ``run_seconds`` at a time; its events."""
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     watch = cluster.watch(NS)
     cluster.create_pod(NS, task_body("p"))
     kubelet = Kubelet(cluster, run_seconds=1, plan={"p": outcome})
@@ -281,7 +284,7 @@ def status_of(cluster: FakeCluster, name: str) -> dict[str, Any]:
 def test_a_deleted_running_pod_stops_within_its_grace_then_is_confirmed(
     outcome: PodOutcome, grace: int, stopped_at: float, exit_code: int
 ) -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     body = task_body("p")
     body["spec"]["terminationGracePeriodSeconds"] = grace
     cluster.create_pod(NS, body)
@@ -298,8 +301,10 @@ def test_a_deleted_running_pod_stops_within_its_grace_then_is_confirmed(
         assert kubelet.step(stopped_at) == 2
     assert cluster.pod(NS, "p") is None
     events = watch.events()
-    assert [event["type"] for event in events] == ["MODIFIED", "MODIFIED", "DELETED"]
-    terminating, stopped, _deleted = (event["object"] for event in events)
+    # Terminating, the stopped status, the kubelet's delete with grace 0, gone.
+    assert [event["type"] for event in events] == ["MODIFIED", "MODIFIED", "MODIFIED", "DELETED"]
+    terminating, stopped, confirmed, _ = (event["object"] for event in events)
+    assert confirmed["metadata"]["deletionGracePeriodSeconds"] == 0
     assert terminating["metadata"]["deletionGracePeriodSeconds"] == grace
     assert stopped["status"]["phase"] == "Failed"
     for entry in stopped["status"]["containerStatuses"]:

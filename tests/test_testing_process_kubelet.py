@@ -77,7 +77,7 @@ def logged(cluster: FakeCluster, text: str, name: str = "p") -> Callable[[], boo
 
 @pytest.fixture
 def cluster() -> FakeCluster:
-    found = FakeCluster()
+    found = FakeCluster(namespaces=[NS])
     found.create_secret(
         NS,
         {

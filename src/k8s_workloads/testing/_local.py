@@ -12,7 +12,6 @@ exit status 2.
 
 from __future__ import annotations
 
-import datetime
 import json
 import shutil
 import sys
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from k8s_workloads._config import InvalidConfig
 from k8s_workloads.testing._process import _Parser, _serve
-from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.cluster import ApiError, FakeCluster
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
 from k8s_workloads.testing.server import FakeApiServer
 
@@ -64,7 +63,9 @@ def _parser() -> _Parser:
     )
     serve.add_argument("--port", type=int, default=0, help="TCP port (0: any free one)")
     serve.add_argument("--kubeconfig", default=None, help="where to write the kubeconfig")
-    serve.add_argument("--namespace", default="default", help="the namespace to print")
+    serve.add_argument(
+        "--namespace", default="default", help="the namespace to use (created; default: default)"
+    )
     serve.add_argument(
         "--lifetime", type=float, default=3600.0, help="seconds to serve at most (default 3600)"
     )
@@ -101,8 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if not arguments.namespace:
         parser.error("argument --namespace: must not be empty")
-    cluster = FakeCluster(now=datetime.datetime.now(datetime.timezone.utc))
     try:
+        cluster = FakeCluster(namespaces=[arguments.namespace])
         server = FakeApiServer(cluster, port=arguments.port, lifetime=arguments.lifetime)
         kubelet = ProcessKubelet(
             cluster,
@@ -112,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidConfig as error:
         flag = _FLAGS.get(error.field, error.field)
         parser.error(f"argument {flag}: {str(error).partition(': ')[2]}")
+    except ApiError as error:  # a namespace name that is not a DNS-1123 label
+        parser.error(f"argument --namespace: {error}")
     except OSError as error:  # the port is taken
         parser.exit(2, f"{parser.prog}: error: argument --port: {error}\n")
     made = None if arguments.kubeconfig else Path(tempfile.mkdtemp(prefix="k8s-workloads-"))
@@ -132,12 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(_settings(config, arguments.namespace))
         sys.stdout.flush()
 
-    def tick() -> None:
-        # The kit's clock follows real time here: statuses carry today's timestamps.
-        cluster.now = datetime.datetime.now(datetime.timezone.utc)
-
     try:
-        _serve(server, kubelet, announce, stdin=False, tick=tick)
+        _serve(server, kubelet, announce, stdin=False)
     finally:
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)

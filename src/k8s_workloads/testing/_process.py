@@ -17,7 +17,7 @@ import threading
 from typing import TYPE_CHECKING, NoReturn
 
 from k8s_workloads._config import InvalidConfig
-from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.cluster import ApiError, FakeCluster
 from k8s_workloads.testing.kubelet import Kubelet
 from k8s_workloads.testing.server import FakeApiServer
 
@@ -57,6 +57,13 @@ def _parser() -> _Parser:
         metavar="SECONDS",
         help="run pods: Running after SECONDS, Succeeded after as many more",
     )
+    parser.add_argument(
+        "--namespace",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="a namespace that exists besides default (repeatable; default: airflow)",
+    )
     return parser
 
 
@@ -76,7 +83,6 @@ def _serve(
     announce: Callable[[], None],
     *,
     stdin: bool,
-    tick: Callable[[], None] = lambda: None,
 ) -> None:
     """Serve until the server's lifetime ends, SIGTERM or SIGINT (or stdin closes, if
     ``stdin``); the kubelet runs meanwhile and is stopped first."""
@@ -97,7 +103,7 @@ def _serve(
         announce()
         try:
             while not done.wait(_WAKE_SECONDS) and not server.stopped:
-                tick()
+                pass
         finally:
             if kubelet is not None:
                 kubelet.stop()
@@ -107,8 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m k8s_workloads.testing.server``: see the module's description."""
     parser = _parser()
     arguments = parser.parse_args(argv)
-    cluster = FakeCluster()
     try:
+        cluster = FakeCluster(namespaces=arguments.namespace or ["airflow"])
         server = FakeApiServer(
             cluster, port=arguments.port, lifetime=arguments.lifetime, latency=arguments.latency
         )
@@ -117,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except InvalidConfig as error:
         parser.error(str(error))
+    except ApiError as error:  # a namespace name that is not a DNS-1123 label
+        parser.error(f"--namespace: {error}")
     except OSError as error:  # the port is taken
         parser.exit(1, f"{parser.prog}: error: {error}\n")
 
