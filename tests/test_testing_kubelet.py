@@ -312,3 +312,29 @@ def test_a_deleted_running_pod_stops_within_its_grace_then_is_confirmed(
     deserialize_in_both_clients(stopped)
     resolution = resolve_event(events[-1], config=VERSION_CONFIG)
     assert resolution.state == TaskInstanceState.FAILED
+
+
+def test_two_kubelets_share_the_pods_each_runs_only_what_it_bound() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    cluster.create_pod(NS, pod("first"))
+    one = Kubelet(cluster, run_seconds=1, node_name="one")
+    two = Kubelet(cluster, run_seconds=1, node_name="two")
+    one.step(0.0)
+    cluster.create_pod(NS, pod("second"))
+    two.step(0.0)
+    one.step(0.0)
+    found = {name: cluster.pod(NS, name) for name in ("first", "second")}
+    assert {name: item["spec"]["nodeName"] for name, item in found.items() if item} == {
+        "first": "one",
+        "second": "two",
+    }
+    for second in (1.0, 2.0):
+        assert one.step(second) == 1  # "first" only
+    assert two.step(1.0) == 1
+    # A pod bound by another node between a kubelet's look and its binding (a 409) is not
+    # run by it either.
+    cluster.create_pod(NS, pod("raced"))
+    snapshot = cluster.pod(NS, "raced")
+    assert snapshot is not None
+    cluster.bind_pod(NS, "raced", "two")
+    assert one._bind(snapshot) is False

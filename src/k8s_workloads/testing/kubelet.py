@@ -39,7 +39,6 @@ the test may share the cluster (it is thread-safe); ``step`` itself is for one t
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
 import threading
@@ -176,13 +175,17 @@ class _KubeletBase:
         node = (pod.get("spec") or {}).get("nodeName")
         return node in {None, "", self.node_name}
 
-    def _bind(self, pod: Manifest) -> None:
+    def _bind(self, pod: Manifest) -> bool:
+        """Bind the pod to this node; False if it cannot be (gone since the look, or bound
+        to another node first: a 409): then it is not this kubelet's to run."""
         if (pod.get("spec") or {}).get("nodeName"):
-            return
+            return True  # _mine checked that it is this node
         metadata = pod["metadata"]
-        # Gone (or replaced) since the look: the next look forgets it.
-        with contextlib.suppress(ApiError, KeyError):
+        try:
             self.cluster.bind_pod(metadata["namespace"], metadata["name"], self.node_name)
+        except (ApiError, KeyError):
+            return False
+        return True
 
     def _write(self, pod: Manifest, status: Manifest) -> int:
         metadata = pod["metadata"]
@@ -314,8 +317,9 @@ class Kubelet(_KubeletBase):
                 written += self._terminating(pod, run, now)
                 continue
             if run is None:
+                if not self._bind(pod):
+                    continue
                 run = self._runs[uid] = _Run(now, self._outcome(pod))
-                self._bind(pod)
             written += self._advance(pod, run, now)
         for gone in set(self._runs) - present:
             self._runs.pop(gone, None)

@@ -178,8 +178,7 @@ class ProcessKubelet(_KubeletBase):
                 self._stop(run, now, self._grace_seconds(pod))
             elif run is not None:
                 run.pod = pod
-            elif (pod.get("status") or {}).get("phase") == "Pending":
-                self._bind(pod)
+            elif (pod.get("status") or {}).get("phase") == "Pending" and self._bind(pod):
                 self._runs[uid] = self._new_run(pod, now)
         for uid, run in list(self._runs.items()):
             if uid not in present and not run.gone:
