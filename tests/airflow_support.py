@@ -104,7 +104,7 @@ def running_executor(**options: str | float) -> Iterator[Any]:
     from k8s_workloads.airflow.executor import KubernetesExecutor  # noqa: PLC0415
 
     latency = float(options.pop("latency", 0.0))
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     with (
         FakeApiServer(cluster, lifetime=120, latency=latency) as server,
         tempfile.TemporaryDirectory() as folder,
