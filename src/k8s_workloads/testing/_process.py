@@ -17,7 +17,8 @@ import threading
 from typing import TYPE_CHECKING, NoReturn
 
 from k8s_workloads._config import InvalidConfig
-from k8s_workloads.testing.cluster import ApiError, FakeCluster
+from k8s_workloads.testing._errors import ApiError
+from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.kubelet import Kubelet
 from k8s_workloads.testing.server import FakeApiServer
 

@@ -50,7 +50,8 @@ import attrs
 
 from k8s_workloads import _config as _checks
 from k8s_workloads.testing import _statuses
-from k8s_workloads.testing.cluster import ApiError, FakeCluster
+from k8s_workloads.testing._errors import ApiError
+from k8s_workloads.testing.cluster import FakeCluster
 
 if TYPE_CHECKING:
     from types import TracebackType

@@ -52,11 +52,13 @@ import attrs
 
 from k8s_workloads import _config as _checks
 from k8s_workloads.testing import _sandbox, _statuses
-from k8s_workloads.testing.cluster import ApiError, FakeCluster
+from k8s_workloads.testing._errors import ApiError
 from k8s_workloads.testing.kubelet import DEFAULT_NODE, _KubeletBase
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from k8s_workloads.testing.cluster import FakeCluster
 
 __all__ = ["ProcessKubelet"]
 
