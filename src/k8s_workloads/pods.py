@@ -32,7 +32,6 @@ from k8s_workloads.codec import key_to_annotations
 from k8s_workloads.compat import AirflowVersion, VersionLike, require_callback_support
 from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, TaskInstanceKey
 from k8s_workloads.labels import (
-    AIRFLOW_VERSION_LABEL,
     AIRFLOW_WORKER_LABEL,
     CALLBACK_ID_ANNOTATION,
     DAG_ID_KEY,
@@ -44,10 +43,10 @@ from k8s_workloads.labels import (
     POD_REVOKED_LABEL,
     RUN_ID_KEY,
     TASK_ID_KEY,
-    TRUE_LABEL_VALUE,
     TRY_NUMBER_KEY,
     WORKLOAD_TYPE_LABEL,
     _safe_label_of_str,
+    _task_labels,
     _version_label_of_str,
     add_unique_suffix,
     build_labels_for_callback_pod,
@@ -989,6 +988,27 @@ _is_namespace = functools.lru_cache(maxsize=16)(is_dns1123_label)
 exact ``str`` values only."""
 
 
+def _task_annotations(  # noqa: PLR0917 - the identity's parts, in their order
+    dag_id: str,
+    task_id: str,
+    try_number: str,
+    map_index: int,
+    date: str | None,
+    run_id: str | None,
+    logical_date_key: str,
+) -> dict[str, str]:
+    """The annotations naming a task pod, in their order (both build paths make them here;
+    the labels are :func:`~k8s_workloads.labels.build_labels_for_k8s_executor_pod`'s)."""
+    annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: try_number}
+    if map_index >= 0:
+        annotations[MAP_INDEX_KEY] = str(map_index)
+    if date:
+        annotations[logical_date_key] = date
+    if run_id:
+        annotations[RUN_ID_KEY] = run_id
+    return annotations
+
+
 def _task_identity(
     annotations: Mapping[str, str],
     labels: Mapping[str, str],
@@ -1083,31 +1103,28 @@ def _fast_task_pod(  # noqa: PLR0917 - the builder's values, positional for spee
     ):
         return prepared
     try_text = str(try_number)
-    annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: try_text}
-    labels = {
-        DAG_ID_KEY: _safe_label_of_str(dag_id),
-        TASK_ID_KEY: _safe_label_of_str(task_id),
-        TRY_NUMBER_KEY: try_text,
-        KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
-        AIRFLOW_VERSION_LABEL: _version_label_of_str(version),
-        AIRFLOW_WORKER_LABEL: _safe_label_of_str(str(scheduler_job_id)),
-    }
-    own_characters = len(dag_id) + len(task_id) + len(try_text) + _OWN_ANNOTATION_KEY_CHARS
-    if map_index >= 0:
-        annotations[MAP_INDEX_KEY] = labels[MAP_INDEX_KEY] = str(map_index)
-        own_characters += len(annotations[MAP_INDEX_KEY])
+    iso = date_label = None
     if date:
         iso = date.isoformat()
         date_label = datetime_to_label_safe_datestring(date)
         if not (type(iso) is str and iso.isascii() and is_label_value(date_label)):
             return prepared
-        annotations[logical_date_key] = iso
-        labels[logical_date_key] = date_label
-        own_characters += len(iso)
-    if run_id:
-        annotations[RUN_ID_KEY] = run_id
-        labels[RUN_ID_KEY] = _safe_label_of_str(run_id)
-        own_characters += len(run_id)
+    annotations = _task_annotations(
+        dag_id, task_id, try_text, map_index, iso, run_id, logical_date_key
+    )
+    labels = _task_labels(
+        dag_id=dag_id,
+        task_id=task_id,
+        try_number=try_text,
+        version=_version_label_of_str(version),
+        worker=str(scheduler_job_id),
+        map_index=map_index,
+        date_label=date_label,
+        run_id=run_id,
+        logical_date_key=logical_date_key,
+        safe=_safe_label_of_str,
+    )
+    own_characters = sum(map(len, annotations.values())) + _OWN_ANNOTATION_KEY_CHARS
     if (own_characters + plan.layer_annotation_chars) * 4 > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
         return prepared
     if mutation_hook is None:
@@ -1203,13 +1220,15 @@ def _task_pod(  # noqa: PLR0917 - called positionally by the two builders, for s
     if prepared is None:
         prepared = _template_of(template_source, secrets)._with_override(pod_override, secrets)  # noqa: SLF001
 
-    annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: str(try_number)}
-    if map_index >= 0:
-        annotations[MAP_INDEX_KEY] = str(map_index)
-    if date:
-        annotations[logical_date_key] = date.isoformat()
-    if run_id:
-        annotations[RUN_ID_KEY] = run_id
+    annotations = _task_annotations(
+        dag_id,
+        task_id,
+        str(try_number),
+        map_index,
+        date.isoformat() if date else None,
+        run_id,
+        logical_date_key,
+    )
     labels = build_labels_for_k8s_executor_pod(
         dag_id=dag_id,
         task_id=task_id,
