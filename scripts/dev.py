@@ -1,7 +1,10 @@
 """Set up the project's environments and run its jobs (two set-up jobs, and the docs).
 
     python3 scripts/dev.py demo   # the CLI on the bundled example scenario (simulate)
-    python3 scripts/dev.py test   # ruff, mypy, docs (strict), pytest (oldest+newest Py, Airflow)
+    python3 scripts/dev.py test   # ruff, mypy, docs (strict), the wheel, pytest (all envs)
+
+The test job runs two lanes side by side (the CI machines have two cores): the lint, docs
+and core suites in one, the Airflow environments' suites in the other.
     python3 scripts/dev.py docs   # the documentation site, into site/ (not a set-up step)
 
 Needs only ``python3`` (3.10+) and access to PyPI. Virtual environments are made
@@ -18,7 +21,9 @@ beside the checkout and re-made whenever their requirements change:
   ``apache-airflow-providers-cncf-kubernetes`` next to this package, which proves that it
   installs beside today's provider and lets ``tests/compat`` compare outputs;
 * ``.venv-airflow32``: the same with Airflow 3.2, for ``tests/test_airflow_versions.py``:
-  the executor runs tasks there and refuses callbacks, saying they need 3.3.
+  the executor runs tasks there and refuses callbacks, saying they need 3.3;
+* ``.venv-airflow-oldest``: the oldest admitted Airflow and provider (3.3.0, 10.21.0),
+  for the Airflow executor's suite and the provider registration.
 
 ``--thorough`` runs the hypothesis profile meant for local runs (many more examples).
 """
@@ -26,12 +31,16 @@ beside the checkout and re-made whenever their requirements change:
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import dataclasses
 import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 import venv
 from pathlib import Path
 
@@ -40,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MAIN_ENV = ROOT / ".venv"
 AIRFLOW_ENV = ROOT / ".venv-airflow"
 AIRFLOW32_ENV = ROOT / ".venv-airflow32"
+AIRFLOW_OLDEST_ENV = ROOT / ".venv-airflow-oldest"
 
 MAIN_REQUIREMENTS = ["-e", ".[test,dev,asyncio]", "kubernetes>=37,<38"]
 # The other Pythons run only pytest: the lint and docs tools stay in .venv (mkdocstrings
@@ -59,6 +69,18 @@ AIRFLOW32_REQUIREMENTS = [
     "apache-airflow==3.2.2",
     "apache-airflow-providers-cncf-kubernetes==10.25.0",
 ]
+
+# The oldest admitted provider (the `airflow` extra: 10.21.0 to 10.25.x) on the oldest
+# admitted Airflow 3.3; the provider pins kubernetes <37 and excludes 36.0.0.
+AIRFLOW_OLDEST_REQUIREMENTS = [
+    "-e",
+    ".[test]",
+    "kubernetes>=36.0.1,<37",
+    "apache-airflow==3.3.0",
+    "apache-airflow-providers-cncf-kubernetes==10.21.0",
+]
+# What runs there: the Airflow executor's suite and the provider-version boundary.
+AIRFLOW_OLDEST_TESTS = ["tests/test_airflow_executor.py", "tests/test_airflow_provider.py"]
 
 # Tests skipped where mkdocs or mypy is missing (the extra Pythons' environments).
 DEV_TOOL_TESTS = ["tests/test_docs.py", "tests/test_readme.py"]
@@ -174,44 +196,111 @@ def docs(*, strict: bool = False) -> int:
     return _run([_bin(MAIN_ENV, "mkdocs"), "build", "--quiet", *(["--strict"] if strict else [])])
 
 
+@dataclasses.dataclass
+class Step:
+    """One check of the test job: a name and the command that runs it."""
+
+    name: str
+    cmd: list[str | Path]
+    env: dict[str, str] | None = None
+
+
+def _lane(setup: list[tuple[Path, list[str], Path | None]], steps: list[Step]) -> list[Step]:
+    """Make a lane's environments, then return its steps (run in order by :func:`_run_lane`)."""
+    for env, requirements, base in setup:
+        ensure_env(env, requirements, base=base)
+    return steps
+
+
+def _run_lane(steps: list[Step], results: dict[str, int], lock: threading.Lock) -> None:
+    """Run ``steps`` one after another, each step's output printed whole when it ends."""
+    for step in steps:
+        started = time.monotonic()
+        done = subprocess.run(
+            [str(part) for part in step.cmd], cwd=ROOT, env=step.env, check=False,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+        )  # fmt: skip
+        took = time.monotonic() - started
+        with lock:
+            printable = " ".join(str(part) for part in step.cmd)
+            print(f"\n=== {step.name} ({took:.0f} s)\n$ {printable}", flush=True)
+            print(done.stdout, end="", flush=True)
+            results[step.name] = done.returncode
+
+
 def test(*, thorough: bool) -> int:
-    ensure_env(MAIN_ENV, MAIN_REQUIREMENTS)
-    ensure_env(AIRFLOW_ENV, AIRFLOW_REQUIREMENTS)
-    ensure_env(AIRFLOW32_ENV, AIRFLOW32_REQUIREMENTS)
+    """Every check, in two lanes that run side by side (the CI machines have two cores).
+
+    Each lane makes its own environments, then runs its steps in order; the lanes share
+    nothing but the checkout (each step's output is printed whole when the step ends).
+    """
     env = dict(os.environ)
     env["HYPOTHESIS_PROFILE"] = "thorough" if thorough else "ci"
-    results: dict[str, int] = {}
-    results["ruff"] = _run(
-        [_bin(MAIN_ENV, "ruff"), "check", "src", "tests", "benchmarks", "scripts", "fuzz"]
-    )
-    results["mypy --strict"] = _run([_bin(MAIN_ENV, "mypy"), "--strict"])
-    # A broken reference or docstring fails here; the build takes a few seconds.
-    results["mkdocs build --strict"] = docs(strict=True)
+    ensure_env(MAIN_ENV, MAIN_REQUIREMENTS)
     extras = extra_pythons()
+    core: list[Step] = [
+        Step(
+            "ruff",
+            [_bin(MAIN_ENV, "ruff"), "check", "src", "tests", "benchmarks", "scripts", "fuzz"],
+        ),
+        Step("mypy --strict", [_bin(MAIN_ENV, "mypy"), "--strict"]),
+        # A broken reference or docstring fails here; the build takes a few seconds.
+        Step("mkdocs build --strict", [_bin(MAIN_ENV, "mkdocs"), "build", "--quiet", "--strict"]),
+        # The sdist and wheel as published: contents, then a fresh venv runs the CLI (~20 s).
+        Step("wheel and sdist", [_bin(MAIN_ENV, "python"), "scripts/check_dist.py"]),
+    ]
+    core_setup: list[tuple[Path, list[str], Path | None]] = []
     for name, python in extras:
         extra_env = ROOT / f".venv-py{name.replace('.', '')}"
-        ensure_env(extra_env, CORE_REQUIREMENTS, base=python)
-        results[f"pytest (Python {name}, kubernetes 37)"] = _run(
-            [_bin(extra_env, "pytest"), "-q"], env=env
+        core_setup.append((extra_env, CORE_REQUIREMENTS, python))
+        core.append(
+            Step(f"pytest (Python {name}, kubernetes 37)", [_bin(extra_env, "pytest"), "-q"], env)
         )
-    if not extras:
-        results["pytest (kubernetes 37)"] = _run([_bin(MAIN_ENV, "pytest"), "-q"], env=env)
-    else:
+    if extras:
         # The other Pythons' environments have no dev tools (mkdocs, mypy): the tests of
         # the docs site and of the README's typed examples run where those tools are.
-        results["pytest (dev tools: docs, README)"] = _run(
-            [_bin(MAIN_ENV, "pytest"), "-q", *DEV_TOOL_TESTS], env=env
+        core.append(
+            Step(
+                "pytest (dev tools: docs, README)",
+                [_bin(MAIN_ENV, "pytest"), "-q", *DEV_TOOL_TESTS],
+                env,
+            )
         )
-    results["pytest (Airflow env, kubernetes 36)"] = _run(
-        [_bin(AIRFLOW_ENV, "pytest"), "-q"], env=env
-    )
-    results["pytest (Airflow 3.2: tasks only)"] = _run(
-        [_bin(AIRFLOW32_ENV, "pytest"), "-q", "tests/test_airflow_versions.py"], env=env
-    )
+    else:
+        core.append(Step("pytest (kubernetes 37)", [_bin(MAIN_ENV, "pytest"), "-q"], env))
+    airflow_setup: list[tuple[Path, list[str], Path | None]] = [
+        (AIRFLOW_ENV, AIRFLOW_REQUIREMENTS, None),
+        (AIRFLOW32_ENV, AIRFLOW32_REQUIREMENTS, None),
+        (AIRFLOW_OLDEST_ENV, AIRFLOW_OLDEST_REQUIREMENTS, None),
+    ]
+    airflow: list[Step] = [
+        Step("pytest (Airflow env, kubernetes 36)", [_bin(AIRFLOW_ENV, "pytest"), "-q"], env),
+        Step(
+            "pytest (Airflow 3.2: tasks only)",
+            [_bin(AIRFLOW32_ENV, "pytest"), "-q", "tests/test_airflow_versions.py"],
+            env,
+        ),
+        Step(
+            "pytest (Airflow 3.3.0, provider 10.21.0: the executor)",
+            [_bin(AIRFLOW_OLDEST_ENV, "pytest"), "-q", *AIRFLOW_OLDEST_TESTS],
+            env,
+        ),
+    ]
+    results: dict[str, int] = {}
+    lock = threading.Lock()
+    order = [step.name for step in core + airflow]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        lanes = [
+            pool.submit(lambda: _run_lane(_lane(core_setup, core), results, lock)),
+            pool.submit(lambda: _run_lane(_lane(airflow_setup, airflow), results, lock)),
+        ]
+        for lane in lanes:
+            lane.result()
     print("\nSummary:")
-    for name, code in results.items():
+    for name in order:
+        code = results.get(name, 1)
         print(f"  {'ok  ' if code == 0 else 'FAIL'} {name}")
-    return 0 if all(code == 0 for code in results.values()) else 1
+    return 0 if all(results.get(name, 1) == 0 for name in order) else 1
 
 
 def main() -> int:

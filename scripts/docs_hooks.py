@@ -44,6 +44,8 @@ HAND_WRITTEN_NAV: list[dict[str, str]] = [
     {"Differences from the provider": "differences.md"},
     {"Simulator scenarios": "scenario-schema.md"},
     {"Decision rules": "decision-rules.md"},
+    {"Run it locally": "run-locally.md"},
+    {"Scale and tuning": "scale-and-tuning.md"},
 ]
 
 

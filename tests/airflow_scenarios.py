@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from k8s_workloads.testing import FakeApiServer, FakeCluster
+from tests.airflow_support import reach_by_kubeconfig
 from tests.event_factory import FAILED, RUNNING, SUCCEEDED
 
 NS = "airflow"
@@ -76,6 +77,7 @@ def main() -> int:
     cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=120) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
+        reach_by_kubeconfig(server.url)
         executor_module = airflow("k8s_workloads.airflow.executor")
         runner = airflow("airflow.jobs.scheduler_job_runner").SchedulerJobRunner
         create_session = airflow("airflow.utils.session").create_session

@@ -15,6 +15,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -43,8 +44,48 @@ def fake_client() -> Any:
     return client.CoreV1Api(client.ApiClient(client.Configuration(host=SERVER[0].url)))
 
 
+def reads_client_factory() -> bool:
+    """Whether the installed provider reads ``client_factory`` (10.24 and later)."""
+    return hasattr(
+        airflow("airflow.providers.cncf.kubernetes.kube_client"), "_get_executor_kube_client"
+    )
+
+
+def kubeconfig(url: str, folder: pathlib.Path) -> pathlib.Path:
+    """A kubeconfig file for the API server at ``url`` (no credentials: the kit's server)."""
+    path = folder / "kubeconfig.json"
+    path.write_text(
+        json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "kit",
+            "clusters": [{"name": "kit", "cluster": {"server": url}}],
+            "users": [{"name": "kit", "user": {}}],
+            "contexts": [{"name": "kit", "context": {"cluster": "kit", "user": "kit"}}],
+        })
+    )  # fmt: skip
+    return path
+
+
+def cluster_options(url: str, folder: pathlib.Path) -> dict[tuple[str, str], str]:
+    """How the executor reaches the test's API server: the provider's ``client_factory``
+    where it reads it, else a kubeconfig file (provider 10.21-10.23)."""
+    if reads_client_factory():
+        return {("kubernetes_executor", "client_factory"): "tests.airflow_support.fake_client"}
+    return {
+        ("kubernetes_executor", "in_cluster"): "False",
+        ("kubernetes_executor", "config_file"): str(kubeconfig(url, folder)),
+    }
+
+
+def reach_by_kubeconfig(url: str) -> None:
+    """In a scenario's process (``client_factory`` set by environment): where the provider
+    does not read that option, reach ``url`` through a kubeconfig in ``AIRFLOW_HOME``."""
+    if not reads_client_factory():
+        path = kubeconfig(url, pathlib.Path(os.environ["AIRFLOW_HOME"]))
+        os.environ["AIRFLOW__KUBERNETES_EXECUTOR__IN_CLUSTER"] = "False"
+        os.environ["AIRFLOW__KUBERNETES_EXECUTOR__CONFIG_FILE"] = str(path)
+
+
 OPTIONS = {
-    ("kubernetes_executor", "client_factory"): "tests.airflow_support.fake_client",
     ("kubernetes_executor", "namespace"): NS,
     ("kubernetes_executor", "worker_container_repository"): "apache/airflow",
     ("kubernetes_executor", "worker_container_tag"): "3.3.2",
@@ -60,18 +101,45 @@ def running_executor(**options: str | float) -> Iterator[Any]:
 
     ``options``: more ``[kubernetes_executor]`` options for this executor; ``latency``:
     seconds the API server adds to every call."""
-    core_conf = airflow("airflow.configuration").conf
-    sdk_conf = airflow("airflow.providers.common.compat.sdk").conf
-
     from k8s_workloads.airflow.executor import KubernetesExecutor  # noqa: PLC0415
 
-    # Airflow 3.3 has two configuration objects: the executor reads core's, the provider's
-    # client factory the Task SDK's. Both get the test's options, and both get them back.
     latency = float(options.pop("latency", 0.0))
-    wanted = {
-        **OPTIONS,
-        **{("kubernetes_executor", name): str(value) for name, value in options.items()},
-    }
+    # The namespaces the tests create pods in (multi-namespace mode lists "a, b").
+    cluster = FakeCluster(namespaces=[NS, "a", "b"])
+    with (
+        FakeApiServer(cluster, lifetime=120, latency=latency) as server,
+        tempfile.TemporaryDirectory() as folder,
+        configured(
+            {
+                **OPTIONS,
+                **cluster_options(server.url, pathlib.Path(folder)),
+                **{("kubernetes_executor", name): str(value) for name, value in options.items()},
+            }
+        ),
+    ):
+        SERVER[:] = [server]
+        instance: Any = KubernetesExecutor()
+        instance.job_id = 7
+        instance.states = {}
+        instance._read_states = lambda keys: {key: instance.states.get(key) for key in keys}
+        instance.cluster = cluster
+        instance.start()
+        instance.handled = []
+        instance.core.on_decision = instance.handled.append
+        try:
+            yield instance
+        finally:
+            instance.end()
+
+
+@contextlib.contextmanager
+def configured(wanted: dict[tuple[str, str], str]) -> Iterator[None]:
+    """Airflow's configuration with the ``wanted`` options, restored afterwards.
+
+    Airflow 3.3 has two configuration objects: the executor reads core's, the provider's
+    client factory the Task SDK's. Both get the test's options, and both get them back."""
+    core_conf = airflow("airflow.configuration").conf
+    sdk_conf = airflow("airflow.providers.common.compat.sdk").conf
     saved = [
         (config, option, config.get(*option) if config.has_option(*option) else None)
         for config in (core_conf, sdk_conf)
@@ -81,22 +149,7 @@ def running_executor(**options: str | float) -> Iterator[Any]:
         for (section, key), value in wanted.items():
             config.set(section, key, value)
     try:
-        # The namespaces the tests create pods in (multi-namespace mode lists "a, b").
-        cluster = FakeCluster(namespaces=[NS, "a", "b"])
-        with FakeApiServer(cluster, lifetime=120, latency=latency) as server:
-            SERVER[:] = [server]
-            instance: Any = KubernetesExecutor()
-            instance.job_id = 7
-            instance.states = {}
-            instance._read_states = lambda keys: {key: instance.states.get(key) for key in keys}
-            instance.cluster = cluster
-            instance.start()
-            instance.handled = []
-            instance.core.on_decision = instance.handled.append
-            try:
-                yield instance
-            finally:
-                instance.end()
+        yield
     finally:
         for config, (section, name), old in saved:
             if old is None:

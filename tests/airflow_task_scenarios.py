@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from k8s_workloads.testing import FakeApiServer, FakeCluster
+from tests.airflow_support import reach_by_kubeconfig
 from tests.event_factory import FAILED, OOM_KILLED, PULL_FAILED, RUNNING, SUCCEEDED
 
 NS = "airflow"
@@ -286,6 +287,7 @@ def compared(which: str) -> dict[str, Any]:
     cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=180) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
+        reach_by_kubeconfig(server.url)
         ids = _dag_run(TASKS)
         scenario = Scenario(which, cluster)
         scenario.ids = ids
@@ -333,6 +335,7 @@ def faults() -> dict[str, Any]:
     cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=180) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
+        reach_by_kubeconfig(server.url)
         ids = _dag_run([*FAULT_TASKS, STALE])
         scenario = Scenario("library", cluster)
         scenario.ids = ids
@@ -425,6 +428,7 @@ def stale_batches() -> dict[str, Any]:
     cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=180) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
+        reach_by_kubeconfig(server.url)
         ids = _dag_run(BATCH_TASKS)
         scenario = Scenario("library", cluster)
         scenario.ids = ids
@@ -476,6 +480,7 @@ def restart(which: str) -> dict[str, Any]:
     cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=180) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
+        reach_by_kubeconfig(server.url)
         ids = _dag_run(RESTART_TASKS)
         first = Scenario(which, cluster)
         first.ids = ids

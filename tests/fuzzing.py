@@ -38,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from k8s_workloads import cli, codec, events, failures, labels, payload, streams, validation
+from k8s_workloads import cli, codec, events, failures, labels, redaction, streams, validation
 from k8s_workloads.compat import InvalidVersion
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.pods import workload_command_args
@@ -867,7 +867,7 @@ def _workload_tokens(value: Mapping[str, Any]) -> set[str]:
     found: set[str] = set()
     try:
         text = value["files"]["workload.json"].decode("utf-8")
-        payload._tokens_in_json(json.loads(text), found)
+        redaction._tokens_in_json(json.loads(text), found)
     except (ValueError, RecursionError):
         pass
     return found

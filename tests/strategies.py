@@ -1,4 +1,7 @@
-"""Hypothesis strategies shared by the test modules."""
+"""Text strategies for the tests of what this project prints (the CLI, the display helpers).
+
+The strategies an executor's tests need (keys, pods, templates) are public, in
+:mod:`k8s_workloads.testing.strategies`."""
 
 from __future__ import annotations
 
@@ -6,14 +9,6 @@ import string
 
 from hypothesis import strategies as st
 
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-
-# Airflow ids: its KEY_REGEX is ^[\w.-]+$ (Unicode word characters), up to 250.
-airflow_ids = st.text(
-    alphabet=st.characters(categories=("L", "N"), include_characters="_.-"),
-    min_size=1,
-    max_size=250,
-)
 # Anything at all, for hostile input.
 hostile_text = st.text(max_size=300)
 # What forges or rewrites lines of text output (newlines, ANSI and OSC escapes, C0 and C1
@@ -32,30 +27,3 @@ wild_text = st.lists(
     max_size=40,
 ).map("".join)
 label_alphabet_text = st.text(alphabet=string.ascii_letters + string.digits + "-_.", max_size=80)
-run_ids = st.one_of(
-    airflow_ids,
-    st.builds(
-        lambda kind, stamp: f"{kind}__{stamp}",
-        st.sampled_from(["manual", "scheduled", "backfill", "asset_triggered"]),
-        st.datetimes(timezones=st.timezones()).map(lambda d: d.isoformat()),
-    ),
-)
-
-
-def task_keys() -> st.SearchStrategy[TaskInstanceKey]:
-    return st.builds(
-        TaskInstanceKey,
-        dag_id=airflow_ids,
-        task_id=airflow_ids,
-        run_id=st.none() | run_ids,
-        try_number=st.integers(min_value=0, max_value=10_000),
-        map_index=st.integers(min_value=-1, max_value=100_000),
-    )
-
-
-def callback_keys() -> st.SearchStrategy[CallbackKey]:
-    return st.uuids().map(lambda u: CallbackKey(str(u)))
-
-
-def workload_keys() -> st.SearchStrategy[WorkloadKey]:
-    return st.one_of(task_keys(), callback_keys())

@@ -520,7 +520,7 @@ def test_render_non_utf8_files_are_usage_errors(tmp_path: Path) -> None:
     "argv",
     [
         ["render"],
-        ["render", "callback", *V],  # --callback-id is required
+        ["render", "callback", *V, "--callback-id"],  # the option without its value
         ["render", "task", "--try-number", "two"],
         ["render", "task", "-o", "xml"],
         ["render", "task", "--override", "o.yaml", "--log-path", "x"],
@@ -604,7 +604,49 @@ def test_airflow_config_prints_the_executor_line_and_the_librarys_options() -> N
     assert (
         "AIRFLOW__CORE__EXECUTOR=k8s_workloads.airflow.KubernetesExecutor" in env_out.splitlines()
     )
-    assert len(env_out.splitlines()) == len(parsed["kubernetes_executor"]) + 1
+    settings = [line for line in env_out.splitlines() if not line.startswith("#")]
+    assert len(settings) == len(parsed["kubernetes_executor"]) + 1
+
+
+def test_airflow_config_shows_the_cluster_access_and_image_choices() -> None:
+    # Issue 21: every user must also say how to reach the cluster and which image to run.
+    import configparser  # noqa: PLC0415
+
+    code, out, _ = run("airflow-config")
+    assert code == 0
+    commented = {line.lstrip("# ").split(" = ")[0] for line in out.splitlines() if " = " in line}
+    for setting in ("in_cluster", "config_file", "client_factory", "worker_container_repository",
+                    "worker_container_tag", "pod_template_file"):  # fmt: skip
+        assert setting in commented, setting
+    parsed = configparser.ConfigParser()
+    parsed.read_string(out)
+    assert "in_cluster" not in parsed["kubernetes_executor"]  # a choice, left commented
+    _, env_out, _ = run("airflow-config", "--env")
+    assert "#   AIRFLOW__KUBERNETES_EXECUTOR__IN_CLUSTER=False" in env_out.splitlines()
+
+
+def test_airflow_config_check_without_airflow_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "airflow.configuration", None)  # import fails
+    code, out, err = run("airflow-config", "--check")
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1
+    assert "pip install 'k8s-workloads[airflow]'" in err
+
+
+def test_render_callback_takes_its_ids_from_the_workload() -> None:
+    # Issue 21: the README's "the ids default without --workload" held for tasks only.
+    code, out, err = run("render", "callback", "--airflow-version", "3.3.2", "--secure")
+    assert (code, err) == (0, "")
+    secret, pod = yaml.safe_load_all(out)
+    assert secret["kind"] == "Secret"
+    assert pod["metadata"]["annotations"]["callback_id"] == CALLBACK_ID
+    code, out, err = run(
+        "render", "callback", "--airflow-version", "3.3.2", "--workload", "-", stdin="{}"
+    )
+    assert (code, out) == (2, "")
+    assert "--callback-id is required: the workload has no callback.id" in err
 
 
 @pytest.mark.parametrize(

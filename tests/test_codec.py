@@ -16,7 +16,7 @@ from k8s_workloads.codec import (
 )
 from k8s_workloads.compat import CallbackWorkloadsUnsupported
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-from tests.strategies import workload_keys
+from k8s_workloads.testing.strategies import workload_keys
 
 CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
 V33 = "3.3.0"

@@ -1575,3 +1575,36 @@ def test_actions_are_all_things_to_perform(
     assert len(decision.notes) <= 1
     if decision.look_up is not None or decision.retry is not None:
         assert decision.actions == ()
+
+
+@given(
+    state=st.sampled_from(list(ExecutorPseudoState)),
+    known=st.sampled_from([UNKNOWN, None, *TaskInstanceState]),
+)
+def test_giving_up_on_a_pseudo_state_reports_what_decide_would(
+    state: ExecutorPseudoState, known: Any
+) -> None:
+    """The give-up rows that mirror decide's (the LOOKUP row "the state read is what the
+    decision would report", the adopted, completed and vanished rows) are held against
+    decide itself: for every result the watch or a re-list makes with a pseudo state and
+    every state read, giving up reports what decide reports, so the tables cannot drift.
+    (For a FAILED pod of a task that has finished, giving up reports the state read where
+    decide reports FAILED; the scheduler ignores either for a finished task instance.)"""
+    result = task(state)
+    attempts = launched(KubernetesJob(result.key, ("x",)))
+    gave_up = handling_failed(
+        result,
+        ERROR,
+        running=True,
+        failures_so_far=0,
+        attempts=attempts,
+        config=DecisionConfig(max_handling_retries=0),
+        known_state=known,
+    )
+    reported = [event.state for event in emitted(gave_up)]
+    if reported == [TaskInstanceState.FAILED] and known is not TaskInstanceState.FAILED:
+        return  # the "otherwise" row: giving up fails what decide would still look up
+    decided = decide(result, running=True, attempts=attempts, known_state=known)
+    if decided.look_up:
+        return  # decide asks for the state first; giving up cannot ask
+    assert [event.state for event in emitted(decided)] == reported

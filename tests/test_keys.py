@@ -19,7 +19,7 @@ from k8s_workloads.keys import (
     _checked_task_key,
     key_from_json,
 )
-from tests.strategies import callback_keys, task_keys, workload_keys
+from k8s_workloads.testing.strategies import callback_keys, task_keys, workload_keys
 
 CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
 

@@ -30,8 +30,9 @@ from k8s_workloads.labels import (
     scheduler_pods_selector,
     watcher_selector,
 )
+from k8s_workloads.testing.strategies import airflow_ids
 from k8s_workloads.validation import POD_NAME_MAX_LENGTH, is_dns1123_subdomain, is_label_value
-from tests.strategies import airflow_ids, hostile_text, label_alphabet_text, wild_text
+from tests.strategies import hostile_text, label_alphabet_text, wild_text
 
 SUFFIX = re.compile(r"-[a-z0-9]{8}\Z")
 DNS1123 = re.compile(r"\A[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")

@@ -28,8 +28,7 @@ from k8s_workloads.keys import AIRFLOW_INT_MAX, InvalidKey
 from k8s_workloads.labels import EXECUTION_DATE_KEY, LOGICAL_DATE_KEY, create_unique_id
 from k8s_workloads.pods import PodMutationHookError, PodTemplate, construct_task_pod
 from k8s_workloads.reconcile import Manifest, PodReconciliationError
-from k8s_workloads.validation import validate_manifest
-from tests.pod_strategies import (
+from k8s_workloads.testing.strategies import (
     airflow_ids,
     container_args,
     hostile_ids,
@@ -42,6 +41,7 @@ from tests.pod_strategies import (
     scheduler_job_ids,
     templates_and_overrides,
 )
+from k8s_workloads.validation import validate_manifest
 
 AIRFLOW_VERSION = "3.3.2"
 

@@ -36,8 +36,7 @@ from k8s_workloads.pods import (
 )
 from k8s_workloads.reconcile import Manifest, PodReconciliationError
 from k8s_workloads.states import KubernetesJob
-from k8s_workloads.validation import validate_manifest
-from tests.pod_strategies import (
+from k8s_workloads.testing.strategies import (
     container_args,
     hostile_ids,
     hostile_names,
@@ -49,6 +48,7 @@ from tests.pod_strategies import (
     scheduler_job_ids,
     templates_and_overrides,
 )
+from k8s_workloads.validation import validate_manifest
 
 AIRFLOW_VERSION = "3.3.2"
 KUBERNETES_VERSION = "1.37"

@@ -38,8 +38,7 @@ from k8s_workloads.pods import (
     workload_command_args,
 )
 from k8s_workloads.reconcile import Manifest, PodReconciliationError
-from k8s_workloads.validation import validate_manifest
-from tests.pod_strategies import (
+from k8s_workloads.testing.strategies import (
     HostileHook,
     container_args,
     hostile_hooks,
@@ -54,6 +53,7 @@ from tests.pod_strategies import (
     scheduler_job_ids,
     templates_and_overrides,
 )
+from k8s_workloads.validation import validate_manifest
 
 AIRFLOW_VERSION = "3.3.2"
 KUBERNETES_VERSION = "1.37"

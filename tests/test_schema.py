@@ -28,7 +28,7 @@ from k8s_workloads._display import SHOWN_LENGTH, shown
 from k8s_workloads.reconcile import Manifest, clean_manifest
 from k8s_workloads.schema import SchemaViolation, checked_layer, is_pod_schema_valid
 from k8s_workloads.schema import pod_schema_errors as errors
-from tests.pod_strategies import pod_templates, wrong_type_values
+from k8s_workloads.testing.strategies import pod_templates, wrong_type_values
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "src" / "k8s_workloads" / "examples"

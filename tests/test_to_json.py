@@ -23,7 +23,8 @@ from k8s_workloads.states import (
     TaskInstanceState,
     TaskResult,
 )
-from tests.strategies import callback_keys, hostile_text, task_keys, workload_keys
+from k8s_workloads.testing.strategies import callback_keys, task_keys, workload_keys
+from tests.strategies import hostile_text
 
 _STATES = (TaskInstanceState, CallbackState, ExecutorPseudoState)
 # The attribute each JSON name stands for, where the names differ.

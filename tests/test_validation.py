@@ -7,6 +7,12 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
+from k8s_workloads.testing.strategies import (
+    hostile_label_keys,
+    hostile_label_values,
+    hostile_names,
+    huge_annotation_values,
+)
 from k8s_workloads.validation import (
     TOTAL_ANNOTATION_SIZE_LIMIT_BYTES,
     AnnotationsTooLarge,
@@ -33,12 +39,6 @@ from k8s_workloads.validation import (
     validate_manifest,
 )
 from tests.output_checks import clean_lines, has_lone_surrogate
-from tests.pod_strategies import (
-    hostile_label_keys,
-    hostile_label_values,
-    hostile_names,
-    huge_annotation_values,
-)
 from tests.strategies import wild_text
 
 # Independent spellings of the apimachinery rules, used as oracles.

@@ -48,11 +48,11 @@ if TYPE_CHECKING:
     from k8s_workloads.compat import installed_airflow_version as installed_airflow_version
     from k8s_workloads.compat import require_callback_support as require_callback_support
     from k8s_workloads.compat import supports_callbacks as supports_callbacks
+    from k8s_workloads.config import DecisionConfig as DecisionConfig
     from k8s_workloads.creation_errors import CreateErrorVerdict as CreateErrorVerdict
     from k8s_workloads.creation_errors import classify_create_error as classify_create_error
     from k8s_workloads.creation_errors import decide_create_error as decide_create_error
     from k8s_workloads.decisions import UNKNOWN as UNKNOWN
-    from k8s_workloads.decisions import DecisionConfig as DecisionConfig
     from k8s_workloads.decisions import KnownState as KnownState
     from k8s_workloads.decisions import StateNotRead as StateNotRead
     from k8s_workloads.decisions import decide as decide
@@ -103,7 +103,6 @@ if TYPE_CHECKING:
     )
     from k8s_workloads.labels import make_safe_label_value as make_safe_label_value
     from k8s_workloads.payload import attach_secure_payload as attach_secure_payload
-    from k8s_workloads.payload import redact_manifest as redact_manifest
     from k8s_workloads.payload import secure_workload_payload as secure_workload_payload
     from k8s_workloads.pods import InvalidMutatedPod as InvalidMutatedPod
     from k8s_workloads.pods import InvalidPod as InvalidPod
@@ -115,6 +114,7 @@ if TYPE_CHECKING:
     from k8s_workloads.pods import workload_command_args as workload_command_args
     from k8s_workloads.reconcile import PodReconciliationError as PodReconciliationError
     from k8s_workloads.reconcile import reconcile_pods as reconcile_pods
+    from k8s_workloads.redaction import redact_manifest as redact_manifest
     from k8s_workloads.schema import SchemaViolation as SchemaViolation
     from k8s_workloads.schema import pod_schema_errors as pod_schema_errors
     from k8s_workloads.states import CALLBACK_ACTIVE_STATES as CALLBACK_ACTIVE_STATES
@@ -185,9 +185,9 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "classify_create_error",
         "decide_create_error",
     ),
+    "config": ("DecisionConfig",),
     "decisions": (
         "UNKNOWN",
-        "DecisionConfig",
         "KnownState",
         "StateNotRead",
         "decide",
@@ -242,9 +242,9 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     "payload": (
         "attach_secure_payload",
-        "redact_manifest",
         "secure_workload_payload",
     ),
+    "redaction": ("redact_manifest",),
     "pods": (
         "InvalidMutatedPod",
         "InvalidPod",

@@ -30,7 +30,8 @@ from k8s_workloads.actions import (
 from k8s_workloads.attempts import Attempts
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.compat import InvalidVersion, VersionLike
-from k8s_workloads.decisions import DecisionConfig, cleanup_actions
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions import cleanup_actions
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,

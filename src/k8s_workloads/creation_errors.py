@@ -18,10 +18,8 @@ import attrs
 
 from k8s_workloads.actions import Decision, EmitEvent, FreeSlot, RequeueJob
 from k8s_workloads.attempts import Attempts
+from k8s_workloads.config import DecisionConfig
 from k8s_workloads.states import KubernetesJob, state_class_for_key
-
-if TYPE_CHECKING:
-    from k8s_workloads.decisions import DecisionConfig
 
 __all__ = [
     "CreateErrorVerdict",
@@ -128,9 +126,6 @@ def classify_create_error(
 
 
 def _default_config() -> DecisionConfig:
-    # Imported here: decisions re-exports this module's names, so it imports this one.
-    from k8s_workloads.decisions import DecisionConfig  # noqa: PLC0415
-
     return DecisionConfig()
 
 

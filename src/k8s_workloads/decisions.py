@@ -22,7 +22,9 @@ key: the crash loop of the callback pull requests (reference §7.1) cannot happe
 Everything in this module depends only on its arguments: the tables are module constants.
 The action types live in :mod:`k8s_workloads.actions`, the bookkeeping in
 :mod:`k8s_workloads.attempts`, the pod-creation error policy in
-:mod:`k8s_workloads.creation_errors`; their names are still importable from here.
+:mod:`k8s_workloads.creation_errors` and :class:`~k8s_workloads.config.DecisionConfig` in
+:mod:`k8s_workloads.config`; their names are still importable from here (and typed so), as
+deprecated aliases: new code imports them from those modules.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from typing import TYPE_CHECKING, Final, TypeAlias
 
 import attrs
 
-from k8s_workloads import _config as _checks
 from k8s_workloads.actions import (
     Action,
     Decision,
@@ -48,6 +49,7 @@ from k8s_workloads.actions import (
     describe_action,
 )
 from k8s_workloads.attempts import Attempt, Attempts
+from k8s_workloads.config import DecisionConfig
 from k8s_workloads.creation_errors import (
     CreateErrorVerdict,
     _renamed,
@@ -123,33 +125,6 @@ UNKNOWN: Final = StateNotRead.UNKNOWN
 KnownState: TypeAlias = TaskInstanceState | CallbackState | StateNotRead | None
 """What an executor knows of a workload's state in Airflow: a state, None (read: no row
 or no state) or :data:`UNKNOWN` (not read)."""
-
-
-@attrs.frozen
-class DecisionConfig:
-    """The executor options the decisions read; defaults are the provider's.
-
-    Every value is checked here: a wrong one is an :class:`InvalidConfig` naming it."""
-
-    delete_worker_pods: bool = attrs.field(default=True, validator=_checks.boolean)
-    delete_worker_pods_on_failure: bool = attrs.field(default=False, validator=_checks.boolean)
-    mark_kept_failed_pods_done: bool = attrs.field(default=True, validator=_checks.boolean)
-    """Label a failed pod kept for debugging ``airflow_executor_done=True``, so watch
-    restarts and adoption stop re-reporting it (the provider leaves it, §7.3.2)."""
-    pod_launch_failure_retries: int = attrs.field(default=1, validator=_checks.retries)
-    """Requeue a task whose pod failed before the task ran: -1 unlimited, 0 never."""
-    pod_launch_failure_excluded_container_reasons: frozenset[str] = attrs.field(
-        default=frozenset({"Error"}), validator=_checks.text_set
-    )
-    callback_launch_failure_retries: int = attrs.field(default=0, validator=_checks.retries)
-    """The same for callbacks, counted per callback; 0 (the provider's behaviour) never."""
-    task_publish_max_retries: int = attrs.field(default=0, validator=_checks.retries)
-    """Pod-creation retries for transient API errors: -1 unlimited, 0 never."""
-    max_handling_retries: int = attrs.field(default=3, validator=_checks.count)
-    """How often a result whose handling raised is retried before it becomes a failure."""
-    max_retry_after_seconds: float = attrs.field(default=600.0, validator=_checks.seconds)
-    """The longest pause a ``Retry-After`` header may ask for; a longer one is cut to
-    this (the provider honours any value, so a huge one stops pod creation for good)."""
 
 
 # --- shared rules ---------------------------------------------------------------------
@@ -277,19 +252,23 @@ class Rule:
         )
 
 
-def _rule(  # noqa: PLR0917 - a table row, read left to right
+def _rule(
     states: Iterable[_ResultState] | None,
+    *,
     when: str,
+    applies: _Test = _always,
     then: str,
     why: str,
     outcome: _Outcome,
-    applies: _Test = _always,
-    *,
     running: bool | None = None,
     record: bool | None = None,
 ) -> Rule:
+    """A table row: the states it is about, then by name ``when`` (the text) beside
+    ``applies`` (the code for the rest of it), what it does and why."""
     frozen = None if states is None else frozenset(states)
-    return Rule(frozen, when, then, why, applies, outcome, running, record)
+    return Rule(
+        frozen, when, then, why, applies=applies, outcome=outcome, running=running, record=record
+    )
 
 
 _ADOPTED = ExecutorPseudoState.ADOPTED
@@ -323,29 +302,29 @@ def _requeue(case: _Case, attempt: Attempt, *, what: str, limit: int) -> Decisio
 _ADOPTED_ROWS: Final = (
     _rule(
         [_ADOPTED],
-        "the pod's failure was requeued (an earlier launch)",
-        "ignore",
-        "A pod leaves the watch (DELETED, no deletion timestamp) when another scheduler "
+        when="the pod's failure was requeued (an earlier launch)",
+        applies=_Case.requeued_pod,
+        then="ignore",
+        why="A pod leaves the watch (DELETED, no deletion timestamp) when another scheduler "
         "relabels it, but also when this executor marked a failed pod done and requeued "
         "the workload: that pod's adoption must not free the new launch's slot.",
-        lambda c: c.ignore("a requeued workload's old pod left the watch"),
-        _Case.requeued_pod,
+        outcome=lambda c: c.ignore("a requeued workload's old pod left the watch"),
         record=True,
     ),
     _rule(
         [_ADOPTED],
-        "not running",
-        "ignore; drop the attempt record",
-        "Another scheduler owns the workload now; this one was not tracking it.",
-        lambda c: Decision((), c.attempts.without(c.key), Ignore("adopted, not running")),
+        when="not running",
+        then="ignore; drop the attempt record",
+        why="Another scheduler owns the workload now; this one was not tracking it.",
+        outcome=lambda c: Decision((), c.attempts.without(c.key), Ignore("adopted, not running")),
         running=False,
     ),
     _rule(
         [_ADOPTED],
-        "otherwise",
-        "free the slot; drop the attempt record",
-        "Another scheduler owns the workload now: it reports the outcome.",
-        lambda c: c.settled(FreeSlot(c.key)),
+        when="otherwise",
+        then="free the slot; drop the attempt record",
+        why="Another scheduler owns the workload now: it reports the outcome.",
+        outcome=lambda c: c.settled(FreeSlot(c.key)),
     ),
 )
 
@@ -357,32 +336,34 @@ def _stale_launch(case: _Case) -> bool:
 
 _STALE_LAUNCH: Final = _rule(
     [_VANISHED],
-    "the vanished pod was an earlier launch (its result was made before a requeue)",
-    "ignore",
-    "A VANISHED result is made from a re-list; handled late (after a failed pass), the "
+    when="the vanished pod was an earlier launch (its result was made before a requeue)",
+    applies=_stale_launch,
+    then="ignore",
+    why="A VANISHED result is made from a re-list; handled late (after a failed pass), the "
     "workload may have been requeued meanwhile and its new pod must not be failed.",
-    lambda c: c.ignore("the vanished pod was an earlier launch: the workload was requeued since"),
-    _stale_launch,
+    outcome=lambda c: c.ignore(
+        "the vanished pod was an earlier launch: the workload was requeued since"
+    ),
     record=True,
 )
 
 _NOT_RUNNING_DUPLICATE: Final = _rule(
     None,
-    "not running",
-    "ignore",
-    "A repeated terminal event (MODIFIED then DELETED is normal): no event, and unlike "
+    when="not running",
+    then="ignore",
+    why="A repeated terminal event (MODIFIED then DELETED is normal): no event, and unlike "
     "the provider (§7.3.3) no second delete or patch either.",
-    lambda c: c.ignore(f"{c.key!r} is not running: duplicate result"),
+    outcome=lambda c: c.ignore(f"{c.key!r} is not running: duplicate result"),
     running=False,
 )
 
 
 _NOT_RUNNING_VANISHED: Final = _rule(
     [_VANISHED],
-    "not running",
-    "ignore",
-    "Settled already (by another result, or never this executor's).",
-    lambda c: c.ignore(f"{c.key!r} is not running"),
+    when="not running",
+    then="ignore",
+    why="Settled already (by another result, or never this executor's).",
+    outcome=lambda c: c.ignore(f"{c.key!r} is not running"),
     running=False,
 )
 
@@ -453,104 +434,104 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
     *_ADOPTED_ROWS,
     _rule(
         [TaskInstanceState.RUNNING],
-        "always",
-        "emit running",
-        "The provider reports every running event.",
-        lambda c: Decision((EmitEvent(c.key, TaskInstanceState.RUNNING),), c.attempts),
+        when="always",
+        then="emit running",
+        why="The provider reports every running event.",
+        outcome=lambda c: Decision((EmitEvent(c.key, TaskInstanceState.RUNNING),), c.attempts),
     ),
     _STALE_LAUNCH,
     _NOT_RUNNING_VANISHED,
     _rule(
         [_VANISHED],
-        "the task instance state is not read",
-        "look up the state",
-        "The task process records its own end state: did it get there?",
-        lambda c: c.look_up("did the task finish before its pod vanished?"),
-        lambda c: c.known is UNKNOWN,
+        when="the task instance state is not read",
+        applies=lambda c: c.known is UNKNOWN,
+        then="look up the state",
+        why="The task process records its own end state: did it get there?",
+        outcome=lambda c: c.look_up("did the task finish before its pod vanished?"),
     ),
     _rule(
         [_VANISHED],
-        "the task instance is finished",
-        "free the slot, emit the state read; drop the attempt record",
-        "The task recorded its end before its pod vanished.",
-        lambda c: c.settled(FreeSlot(c.key), _report_known(c)),
-        lambda c: c.known in TASK_FINISHED_STATES,
+        when="the task instance is finished",
+        applies=lambda c: c.known in TASK_FINISHED_STATES,
+        then="free the slot, emit the state read; drop the attempt record",
+        why="The task recorded its end before its pod vanished.",
+        outcome=lambda c: c.settled(FreeSlot(c.key), _report_known(c)),
     ),
     _rule(
         [_VANISHED],
-        "otherwise",
-        "free the slot, emit failed; drop the attempt record",
-        "A task that never recorded its end died with its pod.",
-        lambda c: c.settled(FreeSlot(c.key), EmitEvent(c.key, _FAILED, _VANISHED_INFO)),
+        when="otherwise",
+        then="free the slot, emit failed; drop the attempt record",
+        why="A task that never recorded its end died with its pod.",
+        outcome=lambda c: c.settled(FreeSlot(c.key), EmitEvent(c.key, _FAILED, _VANISHED_INFO)),
     ),
     _rule(
         [_COMPLETED],
-        "always",
-        "clean the pod up",
-        "An adopted pod that had Succeeded under a dead scheduler: its task recorded its end.",
-        lambda c: Decision(tuple(c.cleanup()), c.attempts),
+        when="always",
+        then="clean the pod up",
+        why="An adopted pod that had Succeeded under a dead scheduler: its task recorded its end.",
+        outcome=lambda c: Decision(tuple(c.cleanup()), c.attempts),
     ),
     _NOT_RUNNING_DUPLICATE,
     _rule(
         [_FAILED],
-        "relaunching is on and this pod's failure was requeued",
-        "ignore",
-        "A later event of a requeued pod (DELETED after MODIFIED) is no new failure.",
-        lambda c: c.ignore("duplicate failure of a pod already requeued"),
-        lambda c: c.config.pod_launch_failure_retries != 0 and c.requeued_pod(),
+        when="relaunching is on and this pod's failure was requeued",
+        applies=lambda c: c.config.pod_launch_failure_retries != 0 and c.requeued_pod(),
+        then="ignore",
+        why="A later event of a requeued pod (DELETED after MODIFIED) is no new failure.",
+        outcome=lambda c: c.ignore("duplicate failure of a pod already requeued"),
         record=True,
     ),
     _rule(
         [_FAILED],
-        "relaunching is on and the task instance state is not read",
-        "look up the state",
-        "Whether the pod failed before the task ran is the task instance's state.",
-        lambda c: c.look_up("did the pod fail before the task ran?"),
-        lambda c: c.known is UNKNOWN and c.config.pod_launch_failure_retries != 0,
+        when="relaunching is on and the task instance state is not read",
+        applies=lambda c: c.known is UNKNOWN and c.config.pod_launch_failure_retries != 0,
+        then="look up the state",
+        why="Whether the pod failed before the task ran is the task instance's state.",
+        outcome=lambda c: c.look_up("did the pod fail before the task ran?"),
         record=True,
     ),
     _rule(
         [_FAILED],
-        "the task instance is QUEUED (no task code ran), the container reason is not "
+        when="the task instance is QUEUED (no task code ran), the container reason is not "
         "excluded and launch retries remain",
-        "clean the pod up, requeue the job; count the launch",
-        "The provider's pod-launch-failure requeue (PR #69058).",
-        _task_requeue,
-        _task_pre_execution,
+        applies=_task_pre_execution,
+        then="clean the pod up, requeue the job; count the launch",
+        why="The provider's pod-launch-failure requeue (PR #69058).",
+        outcome=_task_requeue,
         record=True,
     ),
     _rule(
         [_LOOKUP],
-        "the task instance state is not read",
-        "look up the state",
-        "A Succeeded pod says the process exited 0; the task instance says how it ended.",
-        lambda c: c.look_up("the pod succeeded"),
-        lambda c: c.known is UNKNOWN,
+        when="the task instance state is not read",
+        applies=lambda c: c.known is UNKNOWN,
+        then="look up the state",
+        why="A Succeeded pod says the process exited 0; the task instance says how it ended.",
+        outcome=lambda c: c.look_up("the pod succeeded"),
     ),
     _rule(
         [_LOOKUP],
-        "no task instance state",
-        "clean the pod up, free the slot, ignore; drop the attempt record",
-        "The provider emits a None state here (#35888); there is nothing to report.",
-        lambda c: c.settled(
+        when="no task instance state",
+        applies=lambda c: c.known is None,
+        then="clean the pod up, free the slot, ignore; drop the attempt record",
+        why="The provider emits a None state here (#35888); there is nothing to report.",
+        outcome=lambda c: c.settled(
             *c.cleanup(), FreeSlot(c.key), ignored=Ignore("no task instance state to report")
         ),
-        lambda c: c.known is None,
     ),
     _rule(
         [_LOOKUP],
-        "otherwise",
-        "clean the pod up, free the slot, emit the state read; drop the attempt record",
-        "The task instance's own state is the result.",
-        _report_read_state,
+        when="otherwise",
+        then="clean the pod up, free the slot, emit the state read; drop the attempt record",
+        why="The task instance's own state is the result.",
+        outcome=_report_read_state,
     ),
     _rule(
         None,
-        "otherwise",
-        "clean the pod up, free the slot, emit the state (a failure with its details); "
+        when="otherwise",
+        then="clean the pod up, free the slot, emit the state (a failure with its details); "
         "drop the attempt record",
-        "The provider's _change_state.",
-        _report_task_result,
+        why="The provider's _change_state.",
+        outcome=_report_task_result,
     ),
 )
 """The rules for a task result (:func:`decide_task`), top to bottom."""
@@ -608,101 +589,101 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
     _STALE_LAUNCH,
     _rule(
         [_COMPLETED],
-        "the callback is terminal",
-        "clean the pod up, free the slot if running, ignore; drop the attempt record",
-        f"{_NEVER_OVERWRITTEN} An adopted, finished pod is never tracked as running: "
+        when="the callback is terminal",
+        applies=_terminal,
+        then="clean the pod up, free the slot if running, ignore; drop the attempt record",
+        why=f"{_NEVER_OVERWRITTEN} An adopted, finished pod is never tracked as running: "
         "cleaning it up is the point.",
-        lambda c: c.settled(*c.cleanup(), *c.freed(), ignored=_keep(c)),
-        _terminal,
+        outcome=lambda c: c.settled(*c.cleanup(), *c.freed(), ignored=_keep(c)),
     ),
     _rule(
         [_C_SUCCESS, _C_FAILED, _VANISHED],
-        "the callback is terminal and running",
-        "clean the pod up, free the slot, ignore; drop the attempt record",
-        f"{_NEVER_OVERWRITTEN} But a finished pod is still cleaned up and its slot freed.",
-        lambda c: c.settled(*c.cleanup(), FreeSlot(c.key), ignored=_keep(c)),
-        _terminal,
+        when="the callback is terminal and running",
+        applies=_terminal,
+        then="clean the pod up, free the slot, ignore; drop the attempt record",
+        why=f"{_NEVER_OVERWRITTEN} But a finished pod is still cleaned up and its slot freed.",
+        outcome=lambda c: c.settled(*c.cleanup(), FreeSlot(c.key), ignored=_keep(c)),
         running=True,
     ),
     _rule(
         [_C_SUCCESS, _C_FAILED, _VANISHED, _C_RUNNING, _LOOKUP, *CallbackState],
-        "the callback is terminal",
-        "ignore",
-        _NEVER_OVERWRITTEN,
-        lambda c: Decision((), c.attempts, _keep(c)),
-        _terminal,
+        when="the callback is terminal",
+        applies=_terminal,
+        then="ignore",
+        why=_NEVER_OVERWRITTEN,
+        outcome=lambda c: Decision((), c.attempts, _keep(c)),
     ),
     _NOT_RUNNING_VANISHED,
     _rule(
         [_VANISHED],
-        "otherwise",
-        "free the slot, emit failed; drop the attempt record",
-        "Nothing says the callback succeeded, so it did not (success is never assumed).",
-        lambda c: c.settled(FreeSlot(c.key), EmitEvent(c.key, _C_FAILED, _VANISHED_INFO)),
+        when="otherwise",
+        then="free the slot, emit failed; drop the attempt record",
+        why="Nothing says the callback succeeded, so it did not (success is never assumed).",
+        outcome=lambda c: c.settled(FreeSlot(c.key), EmitEvent(c.key, _C_FAILED, _VANISHED_INFO)),
     ),
     _rule(
         [_COMPLETED],
-        "otherwise",
-        "clean the pod up, free the slot if running, emit success; drop the attempt record",
-        "A callback pod that Succeeded while no scheduler watched it (adopted after a "
+        when="otherwise",
+        then="clean the pod up, free the slot if running, emit success; drop the attempt record",
+        why="A callback pod that Succeeded while no scheduler watched it (adopted after a "
         "restart) exited 0, so the callback succeeded, and nothing else will say so.",
-        lambda c: c.settled(*c.cleanup(), *c.freed(), EmitEvent(c.key, _C_SUCCESS)),
+        outcome=lambda c: c.settled(*c.cleanup(), *c.freed(), EmitEvent(c.key, _C_SUCCESS)),
     ),
     _rule(
         [_LOOKUP],
-        "always",
-        "ignore",
-        f"LOOKUP has no meaning for a callback. {_NO_TRANSITION}",
-        lambda c: c.ignore(f"no callback transition for {c.state}"),
+        when="always",
+        then="ignore",
+        why=f"LOOKUP has no meaning for a callback. {_NO_TRANSITION}",
+        outcome=lambda c: c.ignore(f"no callback transition for {c.state}"),
     ),
     _rule(
         [_C_RUNNING],
-        "not running",
-        "ignore",
-        "A running event of a callback no longer tracked is stale.",
-        lambda c: c.ignore(f"{c.key!r} is not running: stale event"),
+        when="not running",
+        then="ignore",
+        why="A running event of a callback no longer tracked is stale.",
+        outcome=lambda c: c.ignore(f"{c.key!r} is not running: stale event"),
         running=False,
     ),
     _rule(
         [_C_RUNNING],
-        "the callback is running already",
-        "ignore",
-        "Reported once.",
-        lambda c: c.ignore("callback already running"),
-        lambda c: c.known is _C_RUNNING,
+        when="the callback is running already",
+        applies=lambda c: c.known is _C_RUNNING,
+        then="ignore",
+        why="Reported once.",
+        outcome=lambda c: c.ignore("callback already running"),
     ),
     _rule(
         [_C_RUNNING],
-        "otherwise",
-        "emit running",
-        "The callback's row says it runs (the provider never does).",
-        lambda c: Decision((EmitEvent(c.key, _C_RUNNING),), c.attempts),
+        when="otherwise",
+        then="emit running",
+        why="The callback's row says it runs (the provider never does).",
+        outcome=lambda c: Decision((EmitEvent(c.key, _C_RUNNING),), c.attempts),
     ),
     _NOT_RUNNING_DUPLICATE,
     _rule(
         [_C_FAILED],
-        "this pod's failure was requeued",
-        "ignore",
-        "A later event of a requeued pod is no new failure.",
-        lambda c: c.ignore("duplicate failure of a pod already requeued"),
-        _Case.requeued_pod,
+        when="this pod's failure was requeued",
+        applies=_Case.requeued_pod,
+        then="ignore",
+        why="A later event of a requeued pod is no new failure.",
+        outcome=lambda c: c.ignore("duplicate failure of a pod already requeued"),
         record=True,
     ),
     _rule(
         [_C_FAILED],
-        "the pod failed before the callback ran and launch retries remain",
-        "clean the pod up, requeue the job; count the launch",
-        "callback_launch_failure_retries: the callback's code never ran.",
-        _callback_requeue,
-        _callback_requeues,
+        when="the pod failed before the callback ran and launch retries remain",
+        applies=_callback_requeues,
+        then="clean the pod up, requeue the job; count the launch",
+        why="callback_launch_failure_retries: the callback's code never ran.",
+        outcome=_callback_requeue,
         record=True,
     ),
     _rule(
         [_C_FAILED],
-        "otherwise",
-        "clean the pod up, free the slot, emit failed with its details; drop the record",
-        "The callback failed.",
-        lambda c: c.settled(
+        when="otherwise",
+        then="clean the pod up, free the slot, emit failed with its details; drop the record",
+        why="The callback failed.",
+        outcome=lambda c: c.settled(
             *c.cleanup(),
             FreeSlot(c.key),
             EmitEvent(c.key, _C_FAILED, describe_failure(c.result.failure_details)),
@@ -710,17 +691,17 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
     ),
     _rule(
         [_C_SUCCESS],
-        "otherwise",
-        "clean the pod up, free the slot, emit success; drop the attempt record",
-        "The callback's pod Succeeded.",
-        lambda c: c.settled(*c.cleanup(), FreeSlot(c.key), EmitEvent(c.key, _C_SUCCESS)),
+        when="otherwise",
+        then="clean the pod up, free the slot, emit success; drop the attempt record",
+        why="The callback's pod Succeeded.",
+        outcome=lambda c: c.settled(*c.cleanup(), FreeSlot(c.key), EmitEvent(c.key, _C_SUCCESS)),
     ),
     _rule(
         None,
-        "otherwise",
-        "ignore",
-        f"A queued or pending state from a result. {_NO_TRANSITION}",
-        lambda c: c.ignore(f"no callback transition for {c.state}"),
+        when="otherwise",
+        then="ignore",
+        why=f"A queued or pending state from a result. {_NO_TRANSITION}",
+        outcome=lambda c: c.ignore(f"no callback transition for {c.state}"),
     ),
 )
 """The rules for a callback result (:func:`decide_callback`), top to bottom."""
@@ -761,38 +742,38 @@ def _known_is_the_result(case: _Case) -> bool:
 _GIVE_UP_FIRST: Final = (
     _rule(
         None,
-        "fewer failures than max_handling_retries",
-        "retry on a later pass",
-        "Never inside the same drain loop: that is how the provider can spin forever on "
+        when="fewer failures than max_handling_retries",
+        applies=lambda c: c.failures < c.config.max_handling_retries,
+        then="retry on a later pass",
+        why="Never inside the same drain loop: that is how the provider can spin forever on "
         "one result (#35888, reference §7.1).",
-        _retry,
-        lambda c: c.failures < c.config.max_handling_retries,
+        outcome=_retry,
     ),
     *_ADOPTED_ROWS,
     _STALE_LAUNCH,
     _rule(
         None,
-        "the pod's failure was requeued",
-        "ignore",
-        "A stale result: the requeued launch decides.",
-        lambda c: c.ignore("duplicate result of a pod already requeued"),
-        lambda c: bool(c.result.pod_name) and c.requeued_pod(),
+        when="the pod's failure was requeued",
+        applies=lambda c: bool(c.result.pod_name) and c.requeued_pod(),
+        then="ignore",
+        why="A stale result: the requeued launch decides.",
+        outcome=lambda c: c.ignore("duplicate result of a pod already requeued"),
         record=True,
     ),
     _rule(
         [TaskInstanceState.RUNNING, _C_RUNNING],
-        "always",
-        "ignore",
-        "The pod's final event still decides.",
-        lambda c: c.ignore(f"{c.gave_up()}; the pod's final event decides"),
+        when="always",
+        then="ignore",
+        why="The pod's final event still decides.",
+        outcome=lambda c: c.ignore(f"{c.gave_up()}; the pod's final event decides"),
     ),
     _rule(
         None,
-        "not running (and not an adopted Succeeded pod)",
-        "ignore",
-        "Settled by another result: nothing to report.",
-        lambda c: c.ignore(f"{c.gave_up()}; {c.key!r} is not running: nothing to report"),
-        lambda c: c.state is not _COMPLETED,
+        when="not running (and not an adopted Succeeded pod)",
+        applies=lambda c: c.state is not _COMPLETED,
+        then="ignore",
+        why="Settled by another result: nothing to report.",
+        outcome=lambda c: c.ignore(f"{c.gave_up()}; {c.key!r} is not running: nothing to report"),
         running=False,
     ),
 )
@@ -801,26 +782,26 @@ TASK_GIVE_UP_RULES: Final[tuple[Rule, ...]] = (
     *_GIVE_UP_FIRST,
     _rule(
         [_COMPLETED],
-        "always",
-        "free the slot if running, clean the pod up, ignore; drop the attempt record",
-        "An adopted Succeeded task pod only needs cleaning up: its task recorded its end.",
-        _give_up(lambda c: Ignore(f"{c.gave_up()}; the task recorded its own end")),
+        when="always",
+        then="free the slot if running, clean the pod up, ignore; drop the attempt record",
+        why="An adopted Succeeded task pod only needs cleaning up: its task recorded its end.",
+        outcome=_give_up(lambda c: Ignore(f"{c.gave_up()}; the task recorded its own end")),
     ),
     _rule(
         None,
-        "the task instance state was read and is what the decision would report (a "
+        when="the task instance state was read and is what the decision would report (a "
         "Succeeded pod, a finished task)",
-        "free the slot, emit the state read, clean the pod up; drop the attempt record",
-        "The state read is what the decision would have reported.",
-        _give_up(_report_known),
-        _known_is_the_result,
+        applies=_known_is_the_result,
+        then="free the slot, emit the state read, clean the pod up; drop the attempt record",
+        why="The state read is what the decision would have reported.",
+        outcome=_give_up(_report_known),
     ),
     _rule(
         None,
-        "otherwise",
-        "free the slot, emit failed, clean the pod up; drop the attempt record",
-        "Handling gave up: the workload is reported FAILED and no longer tracked.",
-        _give_up(_failed_report),
+        when="otherwise",
+        then="free the slot, emit failed, clean the pod up; drop the attempt record",
+        why="Handling gave up: the workload is reported FAILED and no longer tracked.",
+        outcome=_give_up(_failed_report),
     ),
 )
 """The rules when handling a task result keeps failing (:func:`handling_failed`)."""
@@ -829,18 +810,18 @@ CALLBACK_GIVE_UP_RULES: Final[tuple[Rule, ...]] = (
     *_GIVE_UP_FIRST,
     _rule(
         None,
-        "the callback is terminal",
-        "free the slot if running, clean the pod up, ignore; drop the attempt record",
-        _NEVER_OVERWRITTEN,
-        _give_up(_keep),
-        _terminal,
+        when="the callback is terminal",
+        applies=_terminal,
+        then="free the slot if running, clean the pod up, ignore; drop the attempt record",
+        why=_NEVER_OVERWRITTEN,
+        outcome=_give_up(_keep),
     ),
     _rule(
         None,
-        "otherwise",
-        "free the slot if running, emit failed, clean the pod up; drop the attempt record",
-        "Handling gave up: the workload is reported FAILED and no longer tracked.",
-        _give_up(_failed_report),
+        when="otherwise",
+        then="free the slot if running, emit failed, clean the pod up; drop the attempt record",
+        why="Handling gave up: the workload is reported FAILED and no longer tracked.",
+        outcome=_give_up(_failed_report),
     ),
 )
 """The rules when handling a callback result keeps failing (:func:`handling_failed`)."""

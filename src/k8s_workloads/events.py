@@ -101,22 +101,6 @@ class Outcome(enum.Enum):
     """Not a watch event at all."""
 
 
-DECISION_TABLE: tuple[tuple[str, str], ...] = (
-    ("pod has the airflow_pod_revoked label", "REVOKED: no state (the executor deleted it)"),
-    ("DELETED without deletionTimestamp", "ADOPTED (another scheduler owns it now)"),
-    ("status.reason is ProviderFailed", "FAILED (virtual kubelet could not run it)"),
-    ("Pending, DELETED with deletionTimestamp", "DELETED_BEFORE_START: no state"),
-    ("Pending, fatal waiting reason", "FAILED (init containers, then the first main one)"),
-    ("Pending otherwise", "PENDING: no state"),
-    ("Failed", "FAILED with failure details"),
-    ("Succeeded", "SUCCEEDED: tasks LOOKUP (read the state), callbacks SUCCESS"),
-    ("Running, DELETED with deletionTimestamp", "FAILED (PodDeleted, infrastructure)"),
-    ("Running otherwise", "RUNNING: tasks no state, callbacks RUNNING"),
-    ("any other phase", "UNKNOWN_PHASE: no state"),
-)
-"""The provider's ``process_status`` rows, top to bottom, as :func:`resolve_event` applies them."""
-
-
 def _reason_set(reasons: Iterable[str]) -> frozenset[str]:
     if isinstance(reasons, str):  # a comma list, as the provider's config option
         return frozenset(part.strip() for part in reasons.split(",") if part.strip())
@@ -131,9 +115,7 @@ def _airflow_version(value: VersionLike | None) -> AirflowVersion | None:
 class ResolverConfig:
     """How events are read. The defaults reproduce the provider's watcher."""
 
-    airflow_version: AirflowVersion | None = attrs.field(
-        default=None, converter=_airflow_version
-    )
+    airflow_version: AirflowVersion | None = attrs.field(default=None, converter=_airflow_version)
     """Callback pods resolve only for 3.3+; None treats them as undecodable. Text is parsed
     here, once: one that is not a version is an :class:`InvalidConfig` naming the field."""
     fatal_pending_reasons: frozenset[str] = attrs.field(
@@ -195,9 +177,7 @@ class Resolution:
             classification = self.classification
             record["error_code"] = self.error_code
             record["failure_details"] = None if details is None else dict(details)
-            record["classification"] = (
-                None if classification is None else classification.to_json()
-            )
+            record["classification"] = None if classification is None else classification.to_json()
             record["pod_uid"] = self.pod_uid
         return record
 
@@ -299,8 +279,8 @@ def resolve_event(
 # alone (:func:`_identify`): a revoked pod, a pod that is not the executor's and one whose
 # annotations name no workload stop there. Then the table below, which holds the rows of
 # :data:`DECISION_TABLE` after the first as data: the rows every phase shares, then each
-# phase's own rows, top to bottom. A row is its condition and result (the documentation,
-# which the tests hold against ``DECISION_TABLE``) and a rule: the Resolution when its
+# phase's own rows, top to bottom. A row is its condition and result (the documentation:
+# ``DECISION_TABLE`` is made from them) and a rule: the Resolution when its
 # condition holds, else None. The rules read a pod through :class:`_Pod`, which a decoded
 # manifest (:class:`_ManifestPod`) and a typed watch line (:class:`_TypedPod`) both are,
 # so both ways of reading an event run the same rows.
@@ -815,6 +795,11 @@ def _table() -> tuple[tuple[str, str], ...]:
     """The table the rules run, as (condition, result) rows, in the order they apply."""
     rows = [*_EVERY_PHASE, *(row for rows in _BY_PHASE.values() for row in rows), _OTHER_PHASE]
     return (_REVOKED_ROW, *((row.condition, row.result) for row in rows))
+
+
+DECISION_TABLE: tuple[tuple[str, str], ...] = _table()
+"""The provider's ``process_status`` rows, top to bottom, as :func:`resolve_event` applies
+them: (condition, result), read from the rows the rules run (one text, never typed twice)."""
 
 
 _RULES_BY_PHASE: dict[str, tuple[_Rule, ...]] = {

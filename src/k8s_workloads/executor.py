@@ -70,10 +70,10 @@ from k8s_workloads.actions import (
 )
 from k8s_workloads.adoption import AdoptionPlan, plan_adoption, plan_relist, plan_revocation
 from k8s_workloads.attempts import Attempt, Attempts
+from k8s_workloads.config import DecisionConfig
 from k8s_workloads.creation_errors import classify_create_error, decide_create_error
 from k8s_workloads.decisions import (
     UNKNOWN,
-    DecisionConfig,
     KnownState,
     cleanup_actions,
     decide,
@@ -97,13 +97,13 @@ from k8s_workloads.payload import (
     attach_secure_payload,
     json_path_command_args,
     secure_workload_payload,
-    token_masker,
     workload_secret_name,
 )
 from k8s_workloads.pods import (
     PodTemplate,
     construct_pod,
 )
+from k8s_workloads.redaction import token_masker
 from k8s_workloads.states import (
     CallbackState,
     ExecutorPseudoState,

@@ -28,7 +28,7 @@ from k8s_workloads.validation import (
 
 if TYPE_CHECKING:
     import random
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from k8s_workloads.compat import VersionLike
 
@@ -264,22 +264,52 @@ def build_labels_for_k8s_executor_pod(
     installed version; here it is always passed in). ``logical_date_key`` is
     ``execution_date`` for Airflow 2 pods.
     """
+    return _task_labels(
+        dag_id=dag_id,
+        task_id=task_id,
+        try_number=str(try_number),
+        version=airflow_version_label(airflow_version) if include_version else None,
+        worker=None if airflow_worker is None else str(airflow_worker),
+        map_index=map_index,
+        date_label=datetime_to_label_safe_datestring(logical_date) if logical_date else None,
+        run_id=run_id,
+        logical_date_key=logical_date_key,
+        safe=make_safe_label_value,
+    )
+
+
+def _task_labels(
+    *,
+    dag_id: str,
+    task_id: str,
+    try_number: str,
+    version: str | None,
+    worker: str | None,
+    map_index: int | None,
+    date_label: str | None,
+    run_id: str | None,
+    logical_date_key: str,
+    safe: Callable[[str], str],
+) -> dict[str, str]:
+    """The labels naming a task pod, in their order: the one place that says which (the
+    public builder above and both of the pod builders' paths make them here). ``safe`` is
+    :func:`make_safe_label_value` or its cached twin, for the builders' fast path."""
     labels = {
-        DAG_ID_KEY: make_safe_label_value(dag_id),
-        TASK_ID_KEY: make_safe_label_value(task_id),
-        TRY_NUMBER_KEY: str(try_number),
+        DAG_ID_KEY: safe(dag_id),
+        TASK_ID_KEY: safe(task_id),
+        TRY_NUMBER_KEY: try_number,
         KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
     }
-    if include_version:
-        labels[AIRFLOW_VERSION_LABEL] = airflow_version_label(airflow_version)
-    if airflow_worker is not None:
-        labels[AIRFLOW_WORKER_LABEL] = make_safe_label_value(str(airflow_worker))
+    if version is not None:
+        labels[AIRFLOW_VERSION_LABEL] = version
+    if worker is not None:
+        labels[AIRFLOW_WORKER_LABEL] = safe(worker)
     if map_index is not None and map_index >= 0:
         labels[MAP_INDEX_KEY] = str(map_index)
-    if logical_date:
-        labels[logical_date_key] = datetime_to_label_safe_datestring(logical_date)
+    if date_label:
+        labels[logical_date_key] = date_label
     if run_id:
-        labels[RUN_ID_KEY] = make_safe_label_value(run_id)
+        labels[RUN_ID_KEY] = safe(run_id)
     return labels
 
 

@@ -32,7 +32,6 @@ from k8s_workloads.codec import key_to_annotations
 from k8s_workloads.compat import AirflowVersion, VersionLike, require_callback_support
 from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, TaskInstanceKey
 from k8s_workloads.labels import (
-    AIRFLOW_VERSION_LABEL,
     AIRFLOW_WORKER_LABEL,
     CALLBACK_ID_ANNOTATION,
     DAG_ID_KEY,
@@ -44,10 +43,10 @@ from k8s_workloads.labels import (
     POD_REVOKED_LABEL,
     RUN_ID_KEY,
     TASK_ID_KEY,
-    TRUE_LABEL_VALUE,
     TRY_NUMBER_KEY,
     WORKLOAD_TYPE_LABEL,
     _safe_label_of_str,
+    _task_labels,
     _version_label_of_str,
     add_unique_suffix,
     build_labels_for_callback_pod,
@@ -56,6 +55,7 @@ from k8s_workloads.labels import (
     datetime_to_label_safe_datestring,
 )
 from k8s_workloads.reconcile import merge_pair
+from k8s_workloads.redaction import token_masker
 from k8s_workloads.schema import (
     SchemaViolation,
     checked_layer,
@@ -244,9 +244,6 @@ def _layer(value: object, source: str, secrets: Sequence[object]) -> _Layer:
 
 def _masked(violations: Sequence[_Violation], where: Sequence[object]) -> list[_Violation]:
     """The violations, with every Execution API token found in ``where`` masked."""
-    # payload imports this module; the import waits for the (rare) error.
-    from k8s_workloads.payload import token_masker  # noqa: PLC0415
-
     mask = token_masker(where)
     return [
         type(violation)(mask(violation.field), mask(str(violation)[len(violation.field) + 2 :]))
@@ -916,7 +913,8 @@ def _template_of(
             _NO_TEMPLATE.append(PodTemplate())
         return _NO_TEMPLATE[0]
     return _TEMPLATES.get(
-        source, lambda: PodTemplate._of_layer(_layer(source, "base_worker_pod", secrets))  # noqa: SLF001
+        source,
+        lambda: PodTemplate._of_layer(_layer(source, "base_worker_pod", secrets)),  # noqa: SLF001
     )
 
 
@@ -990,6 +988,27 @@ _is_namespace = functools.lru_cache(maxsize=16)(is_dns1123_label)
 exact ``str`` values only."""
 
 
+def _task_annotations(  # noqa: PLR0917 - the identity's parts, in their order
+    dag_id: str,
+    task_id: str,
+    try_number: str,
+    map_index: int,
+    date: str | None,
+    run_id: str | None,
+    logical_date_key: str,
+) -> dict[str, str]:
+    """The annotations naming a task pod, in their order (both build paths make them here;
+    the labels are :func:`~k8s_workloads.labels.build_labels_for_k8s_executor_pod`'s)."""
+    annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: try_number}
+    if map_index >= 0:
+        annotations[MAP_INDEX_KEY] = str(map_index)
+    if date:
+        annotations[logical_date_key] = date
+    if run_id:
+        annotations[RUN_ID_KEY] = run_id
+    return annotations
+
+
 def _task_identity(
     annotations: Mapping[str, str],
     labels: Mapping[str, str],
@@ -1023,8 +1042,7 @@ _DATE_KEYS = (LOGICAL_DATE_KEY, EXECUTION_DATE_KEY)
 # The most characters the own annotations' keys can have (dag_id, task_id, try_number,
 # map_index, a date key and run_id), for the annotations' size bound.
 _OWN_ANNOTATION_KEY_CHARS = sum(
-    len(key)
-    for key in (DAG_ID_KEY, TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, RUN_ID_KEY)
+    len(key) for key in (DAG_ID_KEY, TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, RUN_ID_KEY)
 ) + max(len(key) for key in _DATE_KEYS)
 
 
@@ -1085,31 +1103,28 @@ def _fast_task_pod(  # noqa: PLR0917 - the builder's values, positional for spee
     ):
         return prepared
     try_text = str(try_number)
-    annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: try_text}
-    labels = {
-        DAG_ID_KEY: _safe_label_of_str(dag_id),
-        TASK_ID_KEY: _safe_label_of_str(task_id),
-        TRY_NUMBER_KEY: try_text,
-        KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
-        AIRFLOW_VERSION_LABEL: _version_label_of_str(version),
-        AIRFLOW_WORKER_LABEL: _safe_label_of_str(str(scheduler_job_id)),
-    }
-    own_characters = len(dag_id) + len(task_id) + len(try_text) + _OWN_ANNOTATION_KEY_CHARS
-    if map_index >= 0:
-        annotations[MAP_INDEX_KEY] = labels[MAP_INDEX_KEY] = str(map_index)
-        own_characters += len(annotations[MAP_INDEX_KEY])
+    iso = date_label = None
     if date:
         iso = date.isoformat()
         date_label = datetime_to_label_safe_datestring(date)
         if not (type(iso) is str and iso.isascii() and is_label_value(date_label)):
             return prepared
-        annotations[logical_date_key] = iso
-        labels[logical_date_key] = date_label
-        own_characters += len(iso)
-    if run_id:
-        annotations[RUN_ID_KEY] = run_id
-        labels[RUN_ID_KEY] = _safe_label_of_str(run_id)
-        own_characters += len(run_id)
+    annotations = _task_annotations(
+        dag_id, task_id, try_text, map_index, iso, run_id, logical_date_key
+    )
+    labels = _task_labels(
+        dag_id=dag_id,
+        task_id=task_id,
+        try_number=try_text,
+        version=_version_label_of_str(version),
+        worker=str(scheduler_job_id),
+        map_index=map_index,
+        date_label=date_label,
+        run_id=run_id,
+        logical_date_key=logical_date_key,
+        safe=_safe_label_of_str,
+    )
+    own_characters = sum(map(len, annotations.values())) + _OWN_ANNOTATION_KEY_CHARS
     if (own_characters + plan.layer_annotation_chars) * 4 > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
         return prepared
     if mutation_hook is None:
@@ -1205,13 +1220,15 @@ def _task_pod(  # noqa: PLR0917 - called positionally by the two builders, for s
     if prepared is None:
         prepared = _template_of(template_source, secrets)._with_override(pod_override, secrets)  # noqa: SLF001
 
-    annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: str(try_number)}
-    if map_index >= 0:
-        annotations[MAP_INDEX_KEY] = str(map_index)
-    if date:
-        annotations[logical_date_key] = date.isoformat()
-    if run_id:
-        annotations[RUN_ID_KEY] = run_id
+    annotations = _task_annotations(
+        dag_id,
+        task_id,
+        str(try_number),
+        map_index,
+        date.isoformat() if date else None,
+        run_id,
+        logical_date_key,
+    )
     labels = build_labels_for_k8s_executor_pod(
         dag_id=dag_id,
         task_id=task_id,

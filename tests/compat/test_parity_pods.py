@@ -62,8 +62,7 @@ from airflow.providers.cncf.kubernetes.pod_generator import PodGenerator
 from k8s_workloads.keys import InvalidKey
 from k8s_workloads.pods import InvalidPod, construct_task_pod
 from k8s_workloads.reconcile import Manifest, PodReconciliationError, reconcile_pods
-from k8s_workloads.validation import is_label_value, validate_manifest
-from tests.pod_strategies import (
+from k8s_workloads.testing.strategies import (
     container_args,
     hostile_ids,
     hostile_run_ids,
@@ -75,6 +74,7 @@ from tests.pod_strategies import (
     scheduler_job_ids,
     templates_and_overrides,
 )
+from k8s_workloads.validation import is_label_value, validate_manifest
 
 if TYPE_CHECKING:
     from kubernetes.client import V1Pod

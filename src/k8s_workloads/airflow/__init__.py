@@ -1,7 +1,7 @@
 """Apache Airflow integration: the only place besides the adapter that imports Airflow.
 
 Install with the extra: ``pip install 'k8s-workloads[airflow]'`` (Airflow 3.3.x with
-``apache-airflow-providers-cncf-kubernetes`` 10.25.x). ``import k8s_workloads`` never
+``apache-airflow-providers-cncf-kubernetes`` 10.21.0 to 10.25.x). ``import k8s_workloads`` never
 imports Airflow; this subpackage loads its modules on first use.
 
 * :class:`KubernetesExecutor` (:mod:`k8s_workloads.airflow.executor`): the provider's

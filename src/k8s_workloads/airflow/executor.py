@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads._watchjson import decode_event
 from k8s_workloads._yaml_input import load_bounded_file
+from k8s_workloads.actions import EmitEvent
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow.convert import (
     ConversionError,
@@ -38,8 +39,15 @@ from k8s_workloads.airflow.convert import (
     to_airflow_key,
     to_airflow_state,
 )
+from k8s_workloads.airflow.provider import SECTION
+from k8s_workloads.airflow.settings import (
+    LibraryOptions,
+    cluster_access_problem,
+    image_problem,
+    read_options,
+)
 from k8s_workloads.compat import supports_callbacks
-from k8s_workloads.decisions import DecisionConfig, EmitEvent
+from k8s_workloads.config import DecisionConfig
 from k8s_workloads.events import ResolverConfig
 from k8s_workloads.executor import (
     CreatePod,
@@ -87,7 +95,8 @@ _ProviderKubernetesExecutor: Any = _airflow(
     "airflow.providers.cncf.kubernetes.executors.kubernetes_executor"
 ).KubernetesExecutor
 
-_SECTION = "kubernetes_executor"
+_SECTION = SECTION
+_KUBE_CLIENT = "airflow.providers.cncf.kubernetes.kube_client"
 _SYNC_MARGIN_SECONDS = 0.05
 """Kept from ``sync_max_seconds`` for what a pass may do past its bound (one inline
 request: an event, a state read) and the bookkeeping after it."""
@@ -201,35 +210,45 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
 
     # --- configuration ---------------------------------------------------------------
 
-    def _option(self, name: str, fallback: str) -> str:
-        value: str = self.conf.get(_SECTION, name, fallback=fallback)
+    def _setting(self, name: str) -> str | None:
+        """``[kubernetes_executor] name`` as text; the library's options have their
+        declared defaults (the package is a registered provider: ``provider.py``)."""
+        value: str | None = self.conf.get(_SECTION, name, fallback=None)
         return value
+
+    def _check_settings(self) -> LibraryOptions:
+        """The library's options, read and checked, and the settings without which no pod
+        runs: one ``InvalidExecutorSetting`` line (``settings``) naming the first problem."""
+        options = read_options(self._setting)
+        factory_read = hasattr(_airflow(_KUBE_CLIENT), "_get_executor_kube_client")
+        problem = cluster_access_problem(
+            self._setting, environ=os.environ, client_factory_read=factory_read
+        ) or image_problem(self._setting, self._template(self.kube_config.pod_template_file))
+        if problem is not None:
+            raise problem
+        return options
 
     def _core_config(self) -> ExecutorConfig:
         kube = self.kube_config
+        options = self._options
         decisions = DecisionConfig(
             delete_worker_pods=kube.delete_worker_pods,
             delete_worker_pods_on_failure=kube.delete_worker_pods_on_failure,
-            mark_kept_failed_pods_done=self.conf.getboolean(
-                _SECTION, "mark_kept_failed_pods_done", fallback=True
-            ),
+            mark_kept_failed_pods_done=options.mark_kept_failed_pods_done,
             pod_launch_failure_retries=self.pod_launch_failure_max_retries,
             pod_launch_failure_excluded_container_reasons=(
                 self.pod_launch_failure_excluded_container_reasons
             ),
-            callback_launch_failure_retries=self.conf.getint(
-                _SECTION, "callback_launch_failure_retries", fallback=0
-            ),
+            callback_launch_failure_retries=options.callback_launch_failure_retries,
             task_publish_max_retries=self.task_publish_max_retries,
-            max_handling_retries=self.conf.getint(_SECTION, "max_handling_retries", fallback=3),
+            max_handling_retries=options.max_handling_retries,
         )
-        pending = self.conf.getboolean(_SECTION, "pending_policy", fallback=False)
         resolver = ResolverConfig(
             airflow_version=_AIRFLOW_VERSION,
             fatal_pending_reasons=frozenset(
                 kube.worker_pod_pending_fatal_container_state_reasons or ()
             ),
-            pending=PendingPolicy() if pending else None,
+            pending=PendingPolicy() if options.pending_policy else None,
         )
         return ExecutorConfig(
             scheduler_id=self.scheduler_job_id or "",
@@ -241,12 +260,10 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             mutation_hook=_mutation_hook(),
             decisions=decisions,
             resolver=resolver,
-            secure_payload=self.conf.getboolean(
-                _SECTION, "secure_workload_payload", fallback=False
-            ),
+            secure_payload=options.secure_workload_payload,
             creation_batch_size=max(1, int(kube.worker_pods_creation_batch_size)),
             max_concurrent_creations=self._creation_concurrency(),
-            max_concurrent_cleanups=self._cleanup_concurrency(),
+            max_concurrent_cleanups=options.pod_cleanup_max_concurrency,
             watch_all_namespaces=bool(kube.multi_namespace_mode),
         )
 
@@ -259,22 +276,6 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             return 1
         concurrency = int(getattr(kube, "pod_creation_max_concurrency", 0) or 0)
         return max(1, concurrency or int(kube.worker_pods_creation_batch_size))
-
-    def _cleanup_concurrency(self) -> int:
-        """Pod deletions and label patches in flight at once (this library's option)."""
-        return max(1, int(self.conf.getint(_SECTION, "pod_cleanup_max_concurrency", fallback=16)))
-
-    def _sync_seconds(self) -> float:
-        """The longest a ``sync()`` performs requests; the rest goes on in the background
-        and is reported by the next ``sync()`` (this library's option)."""
-        text = self._option("sync_max_seconds", "1.0")
-        try:
-            seconds = float(text)
-        except ValueError:
-            raise ValueError(
-                f"[{_SECTION}] sync_max_seconds must be a number of seconds, got {text!r}"
-            ) from None
-        return max(0.0, seconds)
 
     def _delete_options(self) -> dict[str, Any] | None:
         """``[kubernetes_executor] delete_option_kwargs`` as the ``DeleteOptions`` body the
@@ -310,7 +311,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
 
     def start(self) -> None:
         """Start the executor: the API client, the core and the watcher thread."""
-        kube_client = _airflow("airflow.providers.cncf.kubernetes.kube_client")
+        kube_client = _airflow(_KUBE_CLIENT)
         self.log.info("Start Kubernetes executor (k8s_workloads)")
         if not self.supports_callbacks:
             self.log.info(
@@ -318,9 +319,12 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                 _AIRFLOW_VERSION,
             )
         self.scheduler_job_id = str(self.job_id)
-        self.kube_client = kube_client._get_executor_kube_client(team_name=self.team_name)  # noqa: SLF001
+        # Checked before the client is made: its ConfigException ("Service host/port is
+        # not set") and image-less pods are what the provider shows instead.
+        self._options = self._check_settings()
+        self.kube_client = _executor_kube_client(kube_client, self.team_name)
         self.core = ExecutorCore(self._core_config())
-        self._sync_bound = self._sync_seconds()
+        self._sync_bound = self._options.sync_max_seconds
         config = self.core.config
         self._calls = KubeCalls(
             self.kube_client,
@@ -395,7 +399,11 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                 f"this is Airflow {_AIRFLOW_VERSION}, where the scheduler runs callbacks "
                 "itself. Upgrade Airflow to run callbacks as Kubernetes pods."
             )
-        super().queue_workload(workload, session)
+        # Airflow's own intake: provider 10.21-10.23 replace it with one that refuses
+        # every workload but a task (later ones use Airflow's on Airflow 3.1+).
+        _airflow("airflow.executors.base_executor").BaseExecutor.queue_workload(
+            self, workload, session
+        )
 
     def execute_async(
         self,
@@ -795,6 +803,15 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             pods.extend(self._list(namespace, label_selector=selector.label_selector)[0])
         self.core.revoke(key, pods)
         self._pass(seconds=self._sync_bound)
+
+
+def _executor_kube_client(kube_client: Any, team_name: str | None) -> Any:  # noqa: ANN401
+    """The provider's API client for its executor: with ``client_factory`` and per-team
+    settings from provider 10.24, from ``in_cluster`` / ``config_file`` before."""
+    get_client = getattr(kube_client, "_get_executor_kube_client", None)
+    if get_client is None:
+        return kube_client.get_kube_client()
+    return get_client(team_name=team_name)
 
 
 def _orphaned_callbacks_selector(me: str, alive: Iterable[str | int]) -> PodSelector:

@@ -97,9 +97,10 @@ def add_parser(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparser
         "callback",
         parents=[common],
         help="a callback workload's pod (Airflow 3.3+)",
-        description="The dag and run ids default to those in the log path.",
+        description="The callback id defaults to the workload's, the dag and run ids to "
+        "those in the log path.",
     )
-    callback.add_argument("--callback-id", required=True, help="the callback's UUID")
+    callback.add_argument("--callback-id", help="the callback's UUID; default: the workload's")
     callback.add_argument("--dag-id", help="default: from the log path")
     callback.add_argument("--run-id", help="default: from the log path")
     callback.add_argument(
@@ -267,12 +268,14 @@ def _callback_pod(
     from k8s_workloads.states import KubernetesJob  # noqa: PLC0415
 
     require_callback_support(version)
-    key = CallbackKey(args.callback_id)
     callback = workload.get("callback")
     callback = callback if isinstance(callback, dict) else {}
-    _from_workload(
-        key.id, callback, field="callback.id", kind=str, flag="--callback-id", notes=notes
+    callback_id = _from_workload(
+        args.callback_id, callback, field="callback.id", kind=str, flag="--callback-id", notes=notes
     )
+    if callback_id is None:
+        raise UsageError("--callback-id is required: the workload has no callback.id")
+    key = CallbackKey(callback_id)
     if args.log_path is not None:
         parsed = parse_callback_log_path(args.log_path)
         if parsed is None:
@@ -335,12 +338,12 @@ def _render_documents(
     from k8s_workloads.keys import InvalidKey  # noqa: PLC0415
     from k8s_workloads.payload import (  # noqa: PLC0415
         PayloadError,
-        _tokens_in_json,
         attach_secure_payload,
         secure_workload_payload,
     )
     from k8s_workloads.pods import PodMutationHookError  # noqa: PLC0415
     from k8s_workloads.reconcile import PodReconciliationError  # noqa: PLC0415
+    from k8s_workloads.redaction import _tokens_in_json  # noqa: PLC0415
 
     version = _render_version(args.airflow_version)
     workload = _load_workload(args.workload, args.kind, stdin)
@@ -398,7 +401,7 @@ def _non_finite_at(document: object) -> str | None:
 def run_render(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     import yaml  # noqa: PLC0415
 
-    from k8s_workloads.payload import _message_masker, redact_manifests  # noqa: PLC0415
+    from k8s_workloads.redaction import _message_masker, redact_manifests  # noqa: PLC0415
 
     notes: list[str] = []
     tokens: set[str] = set()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.actions import DeletePod, PatchLabels
 from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods, Request
-from k8s_workloads.testing.cluster import FAILURES
+from k8s_workloads.testing._errors import FAILURES
 
 if TYPE_CHECKING:
     from k8s_workloads.testing.cluster import FakeCluster

@@ -13,14 +13,19 @@ their own code against it, and the library's own tests and simulator use the sam
   does not is the README's "How faithful the test kit is";
 * :class:`FakeAirflowDB` holds task instance and callback states and records the events
   the executor reports, as the scheduler would;
-* :class:`Kubelet` moves the cluster's pods to ``Running`` and then ``Succeeded`` with the
-  statuses a real kubelet writes (images, image IDs, container states);
+* :class:`Kubelet` binds the cluster's pods to its node and moves them to ``Running``,
+  then ends each as a plan says (:class:`PodOutcome`: success, failure, OOMKilled,
+  image-pull failure, eviction, node loss) with the statuses a real kubelet writes;
+  :class:`ProcessKubelet` runs each container's command as a local process instead
+  (env, Secrets, volumes, logs, exit codes, SIGTERM/SIGKILL, a lifetime per pod);
 * :class:`CoreDriver` runs an :class:`~k8s_workloads.executor.ExecutorCore` against the
   two: the ``perform`` loop of a real executor, in one place;
 * :class:`FakeApiServer` serves a :class:`FakeCluster` over HTTP on 127.0.0.1, so the real
   kubernetes client (and code built on it) runs unchanged against it, with an injected
   latency if asked, and counts what it served (:class:`ServerStats`); ``python -m
-  k8s_workloads.testing.server`` runs one in its own process.
+  k8s_workloads.testing.server`` runs one in its own process, and ``python -m
+  k8s_workloads.testing serve`` one with the process kubelet, a kubeconfig and the
+  Airflow settings that point at it (a local cluster to try an executor on).
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads.testing.cluster import CALLS, ApiError, FakeCluster, FakeWatch, Fault
 from k8s_workloads.testing.database import DatabaseUnavailable, FakeAirflowDB
 from k8s_workloads.testing.driver import FAILURES, CoreDriver, PassReport
-from k8s_workloads.testing.kubelet import Kubelet
+from k8s_workloads.testing.kubelet import Kubelet, PodOutcome
+from k8s_workloads.testing.process_kubelet import ProcessKubelet
 from k8s_workloads.testing.selectors import FieldSelector, InvalidSelector, LabelSelector
 from k8s_workloads.testing.stats import ServerStats
 
@@ -54,6 +60,8 @@ __all__ = [
     "Kubelet",
     "LabelSelector",
     "PassReport",
+    "PodOutcome",
+    "ProcessKubelet",
     "ServerStats",
 ]
 

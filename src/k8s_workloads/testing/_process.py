@@ -17,13 +17,16 @@ import threading
 from typing import TYPE_CHECKING, NoReturn
 
 from k8s_workloads._config import InvalidConfig
-from k8s_workloads.testing.cluster import ApiError, FakeCluster
+from k8s_workloads.testing._errors import ApiError
+from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.kubelet import Kubelet
 from k8s_workloads.testing.server import FakeApiServer
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from types import FrameType
+
+    from k8s_workloads.testing.process_kubelet import ProcessKubelet
 
 __all__ = ["main"]
 
@@ -75,7 +78,40 @@ def _until_stdin_closes(done: threading.Event) -> None:
     done.set()
 
 
+def _serve(
+    server: FakeApiServer,
+    kubelet: Kubelet | ProcessKubelet | None,
+    announce: Callable[[], None],
+    *,
+    stdin: bool,
+) -> None:
+    """Serve until the server's lifetime ends, SIGTERM or SIGINT (or stdin closes, if
+    ``stdin``); the kubelet runs meanwhile and is stopped first."""
+    done = threading.Event()
+
+    def stop_on_signal(number: int, frame: FrameType | None) -> None:  # noqa: ARG001
+        done.set()
+
+    signal.signal(signal.SIGTERM, stop_on_signal)
+    signal.signal(signal.SIGINT, stop_on_signal)
+    if stdin:
+        threading.Thread(
+            target=_until_stdin_closes, args=(done,), name="k8s-workloads-stdin", daemon=True
+        ).start()
+    with server:
+        if kubelet is not None:
+            kubelet.start()
+        announce()
+        try:
+            while not done.wait(_WAKE_SECONDS) and not server.stopped:
+                pass
+        finally:
+            if kubelet is not None:
+                kubelet.stop()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m k8s_workloads.testing.server``: see the module's description."""
     parser = _parser()
     arguments = parser.parse_args(argv)
     try:
@@ -92,25 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--namespace: {error}")
     except OSError as error:  # the port is taken
         parser.exit(1, f"{parser.prog}: error: {error}\n")
-    done = threading.Event()
 
-    def stop_on_signal(number: int, frame: FrameType | None) -> None:  # noqa: ARG001
-        done.set()
-
-    signal.signal(signal.SIGTERM, stop_on_signal)
-    signal.signal(signal.SIGINT, stop_on_signal)
-    threading.Thread(
-        target=_until_stdin_closes, args=(done,), name="k8s-workloads-stdin", daemon=True
-    ).start()
-    with server:
-        if kubelet is not None:
-            kubelet.start()
+    def announce() -> None:
         sys.stdout.write(server.url + "\n")
         sys.stdout.flush()
-        try:
-            while not done.wait(_WAKE_SECONDS) and not server.stopped:
-                pass
-        finally:
-            if kubelet is not None:
-                kubelet.stop()
+
+    _serve(server, kubelet, announce, stdin=True)
     return 0

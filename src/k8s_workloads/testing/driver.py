@@ -21,7 +21,7 @@ from k8s_workloads.labels import (
     live_pods_adoption_selector,
     watcher_selector,
 )
-from k8s_workloads.testing.cluster import FAILURES
+from k8s_workloads.testing._errors import FAILURES
 
 if TYPE_CHECKING:
     import datetime

@@ -1,152 +1,212 @@
-"""A small kubelet for :class:`~k8s_workloads.testing.FakeCluster`: pods run, then succeed.
+"""The kit's kubelet in scripted mode: pods bound, run and ended by a plan.
 
 ``run_seconds`` after the kubelet first sees a pod (one with no ``deletionTimestamp``,
-still ``Pending``), it writes a ``Running`` status; ``run_seconds`` later, ``Succeeded``.
-The statuses have what a real kubelet reports and executors read: ``phase``,
-``conditions``, ``hostIP``, ``podIP``, ``startTime`` and, for every container of the spec,
-a ``containerStatuses`` entry with ``name``, ``image``, ``imageID``, ``containerID``,
-``ready``, ``restartCount``, ``started`` and ``state`` (``running.startedAt``, then
-``terminated`` with ``exitCode`` 0 and ``reason`` ``Completed``). A pod the test moved on
-itself (to ``Failed``, say) is left alone.
+still ``Pending``) it binds the pod to its node at once (``spec.nodeName``), writes a
+``Running`` status ``run_seconds`` later and, ``run_seconds`` after that, ends the pod
+as its :class:`PodOutcome` says — by default it succeeds. A plan (a mapping from pod name
+to outcome, or a callable from the pod manifest to one) picks other endings:
 
-Timestamps are the cluster's ``now``, as for everything else the cluster writes. Run it on
-its own thread (:meth:`Kubelet.start`, or as a context manager), or call
-:meth:`Kubelet.step` with the time yourself.
+============================  ==============================================================
+:meth:`PodOutcome.success`    ``Succeeded``; every container terminated, exit 0, ``Completed``
+:meth:`PodOutcome.failure`    ``Failed``; the container exits ``exit_code``, reason ``Error``
+:meth:`PodOutcome.oom_killed`  ``Failed``; the container exits 137, reason ``OOMKilled``
+:meth:`PodOutcome.image_pull_failure`  stays ``Pending``: waiting ``ErrImagePull``, then
+                              ``ImagePullBackOff`` (the pod never runs)
+:meth:`PodOutcome.eviction`   ``Failed``, reason ``Evicted`` with a message, a
+                              ``DisruptionTarget`` condition, containers exit 137
+:meth:`PodOutcome.node_loss`  the node is gone once the pod ran: nothing more is written and
+                              a deletion is never confirmed (it stays ``Terminating``)
+============================  ==============================================================
+
+The statuses have what a real kubelet reports and executors read (see
+:mod:`k8s_workloads.testing._statuses`): every container with ``image``, ``imageID``,
+``containerID``, ``ready``, ``restartCount``, ``started`` and ``state``; conditions;
+``hostIP``/``podIP``; ``startTime``. A pod the test moved on itself (to ``Failed``, say)
+is left alone, and so is a pod bound to another node.
+
+A deleted pod (``deletionTimestamp`` set: the cluster keeps a bound pod ``Terminating``
+until its kubelet confirms) that is running stops as on SIGTERM: after the outcome's
+``sigterm_seconds`` (exit 143) or, if that is None or not within the grace period
+(``deletionGracePeriodSeconds``, else the pod's ``terminationGracePeriodSeconds``, else
+30), killed at its end (exit 137); the terminated status is written (``Failed``), then the
+kubelet confirms the deletion (:meth:`FakeCluster.finish_deletion`). A pod that never ran or
+already ended is confirmed at once; a pod simply gone is forgotten.
+
+Timestamps are the cluster's ``now``. Run it on its own thread (:meth:`Kubelet.start`, or
+as a context manager), or call :meth:`Kubelet.step` with the time yourself. The thread and
+the test may share the cluster (it is thread-safe); ``step`` itself is for one thread.
 """
 
 from __future__ import annotations
 
 import datetime
-import hashlib
+import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+import attrs
 
 from k8s_workloads import _config as _checks
+from k8s_workloads.testing import _statuses
+from k8s_workloads.testing._errors import ApiError
 from k8s_workloads.testing.cluster import FakeCluster
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["Kubelet"]
+__all__ = ["DEFAULT_NODE", "Kubelet", "Plan", "PodOutcome"]
 
 Manifest = dict[str, Any]
 
-_HOST_IP = "10.0.0.1"
+DEFAULT_NODE = "kit-node"
+"""The node the kit's kubelets run pods on, unless told otherwise."""
+
+_EVICTION_MESSAGE = (
+    "The node was low on resource: memory. Threshold quantity: 100Mi, available: 64Mi. "
+    "Container {container} was using 2Gi, request is 0, has larger consumption of memory. "
+)
+_DEFAULT_GRACE_SECONDS = 30.0
+_SIGTERM_EXIT = 128 + 15
+_SIGKILL_EXIT = 128 + 9
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+def _image_pull_message(image: str) -> str:
+    return (
+        f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull '
+        f'and unpack image "{image}": failed to resolve reference "{image}": not found'
+    )
 
 
-def _container_id(uid: str, container: Manifest) -> str:
-    return "containerd://" + _digest(f"{uid}/{container.get('name', '')}")
+@attrs.frozen
+class PodOutcome:
+    """How the scripted kubelet ends one pod; make one with the class methods."""
+
+    KINDS: ClassVar[frozenset[str]] = frozenset(
+        {"success", "failure", "oom_killed", "image_pull_failure", "eviction", "node_loss"}
+    )
+
+    kind: str = attrs.field(validator=attrs.validators.in_(KINDS))
+    exit_code: int = 0
+    """The ending container's exit code."""
+    reason: str | None = None
+    """The container's (``failure``) or the pod's (``eviction``) reason."""
+    message: str | None = None
+    container: str | None = None
+    """The container that fails (default: the first); the others complete with 0."""
+    sigterm_seconds: float | None = attrs.field(default=0.0, validator=_checks.grace)
+    """On deletion, how long the containers take to exit after SIGTERM; None: they
+    ignore it and are killed when the grace period ends."""
+
+    @classmethod
+    def success(cls) -> PodOutcome:
+        """Every container exits 0 (``Completed``): the pod ``Succeeded``."""
+        return cls("success")
+
+    @classmethod
+    def failure(
+        cls, exit_code: int = 1, *, message: str | None = None, container: str | None = None
+    ) -> PodOutcome:
+        """The container exits ``exit_code`` (reason ``Error``): the pod ``Failed``."""
+        code: object = exit_code  # checked: callers may pass anything
+        if isinstance(code, bool) or not isinstance(code, int) or code < 1:
+            raise _checks.InvalidConfig("PodOutcome", "exit_code", "must be an int from 1")
+        return cls("failure", exit_code, "Error", message, container)
+
+    @classmethod
+    def oom_killed(cls, *, container: str | None = None) -> PodOutcome:
+        """The container is killed for memory (137, ``OOMKilled``): the pod ``Failed``."""
+        return cls("oom_killed", _SIGKILL_EXIT, "OOMKilled", None, container)
+
+    @classmethod
+    def image_pull_failure(cls, *, message: str | None = None) -> PodOutcome:
+        """The image never pulls: ``ErrImagePull``, then ``ImagePullBackOff``; ``Pending``."""
+        return cls("image_pull_failure", message=message)
+
+    @classmethod
+    def eviction(cls, *, message: str | None = None) -> PodOutcome:
+        """The node evicts the pod under memory pressure: ``Failed``, reason ``Evicted``."""
+        return cls("eviction", _SIGKILL_EXIT, "Evicted", message)
+
+    @classmethod
+    def node_loss(cls) -> PodOutcome:
+        """The node is lost once the pod runs: the pod stays as last written."""
+        return cls("node_loss")
+
+    def stopping_after(self, seconds: float | None) -> PodOutcome:
+        """The same outcome, its containers exiting ``seconds`` after SIGTERM (None: never)."""
+        return attrs.evolve(self, sigterm_seconds=seconds)
 
 
-def _condition(kind: str, *, true: bool, at: str, reason: str | None = None) -> Manifest:
-    condition: Manifest = {
-        "type": kind,
-        "status": "True" if true else "False",
-        "lastProbeTime": None,
-        "lastTransitionTime": at,
-    }
-    if reason is not None:
-        condition["reason"] = reason
-    return condition
+Plan = Mapping[str, PodOutcome] | Callable[[Manifest], PodOutcome]
+"""How a kubelet picks each pod's outcome: by pod name (a pod not named succeeds), or a
+callable given the pod manifest (a copy)."""
+
+_SUCCESS = PodOutcome.success()
 
 
-def _conditions(*, running: bool, started: str, at: str) -> list[Manifest]:
-    # A completed pod keeps Initialized and PodScheduled; Ready and ContainersReady turn
-    # False with reason PodCompleted, as the kubelet's status manager writes them.
-    done = None if running else "PodCompleted"
-    return [
-        _condition("PodReadyToStartContainers", true=running, at=at),
-        _condition("Initialized", true=True, at=started),
-        _condition("Ready", true=running, at=at, reason=done),
-        _condition("ContainersReady", true=running, at=at, reason=done),
-        _condition("PodScheduled", true=True, at=started),
-    ]
+K = TypeVar("K", bound="_KubeletBase")  # the kubelet's own class (no typing.Self on 3.10)
 
 
-def _container_status(
-    container: Manifest, uid: str, *, state: Manifest, ready: bool, started: bool
-) -> Manifest:
-    name = str(container.get("name", ""))
-    image = str(container.get("image", ""))
-    return {
-        "name": name,
-        "image": image,
-        "imageID": f"docker-pullable://{image}@sha256:{_digest(image)}",
-        "containerID": _container_id(uid, container),
-        "ready": ready,
-        "restartCount": 0,
-        "started": started,
-        "state": state,
-        "lastState": {},
-    }
+class _KubeletBase:
+    """What both kit kubelets share: the node, the pod IPs, the clock, binding, status
+    writes, deletion confirmations and the thread that calls :meth:`step`."""
 
-
-def _containers(pod: Manifest, key: str) -> list[Manifest]:
-    spec = pod.get("spec")
-    found = spec.get(key) if isinstance(spec, dict) else None
-    return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
-
-
-class Kubelet:
-    """Runs the cluster's pods: ``Running`` after ``run_seconds``, ``Succeeded`` after as
-    many more. ``poll_seconds``: how often the thread looks (default 10 ms)."""
-
-    def __init__(
-        self, cluster: FakeCluster, *, run_seconds: float = 1.0, poll_seconds: float = 0.01
-    ) -> None:
+    def __init__(self, cluster: FakeCluster, *, node_name: str, poll_seconds: float) -> None:
         _checks.check(self, "cluster", _checks.kind(FakeCluster), cluster)
-        _checks.check(self, "run_seconds", _checks.delay, run_seconds)
         _checks.check(self, "poll_seconds", _checks.seconds, poll_seconds)
+        node: object = node_name
+        if not isinstance(node, str) or not node:
+            raise _checks.InvalidConfig(type(self).__name__, "node_name", "must be a name")
         self.cluster = cluster
-        self.run_seconds = float(run_seconds)
+        self.node_name = node_name
         self.poll_seconds = float(poll_seconds)
-        self._seen: dict[str, float] = {}
-        self._started: dict[str, str] = {}
         self._ips: dict[str, str] = {}
         self._ip_count = 0
         self._stopping = threading.Event()
         self._thread = threading.Thread(
-            target=self._run, name="k8s-workloads-fake-kubelet", daemon=True
+            target=self._run, name=f"k8s-workloads-{type(self).__name__}", daemon=True
         )
 
     def step(self, now: float) -> int:
-        """One look at the cluster at ``now`` (seconds, any monotonic origin): the pods due
-        move on. Returns how many statuses it wrote."""
-        written = 0
-        present = set()
-        for pod in self.cluster.pods(copy=False):
-            metadata = pod["metadata"]
-            uid = str(metadata.get("uid", ""))
-            present.add(uid)
-            if metadata.get("deletionTimestamp"):
-                continue
-            seen = self._seen.setdefault(uid, now)
-            phase = (pod.get("status") or {}).get("phase")
-            if phase == "Pending" and now >= seen + self.run_seconds:
-                written += self._write(pod, uid, self._running(pod, uid))
-            elif phase == "Running" and now >= seen + 2 * self.run_seconds:
-                written += self._write(pod, uid, self._succeeded(pod, uid))
-        for gone in set(self._seen) - present:
-            self._forget(gone)
-        return written
+        raise NotImplementedError
 
-    def _write(self, pod: Manifest, uid: str, status: Manifest) -> int:
+    def _mine(self, pod: Manifest) -> bool:
+        node = (pod.get("spec") or {}).get("nodeName")
+        return node in {None, "", self.node_name}
+
+    def _bind(self, pod: Manifest) -> bool:
+        """Bind the pod to this node; False if it cannot be (gone since the look, or bound
+        to another node first: a 409): then it is not this kubelet's to run."""
+        if (pod.get("spec") or {}).get("nodeName"):
+            return True  # _mine checked that it is this node
         metadata = pod["metadata"]
         try:
-            self.cluster.set_status(metadata["namespace"], metadata["name"], status, uid=uid)
+            self.cluster.bind_pod(metadata["namespace"], metadata["name"], self.node_name)
+        except (ApiError, KeyError):
+            return False
+        return True
+
+    def _write(self, pod: Manifest, status: Manifest) -> int:
+        metadata = pod["metadata"]
+        try:
+            self.cluster.set_status(
+                metadata["namespace"], metadata["name"], status, uid=metadata.get("uid")
+            )
         except KeyError:
             return 0  # deleted (or replaced) since the look: nothing to run
         return 1
 
-    def _forget(self, uid: str) -> None:
-        self._seen.pop(uid, None)
-        self._started.pop(uid, None)
-        self._ips.pop(uid, None)
+    def _finish(self, pod: Manifest) -> int:
+        metadata = pod["metadata"]
+        try:
+            self.cluster.finish_deletion(
+                metadata["namespace"], metadata["name"], uid=str(metadata.get("uid", ""))
+            )
+        except (ApiError, KeyError):
+            return 0  # already gone
+        return 1
 
     def _timestamp(self) -> str:
         now = self.cluster.now.astimezone(datetime.timezone.utc)
@@ -159,71 +219,15 @@ class Kubelet:
             self._ips[uid] = f"10.244.{number // 250}.{number % 250 + 2}"
         return self._ips[uid]
 
-    def _running(self, pod: Manifest, uid: str) -> Manifest:
-        started = self._started.setdefault(uid, self._timestamp())
-        ip = self._ip(uid)
-        return {
-            "phase": "Running",
-            "conditions": _conditions(running=True, started=started, at=started),
-            "hostIP": _HOST_IP,
-            "hostIPs": [{"ip": _HOST_IP}],
-            "podIP": ip,
-            "podIPs": [{"ip": ip}],
-            "startTime": started,
-            "qosClass": (pod.get("status") or {}).get("qosClass", "BestEffort"),
-            "initContainerStatuses": self._init_statuses(pod, uid, started),
-            "containerStatuses": [
-                _container_status(
-                    container,
-                    uid,
-                    state={"running": {"startedAt": started}},
-                    ready=True,
-                    started=True,
-                )
-                for container in _containers(pod, "containers")
-            ],
-        }
-
-    def _succeeded(self, pod: Manifest, uid: str) -> Manifest:
-        started = self._started.setdefault(uid, self._timestamp())
-        finished = self._timestamp()
-        status = self._running(pod, uid)
-        status["phase"] = "Succeeded"
-        status["conditions"] = _conditions(running=False, started=started, at=finished)
-        status["containerStatuses"] = [
-            _container_status(
-                container,
-                uid,
-                state={"terminated": self._completed(container, uid, started, finished)},
-                ready=False,
-                started=False,
-            )
-            for container in _containers(pod, "containers")
-        ]
-        return status
-
-    def _init_statuses(self, pod: Manifest, uid: str, started: str) -> list[Manifest]:
-        # Init containers ran to completion before the pod started.
-        return [
-            _container_status(
-                container,
-                uid,
-                state={"terminated": self._completed(container, uid, started, started)},
-                ready=True,
-                started=False,
-            )
-            for container in _containers(pod, "initContainers")
-        ]
-
     @staticmethod
-    def _completed(container: Manifest, uid: str, started: str, finished: str) -> Manifest:
-        return {
-            "exitCode": 0,
-            "reason": "Completed",
-            "startedAt": started,
-            "finishedAt": finished,
-            "containerID": _container_id(uid, container),
-        }
+    def _grace_seconds(pod: Manifest) -> float:
+        for value in (
+            pod["metadata"].get("deletionGracePeriodSeconds"),
+            (pod.get("spec") or {}).get("terminationGracePeriodSeconds"),
+        ):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+                return float(value)
+        return _DEFAULT_GRACE_SECONDS
 
     # --- the thread -----------------------------------------------------------------
 
@@ -231,7 +235,7 @@ class Kubelet:
         while not self._stopping.wait(self.poll_seconds):
             self.step(time.monotonic())
 
-    def start(self) -> Kubelet:
+    def start(self: K) -> K:  # noqa: PYI019 - no typing.Self on Python 3.10
         """Run on a daemon thread until :meth:`stop`."""
         if not self._thread.is_alive() and not self._stopping.is_set():
             self._thread.start()
@@ -241,9 +245,9 @@ class Kubelet:
         """Stop the thread (safe to call twice, or without a start)."""
         self._stopping.set()
         if self._thread.is_alive():
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=10)
 
-    def __enter__(self) -> Kubelet:  # noqa: PYI034 - no typing.Self on Python 3.10
+    def __enter__(self: K) -> K:  # noqa: PYI019
         return self.start()
 
     def __exit__(
@@ -253,3 +257,199 @@ class Kubelet:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+@attrs.define
+class _Run:
+    seen: float
+    outcome: PodOutcome
+    stage: str = "new"  # new, pulling, backoff, running, done, lost
+    started: str | None = None
+    stop_at: float | None = None
+    stop_code: int = _SIGTERM_EXIT
+
+
+class Kubelet(_KubeletBase):
+    """Runs the cluster's pods by a plan (default: each succeeds): ``Running`` after
+    ``run_seconds``, ended after as many more. ``poll_seconds``: how often the thread
+    looks (default 10 ms); ``node_name``: the node it binds pods to."""
+
+    def __init__(
+        self,
+        cluster: FakeCluster,
+        *,
+        run_seconds: float = 1.0,
+        poll_seconds: float = 0.01,
+        plan: Plan | None = None,
+        node_name: str = DEFAULT_NODE,
+    ) -> None:
+        super().__init__(cluster, node_name=node_name, poll_seconds=poll_seconds)
+        _checks.check(self, "run_seconds", _checks.delay, run_seconds)
+        if plan is not None and not isinstance(plan, Mapping) and not callable(plan):
+            raise _checks.InvalidConfig("Kubelet", "plan", "must be None, a mapping or callable")
+        self.run_seconds = float(run_seconds)
+        self.plan = plan
+        self._runs: dict[str, _Run] = {}
+
+    def _outcome(self, pod: Manifest) -> PodOutcome:
+        if self.plan is None:
+            return _SUCCESS
+        if isinstance(self.plan, Mapping):
+            found = self.plan.get(pod["metadata"]["name"], _SUCCESS)
+        else:
+            found = self.plan(json.loads(json.dumps(pod)))
+        if not isinstance(found, PodOutcome):
+            raise TypeError(f"the plan gave {found!r} for a pod, not a PodOutcome")
+        return found
+
+    def step(self, now: float) -> int:
+        """One look at the cluster at ``now`` (seconds, any monotonic origin): the pods due
+        move on. Returns how many statuses it wrote and deletions it confirmed."""
+        written = 0
+        present = set()
+        for pod in self.cluster.pods(copy=False):
+            metadata = pod["metadata"]
+            uid = str(metadata.get("uid", ""))
+            present.add(uid)
+            if not self._mine(pod):
+                continue
+            run = self._runs.get(uid)
+            if metadata.get("deletionTimestamp"):
+                written += self._terminating(pod, run, now)
+                continue
+            if run is None:
+                if not self._bind(pod):
+                    continue
+                run = self._runs[uid] = _Run(now, self._outcome(pod))
+            written += self._advance(pod, run, now)
+        for gone in set(self._runs) - present:
+            self._runs.pop(gone, None)
+            self._ips.pop(gone, None)
+        return written
+
+    def _advance(self, pod: Manifest, run: _Run, now: float) -> int:
+        phase = (pod.get("status") or {}).get("phase")
+        outcome = run.outcome
+        if run.stage == "new" and phase == "Pending" and now >= run.seen + self.run_seconds:
+            run.started = self._timestamp()
+            if outcome.kind == "image_pull_failure":
+                run.stage = "pulling"
+                return self._write(pod, self._pulling(pod, run, "ErrImagePull"))
+            run.stage = "running"
+            started = run.started
+            return self._write(
+                pod, self._status(pod, run, "Running", lambda _: _statuses.running(started))
+            )
+        due = now >= run.seen + 2 * self.run_seconds
+        if run.stage == "pulling" and phase == "Pending" and due:
+            run.stage = "backoff"
+            return self._write(pod, self._pulling(pod, run, "ImagePullBackOff"))
+        if run.stage == "running" and phase == "Running" and due:
+            if outcome.kind == "node_loss":
+                run.stage = "lost"
+                return 0
+            run.stage = "done"
+            return self._write(pod, self._ended(pod, run))
+        return 0
+
+    def _terminating(self, pod: Manifest, run: _Run | None, now: float) -> int:
+        if run is None or run.stage != "running":
+            if run is not None and run.stage == "lost":
+                return 0  # no kubelet left to confirm it
+            return self._finish(pod)
+        if run.stop_at is None:
+            grace = self._grace_seconds(pod)
+            after = run.outcome.sigterm_seconds
+            if after is not None and after < grace:
+                run.stop_at, run.stop_code = now + after, _SIGTERM_EXIT
+            else:
+                run.stop_at, run.stop_code = now + grace, _SIGKILL_EXIT
+        if now < run.stop_at:
+            return 0
+        run.stage = "done"
+        finished = self._timestamp()
+        uid = pod["metadata"]["uid"]
+
+        def stopped(name: str) -> Manifest:
+            return _statuses.terminated(
+                uid, name, exit_code=run.stop_code, started=str(run.started), finished=finished
+            )
+
+        return self._write(pod, self._status(pod, run, "Failed", stopped)) + self._finish(pod)
+
+    # --- statuses -------------------------------------------------------------------
+
+    def _status(
+        self,
+        pod: Manifest,
+        run: _Run,
+        phase: str,
+        state: Callable[[str], Manifest],
+        **extra: Any,  # noqa: ANN401 - pod_status's keywords
+    ) -> Manifest:
+        """The pod's status with ``state(name)`` for each container."""
+        started = str(run.started)
+        names = [str(item.get("name", "")) for item in _statuses.containers(pod)]
+        states = [state(name) for name in names]
+        uid = pod["metadata"]["uid"]
+        return _statuses.pod_status(
+            pod,
+            uid,
+            phase=phase,
+            states=states,
+            started=started,
+            at=self._timestamp(),
+            pod_ip=self._ip(uid),
+            **extra,
+        )
+
+    def _pulling(self, pod: Manifest, run: _Run, reason: str) -> Manifest:
+        images = {
+            str(item.get("name", "")): str(item.get("image", ""))
+            for item in _statuses.containers(pod)
+        }
+        message = run.outcome.message
+
+        def state(name: str) -> Manifest:
+            if reason == "ImagePullBackOff":
+                return _statuses.waiting(reason, f'Back-off pulling image "{images[name]}"')
+            return _statuses.waiting(reason, message or _image_pull_message(images[name]))
+
+        return self._status(pod, run, "Pending", state)
+
+    def _ended(self, pod: Manifest, run: _Run) -> Manifest:
+        outcome = run.outcome
+        names = [str(item.get("name", "")) for item in _statuses.containers(pod)]
+        failing = outcome.container or (names[0] if names else "")
+        finished = self._timestamp()
+        uid = pod["metadata"]["uid"]
+        evicted = outcome.kind == "eviction"
+
+        def state(name: str) -> Manifest:
+            code = outcome.exit_code if name == failing or evicted else 0
+            reason = outcome.reason if name == failing and not evicted else None
+            message = outcome.message if name == failing and not evicted else None
+            return _statuses.terminated(
+                uid,
+                name,
+                exit_code=code,
+                started=str(run.started),
+                finished=finished,
+                reason=reason,
+                message=message,
+            )
+
+        if outcome.kind == "success":
+            return self._status(pod, run, "Succeeded", state)
+        if not evicted:
+            return self._status(pod, run, "Failed", state)
+        message = outcome.message or _EVICTION_MESSAGE.format(container=failing)
+        return self._status(
+            pod,
+            run,
+            "Failed",
+            state,
+            reason="Evicted",
+            message=message,
+            disruption=_statuses.disruption_target("TerminationByKubelet", message, finished),
+        )

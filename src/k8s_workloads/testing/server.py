@@ -60,8 +60,8 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads import _config as _checks
 from k8s_workloads.testing import _openapi, _tables
 from k8s_workloads.testing._admission import Cause
-from k8s_workloads.testing._errors import invalid
-from k8s_workloads.testing.cluster import ApiError, FakeCluster, status_document
+from k8s_workloads.testing._errors import ApiError, invalid, status_document
+from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.selectors import InvalidSelector
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
 

@@ -1,9 +1,9 @@
-"""Hypothesis strategies for pod templates, pod_overrides and the ids a task pod is built from.
+"""Strategies for pod templates and pod_overrides, plausible and hostile.
 
 Manifests are what users write in a pod template file or an ``executor_config``
 ``pod_override``, in the API server's camelCase: JSON-like dicts without nulls, holding
 only fields the Kubernetes v1 Pod model knows, each with a value of the model's type, so
-that the provider's deserializer takes them unchanged (``tests/compat`` checks that).
+that the provider's deserializer takes them unchanged (the project's ``tests/compat`` checks that).
 Falsy values (``False``, ``0``, ``""``, ``[]``, ``{}``, including empty model objects such
 as ``securityContext: {}``) are generated on purpose: the merge rules treat them apart.
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
-import string
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
@@ -28,16 +27,13 @@ __all__ = [
     "RESERVED_KEYS",
     "Edit",
     "HostileHook",
-    "airflow_ids",
     "container_args",
     "dns_labels",
     "hostile_edits",
     "hostile_hooks",
-    "hostile_ids",
     "hostile_label_keys",
     "hostile_label_values",
     "hostile_names",
-    "hostile_run_ids",
     "hostile_templates_and_overrides",
     "huge_annotation_values",
     "kube_images",
@@ -46,8 +42,6 @@ __all__ = [
     "namespaces",
     "pod_overrides",
     "pod_templates",
-    "run_ids",
-    "scheduler_job_ids",
     "templates_and_overrides",
     "wrong_type_values",
 ]
@@ -69,45 +63,6 @@ RESERVED_KEYS = frozenset(
     }
 )
 """Label and annotation keys the executor writes a pod's identity in: never generated here."""
-
-# --------------------------------------------------------------------------------------
-# Ids
-
-_WORD_CHARACTERS = st.characters(categories=("L", "N"), include_characters="_.-")
-
-airflow_ids = st.one_of(
-    st.text(alphabet=string.ascii_letters + string.digits + "_.-", min_size=1, max_size=250),
-    st.text(alphabet=_WORD_CHARACTERS, min_size=1, max_size=250),
-)
-"""dag/task ids Airflow accepts: ``[\\w.-]+`` (ASCII or any script), up to 250."""
-
-hostile_ids = st.one_of(
-    airflow_ids,
-    st.text(min_size=1, max_size=500),
-    st.text(alphabet=string.punctuation + " \t", min_size=1, max_size=40),
-    st.text(alphabet=_WORD_CHARACTERS, min_size=251, max_size=500),
-    st.sampled_from(
-        ["-", "...", "***", "_", "__", "ß", "ǅ", "日本語", "🙂", "a" * 500, "." * 250, "ß" * 300]
-    ),
-)
-"""Non-empty dag/task ids of any text: Unicode, 500 long, punctuation only."""
-
-_GENERATED_RUN_IDS = st.builds(
-    lambda kind, moment: f"{kind}__{moment.isoformat()}",
-    st.sampled_from(["manual", "scheduled", "backfill", "asset_triggered"]),
-    st.datetimes(timezones=st.timezones()),
-)
-
-run_ids = st.one_of(st.just(""), _GENERATED_RUN_IDS, st.text(max_size=250))
-"""Run ids as Airflow may hold them: any text up to 250 (``""`` means none)."""
-
-hostile_run_ids = st.one_of(run_ids, hostile_ids)
-"""Run ids of any text, 500 long, punctuation only; ``""`` means none."""
-
-scheduler_job_ids: st.SearchStrategy[str | int] = st.one_of(
-    st.integers(0, 10**9), st.from_regex(r"[a-z0-9-]{1,20}", fullmatch=True), hostile_ids
-)
-"""Scheduler job ids: integers as Airflow has them, and any text."""
 
 # --------------------------------------------------------------------------------------
 # Names and keys

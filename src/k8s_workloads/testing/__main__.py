@@ -1,0 +1,7 @@
+"""``python -m k8s_workloads.testing serve``: a local cluster (see ``_local``)."""
+
+import sys
+
+from k8s_workloads.testing._local import main
+
+sys.exit(main())

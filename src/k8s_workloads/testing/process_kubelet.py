@@ -1,0 +1,482 @@
+"""The kit's kubelet in process mode: each container's command runs as a local process.
+
+No image is pulled: a container's ``command`` + ``args`` (the args alone when it has no
+``command``, as an image whose entrypoint runs its arguments) run on the host, the first
+word looked up in ``executables`` (``python`` and ``python3`` are this interpreter by
+default, so ``python -m airflow.sdk.execution_time.execute_workload`` runs in the
+environment that has Airflow) and then on the container's ``PATH``. What the container
+sees is prepared by :mod:`k8s_workloads.testing._sandbox`: its ``env`` (values,
+``secretKeyRef``, ``fieldRef``), ``envFrom`` Secrets, and its volumes under a temporary
+root, every mount path rewritten in the command line and env (see there). The process
+starts in its own session with the kubelet's environment (``inherit_env``) under the
+container's, stdin closed.
+
+The kubelet binds each new ``Pending`` pod to its node, runs the init containers one by
+one, then the containers side by side, and writes statuses as a kubelet does (the shapes
+of :mod:`k8s_workloads.testing._statuses`, the same as scripted mode): ``Running`` with
+each container's ``startedAt``; each container ``terminated`` with its exit code (a
+signal ``N`` is ``128 + N``), reason ``Completed`` or ``Error`` (``StartError``, 128, when
+the command cannot start, or a container has neither command nor args), and for
+``terminationMessagePolicy: FallbackToLogsOnError`` the last lines of its output as the
+message; then ``Succeeded`` if every exit code is 0, else ``Failed``. Stdout and stderr
+go, line by line, to the pod's log (:meth:`FakeCluster.append_log`), complete before the
+container's end is written.
+
+Stopping: a deleted pod's processes get SIGTERM, then SIGKILL when its grace period
+(``deletionGracePeriodSeconds``) ends; the last status is written and the deletion
+confirmed (:meth:`FakeCluster.finish_deletion`). A pod simply gone is stopped the same
+way, with nothing written. Every pod lives at most ``max_lifetime`` seconds (or its
+``activeDeadlineSeconds``, if shorter): then it is stopped the same way and ends
+``Failed`` with reason ``DeadlineExceeded``. Signals go to the process group, so a
+command's children stop too. :meth:`ProcessKubelet.stop` (or leaving the ``with``) stops
+every process (SIGTERM, SIGKILL a second later), waits for each and removes the
+temporary directories.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import attrs
+
+from k8s_workloads import _config as _checks
+from k8s_workloads.testing import _sandbox, _statuses
+from k8s_workloads.testing._errors import ApiError
+from k8s_workloads.testing.kubelet import DEFAULT_NODE, _KubeletBase
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from k8s_workloads.testing.cluster import FakeCluster
+
+__all__ = ["ProcessKubelet"]
+
+Manifest = dict[str, Any]
+
+_TAIL_LINES = 80  # the kubelet's FallbackToLogsOnError: at most 80 lines, 2048 bytes
+_TAIL_BYTES = 2048
+_SHUTDOWN_SECONDS = 1.0
+_READER_JOIN_SECONDS = 2.0
+_DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadline"
+
+
+@attrs.define(eq=False)
+class _Container:
+    spec: Manifest
+    name: str
+    state: Manifest
+    process: subprocess.Popen[bytes] | None = None
+    reader: threading.Thread | None = None
+    started: str = ""
+    tail: deque[str] = attrs.field(factory=lambda: deque(maxlen=_TAIL_LINES))
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and "terminated" not in self.state
+
+    @property
+    def exit_code(self) -> int | None:
+        code = self.state.get("terminated", {}).get("exitCode")
+        return code if isinstance(code, int) else None
+
+
+@attrs.define(eq=False)
+class _Run:
+    pod: Manifest
+    root: Path
+    init: list[_Container]
+    main: list[_Container]
+    deadline: float
+    grace: float
+    started: str = ""
+    stage: str = "preparing"  # preparing, init, running, ended
+    volumes: dict[str, Path] | None = None
+    waiting: str | None = None  # the last config error shown
+    stop_at: float | None = None  # when SIGKILL follows the SIGTERM sent
+    deleting: bool = False
+    gone: bool = False
+    reason: str | None = None
+    message: str | None = None
+    cleaned: bool = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        metadata = self.pod["metadata"]
+        return metadata["namespace"], metadata["name"]
+
+    def containers(self) -> list[_Container]:
+        return [*self.init, *self.main]
+
+
+class ProcessKubelet(_KubeletBase):
+    """Runs the cluster's pods as local processes (see the module's description).
+
+    ``max_lifetime``: seconds a pod may run at most (default 600); ``executables``: the
+    host programs that stand for a command's first word (default: ``python`` and
+    ``python3`` are ``sys.executable``); ``inherit_env``: start from this process's
+    environment (default) or from ``PATH`` alone; ``poll_seconds``: how often the thread
+    looks (default 50 ms). Thread-safe with the cluster; ``step`` is for one thread.
+    """
+
+    def __init__(
+        self,
+        cluster: FakeCluster,
+        *,
+        node_name: str = DEFAULT_NODE,
+        poll_seconds: float = 0.05,
+        max_lifetime: float = 600.0,
+        executables: Mapping[str, str] | None = None,
+        inherit_env: bool = True,
+    ) -> None:
+        super().__init__(cluster, node_name=node_name, poll_seconds=poll_seconds)
+        _checks.check(self, "max_lifetime", _checks.seconds, max_lifetime)
+        _checks.check(self, "executables", _checks.optional_mapping, executables)
+        _checks.check(self, "inherit_env", _checks.boolean, inherit_env)
+        self.max_lifetime = float(max_lifetime)
+        self.executables = dict(
+            executables
+            if executables is not None
+            else {"python": sys.executable, "python3": sys.executable}
+        )
+        self.inherit_env = inherit_env
+        self._runs: dict[str, _Run] = {}
+        self._lock = threading.Lock()  # step, pids and stop may run on different threads
+
+    # --- one look -------------------------------------------------------------------
+
+    def step(self, now: float) -> int:
+        """One look at the cluster at ``now`` (``time.monotonic()`` seconds): new pods
+        start, ended processes are written, deadlines and grace periods enforced. Returns
+        how many statuses it wrote and deletions it confirmed."""
+        with self._lock:
+            return self._step(now)
+
+    def _step(self, now: float) -> int:
+        written = 0
+        present: set[str] = set()
+        for pod in self.cluster.pods(copy=False):
+            metadata = pod["metadata"]
+            uid = str(metadata.get("uid", ""))
+            present.add(uid)
+            if not self._mine(pod):
+                continue
+            run = self._runs.get(uid)
+            if metadata.get("deletionTimestamp"):
+                if run is None:
+                    written += self._finish(pod)  # nothing of it runs here
+                    continue
+                run.pod, run.deleting = pod, True
+                self._stop(run, now, self._grace_seconds(pod))
+            elif run is not None:
+                run.pod = pod
+            elif (pod.get("status") or {}).get("phase") == "Pending" and self._bind(pod):
+                self._runs[uid] = self._new_run(pod, now)
+        for uid, run in list(self._runs.items()):
+            if uid not in present and not run.gone:
+                run.gone = True
+                self._stop(run, now, run.grace)
+            written += self._tend(uid, run, now)
+        return written
+
+    def _new_run(self, pod: Manifest, now: float) -> _Run:
+        deadline = self.max_lifetime
+        active = (pod.get("spec") or {}).get("activeDeadlineSeconds")
+        if isinstance(active, int) and not isinstance(active, bool) and active > 0:
+            deadline = min(deadline, float(active))
+
+        def containers(key: str) -> list[_Container]:
+            return [
+                _Container(spec, str(spec.get("name", "")), _statuses.waiting("PodInitializing"))
+                for spec in _statuses.containers(pod, key)
+            ]
+
+        run = _Run(
+            pod,
+            Path(tempfile.mkdtemp(prefix="k8s-workloads-pod-")),
+            containers("initContainers"),
+            containers("containers"),
+            deadline=now + deadline,
+            grace=self._grace_seconds(pod),
+        )
+        for container in run.main if not run.init else []:
+            container.state = _statuses.waiting("ContainerCreating")
+        return run
+
+    def _tend(self, uid: str, run: _Run, now: float) -> int:
+        written = 0
+        if run.stage != "ended":
+            if run.stop_at is None and now >= run.deadline:
+                run.reason, run.message = "DeadlineExceeded", _DEADLINE_MESSAGE
+                self._stop(run, now, run.grace)
+            if run.stop_at is not None and now >= run.stop_at:
+                self._signal(run, signal.SIGKILL)
+            changed = self._reap(run)
+            stopping = run.stop_at is not None
+            if run.stage == "preparing":
+                changed |= self._prepare(run, stopping=stopping)
+            if run.stage == "init":
+                changed |= self._advance_init(run, stopping=stopping)
+            if run.stage == "running":
+                changed |= self._advance_main(run, stopping=stopping)
+            if changed and not run.gone:
+                written += self._write(run.pod, self._status(run))
+        if run.stage == "ended":
+            self._cleanup(run)
+            if run.gone or run.deleting:
+                if run.deleting and not run.gone:
+                    written += self._finish(run.pod)
+                self._runs.pop(uid, None)
+                self._ips.pop(uid, None)
+        return written
+
+    # --- starting -------------------------------------------------------------------
+
+    def _lookup(self, run: _Run) -> Any:  # noqa: ANN401 - the sandbox's lookup callable
+        namespace = run.key[0]
+        return lambda name: self.cluster.secret(namespace, name)
+
+    def _prepare(self, run: _Run, *, stopping: bool) -> bool:
+        if stopping:
+            run.stage = "ended"
+            return True
+        run.started = run.started or self._timestamp()
+        try:
+            run.volumes = _sandbox.prepare_volumes(run.pod, run.root, self._lookup(run))
+        except _sandbox.ConfigError as error:
+            # A Secret volume not there yet: ContainerCreating, tried again next look.
+            if run.waiting == error.message:
+                return False
+            run.waiting = error.message
+            for container in run.main:
+                container.state = _statuses.waiting("ContainerCreating", error.message)
+            return True
+        run.stage = "init" if run.init else "running"
+        return False
+
+    def _advance_init(self, run: _Run, *, stopping: bool) -> bool:
+        failed = any(item.exit_code not in {None, 0} for item in run.init)
+        running = any(item.running for item in run.init)
+        if failed or (stopping and not running):
+            run.stage = "ended"
+            return True
+        if running:
+            return False
+        waiting = [item for item in run.init if "terminated" not in item.state]
+        if not waiting:
+            run.stage = "running"
+            return True
+        return False if stopping else self._start(run, waiting[0])
+
+    def _advance_main(self, run: _Run, *, stopping: bool) -> bool:
+        changed = False
+        if not stopping:
+            for container in run.main:
+                if container.process is None and "waiting" in container.state:
+                    changed |= self._start(run, container)
+        done = all("terminated" in item.state for item in run.main)
+        if not any(item.running for item in run.main) and (done or stopping):
+            run.stage = "ended"
+            return True
+        return changed
+
+    def _start(self, run: _Run, container: _Container) -> bool:
+        """Start the container's process; False if it still cannot (the same error)."""
+        assert run.volumes is not None  # noqa: S101 - prepared before any start
+        base = dict(os.environ) if self.inherit_env else {"PATH": os.environ.get("PATH", "")}
+        try:
+            prepared = _sandbox.prepare(
+                run.pod,
+                container.spec,
+                root=run.root,
+                volumes=run.volumes,
+                lookup=self._lookup(run),
+                base_env=base,
+                executables=self.executables,
+            )
+        except _sandbox.ConfigError as error:
+            before = container.state
+            container.state = _statuses.waiting(error.reason, error.message)
+            return container.state != before
+        container.started = self._timestamp()
+        try:
+            if not prepared.argv:
+                raise FileNotFoundError("no command or args to run")
+            process = subprocess.Popen(  # noqa: S603 - the pod's own command, on purpose
+                prepared.argv,
+                env=prepared.env,
+                cwd=prepared.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as error:
+            word = prepared.argv[0] if prepared.argv else ""
+            container.state = self._ended(
+                run,
+                container,
+                128,
+                reason="StartError",
+                message=f'exec: "{word}": {error.strerror or error}',
+            )
+            return True
+        container.process = process
+        container.state = _statuses.running(container.started)
+        assert process.stdout is not None  # noqa: S101 - stdout=PIPE
+        container.reader = threading.Thread(
+            target=self._pump,
+            args=(run.key, container, process.stdout),
+            name=f"k8s-workloads-log-{container.name}",
+            daemon=True,
+        )
+        container.reader.start()
+        return True
+
+    def _pump(self, where: tuple[str, str], container: _Container, stream: IO[bytes]) -> None:
+        with stream:
+            for raw in iter(stream.readline, b""):
+                text = raw.decode(errors="replace")
+                container.tail.append(text)
+                with contextlib.suppress(ApiError, KeyError):
+                    self.cluster.append_log(*where, container.name, text)
+
+    # --- ending ---------------------------------------------------------------------
+
+    def _ended(
+        self,
+        run: _Run,
+        container: _Container,
+        code: int,
+        *,
+        reason: str | None = None,
+        message: str | None = None,
+    ) -> Manifest:
+        if message is None and code != 0:
+            policy = container.spec.get("terminationMessagePolicy")
+            if policy == "FallbackToLogsOnError":
+                message = "".join(container.tail)[-_TAIL_BYTES:] or None
+        return _statuses.terminated(
+            str(run.pod["metadata"]["uid"]),
+            container.name,
+            exit_code=code,
+            started=container.started or run.started,
+            finished=self._timestamp(),
+            reason=reason,
+            message=message,
+        )
+
+    def _reap(self, run: _Run) -> bool:
+        changed = False
+        for container in run.containers():
+            process = container.process
+            if process is None or "terminated" in container.state:
+                continue
+            code = process.poll()
+            if code is None:
+                continue
+            # What the command left behind in its group goes with it.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            if container.reader is not None:
+                container.reader.join(timeout=_READER_JOIN_SECONDS)
+            container.state = self._ended(run, container, code if code >= 0 else 128 - code)
+            changed = True
+        return changed
+
+    def _stop(self, run: _Run, now: float, grace: float) -> None:
+        if run.stop_at is None:
+            run.stop_at = now + grace
+            self._signal(run, signal.SIGTERM)
+
+    @staticmethod
+    def _signal(run: _Run, number: signal.Signals) -> None:
+        for container in run.containers():
+            if container.process is not None and container.process.returncode is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(container.process.pid, number)
+
+    def _status(self, run: _Run) -> Manifest:
+        main = [item.state for item in run.main]
+        if run.stage == "ended":
+            codes = [item.exit_code for item in run.containers()]
+            clean = all(code in {0, None} for code in codes) and None not in codes[len(run.init) :]
+            phase = "Succeeded" if clean and run.reason is None else "Failed"
+        elif run.stage == "running" and any("waiting" not in state for state in main):
+            phase = "Running"
+        else:
+            phase = "Pending"
+        uid = str(run.pod["metadata"]["uid"])
+        return _statuses.pod_status(
+            run.pod,
+            uid,
+            phase=phase,
+            states=main,
+            init_states=[item.state for item in run.init],
+            started=run.started or self._timestamp(),
+            at=self._timestamp(),
+            pod_ip=self._ip(uid),
+            reason=run.reason if phase == "Failed" else None,
+            message=run.message if phase == "Failed" else None,
+        )
+
+    @staticmethod
+    def _cleanup(run: _Run) -> None:
+        if not run.cleaned:
+            shutil.rmtree(run.root, ignore_errors=True)
+            run.cleaned = True
+
+    # --- stopping the kubelet ---------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop the thread, then every process (SIGTERM; SIGKILL a second later) and
+        remove the pods' directories. Safe to call twice."""
+        super().stop()
+        with self._lock:
+            self._stop_every_process()
+
+    def _stop_every_process(self) -> None:
+        runs = list(self._runs.values())
+        for run in runs:
+            self._signal(run, signal.SIGTERM)
+        until = time.monotonic() + _SHUTDOWN_SECONDS
+        for run in runs:
+            for container in run.containers():
+                process = container.process
+                if process is None:
+                    continue
+                try:
+                    process.wait(timeout=max(0.0, until - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                if container.reader is not None:
+                    container.reader.join(timeout=_READER_JOIN_SECONDS)
+            self._cleanup(run)
+        self._runs.clear()
+
+    def pids(self) -> list[int]:
+        """The process ids of every container process started and not yet reaped."""
+        with self._lock:
+            return self._pids()
+
+    def _pids(self) -> list[int]:
+        return [
+            container.process.pid
+            for run in self._runs.values()
+            for container in run.containers()
+            if container.process is not None and container.process.returncode is None
+        ]

@@ -1,0 +1,103 @@
+"""Hypothesis strategies for executors' property tests (needs the ``hypothesis`` extra).
+
+The strategies this project's own tests are built on, for an executor author's tests:
+
+* **ids and keys**: :func:`task_keys`, :func:`callback_keys`, :func:`workload_keys`, and the
+  ids they are made of (:data:`airflow_ids`, :data:`run_ids`, :data:`scheduler_job_ids`,
+  with ``hostile_*`` variants past what Airflow accepts);
+* **pods as a cluster reports them**: :func:`cluster_pods` (a pod this library builds for a
+  drawn key, at a drawn :class:`PodFate`: unscheduled, creating, image pull failed or
+  backing off, running, succeeded, failed, OOM-killed, evicted) and :func:`cluster_events`
+  (the watch events that carry them);
+* **pod templates and overrides**: :func:`pod_templates`, :func:`pod_overrides`,
+  :func:`templates_and_overrides` (plausible ones a user writes), and
+  :func:`hostile_templates_and_overrides`, :data:`hostile_hooks` and the ``hostile_*``
+  values (what a broken template, override or mutation hook may hold).
+
+Every strategy is typed; nothing here reads a clock or the network.
+"""
+
+from __future__ import annotations
+
+try:
+    import hypothesis  # noqa: F401
+except ImportError as missing:  # pragma: no cover - the extra is installed in every test env
+    raise ImportError(
+        "k8s_workloads.testing.strategies needs hypothesis: pip install 'k8s-workloads[hypothesis]'"
+    ) from missing
+
+from k8s_workloads.testing.strategies._cluster import (
+    ClusterEvent,
+    ClusterPod,
+    PodFate,
+    cluster_events,
+    cluster_pods,
+)
+from k8s_workloads.testing.strategies._ids import (
+    airflow_ids,
+    callback_keys,
+    hostile_ids,
+    hostile_run_ids,
+    run_ids,
+    scheduler_job_ids,
+    task_keys,
+    workload_keys,
+)
+from k8s_workloads.testing.strategies._manifests import (
+    RESERVED_KEYS,
+    Edit,
+    HostileHook,
+    container_args,
+    dns_labels,
+    hostile_edits,
+    hostile_hooks,
+    hostile_label_keys,
+    hostile_label_values,
+    hostile_names,
+    hostile_templates_and_overrides,
+    huge_annotation_values,
+    kube_images,
+    label_keys,
+    label_values,
+    namespaces,
+    pod_overrides,
+    pod_templates,
+    templates_and_overrides,
+    wrong_type_values,
+)
+
+__all__ = [
+    "RESERVED_KEYS",
+    "ClusterEvent",
+    "ClusterPod",
+    "Edit",
+    "HostileHook",
+    "PodFate",
+    "airflow_ids",
+    "callback_keys",
+    "cluster_events",
+    "cluster_pods",
+    "container_args",
+    "dns_labels",
+    "hostile_edits",
+    "hostile_hooks",
+    "hostile_ids",
+    "hostile_label_keys",
+    "hostile_label_values",
+    "hostile_names",
+    "hostile_run_ids",
+    "hostile_templates_and_overrides",
+    "huge_annotation_values",
+    "kube_images",
+    "label_keys",
+    "label_values",
+    "namespaces",
+    "pod_overrides",
+    "pod_templates",
+    "run_ids",
+    "scheduler_job_ids",
+    "task_keys",
+    "templates_and_overrides",
+    "workload_keys",
+    "wrong_type_values",
+]

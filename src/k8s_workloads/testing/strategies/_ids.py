@@ -1,0 +1,83 @@
+"""Strategies for the ids a workload is named by, and for its keys.
+
+The ids are what Airflow holds: dag and task ids of ``[\\w.-]+`` up to 250, run ids of any
+text, scheduler job ids as integers or text; the ``hostile_*`` ones reach past what Airflow
+accepts, for code that must refuse or escape them. The keys are built from the plausible ones.
+"""
+
+from __future__ import annotations
+
+import string
+
+from hypothesis import strategies as st
+
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+
+__all__ = [
+    "airflow_ids",
+    "callback_keys",
+    "hostile_ids",
+    "hostile_run_ids",
+    "run_ids",
+    "scheduler_job_ids",
+    "task_keys",
+    "workload_keys",
+]
+
+_WORD_CHARACTERS = st.characters(categories=("L", "N"), include_characters="_.-")
+
+airflow_ids = st.one_of(
+    st.text(alphabet=string.ascii_letters + string.digits + "_.-", min_size=1, max_size=250),
+    st.text(alphabet=_WORD_CHARACTERS, min_size=1, max_size=250),
+)
+"""dag/task ids Airflow accepts: ``[\\w.-]+`` (ASCII or any script), up to 250."""
+
+hostile_ids = st.one_of(
+    airflow_ids,
+    st.text(min_size=1, max_size=500),
+    st.text(alphabet=string.punctuation + " \t", min_size=1, max_size=40),
+    st.text(alphabet=_WORD_CHARACTERS, min_size=251, max_size=500),
+    st.sampled_from(
+        ["-", "...", "***", "_", "__", "ß", "ǅ", "日本語", "🙂", "a" * 500, "." * 250, "ß" * 300]
+    ),
+)
+"""Non-empty dag/task ids of any text: Unicode, 500 long, punctuation only."""
+
+_GENERATED_RUN_IDS = st.builds(
+    lambda kind, moment: f"{kind}__{moment.isoformat()}",
+    st.sampled_from(["manual", "scheduled", "backfill", "asset_triggered"]),
+    st.datetimes(timezones=st.timezones()),
+)
+
+run_ids = st.one_of(st.just(""), _GENERATED_RUN_IDS, st.text(max_size=250))
+"""Run ids as Airflow may hold them: any text up to 250 (``""`` means none)."""
+
+hostile_run_ids = st.one_of(run_ids, hostile_ids)
+"""Run ids of any text, 500 long, punctuation only; ``""`` means none."""
+
+scheduler_job_ids: st.SearchStrategy[str | int] = st.one_of(
+    st.integers(0, 10**9), st.from_regex(r"[a-z0-9-]{1,20}", fullmatch=True), hostile_ids
+)
+"""Scheduler job ids: integers as Airflow has them, and any text."""
+
+
+def task_keys() -> st.SearchStrategy[TaskInstanceKey]:
+    """Task instance keys: Airflow's ids, a run id or none, any try number and map index."""
+    return st.builds(
+        TaskInstanceKey,
+        dag_id=airflow_ids,
+        task_id=airflow_ids,
+        run_id=st.none() | airflow_ids | _GENERATED_RUN_IDS,
+        try_number=st.integers(min_value=0, max_value=10_000),
+        map_index=st.integers(min_value=-1, max_value=100_000),
+    )
+
+
+def callback_keys() -> st.SearchStrategy[CallbackKey]:
+    """Callback keys: the callback row's id, a UUID as Airflow makes them."""
+    return st.uuids().map(lambda value: CallbackKey(str(value)))
+
+
+def workload_keys() -> st.SearchStrategy[WorkloadKey]:
+    """Task instance keys and callback keys."""
+    return st.one_of(task_keys(), callback_keys())
