@@ -25,7 +25,7 @@ from k8s_workloads.executor import (
     Waiting,
 )
 from k8s_workloads.io.kube import FAILURES, KubeCalls
-from k8s_workloads.io.policy import LIST_RESTARTS, Paging, failure_is_done
+from k8s_workloads.io.policy import LIST_RESTARTS, Paging, failure_is_done, label_patch
 from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import watcher_selector
@@ -48,6 +48,8 @@ T0 = datetime.datetime(2026, 6, 7, tzinfo=datetime.timezone.utc)
         (PatchLabels("p", NS, {"a": "b"}), 404, True),
         (PatchLabels("p", NS, {"a": "b"}, "12"), 404, False),  # an adoption took nothing
         (PatchLabels("p", NS, {"a": "b"}, "12"), 409, False),
+        (PatchLabels("p", NS, {"a": "b"}, expect={"a": "c"}), 404, False),
+        (PatchLabels("p", NS, {"a": "b"}, expect={"a": "c"}), 422, False),  # a rival took it
         (DeletePod("p", NS), 409, False),
         (DeletePod("p", NS), 500, False),
         (EmitEvent(TaskInstanceKey("d", "t", "r", 1), TaskInstanceState.SUCCESS), 404, False),
@@ -310,6 +312,32 @@ def test_a_secret_is_created_before_its_pod_in_one_call(served: Served) -> None:
         calls.perform(CreatePod(key, NS, pod, secret))
     assert served.cluster.secret(NS, "s1") is not None  # made first; the core deletes it
     assert served.cluster.pods() == []
+
+
+def test_a_guarded_relabel_is_a_json_patch_testing_the_owner_first() -> None:
+    # Issue 19, item 2: RFC 6902, the tests before the changes (all or nothing), label
+    # keys escaped as RFC 6901 pointers.
+    request = PatchLabels(
+        "p",
+        NS,
+        {"airflow-worker": "3", "example.com/adopted~by": "k8s"},
+        expect={"airflow-worker": "1"},
+    )
+    assert label_patch(request) == [
+        {"op": "test", "path": "/metadata/labels/airflow-worker", "value": "1"},
+        {"op": "replace", "path": "/metadata/labels/airflow-worker", "value": "3"},
+        {"op": "add", "path": "/metadata/labels/example.com~1adopted~0by", "value": "k8s"},
+    ]
+    both = PatchLabels("p", NS, {"a": "b"}, "12", expect={"a": "c"})
+    assert label_patch(both)[:2] == [
+        {"op": "test", "path": "/metadata/labels/a", "value": "c"},
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "12"},
+    ]
+    # Without expect: the merge patch, as before (conditional on the version if given).
+    assert label_patch(PatchLabels("p", NS, {"a": "b"}, "12")) == {
+        "metadata": {"labels": {"a": "b"}, "resourceVersion": "12"}
+    }
+    assert not PatchLabels("p", NS, {"a": "b"}, expect={}).conditional
 
 
 def test_paging_follows_tokens_and_starts_again_a_bounded_number_of_times() -> None:
