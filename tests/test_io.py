@@ -329,7 +329,9 @@ def test_a_guarded_relabel_is_a_json_patch_testing_the_owner_first() -> None:
         {"op": "add", "path": "/metadata/labels/example.com~1adopted~0by", "value": "k8s"},
     ]
     both = PatchLabels("p", NS, {"a": "b"}, "12", expect={"a": "c"})
-    assert label_patch(both)[:2] == [
+    patch = label_patch(both)
+    assert isinstance(patch, list)
+    assert patch[:2] == [
         {"op": "test", "path": "/metadata/labels/a", "value": "c"},
         {"op": "test", "path": "/metadata/resourceVersion", "value": "12"},
     ]
