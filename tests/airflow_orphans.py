@@ -55,10 +55,15 @@ class _Recorder:
     def __init__(self, log: Any) -> None:
         self._log = log
         self.errors: list[str] = []
+        self.warnings: list[str] = []
 
     def error(self, message: str, *args: Any) -> None:
         self.errors.append(message % args)
         self._log.error(message, *args)
+
+    def warning(self, message: str, *args: Any) -> None:
+        self.warnings.append(message % args)
+        self._log.warning(message, *args)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._log, name)
@@ -120,11 +125,11 @@ def main() -> int:
             held_by_live = _row(session, "held", holder=ids["d"], **run)
             unmarked = _row(session, "unmarked", holder=None, **run)
             with_pod = _row(session, "with_pod", holder=ids["a"], **run)
-        # The dead scheduler made with_pod's pod (still Pending): adopted, never rerun.
-        cluster.create_pod(
-            NS,
-            construct_callback_pod(
-                callback_id=with_pod,
+            no_owner = _row(session, "no_owner", holder=ids["a"], **run)
+
+        def callback_pod(callback_id: str, name: str) -> dict[str, Any]:
+            return construct_callback_pod(
+                callback_id=callback_id,
                 namespace=NS,
                 scheduler_job_id=ids["a"],
                 kube_image="airflow:3.3.2",
@@ -132,9 +137,15 @@ def main() -> int:
                 dag_id="etl",
                 run_id="manual__1",
                 airflow_version="3.3.2",
-                pod_id="callback-of-a",
-            ),
-        )
+                pod_id=name,
+            )
+
+        # The dead scheduler made with_pod's pod (still Pending): adopted, never rerun.
+        cluster.create_pod(NS, callback_pod(with_pod, "callback-of-a"))
+        # A pod whose owner label is gone: skipped with a line naming it, never rerun.
+        unowned = callback_pod(no_owner, "callback-no-owner")
+        del unowned["metadata"]["labels"]["airflow-worker"]
+        cluster.create_pod(NS, unowned)
 
         def start(job_id: int) -> Any:
             executor = executor_module.KubernetesExecutor()
@@ -210,9 +221,9 @@ def main() -> int:
                 found = session.get(callback_model, uuid.UUID(callback_id))
                 return (str(found.state), found.output)
 
-        def pods_of(callback_id: str) -> list[str]:
+        def pods_of(callback_id: str) -> list[str | None]:
             return [
-                pod["metadata"]["labels"]["airflow-worker"]
+                pod["metadata"]["labels"].get("airflow-worker")
                 for pod in cluster.pods()
                 if pod["metadata"]["annotations"].get("callback_id") == callback_id
             ]
@@ -235,7 +246,7 @@ def main() -> int:
             "orphans": orphans,
             "pod_owners": {
                 callback_id: pods_of(callback_id)
-                for callback_id in [*orphans, held_by_live, unmarked, with_pod, pending]
+                for callback_id in [*orphans, held_by_live, unmarked, with_pod, pending, no_owner]
             },
             "rows": {
                 name: row(callback_id)
@@ -246,6 +257,7 @@ def main() -> int:
                     ("no_run", no_run),
                     ("gone_run", gone_run),
                     ("pending", pending),
+                    ("no_owner", no_owner),
                 )
             },
             "orphan_rows": [row(orphan) for orphan in orphans],
@@ -254,8 +266,10 @@ def main() -> int:
                 "gone_run": gone_run,
                 "with_pod": with_pod,
                 "pending": pending,
+                "no_owner": no_owner,
             },
             "errors": [*b.log.errors, *c.log.errors],
+            "warnings": [*b.log.warnings, *c.log.warnings],
             "running": {"b": len(b.running), "c": len(c.running)},
         }
         b.end()

@@ -289,6 +289,15 @@ def test_orphaned_callbacks_run_again_exactly_once_across_live_schedulers(
         (line,) = [line for line in document["errors"] if callback_id in line]
         assert f"queued by scheduler job {ids['a']} (no longer alive)" in line
         assert why in line
+    # A pod whose owner label is gone: skipped, named in a log line; its callback is not
+    # run again (a pod exists), and the other pods were adopted all the same.
+    no_owner = document["ids_of"]["no_owner"]
+    assert owners[no_owner] == [None]
+    assert rows["no_owner"] == ["queued", holder(ids["a"])]
+    assert any(
+        "callback-no-owner" in line and "no airflow-worker label" in line
+        for line in document["warnings"]
+    )
     # A pending callback queued by both schedulers: the second finds it held, drops it.
     assert rows["pending"] == ["queued", holder(ids["b"])]
     assert owners[document["ids_of"]["pending"]] == [str(ids["b"])]
