@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20260607)
     args = parser.parse_args(argv)
 
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=["airflow"])
     server = FakeApiServer(cluster, port=args.port, lifetime=args.lifetime, latency=args.latency)
     faults = Faults(args.fail_rate, args.fail_kind, args.seed)
     server._server.RequestHandlerClass = handler(faults)  # noqa: SLF001 - the wrapped server

@@ -73,7 +73,7 @@ def _workload(row: Any) -> Any:
 
 
 def main() -> int:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=120) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
         executor_module = airflow("k8s_workloads.airflow.executor")

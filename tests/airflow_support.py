@@ -81,7 +81,7 @@ def running_executor(**options: str | float) -> Iterator[Any]:
         for (section, key), value in wanted.items():
             config.set(section, key, value)
     try:
-        cluster = FakeCluster()
+        cluster = FakeCluster(namespaces=[NS])
         with FakeApiServer(cluster, lifetime=120, latency=latency) as server:
             SERVER[:] = [server]
             instance: Any = KubernetesExecutor()

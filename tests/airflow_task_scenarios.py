@@ -283,7 +283,7 @@ def _as_built(pod: dict[str, Any]) -> dict[str, Any]:
 
 def compared(which: str) -> dict[str, Any]:
     """Five tasks through the executor: the pods built, the events, the rows, the pods left."""
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=180) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
         ids = _dag_run(TASKS)
@@ -330,7 +330,7 @@ def faults() -> dict[str, Any]:
     """The library's executor through a 429, a database outage and a 410, real rows."""
     # A 429 is retried only with a publish retry budget (the provider's default is 0).
     os.environ["AIRFLOW__KUBERNETES_EXECUTOR__TASK_PUBLISH_MAX_RETRIES"] = "1"
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=180) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
         ids = _dag_run([*FAULT_TASKS, STALE])
@@ -422,7 +422,7 @@ def _is_stale_check(statement: str) -> bool:
 def stale_batches() -> dict[str, Any]:
     """Twelve tasks queued at once, created ten per heartbeat: the stale checks' queries
     per heartbeat, and what became of two tasks taken over by another scheduler."""
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=180) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
         ids = _dag_run(BATCH_TASKS)
@@ -473,7 +473,7 @@ RESTART_TASKS = ["survives", "finished_while_down", "failed_while_down", "never_
 def restart(which: str) -> dict[str, Any]:
     """Scheduler 7 dies with pods out; scheduler 8 adopts what it can (the scheduler hands
     it the orphaned task instances), and the rest is reset."""
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=180) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
         ids = _dag_run(RESTART_TASKS)

@@ -63,7 +63,7 @@ class World:
             rng=random.Random(7),
             **options,
         )
-        self.cluster = FakeCluster(now=T0)
+        self.cluster = FakeCluster(now=T0, namespaces=[NS])
         self.db = FakeAirflowDB()
         self.core = ExecutorCore(self.config)
         self.driver = CoreDriver(self.core, self.cluster, self.db)

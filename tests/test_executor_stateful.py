@@ -178,7 +178,7 @@ class ExecutorMachine(RuleBasedStateMachine):
         super().__init__()
         self.broken = False
         self.now = T0
-        self.cluster = FakeCluster(now=T0)
+        self.cluster = FakeCluster(now=T0, namespaces=[NS])
         self.db = CheckingDB(self)
         self.decisions = DecisionConfig(
             pod_launch_failure_retries=POD_LAUNCH_FAILURE_RETRIES,
@@ -1022,7 +1022,7 @@ class SchedulersMachine(RuleBasedStateMachine):
         self.now = T0
         self.clock_stopped = False
         self.fixed_names = False
-        self.cluster = FakeCluster(now=T0)
+        self.cluster = FakeCluster(now=T0, namespaces=[NS])
         self.db = SharedDB(self)
         self.decisions = DecisionConfig(
             pod_launch_failure_retries=POD_LAUNCH_FAILURE_RETRIES,

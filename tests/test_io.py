@@ -34,6 +34,7 @@ from k8s_workloads.testing import ApiError, FakeAirflowDB, FakeApiServer, FakeCl
 from tests.event_factory import SUCCEEDED
 
 NS = "airflow"
+SPEC = {"containers": [{"name": "base", "image": "apache/airflow:3.3.2"}]}  # a valid pod's
 T0 = datetime.datetime(2026, 6, 7, tzinfo=datetime.timezone.utc)
 
 
@@ -69,7 +70,7 @@ def test_a_failure_is_done_only_where_the_table_says(
 
 class Served:
     def __init__(self, latency: float = 0.0) -> None:
-        self.cluster = FakeCluster(now=T0)
+        self.cluster = FakeCluster(now=T0, namespaces=[NS])
         self.server = FakeApiServer(self.cluster, lifetime=120, latency=latency).start()
         self.api_client: Any = k8s.ApiClient(k8s.Configuration(host=self.server.url))
         self.api = k8s.CoreV1Api(self.api_client)
@@ -254,7 +255,9 @@ def test_lists_are_read_in_pages_and_an_expired_token_starts_again(
     served: Served, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for number in range(12):
-        served.cluster.create_pod(NS, {"metadata": {"name": f"p{number}", "labels": {"a": "b"}}})
+        served.cluster.create_pod(
+            NS, {"metadata": {"name": f"p{number}", "labels": {"a": "b"}}, "spec": SPEC}
+        )
     calls = KubeCalls(served.api, page_size=5)
     pods, version = calls.list_pods(NS, label_selector="a=b")
     assert sorted(pod["metadata"]["name"] for pod in pods) == sorted(
@@ -281,7 +284,7 @@ def test_lists_are_read_in_pages_and_an_expired_token_starts_again(
 
 def test_a_list_that_keeps_expiring_fails(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
     for number in range(6):
-        served.cluster.create_pod(NS, {"metadata": {"name": f"p{number}"}})
+        served.cluster.create_pod(NS, {"metadata": {"name": f"p{number}"}, "spec": SPEC})
     calls = KubeCalls(served.api, page_size=2)
     original = served.api.list_namespaced_pod
 

@@ -155,7 +155,7 @@ def types(events: list[dict[str, Any]]) -> list[str]:
 
 
 def test_a_watch_sees_its_selection_change_as_the_api_server_sends_it() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     watch = cluster.watch(NS, label_selector="airflow-worker=1,airflow_executor_done!=True")
     cluster.create_pod(NS, pod("p", {"airflow-worker": "1"}))
     cluster.create_pod(NS, pod("other", {"airflow-worker": "2"}))
@@ -170,13 +170,15 @@ def test_a_watch_sees_its_selection_change_as_the_api_server_sends_it() -> None:
 
 
 def test_deleting_a_pod_sends_modified_with_a_timestamp_then_deleted() -> None:
-    cluster = FakeCluster()
+    # Store.Delete: the graceful update (grace 0 for an unscheduled pod) is written, then
+    # the pod deleted.
+    cluster = FakeCluster(namespaces=[NS])
     watch = cluster.watch(NS)
     cluster.create_pod(NS, pod("p", {}))
     cluster.delete_pod(NS, "p")
     events = watch.events()
     assert types(events) == ["ADDED", "MODIFIED", "DELETED"]
-    assert "deletionTimestamp" in events[1]["object"]["metadata"]
+    assert events[1]["object"]["metadata"]["deletionGracePeriodSeconds"] == 0
     versions = [int(event["object"]["metadata"]["resourceVersion"]) for event in events]
     assert versions == sorted(set(versions))  # every change bumps the version
     with pytest.raises(ApiError) as raised:
@@ -185,7 +187,7 @@ def test_deleting_a_pod_sends_modified_with_a_timestamp_then_deleted() -> None:
 
 
 def test_a_watch_resumes_from_a_version_or_gets_a_410_when_it_is_too_old() -> None:
-    cluster = FakeCluster(history=3)
+    cluster = FakeCluster(history=3, namespaces=[NS])
     cluster.create_pod(NS, pod("p", {}))
     version = cluster.resource_version
     cluster.set_status(NS, "p", {"phase": "Running"})
@@ -202,7 +204,7 @@ def test_a_watch_resumes_from_a_version_or_gets_a_410_when_it_is_too_old() -> No
 
 
 def test_expired_watches_end_with_a_410_and_get_nothing_more() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     watch = cluster.watch(NS)
     cluster.expire_watches()
     cluster.create_pod(NS, pod("p", {}))
@@ -211,7 +213,7 @@ def test_expired_watches_end_with_a_410_and_get_nothing_more() -> None:
 
 
 def test_a_dropped_watch_ends_without_an_event_and_resumes_from_its_version() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     watch = cluster.watch(NS)
     cluster.create_pod(NS, pod("p", {}))
     (added,) = watch.events()
@@ -225,7 +227,7 @@ def test_a_dropped_watch_ends_without_an_event_and_resumes_from_its_version() ->
 
 
 def test_after_compaction_a_watch_from_an_older_version_gets_a_410() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     cluster.create_pod(NS, pod("p", {}))
     seen = cluster.resource_version
     cluster.set_status(NS, "p", {"phase": "Running"})
@@ -238,7 +240,7 @@ def test_after_compaction_a_watch_from_an_older_version_gets_a_410() -> None:
 
 
 def test_any_call_fails_on_demand_with_the_api_exception_shape() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     cluster.fail_next("create_pod", 429, reason="TooManyRequests", headers={"Retry-After": "3"})
     with pytest.raises(ApiError) as raised:
         cluster.create_pod(NS, pod("p", {}))
@@ -255,7 +257,7 @@ def test_any_call_fails_on_demand_with_the_api_exception_shape() -> None:
 
 
 def test_a_list_has_the_version_to_watch_from_and_only_the_selection() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS, "other"])
     cluster.create_pod(NS, pod("a", {"x": "1"}, "Pending"))
     cluster.create_pod(NS, pod("b", {"x": "2"}))
     cluster.create_pod(
@@ -272,7 +274,7 @@ def names(listing: dict[str, Any]) -> list[str]:
 
 
 def test_a_list_in_pages_reads_one_snapshot_to_the_end() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     for name in ["a", "b", "c", "d", "e"]:
         cluster.create_pod(NS, pod(name, {"x": "1"}))
     first = cluster.list_pods(NS, limit=2)
@@ -297,7 +299,7 @@ def test_a_list_in_pages_reads_one_snapshot_to_the_end() -> None:
 
 
 def test_a_list_in_pages_with_a_selector_has_no_remaining_count() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     for name, value in [("a", "1"), ("b", "2"), ("c", "1"), ("d", "1")]:
         cluster.create_pod(NS, pod(name, {"x": value}))
     first = cluster.list_pods(NS, label_selector="x=1", limit=1)
@@ -310,7 +312,7 @@ def test_a_list_in_pages_with_a_selector_has_no_remaining_count() -> None:
 
 
 def test_continue_tokens_expire_with_their_snapshot() -> None:
-    cluster = FakeCluster(list_snapshots=2)
+    cluster = FakeCluster(list_snapshots=2, namespaces=[NS])
     tokens = []
     for name in ["a", "b", "c", "d"]:
         cluster.create_pod(NS, pod(name, {}))
@@ -335,7 +337,7 @@ def test_continue_tokens_expire_with_their_snapshot() -> None:
 
 @pytest.mark.parametrize("token", ["not base64!", "e30=", "W10=", "eyJ2IjoxfQ==", "YWJj"])
 def test_a_continue_token_the_cluster_did_not_make_is_a_400(token: str) -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     with pytest.raises(ApiError) as raised:
         cluster.list_pods(NS, continue_token=token)
     assert (raised.value.status, raised.value.reason) == (400, "BadRequest")
@@ -371,7 +373,7 @@ def test_the_database_guards_finished_tasks_but_not_callbacks() -> None:
 
 
 def test_a_patch_conditional_on_a_version_that_moved_on_is_a_409() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     cluster.create_pod(NS, pod("p", {"airflow-worker": "1"}))
     listed = cluster.resource_version
     cluster.patch_pod_labels(NS, "p", {"airflow-worker": "2"}, listed)  # the first one wins

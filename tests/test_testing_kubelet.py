@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 import time
 from typing import Any
@@ -34,7 +35,9 @@ def status(cluster: FakeCluster, name: str) -> dict[str, Any]:
 
 
 def test_a_pod_runs_then_succeeds_with_realistic_statuses() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(
+        namespaces=[NS], now=datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    )
     cluster.create_pod(NS, pod("load", init=True))
     kubelet = Kubelet(cluster, run_seconds=10)
     assert kubelet.step(100.0) == 0  # first seen: not due yet
@@ -80,7 +83,7 @@ def test_a_pod_runs_then_succeeds_with_realistic_statuses() -> None:
 
 
 def test_pods_the_test_moved_on_or_deleted_are_left_alone() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     cluster.create_pod(NS, pod("failed"))
     cluster.create_pod(NS, pod("gone"))
     kubelet = Kubelet(cluster, run_seconds=1)
@@ -97,7 +100,7 @@ def test_pods_the_test_moved_on_or_deleted_are_left_alone() -> None:
 
 
 def test_a_status_for_a_replaced_pod_is_refused_by_uid() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     first = cluster.create_pod(NS, pod("p"))["metadata"]["uid"]
     cluster.delete_pod(NS, "p")
     cluster.create_pod(NS, pod("p"))
@@ -107,7 +110,7 @@ def test_a_status_for_a_replaced_pod_is_refused_by_uid() -> None:
 
 
 def test_the_kubelet_thread_runs_pods_to_completion_and_stops() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     cluster.create_pod(NS, pod("load"))
     with Kubelet(cluster, run_seconds=0.01, poll_seconds=0.005) as kubelet:
         deadline = time.monotonic() + 30
@@ -123,7 +126,7 @@ def test_the_kubelet_thread_runs_pods_to_completion_and_stops() -> None:
     [("run_seconds", -1), ("run_seconds", float("inf")), ("poll_seconds", 0), ("cluster", None)],
 )
 def test_the_kubelets_options_are_checked(field: str, value: Any) -> None:
-    options: dict[str, Any] = {"cluster": FakeCluster(), field: value}
+    options: dict[str, Any] = {"cluster": FakeCluster(namespaces=[NS]), field: value}
     with pytest.raises(InvalidConfig) as raised:
         Kubelet(**options)
     assert raised.value.field == field

@@ -49,7 +49,7 @@ def task_pod(name: str, owner: str = "7") -> dict[str, Any]:
 
 @pytest.fixture
 def served() -> Iterator[Served]:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=60) as server:
         api_client: Any = k8s.ApiClient(k8s.Configuration(host=server.url))
         yield cluster, k8s.CoreV1Api(api_client), server
@@ -168,7 +168,7 @@ def test_the_dynamic_client_discovers_pods_and_lists_metadata_only(
 
 
 def test_the_server_stops_by_itself_and_binds_to_loopback() -> None:
-    server = FakeApiServer(FakeCluster(), lifetime=0.2).start()
+    server = FakeApiServer(FakeCluster(namespaces=[NS]), lifetime=0.2).start()
     assert server.url.startswith("http://127.0.0.1:")
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
@@ -224,7 +224,7 @@ def test_one_kept_alive_connection_serves_every_answer_including_errors_with_bod
             _exchange(connection, "DELETE", f"{pods}/load", {"gracePeriodSeconds": 0}),
         ]
         codes = [code for code, _ in answers]
-        assert codes == [404, 501, 405, 400, 400, 422, 201, 400, 200]
+        assert codes == [404, 405, 405, 400, 400, 415, 201, 400, 200]
         assert all(document["kind"] == "Status" for code, document in answers if code >= 400)
         assert answers[3][1]["reason"] == "BadRequest"
         for _ in range(50):
@@ -336,7 +336,7 @@ def test_stats_count_requests_by_verb_and_resource_and_over_http(served: Served)
 
 
 def test_concurrent_creations_are_seen_in_flight_together() -> None:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     # The latency holds each creation in flight, so that the threads' requests overlap.
     with FakeApiServer(cluster, lifetime=60, latency=0.2) as server:
         start = threading.Barrier(4)

@@ -255,7 +255,7 @@ class _Simulation:
         self.resolver_config = scenario.config.resolver_config()
         self.rng = random.Random(scenario.seed)  # noqa: S311 - reproducible pod names
         self.record_timeline = record_timeline
-        self.cluster = FakeCluster(now=_EPOCH)
+        self.cluster = FakeCluster(now=_EPOCH, namespaces=[self.config.namespace])
         self.calls = ClusterCalls(self.cluster)
         self.db = _AirflowDB()
         self.t = 0

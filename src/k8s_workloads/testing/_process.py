@@ -17,7 +17,7 @@ import threading
 from typing import TYPE_CHECKING, NoReturn
 
 from k8s_workloads._config import InvalidConfig
-from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.cluster import ApiError, FakeCluster
 from k8s_workloads.testing.kubelet import Kubelet
 from k8s_workloads.testing.server import FakeApiServer
 
@@ -55,6 +55,13 @@ def _parser() -> _Parser:
         metavar="SECONDS",
         help="run pods: Running after SECONDS, Succeeded after as many more",
     )
+    parser.add_argument(
+        "--namespace",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="a namespace that exists besides default (repeatable; default: airflow)",
+    )
     return parser
 
 
@@ -71,8 +78,8 @@ def _until_stdin_closes(done: threading.Event) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     arguments = parser.parse_args(argv)
-    cluster = FakeCluster()
     try:
+        cluster = FakeCluster(namespaces=arguments.namespace or ["airflow"])
         server = FakeApiServer(
             cluster, port=arguments.port, lifetime=arguments.lifetime, latency=arguments.latency
         )
@@ -81,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except InvalidConfig as error:
         parser.error(str(error))
+    except ApiError as error:  # a namespace name that is not a DNS-1123 label
+        parser.error(f"--namespace: {error}")
     except OSError as error:  # the port is taken
         parser.exit(1, f"{parser.prog}: error: {error}\n")
     done = threading.Event()

@@ -51,6 +51,7 @@ import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads import _config as _checks
+from k8s_workloads.testing import _openapi, _tables
 from k8s_workloads.testing.cluster import ApiError, FakeCluster, status_document
 from k8s_workloads.testing.selectors import InvalidSelector
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
@@ -64,8 +65,14 @@ __all__ = ["STATS_PATH", "FakeApiServer"]
 STATS_PATH = "/_kit/stats"
 """The kit's own path (no API server has it): ``GET`` answers ``ServerStats.to_json()``."""
 
-_POD_PATH = re.compile(r"^/api/v1/(?:namespaces/(?P<namespace>[^/]+)/)?pods(?:/(?P<name>[^/]+))?$")
-_SECRET_PATH = re.compile(r"^/api/v1/namespaces/(?P<namespace>[^/]+)/secrets(?:/(?P<name>[^/]+))?$")
+_POD_PATH = re.compile(
+    r"^/api/v1/(?:namespaces/(?P<namespace>[^/]+)/)?pods"
+    r"(?:/(?P<name>[^/]+)(?:/(?P<subresource>status|log|binding))?)?$"
+)
+_SECRET_PATH = re.compile(
+    r"^/api/v1/(?:namespaces/(?P<namespace>[^/]+)/)?secrets(?:/(?P<name>[^/]+))?$"
+)
+_NAMESPACE_PATH = re.compile(r"^/api/v1/namespaces(?:/(?P<name>[^/]+))?$")
 _WATCH_POLL_SECONDS = 0.005
 
 _API_VERSIONS = {
@@ -95,16 +102,16 @@ def _resource(name: str, kind: str, verbs: list[str], *, namespaced: bool = True
 _CORE_RESOURCES = {
     "kind": "APIResourceList",
     "groupVersion": "v1",
+    # Only what the routes below serve, with the verbs they serve.
     "resources": [
-        _resource(
-            "pods",
-            "Pod",
-            ["create", "delete", "get", "list", "patch", "update", "watch"],
-        ),
-        _resource("pods/status", "Pod", ["get", "patch", "update"]),
+        _resource("pods", "Pod", ["create", "delete", "get", "list", "patch", "watch"])
+        | {"shortNames": ["po"], "categories": ["all"]},
+        _resource("pods/binding", "Binding", ["create"]),
+        _resource("pods/status", "Pod", ["get", "patch"]),
         _resource("pods/log", "Pod", ["get"]),
-        _resource("secrets", "Secret", ["create", "delete", "get", "list", "patch", "update"]),
-        _resource("namespaces", "Namespace", ["get", "list"], namespaced=False),
+        _resource("secrets", "Secret", ["create", "delete", "get", "list"]),
+        _resource("namespaces", "Namespace", ["get", "list"], namespaced=False)
+        | {"shortNames": ["ns"]},
     ],
 }
 
@@ -126,8 +133,12 @@ def _request_kind(method: str, path: str, query: dict[str, str]) -> tuple[str, s
     # apart from GET of one object; a discovery document by its path.
     if match := _POD_PATH.match(path):
         resource, name = "pods", match["name"]
+        if match["subresource"]:
+            resource = f"pods/{match['subresource']}"
     elif match := _SECRET_PATH.match(path):
         resource, name = "secrets", match["name"]
+    elif match := _NAMESPACE_PATH.match(path):
+        resource, name = "namespaces", match["name"]
     else:
         return method, path if path in _DISCOVERY else "other"
     if method == "GET" and name is None:
@@ -161,21 +172,39 @@ def _limit(query: dict[str, str]) -> int | None:
         raise ApiError(400, "BadRequest", f"limit: invalid value {text!r}") from None
 
 
-def _labels(body: object) -> tuple[dict[str, str | None], str | None]:
-    # A merge or strategic-merge patch of labels, {"metadata": {"labels": {...}}}, and the
-    # resourceVersion it may be conditional on.
-    metadata = body.get("metadata") if isinstance(body, dict) else None
-    labels = metadata.get("labels") if isinstance(metadata, dict) else None
-    if (
-        not isinstance(body, dict)
-        or not isinstance(metadata, dict)
-        or not isinstance(labels, dict)
-        or set(body) != {"metadata"}
-        or not set(metadata) <= {"labels", "resourceVersion"}
-    ):
-        raise ApiError(422, "Invalid", "this fake API server patches metadata.labels only")
-    version = metadata.get("resourceVersion")
-    return labels, version if isinstance(version, str) else None
+def _dry_run(values: list[str]) -> bool:
+    # dryRun: "All" is the only value the API server knows (an empty list: a real write).
+    for value in values:
+        if value != "All":
+            raise ApiError(
+                400, "BadRequest", f'dryRun: Unsupported value: "{value}": supported values: "All"'
+            )
+    return bool(values)
+
+
+def _grace(value: object) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    raise ApiError(400, "BadRequest", f"gracePeriodSeconds: invalid value {value!r}")
+
+
+def _first(query: dict[str, list[str]]) -> dict[str, str]:
+    return {key: values[0] for key, values in query.items()}
+
+
+def _not_allowed(method: str, resource: str) -> ApiError:
+    return ApiError(
+        405,
+        "MethodNotAllowed",
+        f"the server does not allow this method on the requested resource ({method} {resource})",
+    )
 
 
 def _nothing() -> None:
@@ -190,6 +219,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # Linux) whenever it follows another write on the connection.
     disable_nagle_algorithm = True
     _raw: bytes | None = None  # this request's body, once read
+    _warnings: tuple[str, ...] = ()  # Warning headers for this request's answer
+    _subresource: str | None = None  # status, log or binding, for a pod's subresource
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002, ANN401
         pass  # quiet: tests read the cluster's call log instead
@@ -210,10 +241,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             "Content-Type: application/json",
             f"Content-Length: {len(body)}",
             *(f"{name}: {value}" for name, value in (headers or {}).items()),
+            *(f"Warning: 299 - {json.dumps(text)}" for text in self._warnings),
         ]
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "strict")
         self._end_in_flight()
         self.wfile.write(head if self.command == "HEAD" else head + body)
+
+    def _send_text(self, code: int, text: str) -> None:
+        # pods/log answers plain text, as the kubelet streams it through the API server.
+        body = text.encode()
+        lines = [
+            f"{self.protocol_version} {code} {self.responses.get(code, ('',))[0]}",
+            f"Server: {self.version_string()}",
+            f"Date: {self.date_time_string()}",
+            "Content-Type: text/plain",
+            f"Content-Length: {len(body)}",
+        ]
+        self._end_in_flight()
+        self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
 
     def _send_error(self, error: ApiError) -> None:
         try:
@@ -274,9 +319,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         # DeleteOptions: optional, but an object when sent.
         return None if self._body() is None else self._object("DeleteOptions")
 
-    def _query(self) -> tuple[str, dict[str, str]]:
+    def _query(self) -> tuple[str, dict[str, list[str]]]:
         parsed = urllib.parse.urlsplit(self.path)
-        query = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
+        query: dict[str, list[str]] = {}
+        for key, value in urllib.parse.parse_qsl(parsed.query, keep_blank_values=True):
+            query.setdefault(key, []).append(value)
         return parsed.path, query
 
     def _handle(self, method: str) -> None:
@@ -284,7 +331,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if path == STATS_PATH:  # the kit's, not an API call: neither counted nor delayed
             self._answer(method, path, query, delay=0.0)
             return
-        verb, resource = _request_kind(method, path, query)
+        verb, resource = _request_kind(method, path, _first(query))
         if verb == "WATCH":  # long-running: counted, never held as in flight
             self.server.stats.counted(verb, resource)
             self._answer(method, path, query, delay=self.server.latency)
@@ -298,7 +345,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._end_in_flight()
             self._end_in_flight = _nothing
 
-    def _answer(self, method: str, path: str, query: dict[str, str], *, delay: float) -> None:
+    def _answer(self, method: str, path: str, query: dict[str, list[str]], *, delay: float) -> None:
         try:
             self._drain()
             if delay:
@@ -319,6 +366,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def handle_one_request(self) -> None:
         self._raw = None
+        self._warnings = ()
         super().handle_one_request()
 
     def do_GET(self) -> None:
@@ -333,84 +381,182 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._handle("DELETE")
 
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
     # --- routes ---------------------------------------------------------------------
 
-    def _route(self, method: str, path: str, query: dict[str, str]) -> None:
+    def _route(self, method: str, path: str, query: dict[str, list[str]]) -> None:
         if method == "GET" and path in _DISCOVERY:
             self._send_json(200, _DISCOVERY[path])
+            return
+        if method == "GET" and path in _openapi.DOCUMENTS:
+            self._send_json(200, _openapi.DOCUMENTS[path]())
             return
         if method == "GET" and path == STATS_PATH:
             self._send_json(200, self.server.stats.snapshot().to_json())
             return
         if match := _POD_PATH.match(path):
+            self._subresource = match["subresource"]
             self._pods(method, match["namespace"], match["name"], query)
             return
         if match := _SECRET_PATH.match(path):
-            self._secrets(method, match["namespace"], match["name"])
+            self._secrets(method, match["namespace"], match["name"], query)
+            return
+        if match := _NAMESPACE_PATH.match(path):
+            self._namespaces(method, match["name"])
             return
         raise ApiError(404, "NotFound", f"the server could not find the requested resource {path}")
 
     def _pods(
-        self, method: str, namespace: str | None, name: str | None, query: dict[str, str]
+        self, method: str, namespace: str | None, name: str | None, query: dict[str, list[str]]
     ) -> None:
         if name is None:
             self._pod_collection(method, namespace, query)
         elif namespace is None:
             raise ApiError(404, "NotFound", "pods by name need a namespace")
         else:
-            self._pod(method, namespace, name)
+            self._pod(method, namespace, name, query)
 
-    def _pod_collection(self, method: str, namespace: str | None, query: dict[str, str]) -> None:
+    def _pod_collection(
+        self, method: str, namespace: str | None, query: dict[str, list[str]]
+    ) -> None:
         cluster = self.server.cluster
+        one = _first(query)
         if method == "POST" and namespace is not None:
-            self._send_json(201, cluster.create_pod(namespace, self._object("Pod")))
-        elif method == "GET" and _is_watch(query):
-            self._watch(namespace, query)
+            pod, warnings = cluster.create_pod_answer(
+                namespace,
+                self._object("Pod"),
+                dry_run=_dry_run(query.get("dryRun", [])),
+                field_validation=one.get("fieldValidation"),
+            )
+            self._warnings = tuple(warnings)
+            self._send_json(201, pod)
+        elif method == "GET" and _is_watch(one):
+            self._watch(namespace, one)
         elif method == "GET":
             listing = cluster.list_pods(
                 namespace,
-                label_selector=query.get("labelSelector"),
-                field_selector=query.get("fieldSelector"),
-                limit=_limit(query),
-                continue_token=query.get("continue") or None,
+                label_selector=one.get("labelSelector"),
+                field_selector=one.get("fieldSelector"),
+                limit=_limit(one),
+                continue_token=one.get("continue") or None,
             )
-            if "as=PartialObjectMetadataList" in (self.headers.get("Accept") or ""):
-                self._send_json(200, _partial(listing["items"], listing["metadata"]))
-            else:
-                self._send_json(200, listing)
+            self._send_list(listing)
         else:
-            raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on pods")
+            raise _not_allowed(method, "pods")
 
-    def _pod(self, method: str, namespace: str, name: str) -> None:
+    def _send_list(self, listing: dict[str, Any]) -> None:
+        accept = self.headers.get("Accept") or ""
+        if "as=PartialObjectMetadataList" in accept:
+            self._send_json(200, _partial(listing["items"], listing["metadata"]))
+        elif "as=Table" in accept:
+            self._send_json(200, _tables.pod_table(listing, now=self.server.cluster.now))
+        else:
+            self._send_json(200, listing)
+
+    def _pod(self, method: str, namespace: str, name: str, query: dict[str, list[str]]) -> None:
         cluster = self.server.cluster
-        if method == "GET":
+        dry_run = _dry_run(query.get("dryRun", []))
+        subresource = self._subresource
+        content_type = self.headers.get("Content-Type") or ""
+        if subresource == "log" and method == "GET":
+            text = cluster.pod_log(namespace, name, _first(query).get("container"))
+            self._send_text(200, text)
+        elif subresource == "binding" and method == "POST":
+            target = self._object("Binding").get("target") or {}
+            cluster.bind_pod(namespace, name, str(target.get("name") or ""))
+            self._send_json(201, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
+        elif subresource == "status" and method == "GET":
             self._send_json(200, cluster.read_pod(namespace, name))
-        elif method == "PATCH":
-            labels, version = _labels(self._body())
-            self._send_json(200, cluster.patch_pod_labels(namespace, name, labels, version))
-        elif method == "DELETE":
-            options = self._options()
+        elif subresource == "status" and method == "PATCH":
+            patched = cluster.patch_pod_status(
+                namespace, name, self._body(), patch_type=content_type, dry_run=dry_run
+            )
+            self._send_json(200, patched)
+        elif subresource is not None:
+            raise _not_allowed(method, f"pods/{subresource}")
+        elif method == "GET":
             pod = cluster.read_pod(namespace, name)
-            cluster.delete_pod(namespace, name)
-            self.server.delete_options.append(((namespace, name), options))
+            if "as=Table" in (self.headers.get("Accept") or ""):
+                version = cluster.resource_version
+                listing = {"metadata": {"resourceVersion": version}, "items": [pod]}
+                self._send_json(200, _tables.pod_table(listing, now=cluster.now))
+            else:
+                self._send_json(200, pod)
+        elif method == "PATCH":
+            patched = cluster.patch_pod(
+                namespace, name, self._body(), patch_type=content_type, dry_run=dry_run
+            )
+            self._send_json(200, patched)
+        elif method == "DELETE":
+            options = self._options() or {}
+            self.server.delete_options.append(((namespace, name), self._options()))
+            one = _first(query)
+            dry = dry_run or _dry_run(list(options.get("dryRun") or []))
+            pod = cluster.delete_pod(
+                namespace,
+                name,
+                grace_period_seconds=_grace(
+                    options.get("gracePeriodSeconds", one.get("gracePeriodSeconds"))
+                ),
+                preconditions=options.get("preconditions") or None,
+                dry_run=dry,
+                propagation_policy=options.get("propagationPolicy") or one.get("propagationPolicy"),
+            )
             self._send_json(200, pod)
         else:
-            raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on a pod")
+            raise _not_allowed(method, "pods")
 
-    def _secrets(self, method: str, namespace: str, name: str | None) -> None:
+    def _secrets(
+        self, method: str, namespace: str | None, name: str | None, query: dict[str, list[str]]
+    ) -> None:
         cluster = self.server.cluster
-        if name is None and method == "POST":
-            self._send_json(201, cluster.create_secret(namespace, self._object("Secret")))
+        dry_run = _dry_run(query.get("dryRun", []))
+        if name is None and method == "GET":
+            self._send_json(200, cluster.list_secrets(namespace))
+        elif namespace is None:
+            raise _not_allowed(method, "secrets")
+        elif name is None and method == "POST":
+            secret = cluster.create_secret(
+                namespace,
+                self._object("Secret"),
+                dry_run=dry_run,
+                field_validation=_first(query).get("fieldValidation"),
+            )
+            self._send_json(201, secret)
         elif name is not None and method == "GET":
-            secret = cluster.secret(namespace, name)
-            if secret is None:
-                raise ApiError(404, "NotFound", f'secrets "{name}" not found')
-            self._send_json(200, secret)
+            self._send_json(200, cluster.read_secret(namespace, name))
         elif name is not None and method == "DELETE":
-            cluster.delete_secret(namespace, name)
-            self._send_json(200, status_document(200, "", "deleted") | {"status": "Success"})
+            options = self._options() or {}
+            dry = dry_run or _dry_run(list(options.get("dryRun") or []))
+            cluster.delete_secret(namespace, name, dry_run=dry)
+            document = status_document(200, "", "") | {
+                "status": "Success",
+                "details": {"name": name, "kind": "secrets"},
+            }
+            del document["message"], document["reason"]
+            self._send_json(200, document)
         else:
-            raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on secrets")
+            raise _not_allowed(method, "secrets")
+
+    def _namespaces(self, method: str, name: str | None) -> None:
+        cluster = self.server.cluster
+        if method != "GET":
+            raise _not_allowed(method, "namespaces")
+        if name is None:
+            items = cluster.namespaces()
+            self._send_json(
+                200,
+                {
+                    "kind": "NamespaceList",
+                    "apiVersion": "v1",
+                    "metadata": {"resourceVersion": cluster.resource_version},
+                    "items": items,
+                },
+            )
+        else:
+            self._send_json(200, cluster.read_namespace(name))
 
     def _watch(self, namespace: str | None, query: dict[str, str]) -> None:
         watch = self.server.cluster.watch(
