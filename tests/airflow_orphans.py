@@ -109,7 +109,7 @@ def _row(session: Any, name: str, *, holder: int | None, state: str = "queued", 
 
 
 def main() -> int:
-    cluster = FakeCluster()
+    cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=120) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
         executor_module = airflow("k8s_workloads.airflow.executor")
