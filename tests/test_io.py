@@ -29,9 +29,10 @@ from k8s_workloads.io.policy import LIST_RESTARTS, Paging, failure_is_done, labe
 from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import watcher_selector
+from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.states import KubernetesJob, TaskInstanceState
 from k8s_workloads.testing import ApiError, FakeAirflowDB, FakeApiServer, FakeCluster
-from tests.event_factory import SUCCEEDED
+from tests.event_factory import RUNNING, SUCCEEDED
 
 NS = "airflow"
 SPEC = {"containers": [{"name": "base", "image": "apache/airflow:3.3.2"}]}  # a valid pod's
@@ -248,6 +249,53 @@ def test_failed_calls_go_to_the_core_and_a_404_on_a_delete_is_done(
     # The 404 was the delete done: the result was reported in the same pass, not retried.
     assert db.reported(finished) == [TaskInstanceState.SUCCESS]
     assert core.backlog == 0
+    driven.close()
+
+
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_a_guarded_relabel_goes_as_a_json_patch_and_only_one_adopter_wins(
+    served: Served, kind: str
+) -> None:
+    # Issue 19, item 2, through each client: the list body is sent as a JSON patch (the
+    # kit's server applies a body by its content type), its owner test passes after a
+    # status update, and fails (422: not tracked) once a rival relabelled the pod.
+    taken, lost = (TaskInstanceKey("etl", name, "manual__1", 1) for name in ("taken", "lost"))
+    for key in (taken, lost):
+        served.cluster.create_pod(
+            NS,
+            construct_task_pod(
+                namespace=NS,
+                scheduler_job_id="9",
+                pod_id=key.task_id,
+                dag_id=key.dag_id,
+                task_id=key.task_id,
+                run_id=key.run_id,
+                try_number=key.try_number,
+                kube_image="airflow:3.3.2",
+                args=["python", "-m", "x"],
+                airflow_version="3.3.2",
+            ),
+        )
+        served.cluster.set_status(NS, key.task_id, RUNNING)
+    driven = Driven(served, kind, creations=2, cleanups=2)
+    listed = [
+        pod
+        for selector in driven.core.adoption_selectors(["9"])
+        for pod in served.cluster.list_pods(
+            NS, label_selector=selector.label_selector, field_selector=selector.field_selector
+        )["items"]
+    ]
+    served.cluster.set_status(NS, "taken", {**RUNNING, "podIP": "10.0.0.9"})  # a new version
+    served.cluster.patch_pod(NS, "lost", {"metadata": {"labels": {"airflow-worker": "5"}}})
+    driven.core.adopt(listed, expected_task_keys=[taken, lost])
+    while not isinstance(driven.run(), NothingToDo):
+        pass
+    assert driven.core.not_adopted([taken, lost]) == [lost]
+    owners = {
+        name: (served.cluster.pod(NS, name) or {})["metadata"]["labels"]["airflow-worker"]
+        for name in ("taken", "lost")
+    }
+    assert owners == {"taken": "1", "lost": "5"}
     driven.close()
 
 
