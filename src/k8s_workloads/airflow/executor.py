@@ -12,7 +12,12 @@ on :class:`~k8s_workloads.executor.ExecutorCore`:
   ``sync()`` feeds them to the core, which resolves, decides and asks for the calls;
 * state reads are one database query per ``sync()`` for tasks and callbacks alike;
 * keys and states cross to Airflow's types only here (:mod:`k8s_workloads.airflow.convert`),
-  and no library error escapes ``sync()``.
+  and no library error escapes ``sync()``;
+* a callback is never lost to its scheduler's death: the executor marks the rows of the
+  callbacks it is queued (:meth:`KubernetesExecutor._claim_callback`) and takes over those
+  of dead schedulers, their pods by a relabel guarded by the owner label, the ones without
+  a pod by running them again, each exactly once across live schedulers
+  (:meth:`KubernetesExecutor._take_orphaned_callbacks`).
 """
 
 from __future__ import annotations
@@ -519,14 +524,16 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         self._pass(seconds=max(0.0, self._sync_bound - spent - _SYNC_MARGIN_SECONDS))
 
     def _adopt_orphans(self) -> None:
-        """Take over callback pods of dead schedulers, and clean up their Succeeded pods.
+        """Take over the callbacks of dead schedulers (their pods, or the callbacks run
+        again where no pod exists), and clean up their Succeeded pods.
 
         Airflow hands an executor only task instances to adopt (``try_adopt_task_instances``,
         and only when there are some), never callbacks: the executor looks for them itself,
         at start and every ``[scheduler] orphaned_tasks_check_interval``, as the provider
-        looks for completed pods. The lists and queries run in the background (a namespace
-        of many pods is many pages); a later ``sync()`` plans the adoption from them
-        (:meth:`_plan_orphans`) and its pass performs it.
+        looks for completed pods. The lists, queries and the takeover's conditional
+        UPDATEs run in the background (a namespace of many pods is many pages); a later
+        ``sync()`` plans the adoption from them and submits the callbacks taken over
+        (:meth:`_plan_orphans`), and its pass performs it.
         """
         if self._orphan_scan is None:
             self._orphan_scan = self._background.submit(self._orphan_inputs)
