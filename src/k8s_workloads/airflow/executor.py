@@ -541,12 +541,16 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
     def _orphan_inputs(
         self,
     ) -> tuple[list[Mapping[str, Any]], list[Any], list[CallbackKey], _Relaunches]:
-        return (
-            self._adoption_pods(()),
-            list(self._alive_other_scheduler_job_ids()),
-            self._active_callbacks(),
-            self._take_orphaned_callbacks(),
-        )
+        pods = self._adoption_pods(())
+        alive = list(self._alive_other_scheduler_job_ids())
+        active = self._active_callbacks()
+        try:
+            relaunches = self._take_orphaned_callbacks()
+        except _failures() as error:
+            # Nothing was taken (a row taken is kept, see the loop): the next scan tries.
+            self.log.warning("Looking for orphaned callbacks failed (%s); tried later", error)
+            relaunches = ([], [])
+        return pods, alive, active, relaunches
 
     def _take_orphaned_callbacks(self) -> _Relaunches:
         """Take over the callbacks queued by schedulers no longer alive that have no pod.
@@ -599,18 +603,24 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         taken: list[Any] = []
         failed: list[tuple[str, str, str]] = []
         for callback_id, holder in orphans.items():
-            with create_session(scoped=False) as session:
-                workload, why = self._rebuild_callback(session, UUID(callback_id), generator)
-                won = session.execute(
-                    sqlalchemy.update(callback)
-                    .where(
-                        callback.id == UUID(callback_id),
-                        callback.state == CallbackState.QUEUED.value,
-                        callback.output == holder,
-                    )
-                    .values(output=f"{_HOLDER}{me}")
-                    .execution_options(synchronize_session=False)
-                ).rowcount
+            try:
+                with create_session(scoped=False) as session:
+                    workload, why = self._rebuild_callback(session, UUID(callback_id), generator)
+                    won = session.execute(
+                        sqlalchemy.update(callback)
+                        .where(
+                            callback.id == UUID(callback_id),
+                            callback.state == CallbackState.QUEUED.value,
+                            callback.output == holder,
+                        )
+                        .values(output=f"{_HOLDER}{me}")
+                        .execution_options(synchronize_session=False)
+                    ).rowcount
+            except _failures() as error:
+                # Not committed: still the dead scheduler's, for the next scan. The rows
+                # taken before it are returned, never dropped while this scheduler lives.
+                self.log.warning("Could not take over callback %s (%s)", callback_id, error)
+                continue
             if won != 1:
                 continue  # another live scheduler took it first
             if workload is not None:
