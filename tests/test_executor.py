@@ -763,6 +763,18 @@ def test_running_changes_are_reported_once_each_in_order() -> None:
     assert world.core.take_running_changes() == []
 
 
+@pytest.mark.parametrize(("version", "lists"), [("3.3.2", 3), ("3.2.2", 2)])
+def test_the_core_names_the_adoption_lists_for_its_airflow(version: str, lists: int) -> None:
+    # Callback pods are listed only where Airflow runs callbacks on executors (3.3+).
+    core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=version))
+    selectors = core.adoption_selectors(["1"], ["5"])
+    assert len(selectors) == lists
+    assert ("airflow-workload-type=callback" in selectors[1].label_selector) is (lists == 3)
+    assert selectors[-1].label_selector.endswith(
+        "airflow-worker notin (2,5),airflow_executor_done!=True"
+    )
+
+
 def test_a_status_update_between_the_list_and_the_relabel_does_not_fail_adoption() -> None:
     # Issue 19, item 2: the pod's kubelet writes its status after the adopter listed it
     # (a new resourceVersion); the relabel tests the owner, not the version.
