@@ -594,7 +594,9 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         if not orphans:
             return [], []
         for key in self._callbacks_with_pods():
-            orphans.pop(key.id, None)
+            orphans.pop(key.id, None)  # adopted as a pod (or reported), never run again
+        if not orphans:
+            return [], []
         try:
             generator = self.jwt_generator  # what the scheduler signs workloads with
         except (ValueError, _airflow("airflow.exceptions").AirflowConfigException) as error:
