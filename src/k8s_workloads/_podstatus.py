@@ -18,8 +18,6 @@ from typing import Any
 
 import msgspec
 
-from k8s_workloads._json import as_int, as_list, as_map, as_str
-
 __all__ = [
     "Condition",
     "ContainerState",
@@ -84,43 +82,52 @@ class PodStatus(msgspec.Struct, gc=False):
     (:func:`decode_conditions`), so most events never decode them."""
 
 
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _state(value: object) -> ContainerState | None:
-    if not isinstance(value, Mapping):
+    # Inlined checks, not calls, and ``type(...) is dict`` before the (slow) ABC check:
+    # the dict path reads every container of every event.
+    if value is None or (type(value) is not dict and not isinstance(value, Mapping)):
         return None
     terminated = value.get("terminated")
     waiting = value.get("waiting")
-    return ContainerState(
-        terminated=(
-            Terminated(
-                reason=as_str(terminated.get("reason")),
-                exitCode=as_int(terminated.get("exitCode")),
-                message=as_str(terminated.get("message")),
-            )
-            if isinstance(terminated, Mapping)
-            else None
-        ),
-        waiting=(
-            Waiting(reason=as_str(waiting.get("reason")), message=as_str(waiting.get("message")))
-            if isinstance(waiting, Mapping)
-            else None
-        ),
-    )
+    ended = None
+    if terminated is not None and (type(terminated) is dict or isinstance(terminated, Mapping)):
+        code = terminated.get("exitCode")
+        ended = Terminated(
+            _text(terminated.get("reason")),
+            code if isinstance(code, int) and not isinstance(code, bool) else None,
+            _text(terminated.get("message")),
+        )
+    if waiting is not None and (type(waiting) is dict or isinstance(waiting, Mapping)):
+        return ContainerState(
+            ended, Waiting(_text(waiting.get("reason")), _text(waiting.get("message")))
+        )
+    return None if ended is None else ContainerState(ended, None)
 
 
 def _containers(value: object) -> list[ContainerStatus] | None:
-    if not isinstance(value, list):
-        return None
+    if type(value) is not list:
+        return _containers(list(value)) if isinstance(value, list) else None
     statuses = []
     for container in value:
-        entry = as_map(container)
-        statuses.append(
-            ContainerStatus(
-                name=as_str(entry.get("name")),
-                state=_state(entry.get("state")),
-                lastState=_state(entry.get("lastState")),
+        if type(container) is dict or isinstance(container, Mapping):
+            statuses.append(
+                ContainerStatus(
+                    _text(container.get("name")),
+                    _state(container.get("state")),
+                    _state(container.get("lastState")),
+                )
             )
-        )
+        else:
+            statuses.append(_NO_CONTAINER)
     return statuses
+
+
+_NO_CONTAINER = ContainerStatus()
+"""What a container status that is not a mapping reads as (structs here are never changed)."""
 
 
 def read_status(status: Mapping[str, Any]) -> PodStatus:
@@ -129,9 +136,9 @@ def read_status(status: Mapping[str, Any]) -> PodStatus:
     A field of the wrong type reads as absent; the conditions are left out (read them with
     :func:`read_conditions`)."""
     return PodStatus(
-        phase=as_str(status.get("phase")),
-        reason=as_str(status.get("reason")),
-        message=as_str(status.get("message")),
+        phase=_text(status.get("phase")),
+        reason=_text(status.get("reason")),
+        message=_text(status.get("message")),
         initContainerStatuses=_containers(status.get("initContainerStatuses")),
         containerStatuses=_containers(status.get("containerStatuses")),
         ephemeralContainerStatuses=_containers(status.get("ephemeralContainerStatuses")),
@@ -140,14 +147,24 @@ def read_status(status: Mapping[str, Any]) -> PodStatus:
 
 def read_conditions(status: Mapping[str, Any]) -> list[Condition]:
     """A manifest's ``status.conditions`` as typed conditions (odd entries read empty)."""
-    conditions = []
-    for condition in as_list(status.get("conditions")):
-        entry = as_map(condition)
-        conditions.append(
-            Condition(
-                type=as_str(entry.get("type")),
-                status=as_str(entry.get("status")),
-                reason=as_str(entry.get("reason")),
+    conditions = status.get("conditions")
+    if type(conditions) is not list:
+        if not isinstance(conditions, list):
+            return []
+        conditions = list(conditions)
+    typed = []
+    for condition in conditions:
+        if type(condition) is dict or isinstance(condition, Mapping):
+            typed.append(
+                Condition(
+                    _text(condition.get("type")),
+                    _text(condition.get("status")),
+                    _text(condition.get("reason")),
+                )
             )
-        )
-    return conditions
+        else:
+            typed.append(_NO_CONDITION)
+    return typed
+
+
+_NO_CONDITION = Condition()
