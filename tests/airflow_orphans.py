@@ -11,7 +11,6 @@ one. Prints one JSON document; ``tests/test_airflow_executor.py`` checks it.
 from __future__ import annotations
 
 import datetime
-import importlib
 import json
 import os
 import sys
@@ -22,6 +21,8 @@ from typing import Any
 
 from k8s_workloads.pods import construct_callback_pod
 from k8s_workloads.testing import FakeApiServer, FakeCluster
+from tests.airflow_scenarios import _Definition, airflow
+from tests.airflow_scenarios import fake_client as _fake_client
 from tests.airflow_support import reach_by_kubeconfig
 
 NS = "airflow"
@@ -29,25 +30,8 @@ HOLDER = "k8s_workloads: queued by scheduler job "
 ORPHANS = 8
 
 
-def airflow(module: str) -> Any:
-    return importlib.import_module(module)
-
-
-def fake_client() -> Any:
-    from kubernetes import client  # noqa: PLC0415
-
-    url = os.environ["K8S_WORKLOADS_FAKE_API"]  # this module may be imported twice (-m)
-    return client.CoreV1Api(client.ApiClient(client.Configuration(host=url)))
-
-
-class _Definition:
-    """The callback definition an ``ExecutorCallback`` row is made from."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def serialize(self) -> dict[str, Any]:
-        return {"path": self.path, "kwargs": {}, "executor": None}
+fake_client = _fake_client
+"""The ``client_factory`` ``run_scenario`` names (``tests.airflow_orphans.fake_client``)."""
 
 
 class _Recorder:

@@ -147,6 +147,30 @@ _STALE = (
 )
 
 
+def _same_namespace(metadata: Manifest, namespace: str) -> None:
+    """A create's body names no other namespace than its path (400 otherwise)."""
+    if metadata.setdefault("namespace", namespace) != namespace:
+        raise ApiError(
+            400,
+            "BadRequest",
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )
+
+
+def _not_taken(
+    store: Mapping[tuple[str, str], object], kind: str, namespace: str, name: object
+) -> None:
+    """A create's name is free in its namespace (409 ``AlreadyExists`` otherwise; a pod
+    still Terminating holds its name)."""
+    if (namespace, name) in store:
+        raise ApiError(
+            409,
+            "AlreadyExists",
+            f'{kind} "{name}" already exists',
+            details={"name": name, "kind": kind},
+        )
+
+
 class FakeCluster:
     """Pods, Secrets and namespaces, a resource version, watches and faults.
 
@@ -366,24 +390,12 @@ class FakeCluster:
         if not metadata.get("name") and metadata.get("generateName"):
             metadata["name"] = f"{metadata['generateName']}{self._uid + 1:05d}"[-253:]
         name = metadata.get("name")
-        if metadata.setdefault("namespace", namespace) != namespace:
-            raise ApiError(
-                400,
-                "BadRequest",
-                "the namespace of the provided object does not match the namespace sent on "
-                "the request",
-            )
+        _same_namespace(metadata, namespace)
         causes = _admission.pod_causes(pod)
         if causes:
             raise invalid("Pod", name, causes)
         self._namespace_exists(namespace)
-        if (namespace, name) in self._pods:
-            raise ApiError(
-                409,
-                "AlreadyExists",
-                f'pods "{name}" already exists',
-                details={"name": name, "kind": "pods"},
-            )
+        _not_taken(self._pods, "pods", namespace, name)
         metadata["uid"] = self._next_uid()
         metadata["creationTimestamp"] = self._timestamp()
         for key in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
@@ -747,21 +759,9 @@ class FakeCluster:
                 raise invalid("Secret", name, error.causes) from None
             raise ApiError(400, "BadRequest", str(error)) from None
         metadata = secret["metadata"]
-        if metadata.setdefault("namespace", namespace) != namespace:
-            raise ApiError(
-                400,
-                "BadRequest",
-                "the namespace of the provided object does not match the namespace sent on "
-                "the request",
-            )
+        _same_namespace(metadata, namespace)
         self._namespace_exists(namespace)
-        if (namespace, name) in self._secrets:
-            raise ApiError(
-                409,
-                "AlreadyExists",
-                f'secrets "{name}" already exists',
-                details={"name": name, "kind": "secrets"},
-            )
+        _not_taken(self._secrets, "secrets", namespace, name)
         metadata["uid"] = self._next_uid()
         metadata["creationTimestamp"] = self._timestamp()
         metadata["resourceVersion"] = self._bump() if not dry_run else self.resource_version
