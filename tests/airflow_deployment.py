@@ -232,7 +232,7 @@ class Deployment:
                 if process.poll() is not None and name in self.expected_alive:
                     pytest.fail(f"{name} exited while waiting for {what}\n{self.tails()}")
             if time.monotonic() > deadline:
-                pytest.fail(f"no {what} after {timeout:.0f} s\n{self.tails()}")
+                pytest.fail(f"waited {timeout:.0f} s for {what}, in vain\n{self.tails()}")
             time.sleep(0.25)
 
     def query(self, sql: str, *parameters: object) -> list[tuple[Any, ...]]:

@@ -153,7 +153,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     try:
         deployment.start("api-server", "api-server")
         deployment.start("dag-processor", "dag-processor")
-        deployment.start("scheduler", "scheduler")
+        start_scheduler(deployment)
         deployment.wait_for(
             lambda: deployment.answers("/api/v2/monitor/health"), "api-server", START_SECONDS
         )
@@ -168,6 +168,18 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         if FIGURES:
             figures = json.dumps({name: round(value, 1) for name, value in FIGURES.items()})
             print(f"\nend-to-end seconds: {figures}")  # noqa: T201 - the README's figures (-s)
+
+
+def start_scheduler(deployment: Deployment) -> None:
+    """One more ``airflow scheduler`` (``scheduler-1``, ``scheduler-2``, ...)."""
+    count = sum(name.startswith("scheduler") for name in deployment.processes)
+    deployment.start(f"scheduler-{count + 1}", "scheduler")
+
+
+def kill_scheduler(deployment: Deployment) -> None:
+    """SIGKILL the running scheduler."""
+    (name,) = [name for name in deployment.expected_alive if name.startswith("scheduler")]
+    deployment.kill(name)
 
 
 # --- reading the database ------------------------------------------------------------------
@@ -312,9 +324,9 @@ def test_a_scheduler_killed_mid_callback_is_replaced_and_the_callback_runs_once(
     (first,) = scheduler_jobs(deployment)
     assert pod["metadata"]["labels"]["airflow-worker"] == str(first)
 
-    deployment.kill("scheduler")  # SIGKILL: no end(), no clean-up, its job row left running
+    kill_scheduler(deployment)  # SIGKILL: no end(), no clean-up, its job row left running
     killed = time.monotonic()
-    deployment.start("scheduler-2", "scheduler")
+    start_scheduler(deployment)
     second = deployment.wait_for(
         lambda: [job for job in scheduler_jobs(deployment) if job != first],
         "a second scheduler job",
