@@ -104,7 +104,8 @@ def running_executor(**options: str | float) -> Iterator[Any]:
     from k8s_workloads.airflow.executor import KubernetesExecutor  # noqa: PLC0415
 
     latency = float(options.pop("latency", 0.0))
-    cluster = FakeCluster(namespaces=[NS])
+    # The namespaces the tests create pods in (multi-namespace mode lists "a, b").
+    cluster = FakeCluster(namespaces=[NS, "a", "b"])
     with (
         FakeApiServer(cluster, lifetime=120, latency=latency) as server,
         tempfile.TemporaryDirectory() as folder,

@@ -19,6 +19,7 @@ from k8s_workloads.adoption import (
     AdoptionPlan,
     SkippedPod,
     TrackRunning,
+    adoption_selectors,
     plan_adoption,
     plan_relist,
     plan_revocation,
@@ -129,9 +130,12 @@ def name_of(pod: dict[str, Any]) -> str:
 
 
 def relabel(pod: dict[str, Any]) -> PatchLabels:
-    # Conditional on the listed version: only one of two schedulers takes a pod over.
-    version = pod["metadata"]["resourceVersion"]
-    return PatchLabels(name_of(pod), NS, {AIRFLOW_WORKER_LABEL: ME}, version)
+    # Guarded by the listed owner: only one of two schedulers takes a pod over, and a
+    # status update between the list and the patch does not fail it.
+    owner = pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL]
+    return PatchLabels(
+        name_of(pod), NS, {AIRFLOW_WORKER_LABEL: ME}, expect={AIRFLOW_WORKER_LABEL: owner}
+    )
 
 
 def plan(pods: list[dict[str, Any]], **kwargs: Any) -> AdoptionPlan:
@@ -557,6 +561,106 @@ def test_not_adopted_is_empty_when_everything_was_adopted() -> None:
     assert adoption.not_adopted([]) == []
 
 
+# --- issue 19, item 3: an adoption an executor author can follow ---------------------------
+
+
+def test_the_selectors_to_list_come_from_the_core() -> None:
+    selectors = adoption_selectors(ME, dead_scheduler_ids=[DEAD, 5], alive_scheduler_ids=[ALIVE])
+    labels = [selector.label_selector for selector in selectors]
+    fields = [selector.field_selector for selector in selectors]
+    assert labels == [
+        # each dead scheduler's live pods (sorted, each once) ...
+        f"kubernetes_executor=True,airflow-worker={DEAD},airflow_executor_done!=True",
+        "kubernetes_executor=True,airflow-worker=5,airflow_executor_done!=True",
+        # ... the live callback pods no live scheduler owns (Airflow never names them) ...
+        (
+            "kubernetes_executor=True,airflow-workload-type=callback,"
+            f"airflow-worker notin ({ALIVE},{ME}),airflow_executor_done!=True"
+        ),
+        # ... and the Succeeded pods no live scheduler owns.
+        (
+            f"kubernetes_executor=True,airflow-worker notin ({ALIVE},{ME}),"
+            "airflow_executor_done!=True"
+        ),
+    ]
+    assert fields == [*["status.phase!=Succeeded"] * 3, "status.phase=Succeeded"]
+    without_callbacks = adoption_selectors(ME, dead_scheduler_ids=[DEAD], callbacks=False)
+    assert [selector.field_selector for selector in without_callbacks] == [
+        "status.phase!=Succeeded",
+        "status.phase=Succeeded",
+    ]
+    assert "callback" not in " ".join(s.label_selector for s in without_callbacks)
+
+
+def _listed_again(pod: dict[str, Any], status: dict[str, Any], version: str) -> dict[str, Any]:
+    again = copy.deepcopy(pod)
+    again["status"] = copy.deepcopy(status)
+    again["metadata"]["resourceVersion"] = version
+    return again
+
+
+@pytest.mark.parametrize("completed_first", [False, True])
+def test_a_pod_in_both_lists_counts_once_as_its_newer_listing(completed_first: bool) -> None:
+    # It Succeeded between the live list and the completed one: whichever order the lists
+    # are passed in, the newer resourceVersion (Succeeded) is the pod.
+    key = task_key()
+    live = _listed_again(task_pod(DEAD, key), RUNNING, "41")
+    done = _listed_again(live, SUCCEEDED, "57")
+    pods = [done, live] if completed_first else [live, done]
+    adoption = plan(pods, expected_task_keys=[key])
+    assert adoption.actions == (relabel(live),)  # one relabel, no TrackRunning
+    assert [(r.key, r.state) for r in adoption.completed] == [(key, ExecutorPseudoState.COMPLETED)]
+    assert adoption.adopted == frozenset()
+    assert adoption.skipped == () == adoption.undecodable
+
+
+def test_a_pod_listed_twice_without_comparable_versions_is_its_later_listing() -> None:
+    key = task_key()
+    live = _listed_again(task_pod(DEAD, key), RUNNING, "v-a")
+    done = _listed_again(live, SUCCEEDED, "v-b")
+    assert [r.key for r in plan([live, done], expected_task_keys=[key]).completed] == [key]
+    assert plan([done, live], expected_task_keys=[key]).adopted == frozenset({key})
+
+
+def test_callbacks_have_a_not_adopted_answer_like_tasks() -> None:
+    adopted, missing = CallbackKey(CALLBACK_ID), CallbackKey(OTHER_CALLBACK_ID)
+    adoption = plan([callback_pod(DEAD)], expected_callback_keys=[adopted, missing])
+    assert adoption.adopted == frozenset({adopted})
+    assert adoption.not_adopted([adopted, missing]) == [missing]
+    assert adoption.not_adopted([task_key()]) == [task_key()]
+
+
+@pytest.mark.parametrize(
+    ("owner", "why"),
+    [
+        (None, "no airflow-worker label"),
+        ("", "no airflow-worker label"),
+        ("not a label!", "malformed airflow-worker label 'not a label!'"),
+        ("x" * 64, "malformed airflow-worker label"),
+        (7, "malformed airflow-worker label 7"),
+    ],
+)
+def test_a_pod_without_a_readable_owner_is_skipped_and_the_rest_adopted(
+    owner: object, why: str
+) -> None:
+    # The relabel is guarded by the owner: without one it cannot be, so the pod is
+    # reported (named) and never stops the adoption of the others.
+    odd_key, fine_key = task_key("odd"), task_key("fine")
+    odd = task_pod(DEAD, odd_key)
+    if owner is None:
+        del odd["metadata"]["labels"][AIRFLOW_WORKER_LABEL]
+    else:
+        odd["metadata"]["labels"][AIRFLOW_WORKER_LABEL] = owner
+    fine = task_pod(DEAD, fine_key)
+    adoption = plan([odd, fine], expected_task_keys=[odd_key, fine_key])
+    (skipped,) = adoption.undecodable
+    assert skipped.pod_name == name_of(odd)
+    assert skipped.reason.startswith(why)
+    assert adoption.adopted == frozenset({fine_key})
+    assert adoption.actions == (relabel(fine), TrackRunning(fine_key))
+    assert adoption.not_adopted([odd_key, fine_key]) == [odd_key]
+
+
 # --- hypothesis: odd pods ------------------------------------------------------------------
 
 json_values = st.recursive(
@@ -643,14 +747,29 @@ def test_plan_adoption_never_raises(
         if isinstance(action, PatchLabels) and action.labels == {AIRFLOW_WORKER_LABEL: ME}
     ]
     settled = sum("callback already settled" in pod.reason for pod in adoption.skipped)
-    assert len(adoption.skipped) + len(adoption.undecodable) + len(relabels) - settled == len(
-        pods
+    # A pod listed twice (the same namespace and name) counts once.
+    distinct = (
+        len({_where(pod) for pod in pods})
+        + sum(_where(pod) is None for pod in pods)
+        - (None in {_where(pod) for pod in pods})
     )
+    assert len(adoption.skipped) + len(adoption.undecodable) + len(relabels) - settled == distinct
     taken_over = len(relabels) - len(adoption.completed) - settled
     tracked = [action.key for action in adoption.actions if isinstance(action, TrackRunning)]
     # Each adopted workload is tracked once, however many of its live pods were listed.
     assert len(tracked) == len(set(tracked)) == len(adoption.adopted) <= taken_over
     assert set(tracked) == adoption.adopted
+
+
+def _where(pod: object) -> tuple[str | None, str] | None:
+    # A pod's identity for the dedupe (None: not one it can name, kept as it is).
+    metadata = pod.get("metadata") if isinstance(pod, dict) else None
+    if not isinstance(metadata, dict):
+        return None
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    if not isinstance(name, str) or not name or not isinstance(namespace, str | None):
+        return None
+    return (namespace, name)
 
 
 def test_plan_adoption_survives_an_unhashable_owner_label() -> None:
@@ -927,6 +1046,4 @@ def test_the_newest_pod_is_adopted_when_it_failed_beside_an_older_stuck_one() ->
     failed["metadata"]["creationTimestamp"] = "2026-06-07T00:00:05Z"
     adoption = plan([stuck, failed], expected_task_keys=[key])
     assert adoption.actions == (relabel(failed), TrackRunning(key))
-    assert reasons(adoption.skipped) == {
-        "first": "an earlier launch: the workload has a newer pod"
-    }
+    assert reasons(adoption.skipped) == {"first": "an earlier launch: the workload has a newer pod"}

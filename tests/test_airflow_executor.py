@@ -11,6 +11,7 @@ database, real ``ExecutorCallback`` rows, the executor's own database reads and 
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import types
@@ -253,6 +254,58 @@ def test_callbacks_against_a_migrated_database_and_the_schedulers_event_processi
     assert document["running"] == 0
 
 
+def test_orphaned_callbacks_run_again_exactly_once_across_live_schedulers(
+    tmp_path: Any, tmp_path_factory: Any
+) -> None:
+    """Issue 19, item 1 (tests/airflow_orphans.py): real rows, two racing executors."""
+    database = migrated_database(tmp_path_factory.mktemp("airflow"))
+    document = run_scenario("tests.airflow_orphans", home=tmp_path, database=database)
+    ids, rows, owners = document["ids"], document["rows"], document["pod_owners"]
+    holder = "k8s_workloads: queued by scheduler job {}".format
+    # Both scanned at once: every orphan went to exactly one of them.
+    won_by_b, won_by_c = set(document["race"]["b"]), set(document["race"]["c"])
+    assert won_by_b.isdisjoint(won_by_c)
+    assert won_by_b | won_by_c == set(document["orphans"])
+    assert document["race_failed"] == {"b": [], "c": []}
+    # ... and ran it once: one pod, the winner's, the row marked for the winner.
+    for orphan, (state, output) in zip(document["orphans"], document["orphan_rows"], strict=True):
+        winner = ids["b"] if orphan in won_by_b else ids["c"]
+        assert owners[orphan] == [str(winner)]
+        assert (state, output) == ("queued", holder(winner))
+    # Held by a live scheduler, or by no one this executor knows: never touched.
+    assert rows["held_by_live"] == ["queued", holder(ids["d"])]
+    assert rows["unmarked"] == ["queued", None]
+    # A dead scheduler's callback whose pod exists is the pod's (adoption), never rerun.
+    assert owners[document["ids_of"]["with_pod"]] in ([str(ids["b"])], [str(ids["c"])])
+    assert rows["with_pod"] == ["queued", holder(ids["a"])]
+    # Rows that cannot be rebuilt fail alone, each named in one log line.
+    for name, why in (
+        ("no_run", "its data names no dag_run_id"),
+        ("gone_run", "its dag run 999 no longer exists"),
+    ):
+        state, output = rows[name]
+        assert state == "failed"
+        assert why in output
+        callback_id = document["ids_of"][name]
+        (line,) = [line for line in document["errors"] if callback_id in line]
+        assert f"queued by scheduler job {ids['a']} (no longer alive)" in line
+        assert why in line
+    # A pod whose owner label is gone: skipped, named in a log line; its callback is not
+    # run again (a pod exists), and the other pods were adopted all the same.
+    no_owner = document["ids_of"]["no_owner"]
+    assert owners[no_owner] == [None]
+    assert rows["no_owner"] == ["queued", holder(ids["a"])]
+    assert any(
+        "callback-no-owner" in line and "no airflow-worker label" in line
+        for line in document["warnings"]
+    )
+    # A pending callback queued by both schedulers: the second finds it held, drops it.
+    assert rows["pending"] == ["queued", holder(ids["b"])]
+    assert owners[document["ids_of"]["pending"]] == [str(ids["b"])]
+    # Tracked: the orphans and the pending one by their winners, the pod by its adopter.
+    assert sum(document["running"].values()) == len(document["orphans"]) + 2
+
+
 def test_the_one_configuration_line_loads_this_executor(tmp_path: Any) -> None:
     import os  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
@@ -407,7 +460,10 @@ def test_secure_payload_puts_the_workload_in_a_secret_created_first_and_deleted_
         pod = cluster.pod(NS, name)
         (secret_name,) = cluster.secret_names()
         assert "secret-token" not in json.dumps(pod)  # the token is not in the pod
-        assert "secret-token" in json.dumps(cluster.secret(NS, secret_name))
+        stored = cluster.secret(NS, secret_name)
+        assert stored is not None  # stringData is stored as base64 data, as the API does
+        decoded = [base64.b64decode(value).decode() for value in stored["data"].values()]
+        assert any("secret-token" in value for value in decoded)
         calls = [c[0] for c in cluster.calls]
         assert calls.index("create_secret") < calls.index("create_pod")
         executor.states[key] = CallbackState.RUNNING

@@ -763,6 +763,51 @@ def test_running_changes_are_reported_once_each_in_order() -> None:
     assert world.core.take_running_changes() == []
 
 
+@pytest.mark.parametrize(("version", "lists"), [("3.3.2", 3), ("3.2.2", 2)])
+def test_the_core_names_the_adoption_lists_for_its_airflow(version: str, lists: int) -> None:
+    # Callback pods are listed only where Airflow runs callbacks on executors (3.3+).
+    core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=version))
+    selectors = core.adoption_selectors(["1"], ["5"])
+    assert len(selectors) == lists
+    assert ("airflow-workload-type=callback" in selectors[1].label_selector) is (lists == 3)
+    assert selectors[-1].label_selector.endswith(
+        "airflow-worker notin (2,5),airflow_executor_done!=True"
+    )
+
+
+def test_a_status_update_between_the_list_and_the_relabel_does_not_fail_adoption() -> None:
+    # Issue 19, item 2: the pod's kubelet writes its status after the adopter listed it
+    # (a new resourceVersion); the relabel tests the owner, not the version.
+    old = World(scheduler_id="1")
+    key = task()
+    old.submit(key)
+    old.sync()
+    old.status(key, RUNNING)
+    core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=VERSION))
+    driver = CoreDriver(core, old.cluster, old.db)
+    listed = [
+        pod
+        for selector in core.adoption_selectors(["1"])
+        for pod in old.cluster.list_pods(
+            NS, label_selector=selector.label_selector, field_selector=selector.field_selector
+        )["items"]
+    ]
+    (pod,) = listed
+    name = pod["metadata"]["name"]
+    old.status(key, {**RUNNING, "podIP": "10.0.0.7"})  # a status update meanwhile
+    moved = old.cluster.pod(NS, name)
+    assert moved is not None
+    assert moved["metadata"]["resourceVersion"] != pod["metadata"]["resourceVersion"]
+    core.adopt(listed, expected_task_keys=[key])
+    report = driver.run_pass(T0)
+    assert report.failed == []
+    assert core.is_running(key)
+    assert core.not_adopted([key]) == []
+    adopted = old.cluster.pod(NS, name)
+    assert adopted is not None
+    assert adopted["metadata"]["labels"][AIRFLOW_WORKER_LABEL] == "2"
+
+
 def test_no_repr_of_a_job_decision_or_record_shows_the_workload_token() -> None:
     from k8s_workloads.decisions import Attempt, Attempts, Decision, RequeueJob  # noqa: PLC0415
 
@@ -781,8 +826,9 @@ def test_no_repr_of_a_job_decision_or_record_shows_the_workload_token() -> None:
 
 
 def test_of_two_schedulers_adopting_one_pod_only_one_tracks_it() -> None:
-    # Issue 11, item 12: the relabel carries the listed resourceVersion; the slower
-    # scheduler's patch is a 409 and it neither tracks nor later fails the workload.
+    # Issue 11, item 12, and issue 19, item 2: the relabel tests the listed owner; the
+    # slower scheduler's test fails (422) and it neither tracks nor later fails the
+    # workload.
     old = World(scheduler_id="1")
     key = task()
     old.submit(key)

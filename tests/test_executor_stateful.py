@@ -50,8 +50,6 @@ from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
     POD_EXECUTOR_DONE_LABEL,
     TRUE_LABEL_VALUE,
-    completed_pods_adoption_selector,
-    live_pods_adoption_selector,
 )
 from k8s_workloads.states import (
     CALLBACK_TERMINAL_STATES,
@@ -895,8 +893,8 @@ def test_the_same_run_gives_the_same_requests_under_another_hash_seed() -> None:
 #
 # Two or three schedulers, each with its own core, watch and driver, share one cluster and one
 # database. One dies (its memory is gone, its pods stay); a live one adopts the dead ones'
-# pods, or two live ones try at once from the same listing (the relabel is conditional on the
-# listed resourceVersion: the loser gets a 409 and must not track the pod). Tasks may carry a
+# pods, or two live ones try at once from the same listing (the relabel tests the listed
+# owner: the loser's test fails, a 422, and it must not track the pod). Tasks may carry a
 # fixed pod name (an override's metadata.name), so a requeued launch reuses it; the cluster's
 # clock may stop, so pods of one workload are created at the same second; label patches fail
 # (500, 409, a connection reset) on demand.
@@ -1350,10 +1348,10 @@ class SchedulersMachine(RuleBasedStateMachine):
         for adopter in adopters:
             report = adopter.driver.run_pass(self.now)
             if any(
-                isinstance(request, PatchLabels) and getattr(error, "status", None) == 409
+                isinstance(request, PatchLabels) and getattr(error, "status", None) == 422
                 for request, error in report.failed
             ):
-                note(f"adoption by {len(adopters)}: a relabel got a 409")
+                note(f"adoption by {len(adopters)}: a relabel's owner test failed (422)")
             for key in adopter.core.running:
                 self.owner[key] = adopter.job_id
         # The database hands each orphaned task instance to one scheduler: those no adopter
@@ -1375,12 +1373,11 @@ class SchedulersMachine(RuleBasedStateMachine):
             self._queue(first, key)
 
     def _adoption_listing(self, adopter: Scheduler, dead: list[str], alive: list[str]) -> list[Pod]:
-        """What ``try_adopt_task_instances`` lists: the dead schedulers' live pods and the
-        Succeeded pods no live scheduler owns."""
-        selectors = [live_pods_adoption_selector(job_id) for job_id in dead]
-        selectors.append(completed_pods_adoption_selector(adopter.job_id, alive))
+        """What ``try_adopt_task_instances`` lists: the lists the core names (the dead
+        schedulers' live pods, live callback pods and Succeeded pods no live scheduler
+        owns), a pod in two lists passed twice."""
         pods: list[Pod] = []
-        for selector in selectors:
+        for selector in adopter.core.adoption_selectors(dead, alive):
             listing = self.cluster.list_pods(
                 NS, label_selector=selector.label_selector, field_selector=selector.field_selector
             )

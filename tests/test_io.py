@@ -25,13 +25,14 @@ from k8s_workloads.executor import (
     Waiting,
 )
 from k8s_workloads.io.kube import FAILURES, KubeCalls
-from k8s_workloads.io.policy import LIST_RESTARTS, Paging, failure_is_done
+from k8s_workloads.io.policy import LIST_RESTARTS, Paging, failure_is_done, label_patch
 from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import watcher_selector
+from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.states import KubernetesJob, TaskInstanceState
 from k8s_workloads.testing import ApiError, FakeAirflowDB, FakeApiServer, FakeCluster
-from tests.event_factory import SUCCEEDED
+from tests.event_factory import RUNNING, SUCCEEDED
 
 NS = "airflow"
 SPEC = {"containers": [{"name": "base", "image": "apache/airflow:3.3.2"}]}  # a valid pod's
@@ -49,6 +50,8 @@ T0 = datetime.datetime(2026, 6, 7, tzinfo=datetime.timezone.utc)
         (PatchLabels("p", NS, {"a": "b"}), 404, True),
         (PatchLabels("p", NS, {"a": "b"}, "12"), 404, False),  # an adoption took nothing
         (PatchLabels("p", NS, {"a": "b"}, "12"), 409, False),
+        (PatchLabels("p", NS, {"a": "b"}, expect={"a": "c"}), 404, False),
+        (PatchLabels("p", NS, {"a": "b"}, expect={"a": "c"}), 422, False),  # a rival took it
         (DeletePod("p", NS), 409, False),
         (DeletePod("p", NS), 500, False),
         (EmitEvent(TaskInstanceKey("d", "t", "r", 1), TaskInstanceState.SUCCESS), 404, False),
@@ -249,6 +252,53 @@ def test_failed_calls_go_to_the_core_and_a_404_on_a_delete_is_done(
     driven.close()
 
 
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_a_guarded_relabel_goes_as_a_json_patch_and_only_one_adopter_wins(
+    served: Served, kind: str
+) -> None:
+    # Issue 19, item 2, through each client: the list body is sent as a JSON patch (the
+    # kit's server applies a body by its content type), its owner test passes after a
+    # status update, and fails (422: not tracked) once a rival relabelled the pod.
+    taken, lost = (TaskInstanceKey("etl", name, "manual__1", 1) for name in ("taken", "lost"))
+    for key in (taken, lost):
+        served.cluster.create_pod(
+            NS,
+            construct_task_pod(
+                namespace=NS,
+                scheduler_job_id="9",
+                pod_id=key.task_id,
+                dag_id=key.dag_id,
+                task_id=key.task_id,
+                run_id=key.run_id,
+                try_number=key.try_number,
+                kube_image="airflow:3.3.2",
+                args=["python", "-m", "x"],
+                airflow_version="3.3.2",
+            ),
+        )
+        served.cluster.set_status(NS, key.task_id, RUNNING)
+    driven = Driven(served, kind, creations=2, cleanups=2)
+    listed = [
+        pod
+        for selector in driven.core.adoption_selectors(["9"])
+        for pod in served.cluster.list_pods(
+            NS, label_selector=selector.label_selector, field_selector=selector.field_selector
+        )["items"]
+    ]
+    served.cluster.set_status(NS, "taken", {**RUNNING, "podIP": "10.0.0.9"})  # a new version
+    served.cluster.patch_pod(NS, "lost", {"metadata": {"labels": {"airflow-worker": "5"}}})
+    driven.core.adopt(listed, expected_task_keys=[taken, lost])
+    while not isinstance(driven.run(), NothingToDo):
+        pass
+    assert driven.core.not_adopted([taken, lost]) == [lost]
+    owners = {
+        name: (served.cluster.pod(NS, name) or {})["metadata"]["labels"]["airflow-worker"]
+        for name in ("taken", "lost")
+    }
+    assert owners == {"taken": "1", "lost": "5"}
+    driven.close()
+
+
 def test_lists_are_read_in_pages_and_an_expired_token_starts_again(
     served: Served, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -313,6 +363,34 @@ def test_a_secret_is_created_before_its_pod_in_one_call(served: Served) -> None:
         calls.perform(CreatePod(key, NS, pod, secret))
     assert served.cluster.secret(NS, "s1") is not None  # made first; the core deletes it
     assert served.cluster.pods() == []
+
+
+def test_a_guarded_relabel_is_a_json_patch_testing_the_owner_first() -> None:
+    # Issue 19, item 2: RFC 6902, the tests before the changes (all or nothing), label
+    # keys escaped as RFC 6901 pointers.
+    request = PatchLabels(
+        "p",
+        NS,
+        {"airflow-worker": "3", "example.com/adopted~by": "k8s"},
+        expect={"airflow-worker": "1"},
+    )
+    assert label_patch(request) == [
+        {"op": "test", "path": "/metadata/labels/airflow-worker", "value": "1"},
+        {"op": "replace", "path": "/metadata/labels/airflow-worker", "value": "3"},
+        {"op": "add", "path": "/metadata/labels/example.com~1adopted~0by", "value": "k8s"},
+    ]
+    both = PatchLabels("p", NS, {"a": "b"}, "12", expect={"a": "c"})
+    patch = label_patch(both)
+    assert isinstance(patch, list)
+    assert patch[:2] == [
+        {"op": "test", "path": "/metadata/labels/a", "value": "c"},
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "12"},
+    ]
+    # Without expect: the merge patch, as before (conditional on the version if given).
+    assert label_patch(PatchLabels("p", NS, {"a": "b"}, "12")) == {
+        "metadata": {"labels": {"a": "b"}, "resourceVersion": "12"}
+    }
+    assert not PatchLabels("p", NS, {"a": "b"}, expect={}).conditional
 
 
 def test_paging_follows_tokens_and_starts_again_a_bounded_number_of_times() -> None:

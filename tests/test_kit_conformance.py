@@ -13,7 +13,7 @@ import asyncio
 import base64
 import http.client
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import kubernetes_asyncio
@@ -56,6 +56,26 @@ class SyncClient:
             raise _failure(error) from None
         return self.api_client.sanitize_for_serialization(answer)
 
+    def text(self, method: str, *args: Any, **kwargs: Any) -> str:
+        """A call answered in plain text (a log), read raw: kubernetes 36 deserialises a
+        ``str`` answer as ``repr(bytes)``."""
+        try:
+            response = getattr(self.api, method)(*args, _preload_content=False, **kwargs)
+        except k8s.ApiException as error:
+            raise _failure(error) from None
+        return str(response.data.decode())
+
+    def stream(self, namespace: str, **options: Any) -> tuple[int, list[dict[str, Any]]]:
+        """A watch's HTTP status and every event until the stream ends."""
+        try:
+            response = self.api.list_namespaced_pod(
+                namespace, watch=True, _preload_content=False, **options
+            )
+        except k8s.ApiException as error:
+            return int(error.status), [json.loads(error.body or "{}")]
+        lines = response.read().decode().splitlines()
+        return int(response.status), [json.loads(line) for line in lines]
+
     def close(self) -> None:
         self.api_client.close()
 
@@ -81,11 +101,32 @@ class AsyncClient:
 
         return asyncio.run(call())
 
+    def text(self, method: str, *args: Any, **kwargs: Any) -> str:
+        """A call answered in plain text (a log)."""
+        return str(self(method, *args, **kwargs))
+
+    def stream(self, namespace: str, **options: Any) -> tuple[int, list[dict[str, Any]]]:
+        """A watch's HTTP status and every event until the stream ends."""
+        aio: Any = kubernetes_asyncio.client
+
+        async def call() -> tuple[int, list[dict[str, Any]]]:
+            async with aio.ApiClient(aio.Configuration(host=self.url)) as api_client:
+                try:
+                    response = await aio.CoreV1Api(api_client).list_namespaced_pod(
+                        namespace, watch=True, _preload_content=False, **options
+                    )
+                except aio.ApiException as error:
+                    return int(error.status), [json.loads(error.body)]
+                lines = (await response.read()).decode().splitlines()
+                return int(response.status), [json.loads(line) for line in lines]
+
+        return asyncio.run(call())
+
     def close(self) -> None:
         pass
 
 
-Client = Callable[..., Any]
+Client = Any  # SyncClient or AsyncClient
 
 
 @pytest.fixture
@@ -227,6 +268,18 @@ def test_a_patch_of_an_immutable_field_is_422(client: Client) -> None:
     assert causes(failure) == [("metadata.name", "FieldValueInvalid")]
 
 
+def test_a_strict_patch_with_an_unknown_field_is_400(client: Client) -> None:
+    """fieldValidation=Strict applies to patches too (API concepts, "Field validation"):
+    an unknown field is a 400 and nothing changes; by default it is dropped."""
+    client("create_namespaced_pod", NS, pod())
+    unknown = [{"op": "add", "path": "/spec/bogus", "value": 1}]
+    failure = fails(client, "patch_namespaced_pod", "p", NS, unknown, field_validation="Strict")
+    assert (failure.status, failure.body["reason"]) == (400, "BadRequest")
+    assert 'unknown field "spec.bogus"' in failure.body["message"]
+    patched = client("patch_namespaced_pod", "p", NS, unknown)
+    assert "bogus" not in patched["spec"]
+
+
 def test_a_patch_at_a_stale_resource_version_is_409(client: Client) -> None:
     """Optimistic concurrency (API conventions, "Concurrency Control and Consistency"): a
     patch carrying a resourceVersion other than the object's is 409 Conflict."""
@@ -355,8 +408,10 @@ def test_pod_logs_are_served_per_container(client: Client, cluster: FakeCluster)
     client("create_namespaced_pod", NS, pod())
     cluster.append_log(NS, "p", "base", "line 1\n")
     cluster.append_log(NS, "p", "base", "line 2\n")
-    assert client("read_namespaced_pod_log", "p", NS) == "line 1\nline 2\n"
-    assert fails(client, "read_namespaced_pod_log", "p", NS, container="nope").status == 400
+    assert client.text("read_namespaced_pod_log", "p", NS) == "line 1\nline 2\n"
+    with pytest.raises(Failure) as raised:
+        client.text("read_namespaced_pod_log", "p", NS, container="nope")
+    assert raised.value.status == 400
 
 
 def test_secrets_are_stored_as_the_api_stores_them(client: Client) -> None:
@@ -384,3 +439,235 @@ def test_a_pod_in_a_namespace_that_does_not_exist_is_404(client: Client) -> None
     assert client("list_namespaced_pod", "nowhere")["items"] == []
     names = [item["metadata"]["name"] for item in client("list_namespace")["items"]]
     assert names == [NS, "default"]
+
+
+# --- watches ----------------------------------------------------------------------------
+
+
+def test_an_injected_410_arrives_in_the_stream(client: Client, cluster: FakeCluster) -> None:
+    """An expired resource version does not fail the watch request: HTTP 200 and one ERROR
+    event carrying a 410 Expired Status, then the end of the stream (API concepts,
+    "Efficient detection of changes"; the watch cache)."""
+    cluster.fail_next("watch", 410, reason="Expired", message="too old resource version: 1")
+    status, events = client.stream(NS, timeout_seconds=5)
+    assert status == 200
+    assert [event["type"] for event in events] == ["ERROR"]
+    assert events[0]["object"]["code"] == 410
+    assert events[0]["object"]["reason"] == "Expired"
+    cluster.fail_next("watch", 403, reason="Forbidden")
+    # Where a real server fails the request itself (authorization), the HTTP status says so.
+    status, answer = client.stream(NS, timeout_seconds=5)
+    assert (status, answer[0]["reason"]) == (403, "Forbidden")
+
+
+def test_send_initial_events_ends_with_the_annotated_bookmark(
+    client: Client, cluster: FakeCluster
+) -> None:
+    """sendInitialEvents=true with resourceVersionMatch=NotOlderThan and bookmarks: an
+    ADDED per existing pod, then a BOOKMARK annotated k8s.io/initial-events-end: "true"
+    (API concepts, "Streaming lists"); without the required options: 422."""
+    for name in ("a", "b"):
+        cluster.create_pod(NS, pod(name))
+    status, events = client.stream(
+        NS,
+        timeout_seconds=1,
+        allow_watch_bookmarks=True,
+        send_initial_events=True,
+        resource_version_match="NotOlderThan",
+    )
+    assert status == 200
+    assert [event["type"] for event in events[:3]] == ["ADDED", "ADDED", "BOOKMARK"]
+    mark = events[2]["object"]["metadata"]
+    assert mark["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert mark["resourceVersion"] == cluster.resource_version
+    status, answer = client.stream(NS, timeout_seconds=1, send_initial_events=True)
+    assert (status, answer[0]["reason"]) == (422, "Invalid")
+    fields = {cause["field"] for cause in answer[0]["details"]["causes"]}
+    assert fields == {"resourceVersionMatch", "allowWatchBookmarks"}
+
+
+def test_bookmarks_only_when_allowed(client: Client, cluster: FakeCluster) -> None:
+    """allowWatchBookmarks=true: an idle watch gets BOOKMARK events carrying only the
+    resource version; without it, none (API concepts, "Watch bookmarks")."""
+    cluster.create_pod(NS, pod())
+    version = cluster.resource_version
+    status, events = client.stream(
+        NS, timeout_seconds=2, allow_watch_bookmarks=True, resource_version=version
+    )
+    assert status == 200
+    assert events
+    assert {event["type"] for event in events} == {"BOOKMARK"}
+    assert events[0]["object"]["metadata"] == {"resourceVersion": version}
+    status, events = client.stream(NS, timeout_seconds=2, resource_version=version)
+    assert (status, events) == (200, [])
+
+
+# --- validation and malformed requests --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"metadata": {"name": "Bad_Name!"}}, "metadata.name"),
+        ({"metadata": {"name": "UPPER"}}, "metadata.name"),
+        ({"metadata": {"name": "x" * 254}}, "metadata.name"),
+        (
+            {"metadata": {"name": "p", "labels": {"run_id": "manual__2026-06-07T01:50:23+00:00"}}},
+            "metadata.labels['run_id']",
+        ),
+        ({"metadata": {"name": "p", "labels": {"Bad Key": "x"}}}, "metadata.labels['Bad Key']"),
+        (
+            {"metadata": {"name": "p", "annotations": {"a": "x" * 262_144}}},
+            "metadata.annotations",
+        ),
+        ({"spec": {"containers": [{"name": "base"}]}}, "spec.containers[0].image"),
+        ({"spec": {"containers": []}}, "spec.containers"),
+        ({"spec": None}, "spec.containers"),
+    ],
+    ids=[
+        "underscore",
+        "upper",
+        "254 long",
+        "run_id",
+        "key",
+        "annotations",
+        "image",
+        "none",
+        "spec",
+    ],
+)
+def test_an_invalid_pod_is_422_with_the_field(
+    client: Client, change: dict[str, Any], field: str
+) -> None:
+    """Validation (pkg/apis/core/validation ValidatePodCreate; API conventions, "Naming"):
+    422 Invalid, one cause per invalid field naming it; nothing is stored."""
+    body = pod() | change
+    if body["spec"] is None:
+        del body["spec"]
+    failure = fails(client, "create_namespaced_pod", NS, body)
+    assert (failure.status, failure.body["reason"]) == (422, "Invalid")
+    assert field in [cause["field"] for cause in failure.body["details"]["causes"]]
+    assert failure.body["details"]["kind"] == "Pod"
+    assert client("list_namespaced_pod", NS)["items"] == []
+
+
+def _post(cluster: FakeCluster, body: object, query: str = "") -> tuple[int, Any, Any]:
+    # Raw HTTP: kubernetes 37's models refuse such bodies before sending them.
+    with FakeApiServer(cluster, lifetime=30) as server:
+        connection = http.client.HTTPConnection(server.url.removeprefix("http://"), timeout=10)
+        connection.request(
+            "POST",
+            f"/api/v1/namespaces/{NS}/pods{query}",
+            body=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        response = connection.getresponse()
+        document = json.loads(response.read())
+        connection.close()
+    return response.status, document, response.headers
+
+
+def test_a_body_that_cannot_be_a_pod_is_400(cluster: FakeCluster) -> None:
+    """Decoding (apiserver handlers/create.go, transformDecodeError): a body of another
+    kind, or a value of the wrong type, "cannot be handled as a Pod": 400 BadRequest;
+    ``[1, 2]`` for an object too."""
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}
+    status, document, _ = _post(cluster, secret)
+    assert (status, document["reason"]) == (400, "BadRequest")
+    assert "cannot be handled as a Pod" in document["message"]
+    assert _post(cluster, pod(hostNetwork="yes"))[0] == 400
+    assert _post(cluster, [1, 2])[0] == 400
+    assert cluster.pod_names() == []
+
+
+def test_field_validation_strict_warn_and_ignore(cluster: FakeCluster) -> None:
+    """fieldValidation (API concepts, "Field validation"): Strict refuses an unknown field
+    (400); Warn stores the pod without it and says so in a ``Warning: 299`` header; Ignore
+    and the default drop it silently; another value is a 400."""
+    body = pod() | {"bogus": 1}
+    status, document, _ = _post(cluster, body, "?fieldValidation=Strict")
+    assert status == 400
+    assert 'unknown field "bogus"' in document["message"]
+    status, document, headers = _post(cluster, body, "?fieldValidation=Warn")
+    assert status == 201
+    assert "bogus" not in document
+    assert headers["Warning"] == '299 - "unknown field \\"bogus\\""'
+    status, document, headers = _post(cluster, pod("q") | {"bogus": 1})
+    assert (status, "bogus" in document, headers["Warning"]) == (201, False, None)
+    assert _post(cluster, pod("r"), "?fieldValidation=Sometimes")[0] == 400
+
+
+def test_dry_run_answers_and_stores_nothing(client: Client, cluster: FakeCluster) -> None:
+    """dryRun=All on create, patch and delete (API concepts, "Dry-run"): validated and
+    answered as if done; nothing stored, no watch event."""
+    client("create_namespaced_pod", NS, pod("kept"))
+    watch = cluster.watch(NS, resource_version=cluster.resource_version)
+    made = client("create_namespaced_pod", NS, pod(), dry_run="All")
+    assert made["metadata"]["name"] == "p"
+    patched = client(
+        "patch_namespaced_pod", "kept", NS, {"metadata": {"labels": {"x": "1"}}}, dry_run="All"
+    )
+    assert patched["metadata"]["labels"]["x"] == "1"
+    client("delete_namespaced_pod", "kept", NS, dry_run="All")
+    assert cluster.pod_names() == ["kept"]
+    stored = cluster.pod(NS, "kept")
+    assert stored is not None
+    assert "x" not in stored["metadata"]["labels"]
+    assert watch.events() == []
+    assert fails(client, "create_namespaced_pod", NS, pod("Bad!"), dry_run="All").status == 422
+
+
+def test_an_unexpected_error_is_a_500_and_the_server_keeps_serving(
+    client: Client, cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug inside the kit is a 500 InternalError Status, never a dropped connection;
+    the next request is served."""
+    client("create_namespaced_pod", NS, pod())
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(cluster, "read_pod", broken)
+    failure = fails(client, "read_namespaced_pod", "p", NS)
+    assert (failure.status, failure.body["reason"]) == (500, "InternalError")
+    assert len(client("list_namespaced_pod", NS)["items"]) == 1
+
+
+def test_discovery_lists_only_what_is_served(cluster: FakeCluster) -> None:
+    """Discovery (/api/v1) lists each served resource with the verbs served: no update
+    (PUT is a 405), pods/status get and patch, pods/log get."""
+    with FakeApiServer(cluster, lifetime=30) as server:
+        connection = http.client.HTTPConnection(server.url.removeprefix("http://"), timeout=10)
+        connection.request("GET", "/api/v1")
+        resources = json.loads(connection.getresponse().read())["resources"]
+        connection.request("PUT", f"/api/v1/namespaces/{NS}/pods/p", body=b"{}")
+        refused = connection.getresponse()
+        refused.read()
+        connection.close()
+    verbs = {resource["name"]: sorted(resource["verbs"]) for resource in resources}
+    assert verbs == {
+        "pods": ["create", "delete", "get", "list", "patch", "watch"],
+        "pods/binding": ["create"],
+        "pods/status": ["get", "patch"],
+        "pods/log": ["get"],
+        "secrets": ["create", "delete", "get", "list"],
+        "namespaces": ["get", "list"],
+    }
+    assert refused.status == 405
+
+
+def test_the_clock_is_injectable() -> None:
+    """Timestamps come from the cluster's clock: real time by default, ``clock=`` or
+    ``now=`` for tests."""
+    import datetime  # noqa: PLC0415
+
+    moment = datetime.datetime(2030, 5, 6, 7, 8, 9, tzinfo=datetime.timezone.utc)
+    ticking = FakeCluster(namespaces=[NS], clock=lambda: moment)
+    made = ticking.create_pod(NS, pod())
+    assert made["metadata"]["creationTimestamp"] == "2030-05-06T07:08:09Z"
+    before = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    real = FakeCluster(namespaces=[NS]).create_pod(NS, pod())["metadata"]["creationTimestamp"]
+    stamp = datetime.datetime.strptime(real, "%Y-%m-%dT%H:%M:%SZ").replace(
+        tzinfo=datetime.timezone.utc
+    )
+    assert before <= stamp <= datetime.datetime.now(datetime.timezone.utc)

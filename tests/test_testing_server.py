@@ -430,7 +430,7 @@ def test_a_server_in_its_own_process_exits_0_when_its_stdin_closes(
 
 @pytest.mark.parametrize(
     "arguments",
-    [["--latency", "-1"], ["--port", "nope"], ["--kubelet", "-2"]],
+    [["--latency", "-1"], ["--port", "nope"], ["--kubelet", "-2"], ["--namespace", "Bad_NS"]],
 )
 def test_bad_arguments_exit_2_with_one_line_on_stderr(arguments: list[str]) -> None:
     running = _server_process(*arguments)

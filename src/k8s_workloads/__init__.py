@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from k8s_workloads.actions import TrackRunning as TrackRunning
     from k8s_workloads.actions import describe_action as describe_action
     from k8s_workloads.adoption import AdoptionPlan as AdoptionPlan
+    from k8s_workloads.adoption import adoption_selectors as adoption_selectors
     from k8s_workloads.adoption import plan_adoption as plan_adoption
     from k8s_workloads.adoption import plan_relist as plan_relist
     from k8s_workloads.adoption import plan_revocation as plan_revocation
@@ -158,6 +159,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     "adoption": (
         "AdoptionPlan",
+        "adoption_selectors",
         "plan_adoption",
         "plan_relist",
         "plan_revocation",

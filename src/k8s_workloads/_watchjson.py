@@ -17,6 +17,7 @@ from typing import Any, TypeAlias
 import msgspec
 import msgspec.structs
 
+from k8s_workloads._podstatus import Condition, PodStatus
 from k8s_workloads.codec import ANNOTATIONS_READ
 from k8s_workloads.labels import (
     KUBERNETES_EXECUTOR_LABEL,
@@ -101,58 +102,6 @@ def decode_event(text: str | bytes) -> object:
 # and check types). Duplicate keys keep the last value, as ``json.loads`` does. Labels and
 # annotations are read only by name: those the rules read must be strings (a null one is
 # not absent there: ``in`` finds it), the others are skipped unread, whatever they hold.
-
-
-class Terminated(msgspec.Struct, gc=False):
-    """``state.terminated`` of a container status (what failure details read)."""
-
-    reason: str | None = None
-    exitCode: int | None = None  # noqa: N815 - the API's field name
-    message: str | None = None
-
-
-class Waiting(msgspec.Struct, gc=False):
-    """``state.waiting`` of a container status."""
-
-    reason: str | None = None
-    message: str | None = None
-
-
-class ContainerState(msgspec.Struct, gc=False):
-    """A container's ``state`` or ``lastState``; ``running`` is never read."""
-
-    terminated: Terminated | None = None
-    waiting: Waiting | None = None
-
-
-class ContainerStatus(msgspec.Struct, gc=False):
-    """One entry of ``initContainerStatuses``, ``containerStatuses`` or the ephemeral list."""
-
-    name: str | None = None
-    state: ContainerState | None = None
-    lastState: ContainerState | None = None  # noqa: N815
-
-
-class Condition(msgspec.Struct, gc=False):
-    """One pod condition: classification reads ``DisruptionTarget``."""
-
-    type: str | None = None
-    status: str | None = None
-    reason: str | None = None
-
-
-class PodStatus(msgspec.Struct, gc=False):
-    """The pod's ``status``, as far as resolution and failure details read it."""
-
-    phase: str | None = None
-    reason: str | None = None
-    message: str | None = None
-    initContainerStatuses: list[ContainerStatus] | None = None  # noqa: N815
-    containerStatuses: list[ContainerStatus] | None = None  # noqa: N815
-    ephemeralContainerStatuses: list[ContainerStatus] | None = None  # noqa: N815
-    conditions: msgspec.Raw = msgspec.Raw()
-    """The conditions' JSON, empty when left out: only failure classification reads them
-    (:func:`decode_conditions`), so most events never decode them."""
 
 
 _Label: TypeAlias = str | msgspec.UnsetType

@@ -71,8 +71,20 @@ class PatchLabels:
     labels: Mapping[str, str]
     resource_version: str | None = None
     """Patch only a pod still at this version (``metadata.resourceVersion`` in the patch
-    body: the API server answers 409 otherwise). Adoption sets it, so that of two
-    schedulers taking over one pod, only one does."""
+    body: the API server answers 409 otherwise). Any change fails it — a status update
+    too — so adoption no longer sets it (it sets :attr:`expect`); kept for callers that
+    want exactly that."""
+    expect: Mapping[str, str] | None = None
+    """Labels that must still hold, or the patch does nothing: sent as a JSON patch
+    (RFC 6902) whose ``test`` ops come before the changes, so the API server applies all
+    or nothing and answers 422 Invalid when a test fails. Adoption expects the dead
+    scheduler's ``airflow-worker`` value: of two schedulers taking over one pod only one
+    does, and a status update between the list and the patch does not matter."""
+
+    @property
+    def conditional(self) -> bool:
+        """Whether the patch holds only on a condition (a failed one took nothing)."""
+        return self.resource_version is not None or bool(self.expect)
 
 
 @attrs.frozen

@@ -1,18 +1,23 @@
 """Adoption of pods after a scheduler restart, and revoking a task's pod, as plans.
 
-A restarted scheduler lists the pods of schedulers that are gone and takes them over by
-relabelling them ``airflow-worker=<me>`` (a label-only patch: spec patches are refused,
-#23885). Live pods are tracked as running again; pods that had already Succeeded only
-need cleaning up. The provider decodes every such pod as a task, so a running callback
-pod of a dead scheduler crashes the new scheduler on every start (reference §7.2); here
-callback pods are adopted as callbacks, and a pod that decodes to nothing is reported,
-never raised.
+A restarted scheduler lists the pods of schedulers that are gone
+(:func:`adoption_selectors` says which lists) and takes them over by relabelling them
+``airflow-worker=<me>`` (a label-only patch: spec patches are refused, #23885). The
+relabel is guarded by the owner, not the version: a JSON patch whose ``test`` op checks
+that ``airflow-worker`` still names the dead scheduler, so a status update between the
+list and the patch cannot fail it, and of two rival adopters exactly one wins (the
+other's test fails: 422, not tracked). Live pods are tracked as running again; pods that
+had already Succeeded only need cleaning up. The provider decodes every such pod as a
+task, so a running callback pod of a dead scheduler crashes the new scheduler on every
+start (reference §7.2); here callback pods are adopted as callbacks, and a pod that
+decodes to nothing, or whose owner label is missing or malformed, is reported, never
+raised.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -43,9 +48,14 @@ from k8s_workloads.labels import (
     RUN_ID_KEY,
     TASK_ID_KEY,
     TRUE_LABEL_VALUE,
+    PodSelector,
+    completed_pods_adoption_selector,
+    live_pods_adoption_selector,
     make_safe_label_value,
+    orphaned_callback_pods_selector,
 )
 from k8s_workloads.states import CallbackResult, ExecutorPseudoState, TaskResult, WorkloadResult
+from k8s_workloads.validation import is_label_value
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -54,6 +64,7 @@ __all__ = [
     "AdoptionPlan",
     "SkippedPod",
     "TrackRunning",
+    "adoption_selectors",
     "plan_adoption",
     "plan_relist",
     "plan_revocation",
@@ -87,18 +98,57 @@ class AdoptionPlan:
     of this one, done, not among the expected keys, or the Succeeded pods of callbacks
     already settled (which ``actions`` clean up)."""
     undecodable: tuple[SkippedPod, ...]
-    """Pods whose annotations name no workload: reported, never raised."""
+    """Pods the plan cannot read, each skipped on its own: annotations that name no
+    workload, or an ``airflow-worker`` owner label missing or malformed (the relabel's
+    guard needs the owner). Reported, never raised; the other pods are planned."""
     owned: frozenset[WorkloadKey] = frozenset()
     """Keys this scheduler holds already: in ``running`` when planned, or with a live pod
     labelled for this scheduler (adopted by an earlier try that Airflow retried)."""
 
-    def not_adopted(self, expected: Iterable[TaskInstanceKey]) -> list[TaskInstanceKey]:
-        """Expected task keys no live pod was found for: the scheduler resets these.
+    def not_adopted(self, expected: Iterable[_Key]) -> list[_Key]:
+        """Expected keys no live pod was found for: tasks for the scheduler to reset,
+        callbacks for the executor to run again (Airflow resets only task instances).
 
         A key adopted now or owned already is never among them: resetting it would run
-        the task twice while this scheduler owns its pod (apache/airflow#39088).
+        the workload twice while this scheduler owns its pod (apache/airflow#39088). The
+        plan only says which relabels to try: after they are performed, ask
+        :meth:`~k8s_workloads.executor.ExecutorCore.not_adopted` (a lost relabel is not
+        adopted).
         """
         return [key for key in expected if key not in self.adopted and key not in self.owned]
+
+
+_Key = TypeVar("_Key", TaskInstanceKey, CallbackKey)
+
+
+def adoption_selectors(
+    me: str | int,
+    *,
+    dead_scheduler_ids: Iterable[str | int] = (),
+    alive_scheduler_ids: Iterable[str | int] = (),
+    callbacks: bool = True,
+) -> tuple[PodSelector, ...]:
+    """The pod lists to make before :func:`plan_adoption`, in every watched namespace.
+
+    * the live (not Succeeded, not done) pods of each scheduler in
+      ``dead_scheduler_ids`` (those the orphaned task instances name);
+    * with ``callbacks`` (Airflow 3.3+), the live callback pods owned by no live
+      scheduler: Airflow never hands callbacks over, so their owners are not known;
+    * the Succeeded, not-done pods owned by no live scheduler (apache/airflow#66400).
+
+    ``alive_scheduler_ids`` are the other live schedulers (``me`` is left out on its
+    own). A pod may be in two lists (it Succeeded between them): pass every list's
+    pods to :func:`plan_adoption` as they come; it counts each pod once.
+    """
+    alive = tuple(alive_scheduler_ids)
+    selectors = [
+        live_pods_adoption_selector(job_id)
+        for job_id in sorted({str(job_id) for job_id in dead_scheduler_ids})
+    ]
+    if callbacks:
+        selectors.append(orphaned_callback_pods_selector(me, alive))
+    selectors.append(completed_pods_adoption_selector(me, alive))
+    return tuple(selectors)
 
 
 _COMPLETED = ExecutorPseudoState.COMPLETED
@@ -119,6 +169,52 @@ def _not_to_adopt(labels: Mapping[str, Any], *, alive: set[str], me: str) -> str
     return None
 
 
+def _owner_problem(labels: Mapping[str, Any]) -> str | None:
+    """Why the pod's owner label cannot guard its relabel, or None (it can)."""
+    owner = labels.get(AIRFLOW_WORKER_LABEL)
+    if owner is None or owner == "":
+        return (
+            f"no {AIRFLOW_WORKER_LABEL} label: the relabel is guarded by the owner, so the "
+            "pod is not taken over"
+        )
+    if not isinstance(owner, str) or not is_label_value(owner):
+        return (
+            f"malformed {AIRFLOW_WORKER_LABEL} label {owner!r}: the relabel is guarded by "
+            "the owner, so the pod is not taken over"
+        )
+    return None
+
+
+def _newest_listings(pods: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Each listed pod once: of a pod seen in several lists, the newest listing.
+
+    A pod that Succeeded between the live and the completed list is in both. Newer is the
+    larger ``resourceVersion`` where both are integers (as every API server backed by
+    etcd gives them); otherwise the later listing (lists are made one after the other).
+    A pod without a name is kept as it is (the plan reports it).
+    """
+    chosen: dict[tuple[str | None, str], Mapping[str, Any]] = {}
+    unnamed: list[Mapping[str, Any]] = []
+    for pod in pods:
+        metadata = _map(_map(pod).get("metadata"))
+        name, namespace = metadata.get("name"), metadata.get("namespace")
+        if not isinstance(name, str) or not name or not isinstance(namespace, str | None):
+            unnamed.append(pod)
+            continue
+        where = (namespace, name)
+        earlier = chosen.get(where)
+        if earlier is None or not _older(metadata, _map(_map(earlier).get("metadata"))):
+            chosen[where] = pod
+    return [*chosen.values(), *unnamed]
+
+
+def _older(metadata: Mapping[str, Any], than: Mapping[str, Any]) -> bool:
+    mine, theirs = metadata.get("resourceVersion"), than.get("resourceVersion")
+    if isinstance(mine, str) and isinstance(theirs, str) and mine.isdigit() and theirs.isdigit():
+        return int(mine) < int(theirs)
+    return False
+
+
 @attrs.frozen
 class _Listed:
     name: str
@@ -126,6 +222,8 @@ class _Listed:
     key: WorkloadKey
     phase: object
     resource_version: str
+    owner: str
+    """The ``airflow-worker`` label as listed: the relabel expects it still."""
     created: str
     """``metadata.creationTimestamp`` (RFC 3339, UTC: compares as text), or ""."""
 
@@ -162,10 +260,15 @@ def _decode_listed(
         except (InvalidAnnotations, InvalidVersion) as error:
             undecodable.append(SkippedPod(name, namespace, str(error)))
             continue
+        problem = _owner_problem(labels)
+        if problem is not None:
+            undecodable.append(SkippedPod(name, namespace, problem))
+            continue
         phase = _map(_map(pod).get("status")).get("phase")
         resource_version = _str(metadata.get("resourceVersion"))
         created = _str(metadata.get("creationTimestamp"))
-        listed.append(_Listed(name, namespace, key, phase, resource_version, created))
+        owner = _str(labels.get(AIRFLOW_WORKER_LABEL))
+        listed.append(_Listed(name, namespace, key, phase, resource_version, owner, created))
     return listed
 
 
@@ -247,6 +350,13 @@ def plan_adoption(
     (``creationTimestamp``) and Failed ones beside a live one were requeued launches,
     whose failure is not the workload's.
 
+    ``pods`` are the listings of :func:`adoption_selectors`, as they come: a pod in two
+    lists counts once (the newer ``resourceVersion``). Each relabel expects the listed
+    owner (:attr:`~k8s_workloads.actions.PatchLabels.expect`): a pod another scheduler
+    took over since the list fails its patch and is not tracked here. A pod whose owner
+    label is missing or malformed cannot be guarded so: it goes to ``undecodable``, and
+    the rest are planned.
+
     ``running`` are the keys this scheduler tracks already. Airflow retries adoption (a
     database error on the first try): a key in ``running``, or with a live pod already
     labelled for ``me``, is owned, never adopted twice, and never among
@@ -264,7 +374,7 @@ def plan_adoption(
     undecodable: list[SkippedPod] = []
     owned: set[WorkloadKey] = set(running)
     listed = _decode_listed(
-        pods, alive=alive, me=my_label, airflow_version=airflow_version,
+        _newest_listings(pods), alive=alive, me=my_label, airflow_version=airflow_version,
         skipped=skipped, undecodable=undecodable, owned=owned,
     )  # fmt: skip
     earlier = _earlier_launches(listed)
@@ -285,10 +395,17 @@ def plan_adoption(
             kind = "task instances" if isinstance(key, TaskInstanceKey) else "active callbacks"
             skipped.append(SkippedPod(name, namespace, f"not among the {kind} to adopt"))
             continue
-        # Conditional on the listed version: a pod another scheduler took over meanwhile
-        # answers 409 and is not tracked here as well.
-        version = pod.resource_version or None
-        actions.append(PatchLabels(name, namespace, {AIRFLOW_WORKER_LABEL: my_label}, version))
+        # Guarded by the listed owner, not the listed version: a status update meanwhile
+        # does not fail it; a pod another scheduler took over fails the test op (422)
+        # and is not tracked here as well.
+        actions.append(
+            PatchLabels(
+                name,
+                namespace,
+                {AIRFLOW_WORKER_LABEL: my_label},
+                expect={AIRFLOW_WORKER_LABEL: pod.owner},
+            )
+        )
         if succeeded:
             result: WorkloadResult = (
                 CallbackResult(key, _COMPLETED, name, namespace, pod.resource_version)

@@ -18,7 +18,7 @@ import enum
 import types
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 import msgspec
@@ -27,9 +27,9 @@ from k8s_workloads import _config as _checks
 from k8s_workloads import _models, _watchjson
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_int
-from k8s_workloads._json import as_list as _list
 from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_str as _str
+from k8s_workloads._podstatus import Condition, PodStatus, read_conditions, read_status
 from k8s_workloads.codec import (
     InvalidAnnotations,
     _cached_task_key,
@@ -44,10 +44,12 @@ from k8s_workloads.failures import (
     PendingPolicy,
     classify_failure,
     classify_read,
-    collect_failure_details,
     demystify_pending,
     describe_failure,
-    oom_killed_container,
+    status_disruption,
+    status_failure_details,
+    status_fatal_waiting,
+    status_oom_killed,
 )
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import KUBERNETES_EXECUTOR_LABEL, POD_REVOKED_LABEL, TRUE_LABEL_VALUE
@@ -334,27 +336,45 @@ class _Pod:
         """``status.reason`` as sent (any JSON value)."""
         self.pod_message = pod_message
 
-    # What the rows read of the status, beyond phase, reason and message.
+    # What the rows read of the status, beyond phase, reason and message: the failure
+    # rules of :mod:`~k8s_workloads.failures`, written once over the typed status each
+    # kind of pod gives.
 
     def manifest(self) -> Mapping[str, Any]:
         """The pod as a manifest dict, for the readers of :mod:`~k8s_workloads.failures`."""
         raise NotImplementedError
 
+    def status(self) -> PodStatus | None:
+        """The pod's status, typed (None: the pod has none)."""
+        raise NotImplementedError
+
+    def conditions(self) -> list[Condition]:
+        """The pod's conditions, typed."""
+        raise NotImplementedError
+
     def oom_killed(self) -> str | None:
         """:func:`~k8s_workloads.failures.oom_killed_container` of this pod."""
-        raise NotImplementedError
+        status = self.status()
+        return None if status is None else status_oom_killed(status)
 
     def fatal_waiting(self, reasons: frozenset[str]) -> tuple[str, str] | None:
         """The first fatal waiting reason and its container, as the provider checks them."""
-        raise NotImplementedError
+        status = self.status()
+        return None if status is None else status_fatal_waiting(status, reasons)
 
     def failure_details(self) -> FailureDetails | None:
         """:func:`~k8s_workloads.failures.collect_failure_details` of this pod."""
-        raise NotImplementedError
+        status = self.status()
+        return None if status is None else status_failure_details(status)
 
     def classify(self, details: FailureDetails) -> FailureClassification:
         """:func:`~k8s_workloads.failures.classify_failure` of this pod, given its details."""
-        raise NotImplementedError
+        status = self.status()
+        if status is None:
+            return classify_read(details, None, None, lambda: None)
+        return classify_read(
+            details, status_disruption(self.conditions()), status.reason, self.oom_killed
+        )
 
     @property
     def failed_state(self) -> TaskInstanceState | CallbackState:
@@ -401,7 +421,7 @@ class _Pod:
 class _ManifestPod(_Pod):
     """A pod read from its decoded manifest (``json.loads``, a dict, a ``V1Pod``)."""
 
-    __slots__ = ("_manifest", "_status")
+    __slots__ = ("_manifest", "_status", "_typed")
 
     def __init__(  # noqa: PLR0917 - private, on the hot path
         self,
@@ -428,41 +448,19 @@ class _ManifestPod(_Pod):
         )
         self._manifest = manifest
         self._status = status
+        self._typed: PodStatus | None = None
 
     def manifest(self) -> Mapping[str, Any]:
         return self._manifest
 
-    def oom_killed(self) -> str | None:
-        return oom_killed_container(self._manifest)
+    def status(self) -> PodStatus:
+        typed = self._typed
+        if typed is None:
+            typed = self._typed = read_status(self._status)
+        return typed
 
-    def failure_details(self) -> FailureDetails | None:
-        return collect_failure_details(self._manifest)
-
-    def classify(self, details: FailureDetails) -> FailureClassification:
-        return classify_failure(self._manifest, details)
-
-    def fatal_waiting(self, reasons: frozenset[str]) -> tuple[str, str] | None:
-        # The provider checks every init container, then only the first main container.
-        status = self._status
-        candidates = [
-            *_list(status.get("initContainerStatuses")),
-            *_list(status.get("containerStatuses"))[:1],
-        ]
-        for container in candidates:
-            container_map = _map(container)
-            waiting = _map(_map(container_map.get("state")).get("waiting"))
-            reason = waiting.get("reason")
-            if not isinstance(reason, str) or reason not in reasons:
-                continue
-            if _throttled(reason, waiting.get("message")):
-                continue
-            return reason, _str(container_map.get("name")) or "unknown"
-        return None
-
-
-def _throttled(reason: str, message: object) -> bool:
-    # A registry throttling the kubelet is not a bad image (apache/airflow#37670).
-    return reason == "ErrImagePull" and message == "pull QPS exceeded"
+    def conditions(self) -> list[Condition]:
+        return read_conditions(self._status)
 
 
 class _TypedPod(_Pod):
@@ -478,7 +476,7 @@ class _TypedPod(_Pod):
     def __init__(  # noqa: PLR0917 - private, on the hot path
         self,
         event_type: str,
-        status: _watchjson.PodStatus | None,
+        status: PodStatus | None,
         metadata: _watchjson.PodMetadata,
         key: WorkloadKey,
         config: ResolverConfig,
@@ -506,102 +504,12 @@ class _TypedPod(_Pod):
             return {}
         return {"status": _watchjson.status_as_builtins(self._status)}
 
-    def oom_killed(self) -> str | None:
+    def status(self) -> PodStatus | None:
+        return self._status
+
+    def conditions(self) -> list[Condition]:
         status = self._status
-        if status is None:
-            return None
-        for containers in (
-            status.initContainerStatuses,
-            status.containerStatuses,
-            status.ephemeralContainerStatuses,
-        ):
-            for container in containers or ():
-                for state in (container.state, container.lastState):
-                    if (
-                        state is not None
-                        and state.terminated is not None
-                        and state.terminated.reason == "OOMKilled"
-                    ):
-                        return container.name or "unknown"
-        return None
-
-    def failure_details(self) -> FailureDetails | None:
-        status = self._status
-        if status is None or status.phase != "Failed":
-            return None
-        details: FailureDetails = {
-            "pod_status": "Failed",
-            "pod_reason": status.reason,
-            "pod_message": status.message,
-        }
-        container = _typed_container_failure(status.initContainerStatuses, "init")
-        if not container:
-            container = _typed_container_failure(status.containerStatuses, "main")
-        if container:
-            details.update(container)
-        return details
-
-    def classify(self, details: FailureDetails) -> FailureClassification:
-        status = self._status
-        if status is None:
-            return classify_read(details, None, None, lambda: None)
-        disruption = None
-        for condition in _watchjson.decode_conditions(status):
-            if condition.type == "DisruptionTarget" and condition.status == "True":
-                disruption = condition.reason or "DisruptionTarget"
-                break
-        return classify_read(details, disruption, status.reason, self.oom_killed)
-
-    def fatal_waiting(self, reasons: frozenset[str]) -> tuple[str, str] | None:
-        status = self._status
-        if status is None:
-            return None
-        candidates = [
-            *(status.initContainerStatuses or ()),
-            *(status.containerStatuses or ())[:1],
-        ]
-        for container in candidates:
-            state = container.state
-            waiting = None if state is None else state.waiting
-            reason = None if waiting is None else waiting.reason
-            if reason is None or reason not in reasons:
-                continue
-            if waiting is not None and _throttled(reason, waiting.message):
-                continue
-            return reason, container.name or "unknown"
-        return None
-
-
-def _typed_container_failure(
-    statuses: list[_watchjson.ContainerStatus] | None, container_type: Literal["init", "main"]
-) -> FailureDetails | None:
-    # failures._analyse_containers, on typed container statuses.
-    waiting: FailureDetails | None = None
-    for container in statuses or ():
-        state = container.state
-        if state is None:
-            continue
-        terminated = state.terminated
-        if terminated is not None:
-            code = terminated.exitCode
-            if code is not None and code != 0 and terminated.reason != "Completed":
-                return {
-                    "container_state": "terminated",
-                    "container_reason": terminated.reason,
-                    "container_message": terminated.message,
-                    "exit_code": code,
-                    "container_type": container_type,
-                    "container_name": container.name or "unknown",
-                }
-        elif state.waiting is not None:
-            waiting = {
-                "container_state": "waiting",
-                "container_reason": state.waiting.reason,
-                "container_message": state.waiting.message,
-                "container_type": container_type,
-                "container_name": container.name or "unknown",
-            }
-    return waiting
+        return [] if status is None else _watchjson.decode_conditions(status)
 
 
 _Rule: TypeAlias = "Callable[[_Pod], Resolution | None]"

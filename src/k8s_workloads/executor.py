@@ -51,7 +51,7 @@ import datetime
 import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 import attrs
 
@@ -68,8 +68,15 @@ from k8s_workloads.actions import (
     RequeueJob,
     TrackRunning,
 )
-from k8s_workloads.adoption import AdoptionPlan, plan_adoption, plan_relist, plan_revocation
+from k8s_workloads.adoption import (
+    AdoptionPlan,
+    adoption_selectors,
+    plan_adoption,
+    plan_relist,
+    plan_revocation,
+)
 from k8s_workloads.attempts import Attempt, Attempts
+from k8s_workloads.compat import supports_callbacks
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.creation_errors import classify_create_error, decide_create_error
 from k8s_workloads.decisions import (
@@ -354,6 +361,7 @@ _LEFTOVER_STATES: Final = frozenset(
     }
 )
 _ADOPTION: Final = "adoption"  # a failed relabel drops the pod's adoption
+_Key = TypeVar("_Key", TaskInstanceKey, CallbackKey)
 
 
 @attrs.define(eq=False)
@@ -837,8 +845,12 @@ class ExecutorCore:
     ) -> AdoptionPlan:
         """Take over the listed pods of dead schedulers (after a restart).
 
-        Perform the requests that follow; then :meth:`not_adopted` gives the task keys
-        the scheduler should reset. A pod whose relabel fails is not adopted.
+        ``pods``: every pod of the lists :meth:`adoption_selectors` names, as listed (a
+        pod in two lists counts once). Perform the requests that follow; then
+        :meth:`not_adopted` gives the keys not taken over: task instances for the
+        scheduler to reset, callbacks to run again. A pod whose relabel fails (its owner
+        changed: a rival adopted it) is not adopted; a pod without a readable owner label
+        or workload is skipped, named in the plan's ``undecodable``.
         """
         plan = plan_adoption(
             pods,
@@ -866,8 +878,25 @@ class ExecutorCore:
             self._open(group, key)
         return plan
 
-    def not_adopted(self, expected: Iterable[TaskInstanceKey]) -> list[TaskInstanceKey]:
-        """Expected task keys this executor does not run: the scheduler resets these."""
+    def adoption_selectors(
+        self,
+        dead_scheduler_ids: Iterable[str | int] = (),
+        alive_scheduler_ids: Iterable[str | int] = (),
+    ) -> tuple[PodSelector, ...]:
+        """The pod lists to make (in each watched namespace) before :meth:`adopt`:
+        :func:`~k8s_workloads.adoption.adoption_selectors` for this scheduler, with the
+        callback list when its Airflow runs callbacks (3.3+)."""
+        return adoption_selectors(
+            self.config.scheduler_id,
+            dead_scheduler_ids=dead_scheduler_ids,
+            alive_scheduler_ids=alive_scheduler_ids,
+            callbacks=supports_callbacks(self._resolver.airflow_version),
+        )
+
+    def not_adopted(self, expected: Iterable[_Key]) -> list[_Key]:
+        """Expected keys this executor does not run, once the adoption's requests are
+        performed: task instances for the scheduler to reset, callbacks for the executor
+        to run again (Airflow resets only task instances)."""
         return [key for key in expected if key not in self._running]
 
     def revoke(self, key: TaskInstanceKey, pods: Iterable[Mapping[str, Any]]) -> None:

@@ -15,20 +15,25 @@ from __future__ import annotations
 
 import datetime
 import enum
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from k8s_workloads import _config as _checks
 from k8s_workloads._display import shown
-from k8s_workloads._json import as_int
 from k8s_workloads._json import as_list as _list
 from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_str as _str
+from k8s_workloads._podstatus import (
+    Condition,
+    ContainerStatus,
+    PodStatus,
+    read_conditions,
+    read_status,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Mapping
 
     from k8s_workloads.states import FailureDetails
 
@@ -135,40 +140,56 @@ def _status_of(pod: Mapping[str, Any]) -> Mapping[str, Any]:
     return _map(_map(pod).get("status"))
 
 
-def _exit_code(terminated: Mapping[str, Any]) -> int:
-    code = as_int(terminated.get("exitCode"))
-    # A missing exit code counts as 0, as the provider does; a non-int is not one.
-    return 0 if code is None else code
+def container_failure(
+    statuses: Iterable[ContainerStatus] | None, container_type: _ContainerType
+) -> FailureDetails | None:
+    """The first container that terminated with a non-zero exit code (reason not
+    ``Completed``), else the last one waiting, as failure details; None for neither.
 
-
-def _analyse_containers(statuses: object, container_type: _ContainerType) -> FailureDetails | None:
+    A missing exit code counts as 0, as the provider does."""
     waiting: FailureDetails | None = None
-    for status in _list(statuses):
-        status_map = _map(status)
-        state = _map(status_map.get("state"))
-        name = _str(status_map.get("name")) or "unknown"
-        terminated = state.get("terminated")
-        if isinstance(terminated, Mapping):
-            reason = _str(terminated.get("reason"))
-            code = _exit_code(terminated)
-            if code != 0 and reason != "Completed":
+    for container in statuses or ():
+        state = container.state
+        if state is None:
+            continue
+        terminated = state.terminated
+        if terminated is not None:
+            code = terminated.exitCode
+            if code and terminated.reason != "Completed":
                 return {
                     "container_state": "terminated",
-                    "container_reason": reason,
-                    "container_message": _str(terminated.get("message")),
+                    "container_reason": terminated.reason,
+                    "container_message": terminated.message,
                     "exit_code": code,
                     "container_type": container_type,
-                    "container_name": name,
+                    "container_name": container.name or "unknown",
                 }
-        elif isinstance(waiting_state := state.get("waiting"), Mapping):
+        elif state.waiting is not None:
             waiting = {
                 "container_state": "waiting",
-                "container_reason": _str(waiting_state.get("reason")),
-                "container_message": _str(waiting_state.get("message")),
+                "container_reason": state.waiting.reason,
+                "container_message": state.waiting.message,
                 "container_type": container_type,
-                "container_name": name,
+                "container_name": container.name or "unknown",
             }
     return waiting
+
+
+def status_failure_details(status: PodStatus) -> FailureDetails | None:
+    """:func:`collect_failure_details` of a typed status (the rule's one home)."""
+    if status.phase != "Failed":
+        return None
+    details: FailureDetails = {
+        "pod_status": "Failed",
+        "pod_reason": status.reason,
+        "pod_message": status.message,
+    }
+    container = container_failure(status.initContainerStatuses, "init")
+    if not container:
+        container = container_failure(status.containerStatuses, "main")
+    if container:
+        details.update(container)
+    return details
 
 
 def collect_failure_details(pod: Mapping[str, Any]) -> FailureDetails | None:
@@ -178,44 +199,51 @@ def collect_failure_details(pod: Mapping[str, Any]) -> FailureDetails | None:
     non-zero exit code (reason not ``Completed``), else the first such main container,
     else the last waiting container of the first list that has one.
     """
-    status = _status_of(pod)
-    if status.get("phase") != "Failed":
-        return None
-    details: FailureDetails = {
-        "pod_status": "Failed",
-        "pod_reason": _str(status.get("reason")),
-        "pod_message": _str(status.get("message")),
-    }
-    for key, container_type in _CONTAINER_LISTS:
-        container = _analyse_containers(status.get(key), container_type)
-        if container:
-            details.update(container)
-            break
-    return details
+    return status_failure_details(read_status(_status_of(pod)))
 
 
-def _disruption(status: Mapping[str, Any]) -> str | None:
-    for condition in _list(status.get("conditions")):
-        condition_map = _map(condition)
-        is_disruption = condition_map.get("type") == "DisruptionTarget"
-        if is_disruption and condition_map.get("status") == "True":
-            return _str(condition_map.get("reason")) or "DisruptionTarget"
+def status_disruption(conditions: Iterable[Condition]) -> str | None:
+    """The reason of a true ``DisruptionTarget`` condition (or ``"DisruptionTarget"``)."""
+    for condition in conditions:
+        if condition.type == "DisruptionTarget" and condition.status == "True":
+            return condition.reason or "DisruptionTarget"
     return None
 
 
 def oom_killed_container(pod: Mapping[str, Any]) -> str | None:
     """The name of a container the kernel OOM-killed (now or in its last run), if any."""
-    return _oom_killed(_status_of(pod))
+    return status_oom_killed(read_status(_status_of(pod)))
 
 
-def _oom_killed(status: Mapping[str, Any]) -> str | None:
-    for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
-        for container in _list(status.get(key)):
-            container_map = _map(container)
-            for state_key in ("state", "lastState"):
-                terminated = _map(_map(container_map.get(state_key)).get("terminated"))
-                if terminated.get("reason") == "OOMKilled":
-                    return _str(container_map.get("name")) or "unknown"
+def status_oom_killed(status: PodStatus) -> str | None:
+    """:func:`oom_killed_container` of a typed status (the rule's one home)."""
+    for containers in (
+        status.initContainerStatuses,
+        status.containerStatuses,
+        status.ephemeralContainerStatuses,
+    ):
+        for container in containers or ():
+            for state in (container.state, container.lastState):
+                terminated = None if state is None else state.terminated
+                if terminated is not None and terminated.reason == "OOMKilled":
+                    return container.name or "unknown"
+    return None
+
+
+def status_fatal_waiting(status: PodStatus, reasons: frozenset[str]) -> tuple[str, str] | None:
+    """The first container waiting for one of ``reasons``: every init container, then only
+    the first main one, as the provider checks; a registry throttling the kubelet
+    (``ErrImagePull`` with ``pull QPS exceeded``, apache/airflow#37670) is no bad image.
+    As (reason, container name)."""
+    candidates = [*(status.initContainerStatuses or ()), *(status.containerStatuses or ())[:1]]
+    for container in candidates:
+        state = container.state
+        waiting = None if state is None else state.waiting
+        if waiting is None or waiting.reason is None or waiting.reason not in reasons:
+            continue
+        if waiting.reason == "ErrImagePull" and waiting.message == "pull QPS exceeded":
+            continue
+        return waiting.reason, container.name or "unknown"
     return None
 
 
@@ -237,11 +265,15 @@ def classify_failure(
         return FailureClassification(
             FailureKind.INFRASTRUCTURE, True, "PodDeleted", "deleted while running"
         )
-    status = _status_of(pod)
+    raw = _status_of(pod)
+    status = read_status(raw)
     if details is None:
-        details = collect_failure_details(pod) or {}
+        details = status_failure_details(status) or {}
     return classify_read(
-        details, _disruption(status), _str(status.get("reason")), lambda: _oom_killed(status)
+        details,
+        status_disruption(read_conditions(raw)),
+        status.reason,
+        lambda: status_oom_killed(status),
     )
 
 
@@ -331,9 +363,7 @@ class PendingPolicy:
     """
 
     image_pull_grace: float | None = attrs.field(default=180.0, validator=_checks.grace)
-    create_container_error_grace: float | None = attrs.field(
-        default=180.0, validator=_checks.grace
-    )
+    create_container_error_grace: float | None = attrs.field(default=180.0, validator=_checks.grace)
     create_container_config_error_grace: float | None = attrs.field(
         default=0.0, validator=_checks.grace
     )

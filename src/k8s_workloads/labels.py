@@ -64,6 +64,7 @@ __all__ = [
     "label_safe_datestring_to_datetime",
     "live_pods_adoption_selector",
     "make_safe_label_value",
+    "orphaned_callback_pods_selector",
     "scheduler_pods_selector",
     "watcher_selector",
 ]
@@ -430,6 +431,29 @@ def completed_pods_adoption_selector(
             f"{POD_EXECUTOR_DONE_LABEL}!={TRUE_LABEL_VALUE}"
         ),
         field_selector="status.phase=Succeeded",
+    )
+
+
+def orphaned_callback_pods_selector(
+    me: str | int, alive_scheduler_job_ids: Iterable[str | int] = ()
+) -> PodSelector:
+    """Callback pods not Succeeded and not done, owned by no live scheduler.
+
+    Airflow hands an executor only task instances to adopt, never callbacks, so the dead
+    schedulers' callback pods are found by what they are, not by a known owner.
+    """
+    owners = sorted(
+        {make_safe_label_value(str(me))}
+        | {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_job_ids}
+    )
+    return PodSelector(
+        label_selector=(
+            f"{KUBERNETES_EXECUTOR_LABEL}={TRUE_LABEL_VALUE},"
+            f"{WORKLOAD_TYPE_LABEL}={CALLBACK_WORKLOAD_TYPE},"
+            f"{AIRFLOW_WORKER_LABEL} notin ({','.join(owners)}),"
+            f"{POD_EXECUTOR_DONE_LABEL}!={TRUE_LABEL_VALUE}"
+        ),
+        field_selector="status.phase!=Succeeded",
     )
 
 

@@ -106,9 +106,10 @@ class AsyncKubeCalls:
                 await api.delete_namespaced_secret(request.name, request.namespace, **extra)
             )
         elif isinstance(request, PatchLabels):
-            body = label_patch(request)
+            # A list body (a guarded relabel) goes as application/json-patch+json.
+            patch = label_patch(request)
             await _drain(
-                await api.patch_namespaced_pod(request.pod_name, request.namespace, body, **extra)
+                await api.patch_namespaced_pod(request.pod_name, request.namespace, patch, **extra)
             )
         elif isinstance(request, ListPods):
             return await self.list_pods(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.actions import DeletePod, PatchLabels
 from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods, Request
+from k8s_workloads.io.policy import label_patch
 from k8s_workloads.testing._errors import FAILURES
 
 if TYPE_CHECKING:
@@ -39,8 +40,14 @@ class ClusterCalls:
         elif isinstance(request, DeleteSecret):
             cluster.delete_secret(request.namespace, request.name)
         elif isinstance(request, PatchLabels):
-            cluster.patch_pod_labels(
-                request.namespace, request.pod_name, request.labels, request.resource_version
+            # The body the kubernetes clients send, by the content type they pick for it:
+            # a list (a guarded relabel) is a JSON patch, its failed test a 422.
+            patch = label_patch(request)
+            cluster.patch_pod(
+                request.namespace,
+                request.pod_name,
+                patch,
+                patch_type="json" if isinstance(patch, list) else "strategic",
             )
         elif isinstance(request, ListPods):
             return self.list_pods(

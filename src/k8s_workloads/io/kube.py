@@ -92,8 +92,9 @@ class KubeCalls:
         elif isinstance(request, DeleteSecret):
             _drain(api.delete_namespaced_secret(request.name, request.namespace, **extra))
         elif isinstance(request, PatchLabels):
-            body = label_patch(request)
-            _drain(api.patch_namespaced_pod(request.pod_name, request.namespace, body, **extra))
+            # A list body (a guarded relabel) goes as application/json-patch+json.
+            patch = label_patch(request)
+            _drain(api.patch_namespaced_pod(request.pod_name, request.namespace, patch, **extra))
         elif isinstance(request, ListPods):
             return self.list_pods(
                 request.namespace,

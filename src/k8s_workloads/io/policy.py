@@ -11,9 +11,14 @@ request                             status  meaning
 ``DeletePod``, ``DeleteSecret``     404     done: it is gone, which is what was wanted
 ``PatchLabels`` (unconditional)     404     done: a pod that is gone needs no label
 ``PatchLabels`` (conditional)       404     failed: the adoption took nothing
-``PatchLabels`` (conditional)       409     failed: someone else changed or took it
+``PatchLabels`` (``expect``)        422     failed: a ``test`` op failed, someone else
+                                            took it (the owner label changed)
+``PatchLabels`` (resource version)  409     failed: someone else changed or took it
 anything else                       any     failed: the core decides (retry, give up)
 ==================================  ======  =========================================
+
+A conditional relabel that failed is never retried: the core drops that pod's adoption
+(the scheduler resets the task instance only if no one tracks it).
 
 Which failures are transient (a 429, a 5xx, a connection error) is the core's rule
 (:func:`~k8s_workloads.creation_errors.classify_create_error`); this layer never retries
@@ -68,7 +73,7 @@ def failure_is_done(request: Request, error: BaseException) -> bool:
     if status != 404:
         return False
     if isinstance(request, PatchLabels):
-        return request.resource_version is None
+        return not request.conditional
     return isinstance(request, (DeletePod, DeleteSecret))
 
 
@@ -116,13 +121,40 @@ def settle(
     return error
 
 
-def label_patch(request: PatchLabels) -> dict[str, Any]:
-    """The merge patch of ``request``'s labels; conditional on its ``resourceVersion``
-    when it has one (the API server answers 409 if the pod moved on)."""
-    metadata: dict[str, Any] = {"labels": dict(request.labels)}
+def label_patch(request: PatchLabels) -> dict[str, Any] | list[dict[str, Any]]:
+    """The patch body for ``request``, in the form every client sends as it should.
+
+    Without :attr:`~k8s_workloads.actions.PatchLabels.expect`: a merge patch of the
+    labels (a dict: the clients send it as a strategic merge patch), conditional on its
+    ``resourceVersion`` when it has one (the API server answers 409 if the pod moved on).
+    With it: a JSON patch (RFC 6902; a list: the ``kubernetes`` and
+    ``kubernetes_asyncio`` clients send ``application/json-patch+json`` for a list body)
+    — a ``test`` op per expected label (and on the resource version, if any), then a
+    ``replace`` of each tested label and an ``add`` of each other one. The server applies
+    all of it or nothing (422 Invalid when a test fails).
+    """
+    if not request.expect:
+        metadata: dict[str, Any] = {"labels": dict(request.labels)}
+        if request.resource_version is not None:
+            metadata["resourceVersion"] = request.resource_version
+        return {"metadata": metadata}
+    ops: list[dict[str, Any]] = [
+        {"op": "test", "path": _label_path(key), "value": value}
+        for key, value in request.expect.items()
+    ]
     if request.resource_version is not None:
-        metadata["resourceVersion"] = request.resource_version
-    return {"metadata": metadata}
+        ops.append(
+            {"op": "test", "path": "/metadata/resourceVersion", "value": request.resource_version}
+        )
+    for key, value in request.labels.items():
+        op = "replace" if key in request.expect else "add"
+        ops.append({"op": op, "path": _label_path(key), "value": value})
+    return ops
+
+
+def _label_path(key: str) -> str:
+    # A JSON pointer (RFC 6901): "~" and "/" in a label key ("example.com/owner") escaped.
+    return "/metadata/labels/" + key.replace("~", "~0").replace("/", "~1")
 
 
 class Paging:

@@ -72,8 +72,6 @@ from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
     POD_EXECUTOR_DONE_LABEL,
     TRUE_LABEL_VALUE,
-    completed_pods_adoption_selector,
-    live_pods_adoption_selector,
     make_safe_label_value,
     watcher_selector,
 )
@@ -443,18 +441,16 @@ class _Simulation:
 
     def adopt(self) -> None:
         sched = self.scheduler
-        listed: dict[str, Manifest] = {}
-        selectors = [live_pods_adoption_selector(old) for old in self.dead_ids]
-        selectors.append(completed_pods_adoption_selector(sched.job_id))
-        for selector in selectors:
+        listed: list[Manifest] = []
+        for selector in sched.core.adoption_selectors(self.dead_ids):
             listing = self.cluster.list_pods(
                 self.config.namespace,
                 label_selector=selector.label_selector,
                 field_selector=selector.field_selector,
             )
-            for pod in listing["items"]:
-                listed.setdefault(pod["metadata"]["name"], pod)
-        pods = [listed[name] for name in sorted(listed)]
+            listed.extend(listing["items"])
+        # In name order; a pod in two lists is passed twice: the core counts it once.
+        pods = sorted(listed, key=lambda pod: str(pod["metadata"]["name"]))
         dead = set(self.dead_ids)
         expected = [
             live.key
@@ -476,7 +472,8 @@ class _Simulation:
         )
         self.log(
             "adopt",
-            f"adoption: {len(pods)} pods listed, {len(plan.adopted)} adopted, "
+            f"adoption: {len({pod['metadata']['name'] for pod in pods})} pods listed, "
+            f"{len(plan.adopted)} adopted, "
             f"{len(plan.completed)} completed, {len(plan.skipped)} skipped, "
             f"{len(plan.undecodable)} undecodable; {len(expected)} task instances to adopt",
         )

@@ -3,10 +3,14 @@
 Like httpx's ``MockTransport``, it ships with the library so that executor authors test
 their own code against it, and the library's own tests and simulator use the same kit:
 
-* :class:`FakeCluster` keeps pods and Secrets, interprets label and field selectors as
-  the API server does, bumps ``resourceVersion`` on every change, streams watch events
-  per selector (``DELETED`` when a patch makes a pod leave a watch's selection), expires
-  watches with a 410 and fails any call on demand (status, body, ``Retry-After``);
+* :class:`FakeCluster` keeps pods, Secrets and namespaces as a Kubernetes 1.37 API server
+  does: it validates what is created and patched (422 with ``details.causes``), applies
+  patches by content type, deletes pods gracefully (Terminating until the kubelet's
+  :meth:`~FakeCluster.finish_deletion`), interprets label and field selectors, bumps
+  ``resourceVersion`` on every change, streams watch events per selector (``DELETED``
+  when a patch makes a pod leave a watch's selection), expires watches with a 410 and
+  fails any call on demand (status, body, ``Retry-After``); what it models and what it
+  does not is the README's "How faithful the test kit is";
 * :class:`FakeAirflowDB` holds task instance and callback states and records the events
   the executor reports, as the scheduler would;
 * :class:`Kubelet` binds the cluster's pods to its node and moves them to ``Running``,

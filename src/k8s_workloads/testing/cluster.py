@@ -24,16 +24,15 @@ import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import attrs
-
 from k8s_workloads import _config as _checks
 from k8s_workloads.testing import _admission, _paging
 from k8s_workloads.testing._errors import FAILURES, ApiError, Fault, invalid, status_document
 from k8s_workloads.testing._patch import PatchError, apply_patch, patch_type
+from k8s_workloads.testing._watch import FakeWatch, _Change, _copy
 from k8s_workloads.testing.selectors import FieldSelector, LabelSelector
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
 __all__ = ["FAILURES", "ApiError", "FakeCluster", "FakeWatch", "Fault", "status_document"]
 
@@ -54,86 +53,6 @@ CALLS = frozenset(
     }
 )
 """The calls :meth:`FakeCluster.fail_next` can fail."""
-
-
-def _copy(value: Manifest) -> Manifest:
-    # Plain JSON values only: several times faster than copy.deepcopy.
-    copied: Manifest = json.loads(json.dumps(value))
-    return copied
-
-
-@attrs.define
-class _Change:
-    version: int
-    before: Manifest | None
-    after: Manifest
-    deleted: bool
-
-
-class FakeWatch:
-    """One watch stream; read what has arrived with :meth:`events` or :meth:`lines`."""
-
-    def __init__(self, namespace: str | None, labels: LabelSelector, fields: FieldSelector) -> None:
-        self.namespace = namespace
-        self.labels = labels
-        self.fields = fields
-        self._events: deque[Manifest] = deque()
-        self.bookmarks = False
-        """True if ``BOOKMARK`` events may be sent (``allowWatchBookmarks``)."""
-        self.closed = False
-        """True once the stream ended (a 410): start a new watch."""
-
-    def selects(self, pod: Manifest | None) -> bool:
-        if pod is None:
-            return False
-        metadata = pod["metadata"]
-        if self.namespace is not None and metadata.get("namespace") != self.namespace:
-            return False
-        return self.labels.matches(metadata.get("labels")) and self.fields.matches(pod)
-
-    def _push(self, event: Manifest) -> None:
-        if not self.closed:
-            self._events.append(event)
-
-    def _end(self, status: Manifest | None) -> None:
-        if not self.closed:
-            if status is not None:
-                self._events.append({"type": "ERROR", "object": status})
-            self.closed = True
-
-    def __len__(self) -> int:
-        return len(self._events)
-
-    def _take(self, limit: int | None) -> list[Manifest]:
-        count = len(self._events) if limit is None else min(limit, len(self._events))
-        return [self._events.popleft() for _ in range(count)]
-
-    def events(self, limit: int | None = None, *, copy: bool = True) -> list[Manifest]:
-        """The events that have arrived (at most ``limit``), oldest first, as dicts.
-
-        ``copy=False`` gives the cluster's own snapshots, shared by every watch and the
-        history (no copy per event): read them, never change them.
-        """
-        taken = self._take(limit)
-        return [_copy(event) for event in taken] if copy else taken
-
-    def lines(self, limit: int | None = None) -> list[str]:
-        """The same as JSON lines, as the API server streams them."""
-        return [json.dumps(event, separators=(",", ":")) for event in self._take(limit)]
-
-    def peek(self) -> tuple[Manifest, ...]:
-        """The waiting events, not taken (shared snapshots: read only)."""
-        return tuple(self._events)
-
-    def drop(self, index: int) -> Manifest:
-        """Take one waiting event out of order (to reorder or lose it in a test)."""
-        event = self._events[index]
-        del self._events[index]
-        return _copy(event)
-
-    def __iter__(self) -> Iterator[Manifest]:
-        while self._events:
-            yield _copy(self._events.popleft())
 
 
 F = TypeVar("F", bound="Callable[..., Any]")
@@ -469,7 +388,6 @@ class FakeCluster:
         metadata["creationTimestamp"] = self._timestamp()
         for key in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
             metadata.pop(key, None)
-        pod["spec"].setdefault("terminationGracePeriodSeconds", _DEFAULT_GRACE_SECONDS)
         pod["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
         if dry_run:
             metadata["resourceVersion"] = self.resource_version
@@ -494,6 +412,7 @@ class FakeCluster:
         *,
         patch_type: str = "application/strategic-merge-patch+json",
         dry_run: bool = False,
+        field_validation: str | None = None,
     ) -> Manifest:
         """``patch_namespaced_pod``: ``patch`` applied by content type, the pod answered.
 
@@ -505,9 +424,19 @@ class FakeCluster:
         validated as an update (an immutable field changed: 422); a ``resourceVersion``
         in the patch other than the pod's is a 409; ``status`` is not changed here (see
         :meth:`patch_pod_status`). A patch that changes nothing bumps nothing.
+        ``field_validation="Strict"``: an unknown field in the result is a 400 (otherwise
+        it is dropped).
         """
         self._call("patch_pod", namespace, name)
-        return self._patch(namespace, name, patch, patch_type, dry_run=dry_run, status=False)
+        return self._patch(
+            namespace,
+            name,
+            patch,
+            patch_type,
+            dry_run=dry_run,
+            status=False,
+            fields=field_validation,
+        )
 
     @_locked
     def patch_pod_status(
@@ -518,11 +447,20 @@ class FakeCluster:
         *,
         patch_type: str = "application/strategic-merge-patch+json",
         dry_run: bool = False,
+        field_validation: str | None = None,
     ) -> Manifest:
         """``patch_namespaced_pod_status``: as :meth:`patch_pod`, on the ``pods/status``
         subresource: only ``status`` changes (what a kubelet writes)."""
         self._call("patch_pod_status", namespace, name)
-        return self._patch(namespace, name, patch, patch_type, dry_run=dry_run, status=True)
+        return self._patch(
+            namespace,
+            name,
+            patch,
+            patch_type,
+            dry_run=dry_run,
+            status=True,
+            fields=field_validation,
+        )
 
     def _patch(
         self,
@@ -533,6 +471,7 @@ class FakeCluster:
         *,
         dry_run: bool,
         status: bool,
+        fields: str | None,
     ) -> Manifest:
         try:
             kind = patch_type(kind)
@@ -548,8 +487,10 @@ class FakeCluster:
         if version not in {None, old["metadata"]["resourceVersion"]}:
             raise _conflict(name, _STALE)
         try:
-            new, _ = _admission.decode_pod(patched)
+            new, _ = _admission.decode_pod(patched, field_validation=fields)
         except _admission.Rejected as error:
+            if "strict decoding error" in str(error) or "fieldValidation" in str(error):
+                raise ApiError(400, "BadRequest", str(error)) from None
             cause = _admission.Cause("patch", "FieldValueInvalid", f"Invalid value: {error}")
             raise invalid("Pod", name, [cause]) from None
         if status:  # the status strategy: everything but status is the stored pod's
@@ -991,13 +932,13 @@ class FakeCluster:
         }
 
     @_locked
-    def send_bookmarks(self) -> None:
-        """A ``BOOKMARK`` at the current resource version to every open watch that allows
-        them (the API server sends one about once a minute; the HTTP server, when a watch
-        has been idle for a while)."""
-        for watch in self._watches:
-            if watch.bookmarks and not watch.closed:
-                watch._push(self._bookmark())  # noqa: SLF001
+    def send_bookmarks(self, watch: FakeWatch | None = None) -> None:
+        """A ``BOOKMARK`` at the current resource version to ``watch`` (default: every open
+        watch) if it allows them (the API server sends one about once a minute; the HTTP
+        server, when a watch has been idle for ``bookmark_seconds``)."""
+        for each in self._watches if watch is None else [watch]:
+            if each.bookmarks and not each.closed:
+                each._push(self._bookmark())  # noqa: SLF001
 
     @_locked
     def read_pod(self, namespace: str, name: str) -> Manifest:

@@ -17,8 +17,6 @@ from k8s_workloads.executor import (
 from k8s_workloads.io import kit
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.labels import (
-    completed_pods_adoption_selector,
-    live_pods_adoption_selector,
     watcher_selector,
 )
 from k8s_workloads.testing._errors import FAILURES
@@ -178,15 +176,14 @@ class CoreDriver:
         expected_task_keys: Iterable[TaskInstanceKey] | None = None,
         expected_callback_keys: Iterable[CallbackKey] | None = None,
     ) -> tuple[AdoptionPlan, list[TaskInstanceKey]]:
-        """``try_adopt_task_instances``: list the dead schedulers' live pods and every
-        Succeeded pod no live scheduler owns, adopt them, and return the plan and the
-        task keys to reset."""
+        """``try_adopt_task_instances``: list the pods the core's
+        :meth:`~k8s_workloads.executor.ExecutorCore.adoption_selectors` name (the dead
+        schedulers' live pods, orphaned callback pods, Succeeded pods no live scheduler
+        owns), adopt them, and return the plan and the task keys to reset."""
         alive = list(alive_scheduler_ids)
         expected = None if expected_task_keys is None else list(expected_task_keys)
         pods: list[dict[str, Any]] = []
-        selectors = [live_pods_adoption_selector(job_id) for job_id in dead_scheduler_ids]
-        selectors.append(completed_pods_adoption_selector(self.core.config.scheduler_id, alive))
-        for selector in selectors:
+        for selector in self.core.adoption_selectors(dead_scheduler_ids, alive):
             listing = self.cluster.list_pods(
                 self._namespace(),
                 label_selector=selector.label_selector,

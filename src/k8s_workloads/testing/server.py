@@ -11,15 +11,21 @@ and the dynamic client run against it unchanged::
         )
         api.create_namespaced_pod("airflow", pod)
 
-What it serves, as the API server does: the discovery documents (``/api``, ``/apis``,
-``/api/v1``, ``/version``); pods — create, read, list (in pages with ``limit`` and
-``continue``, read from one snapshot; an expired token is a 410 ``Expired``) and watch
-(label and field selectors, ``resourceVersion``, ``timeoutSeconds``; a metadata-only list
-for ``Accept: ...;as=PartialObjectMetadataList``), merge and strategic-merge patches of
-labels, delete — in one namespace or all; Secrets — create, read, delete. Errors are
-``Status`` documents with their code (and ``Retry-After`` where a fault gives one); a fault
-made with :meth:`FakeCluster.fail_next` fails the matching call. A watch streams JSON lines
-and ends at its ``timeoutSeconds``, after a 410, or when the server stops.
+What it serves, as a Kubernetes 1.37 API server does: the discovery documents (``/api``,
+``/apis``, ``/api/v1`` listing only what is served, ``/version``) and the OpenAPI v2 and
+v3 documents kubectl reads; pods — create (validated: 422 with causes, 400 for a body it
+cannot decode; ``fieldValidation``; ``dryRun``), read, list (in pages with ``limit`` and
+``continue``, read from one snapshot; an expired token is a 410 ``Expired``; a
+metadata-only list for ``as=PartialObjectMetadataList``, a ``Table`` for ``as=Table``),
+watch (selectors, ``resourceVersion``, ``timeoutSeconds``, ``allowWatchBookmarks``,
+``sendInitialEvents``), patch by content type (merge, strategic merge, JSON patch; 415
+for another), delete (graceful, ``DeleteOptions`` with preconditions and
+``gracePeriodSeconds``), ``pods/status`` (get, patch), ``pods/log``, ``pods/binding`` —
+in one namespace or all; Secrets — create, read, list, delete; namespaces — read, list.
+Errors are ``Status`` documents with their code (and ``Retry-After`` where a fault gives
+one); a fault made with :meth:`FakeCluster.fail_next` fails the matching call (a watch's
+410 or 500 in the stream, as an ``ERROR`` event). A watch streams JSON lines and ends at
+its ``timeoutSeconds``, after an ``ERROR``, or when the server stops.
 
 As a client wants it over a kept-alive connection: ``TCP_NODELAY`` and each answer in one
 write (no ~40 ms delayed-ACK stall), and every request body read before the answer, errors
@@ -36,7 +42,8 @@ In its own process, with a :class:`~k8s_workloads.testing.Kubelet` if asked::
 
 prints its URL as the first line of stdout and serves until its lifetime ends, its stdin
 is closed, or it gets SIGTERM or SIGINT; then it exits 0 (a bad argument: one line on
-stderr, exit 2).
+stderr, exit 2). Its namespaces are ``default`` and each ``--namespace NAME`` (default:
+``airflow``).
 """
 
 from __future__ import annotations
@@ -52,7 +59,8 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads import _config as _checks
 from k8s_workloads.testing import _openapi, _tables
-from k8s_workloads.testing._errors import ApiError, status_document
+from k8s_workloads.testing._admission import Cause
+from k8s_workloads.testing._errors import ApiError, invalid, status_document
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.selectors import InvalidSelector
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
@@ -194,6 +202,47 @@ def _grace(value: object) -> int | None:
         except ValueError:
             pass
     raise ApiError(400, "BadRequest", f"gracePeriodSeconds: invalid value {value!r}")
+
+
+def _flag(value: str | None) -> bool | None:
+    return None if value is None else value.lower() in {"true", "1"}
+
+
+def _watch_options(query: dict[str, str]) -> tuple[bool, bool | None]:
+    # apimachinery validateWatchOptions: sendInitialEvents needs resourceVersionMatch
+    # NotOlderThan and allowWatchBookmarks; resourceVersionMatch needs sendInitialEvents.
+    bookmarks = bool(_flag(query.get("allowWatchBookmarks")))
+    initial = _flag(query.get("sendInitialEvents"))
+    match = query.get("resourceVersionMatch") or ""
+    causes = []
+    if initial is not None and match != "NotOlderThan":
+        causes.append(
+            (
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )
+        )
+    if initial is not None and not bookmarks:
+        causes.append(
+            (
+                "allowWatchBookmarks",
+                "sendInitialEvents requires setting allowWatchBookmarks to true",
+            )
+        )
+    if match and initial is None:
+        causes.append(
+            (
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            )
+        )
+    if causes:
+        raise invalid(
+            "ListOptions",
+            "",
+            [Cause(field, "FieldValueForbidden", f"Forbidden: {why}") for field, why in causes],
+        )
+    return bookmarks, initial
 
 
 def _first(query: dict[str, list[str]]) -> dict[str, str]:
@@ -472,7 +521,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send_json(200, cluster.read_pod(namespace, name))
         elif subresource == "status" and method == "PATCH":
             patched = cluster.patch_pod_status(
-                namespace, name, self._body(), patch_type=content_type, dry_run=dry_run
+                namespace,
+                name,
+                self._body(),
+                patch_type=content_type,
+                dry_run=dry_run,
+                field_validation=_first(query).get("fieldValidation"),
             )
             self._send_json(200, patched)
         elif subresource is not None:
@@ -487,7 +541,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._send_json(200, pod)
         elif method == "PATCH":
             patched = cluster.patch_pod(
-                namespace, name, self._body(), patch_type=content_type, dry_run=dry_run
+                namespace,
+                name,
+                self._body(),
+                patch_type=content_type,
+                dry_run=dry_run,
+                field_validation=_first(query).get("fieldValidation"),
             )
             self._send_json(200, patched)
         elif method == "DELETE":
@@ -560,14 +619,25 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send_json(200, cluster.read_namespace(name))
 
     def _watch(self, namespace: str | None, query: dict[str, str]) -> None:
-        watch = self.server.cluster.watch(
+        bookmarks, initial = _watch_options(query)
+        try:
+            timeout = float(query.get("timeoutSeconds") or 0) or self.server.lifetime
+        except ValueError:
+            raise ApiError(400, "BadRequest", "timeoutSeconds: not a number") from None
+        cluster = self.server.cluster
+        version = query.get("resourceVersion") or None
+        if initial is False and version is None:
+            version = cluster.resource_version  # no initial events: from now on
+        watch = cluster.watch(
             namespace,
             label_selector=query.get("labelSelector"),
             field_selector=query.get("fieldSelector"),
-            resource_version=query.get("resourceVersion") or None,
+            resource_version=version,
+            allow_bookmarks=bookmarks,
+            send_initial_events=bool(initial),
         )
-        timeout = float(query.get("timeoutSeconds") or 0) or self.server.lifetime
         deadline = time.monotonic() + timeout
+        idle_since = time.monotonic()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -579,13 +649,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     self._chunk((line + "\n").encode())
                 if watch.closed and not len(watch):
                     break
-                if not lines:
+                if lines:
+                    idle_since = time.monotonic()
+                elif bookmarks and time.monotonic() - idle_since >= self.server.bookmark_seconds:
+                    cluster.send_bookmarks(watch)
+                    idle_since = time.monotonic()
+                else:
                     time.sleep(_WATCH_POLL_SECONDS)
             self._chunk(b"")
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client went away
         finally:
-            self.server.cluster.stop_watch(watch)
+            cluster.stop_watch(watch)
             self.close_connection = True
 
     def _chunk(self, data: bytes) -> None:
@@ -604,6 +679,7 @@ class _Server(http.server.ThreadingHTTPServer):
     stopping: threading.Event
     stats: StatsRecorder
     delete_options: list[tuple[tuple[str, str], Any]]
+    bookmark_seconds: float
 
     def process_request(self, request: Any, client_address: Any) -> None:  # noqa: ANN401
         self.stats.connected()  # each accepted TCP connection, before its thread starts
@@ -620,7 +696,13 @@ class FakeApiServer:
     """Serve ``cluster`` on ``http://127.0.0.1:<port>`` until stopped (a context manager).
 
     ``latency`` seconds pass before every API call is answered (once at the start of a
-    watch, never between its lines), as a remote API server's round trip would take.
+    watch, never between its lines), as a remote API server's round trip would take. A
+    watch with ``allowWatchBookmarks`` gets a ``BOOKMARK`` after ``bookmark_seconds``
+    without events (a real server: about a minute).
+
+    Thread-safe: requests are served on daemon threads against the cluster's lock; an
+    unexpected error inside the kit is answered as a 500 ``Status`` and the server keeps
+    serving.
     """
 
     def __init__(
@@ -630,8 +712,10 @@ class FakeApiServer:
         port: int = 0,
         lifetime: float = 600.0,
         latency: float = 0.0,
+        bookmark_seconds: float = 1.0,
     ) -> None:
         _checks.check(self, "cluster", _checks.kind(FakeCluster), cluster)
+        _checks.check(self, "bookmark_seconds", _checks.seconds, bookmark_seconds)
         _checks.check(self, "port", _checks.port, port)
         _checks.check(self, "lifetime", _checks.seconds, lifetime)
         _checks.check(self, "latency", _checks.delay, latency)
@@ -643,6 +727,7 @@ class FakeApiServer:
         self._server.stats = StatsRecorder()
         self._server.stopping = threading.Event()
         self._server.delete_options = []
+        self._server.bookmark_seconds = float(bookmark_seconds)
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="k8s-workloads-fake-api", daemon=True
         )
