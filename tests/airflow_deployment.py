@@ -27,16 +27,18 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
-from k8s_workloads.testing import FakeApiServer, FakeCluster, ProcessKubelet
+from k8s_workloads.labels import CALLBACK_WORKLOAD_TYPE, WORKLOAD_TYPE_LABEL
+from k8s_workloads.testing import FakeApiServer, FakeCluster, Fault, ProcessKubelet
 from tests.airflow_support import kubeconfig
 
 NS = "airflow"
@@ -45,6 +47,42 @@ _TAIL_LINES = 30
 _LIFETIME = 900.0  # the kit's server and pods stop by themselves if a test never ends
 
 T = TypeVar("T")
+
+
+class OutageCluster(FakeCluster):
+    """The kit's cluster whose API answers 503 to every callback pod creation while
+    ``refusing`` is set (``fail_next`` fails the next creations of any pod: a task pod
+    created meanwhile would take them). ``refused``: the names it refused."""
+
+    def __init__(self, namespaces: list[str]) -> None:
+        super().__init__(namespaces=namespaces)
+        self.refusing = threading.Event()
+        self.refused: list[str] = []
+
+    def create_pod_answer(
+        self,
+        namespace: str,
+        body: Mapping[str, Any],
+        *,
+        dry_run: bool = False,
+        field_validation: str | None = None,
+    ) -> tuple[dict[str, Any], list[str]]:
+        """The kit's answer, or a 503 (``Retry-After: 1``) for a callback pod."""
+        metadata = body.get("metadata") or {}
+        labels = metadata.get("labels") or {}
+        if self.refusing.is_set() and labels.get(WORKLOAD_TYPE_LABEL) == CALLBACK_WORKLOAD_TYPE:
+            self.refused.append(str(metadata.get("name")))
+            outage = Fault(
+                503,
+                "ServiceUnavailable",
+                "the API server is unavailable",
+                None,
+                {"Retry-After": "1"},
+            )
+            raise outage.error()
+        return super().create_pod_answer(
+            namespace, body, dry_run=dry_run, field_validation=field_validation
+        )
 
 
 def free_port() -> int:
@@ -75,7 +113,7 @@ class Deployment:
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.logs: dict[str, Path] = {}
         self.expected_alive: set[str] = set()  # a wait fails at once if one of them exits
-        self.cluster = FakeCluster(namespaces=[NS])
+        self.cluster = OutageCluster(namespaces=[NS])
         self.server = FakeApiServer(self.cluster, lifetime=_LIFETIME).start()
         self.kubelet = ProcessKubelet(
             self.cluster,
@@ -118,6 +156,8 @@ class Deployment:
                 kubeconfig(self.server.url, self.root)
             ),
             "AIRFLOW__KUBERNETES_EXECUTOR__NAMESPACE": NS,
+            # A pod creation answered 503 is tried again, however long the outage lasts.
+            "AIRFLOW__KUBERNETES_EXECUTOR__TASK_PUBLISH_MAX_RETRIES": "-1",
             "AIRFLOW__KUBERNETES_EXECUTOR__POD_TEMPLATE_FILE": str(self.root / "pod_template.json"),
             # Process mode pulls nothing, but the executor's start-up check wants an image.
             "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_CONTAINER_REPOSITORY": "apache/airflow",

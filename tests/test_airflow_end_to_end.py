@@ -135,9 +135,23 @@ with DAG(
         wait_for_lines("start held")
 
     outlasts_the_deadline()
+
+
+with DAG(
+    "e2e_orphan",
+    schedule=None,
+    start_date=START,
+    deadline=alert("e2e_alerts.record", "orphan ran"),
+):
+
+    @task
+    def outlasts_the_deadline():
+        wait_for_lines("orphan ran")
+
+    outlasts_the_deadline()
 '''
 
-DAG_IDS = ("e2e_tasks", "e2e_deadlines", "e2e_adoption")
+DAG_IDS = ("e2e_tasks", "e2e_deadlines", "e2e_adoption", "e2e_orphan")
 START_SECONDS = 240.0  # the processes' imports and the first parse, on a loaded machine
 RUN_SECONDS = 180.0  # a DAG run of one or two pods
 FIGURES: dict[str, float] = {}  # seconds per scenario, printed at the end (pytest -s)
@@ -352,3 +366,42 @@ def test_a_scheduler_killed_mid_callback_is_replaced_and_the_callback_runs_once(
     callback_pods = [name for name in created_pods(deployment, since) if "callback" in name]
     assert callback_pods == [pod["metadata"]["name"]]  # never launched again
     FIGURES["scheduler killed mid-callback"] = time.monotonic() - started
+
+
+def test_a_scheduler_killed_while_callback_pods_cannot_be_created_is_replaced_and_it_runs(
+    deployment: Deployment,
+) -> None:
+    """The callback was queued by a scheduler that died before its pod existed: the next
+    scheduler runs it again, once (the orphaned-callback relaunch)."""
+    started = time.monotonic()
+    since = len(deployment.cluster.calls)
+    outage = deployment.cluster
+    outage.refusing.set()  # every callback pod creation answered 503
+    run_id = trigger(deployment, "e2e_orphan")
+    deployment.wait_for(lambda: outage.refused, "a callback pod creation refused", RUN_SECONDS)
+    deployment.wait_for(
+        lambda: callbacks(deployment, "e2e_orphan")["orphan ran"]["state"] == "queued",
+        "the callback's row queued",
+        RUN_SECONDS,
+    )
+
+    kill_scheduler(deployment)  # while its callback's pod cannot be created
+    killed = time.monotonic()
+    outage.refusing.clear()  # the API answers again
+    assert callback_pod(deployment, "e2e_orphan") is None  # it never had a pod
+    start_scheduler(deployment)
+    deployment.wait_for(
+        lambda: callbacks(deployment, "e2e_orphan")["orphan ran"]["state"] == "success",
+        "the orphaned callback's row success",
+        RUN_SECONDS,
+    )
+    FIGURES["orphan ran after the kill"] = time.monotonic() - killed
+    assert marker_lines(deployment).count("orphan ran") == 1
+    callback_pods = [name for name in created_pods(deployment, since) if "callback" in name]
+    assert len(callback_pods) == 1, callback_pods  # created once, by the next scheduler
+    deployment.wait_for(
+        lambda: run_state(deployment, "e2e_orphan", run_id) == "success",
+        "e2e_orphan's run succeeded",
+        RUN_SECONDS,
+    )
+    FIGURES["scheduler killed while pods are refused"] = time.monotonic() - started
