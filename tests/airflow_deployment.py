@@ -182,8 +182,9 @@ class Deployment:
 
     def environment(self) -> dict[str, str]:
         """This process's environment with the deployment's settings (``PYTHONPATH`` kept:
-        a worktree run tests that worktree's package)."""
-        return {**os.environ, **self.settings}
+        a worktree run tests that worktree's package), none of the caller's Airflow ones."""
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+        return {**inherited, **self.settings}
 
     # --- processes --------------------------------------------------------------------
 

@@ -404,4 +404,6 @@ def test_a_scheduler_killed_while_callback_pods_cannot_be_created_is_replaced_an
         "e2e_orphan's run succeeded",
         RUN_SECONDS,
     )
+    task_pods = [name for name in created_pods(deployment, since) if "callback" not in name]
+    assert len(task_pods) == 1, task_pods  # running across the kill: adopted, not run again
     FIGURES["scheduler killed while pods are refused"] = time.monotonic() - started
