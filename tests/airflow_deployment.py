@@ -114,17 +114,23 @@ class Deployment:
         self.logs: dict[str, Path] = {}
         self.expected_alive: set[str] = set()  # a wait fails at once if one of them exits
         self.cluster = OutageCluster(namespaces=[NS])
-        self.server = FakeApiServer(self.cluster, lifetime=_LIFETIME).start()
+        self.server = FakeApiServer(self.cluster, lifetime=_LIFETIME)
         self.kubelet = ProcessKubelet(
             self.cluster,
             max_lifetime=_LIFETIME,
             executables={"python": sys.executable, "python3": sys.executable},
             inherit_env=False,
-        ).start()
-        self.api_port = free_port()
-        self.api_url = f"http://127.0.0.1:{self.api_port}"
-        self.settings = self._settings()
-        self._write_pod_template()
+        )
+        try:
+            self.server.start()
+            self.kubelet.start()
+            self.api_port = free_port()
+            self.api_url = f"http://127.0.0.1:{self.api_port}"
+            self.settings = self._settings()
+            self._write_pod_template()
+        except BaseException:
+            self.close()
+            raise
 
     # --- configuration ----------------------------------------------------------------
 
@@ -189,13 +195,18 @@ class Deployment:
     # --- processes --------------------------------------------------------------------
 
     def start(self, name: str, *command: str) -> subprocess.Popen[bytes]:
-        """``airflow command...`` in its own process group, its output in ``name``'s log."""
+        """``airflow command...`` in its own process group, its output in ``name``'s log.
+
+        Under coreutils' ``timeout`` where there is one: if the test's process is killed
+        before it stops them, the group still ends after ``_LIFETIME`` seconds."""
         airflow = Path(sys.executable).with_name("airflow")
+        bounded = shutil.which("timeout")
+        lifetime = [bounded, "--kill-after=10", f"{_LIFETIME:.0f}"] if bounded else []
         log = self.root / f"{name}.log"
         self.logs[name] = log
         with log.open("ab") as output:
             process = subprocess.Popen(
-                [str(airflow), *command],
+                [*lifetime, str(airflow), *command],
                 env=self.environment(),
                 cwd=self.root,
                 stdin=subprocess.DEVNULL,
@@ -237,6 +248,12 @@ class Deployment:
             self.kubelet.stop()
             self.server.stop()
             shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> Deployment:  # noqa: PYI034 - no typing.Self on Python 3.10
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     # --- what happened ----------------------------------------------------------------
 

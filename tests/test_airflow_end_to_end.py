@@ -163,22 +163,21 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     and removed afterwards."""
     database = migrated_database(tmp_path_factory.mktemp("airflow"))
     started = time.monotonic()
-    deployment = Deployment(database, {"e2e_dags.py": DAGS, "e2e_alerts.py": ALERTS})
     try:
-        deployment.start("api-server", "api-server")
-        deployment.start("dag-processor", "dag-processor")
-        start_scheduler(deployment)
-        deployment.wait_for(
-            lambda: deployment.answers("/api/v2/monitor/health"), "api-server", START_SECONDS
-        )
-        for dag_id in DAG_IDS:
-            known = functools.partial(deployment.answers, f"/api/v2/dags/{dag_id}")
-            deployment.wait_for(known, f"DAG {dag_id} parsed", START_SECONDS)
-        deployment.wait_for(lambda: scheduler_jobs(deployment), "scheduler job", START_SECONDS)
-        FIGURES["start"] = time.monotonic() - started
-        yield deployment
+        with Deployment(database, {"e2e_dags.py": DAGS, "e2e_alerts.py": ALERTS}) as deployment:
+            deployment.start("api-server", "api-server")
+            deployment.start("dag-processor", "dag-processor")
+            start_scheduler(deployment)
+            deployment.wait_for(
+                lambda: deployment.answers("/api/v2/monitor/health"), "api-server", START_SECONDS
+            )
+            for dag_id in DAG_IDS:
+                known = functools.partial(deployment.answers, f"/api/v2/dags/{dag_id}")
+                deployment.wait_for(known, f"DAG {dag_id} parsed", START_SECONDS)
+            deployment.wait_for(lambda: scheduler_jobs(deployment), "scheduler job", START_SECONDS)
+            FIGURES["start"] = time.monotonic() - started
+            yield deployment
     finally:
-        deployment.close()
         if FIGURES:
             figures = json.dumps({name: round(value, 1) for name, value in FIGURES.items()})
             print(f"\nend-to-end seconds: {figures}")  # noqa: T201 - the README's figures (-s)
