@@ -10,6 +10,7 @@ holds the text.
 * ``differences.md``: the Unreleased "Differences from the provider" section of
   ``CHANGELOG.md``.
 * ``executor-contract.md``: the README's "Wiring an executor" section.
+* ``test-kit.md``: the README's "How faithful the test kit is" section (the fidelity table).
 * ``scenario-schema.md``: the docstring of ``k8s_workloads.sim.scenario`` and the bundled
   scenario file.
 
@@ -46,6 +47,7 @@ HAND_WRITTEN_NAV: list[dict[str, str]] = [
     {"Decision rules": "decision-rules.md"},
     {"Run it locally": "run-locally.md"},
     {"Scale and tuning": "scale-and-tuning.md"},
+    {"How faithful the test kit is": "test-kit.md"},
 ]
 
 
@@ -142,6 +144,19 @@ def contract_page() -> str:
     )
 
 
+def test_kit_page() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    body = section(readme, "### How faithful the test kit is", source="README.md")
+    return (
+        "# How faithful the test kit is\n\n"
+        "What `k8s_workloads.testing`'s API server and kubelets model of a real cluster, "
+        "and what they do not (the README's section, as the build found it).\n\n"
+        f"{body}\n\n"
+        "## Reference\n\n"
+        "[`k8s_workloads.testing`](reference/k8s_workloads.testing.md).\n"
+    )
+
+
 def scenario_page() -> str:
     example = (PACKAGE / "examples" / "scenario.yaml").read_text(encoding="utf-8")
     return (
@@ -213,6 +228,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     pages = {
         "differences.md": differences_page(),
         "executor-contract.md": contract_page(),
+        "test-kit.md": test_kit_page(),
         "scenario-schema.md": scenario_page(),
     }
     for module in modules:

@@ -22,6 +22,7 @@ from typing import Any
 
 from k8s_workloads.pods import construct_callback_pod
 from k8s_workloads.testing import FakeApiServer, FakeCluster
+from tests.airflow_support import reach_by_kubeconfig
 
 NS = "airflow"
 HOLDER = "k8s_workloads: queued by scheduler job "
@@ -112,6 +113,7 @@ def main() -> int:
     cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=120) as server:
         os.environ["K8S_WORKLOADS_FAKE_API"] = server.url
+        reach_by_kubeconfig(server.url)  # providers before 10.24 read no client_factory
         executor_module = airflow("k8s_workloads.airflow.executor")
         runner = airflow("airflow.jobs.scheduler_job_runner").SchedulerJobRunner
         create_session = airflow("airflow.utils.session").create_session

@@ -67,6 +67,14 @@ def test_the_contract_page_is_the_readmes_wiring_section() -> None:
     assert "| `CreatePod(key, namespace, pod, secret)` |" in page
 
 
+def test_the_test_kit_page_is_the_readmes_fidelity_section() -> None:
+    page = _hooks().test_kit_page()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### How faithful the test kit is", 1)[1].split("\n### ", 1)[0].strip()
+    assert table in page
+    assert "| area | modelled | not modelled |" in page
+
+
 def test_the_scenario_page_shows_the_schema_and_the_bundled_file() -> None:
     page = _hooks().scenario_page()
     assert "::: k8s_workloads.sim.scenario" in page

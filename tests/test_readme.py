@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import linecache
 import pathlib
 import re
 
@@ -18,8 +19,14 @@ def readme_code() -> str:
 
 
 def test_the_readme_examples_run() -> None:
+    # The blocks, joined, are their own source file: registered in linecache (as attrs does
+    # for the code it generates), tracebacks show their lines and inspect.getsource (which
+    # hypothesis reads of a test function) finds them, not the Markdown around them.
+    code = readme_code()
+    filename = "<README.md: the Python blocks>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
     namespace: dict[str, object] = {"__name__": "readme"}
-    exec(compile(readme_code(), str(README), "exec"), namespace)  # noqa: S102 - our own README
+    exec(compile(code, filename, "exec"), namespace)  # noqa: S102 - our own README
     assert "core" in namespace  # the wiring example ran to its end
 
 

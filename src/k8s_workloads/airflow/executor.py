@@ -374,7 +374,9 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         with contextlib.suppress(Exception):
             self._pass()
         self._driver.close()
-        self._background.shutdown(wait=False, cancel_futures=True)
+        # A scan still running would go on after end(): list, take rows, log. Wait for it
+        # (each of its calls is bounded by the client's timeouts); drop those not started.
+        self._background.shutdown(wait=True, cancel_futures=True)
         for watcher in watchers:
             watcher.stop(timeout=5)
         self._watchers = []

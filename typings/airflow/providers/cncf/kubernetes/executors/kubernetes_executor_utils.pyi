@@ -33,6 +33,14 @@ class KubernetesJobWatcher(multiprocessing.Process):
         team_name: str | None = None,
     ) -> None: ...
     def process_error(self, event: Any) -> str: ...
+    def _run(
+        self,
+        kube_client: Any,
+        resource_version: str | None,
+        scheduler_job_id: str,
+        kube_config: Any,
+    ) -> str | None: ...
+    _log: Any
     def process_status(
         self,
         pod_name: str,
