@@ -519,8 +519,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send_json(201, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
         elif subresource == "status" and method == "GET":
             self._send_json(200, cluster.read_pod(namespace, name))
-        elif subresource == "status" and method == "PATCH":
-            patched = cluster.patch_pod_status(
+        elif method == "PATCH" and subresource in {None, "status"}:
+            # The pod, or its status subresource (what a kubelet patches): one rule each.
+            patch = cluster.patch_pod if subresource is None else cluster.patch_pod_status
+            patched = patch(
                 namespace,
                 name,
                 self._body(),
@@ -539,16 +541,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._send_json(200, _tables.pod_table(listing, now=cluster.now))
             else:
                 self._send_json(200, pod)
-        elif method == "PATCH":
-            patched = cluster.patch_pod(
-                namespace,
-                name,
-                self._body(),
-                patch_type=content_type,
-                dry_run=dry_run,
-                field_validation=_first(query).get("fieldValidation"),
-            )
-            self._send_json(200, patched)
         elif method == "DELETE":
             options = self._options() or {}
             self.server.delete_options.append(((namespace, name), self._options()))
