@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # the targets live in tests/fuzzing.py, beside the suite's
+sys.path.insert(0, str(ROOT))  # the targets live in tests/support/fuzzing.py, beside the suite's
 
-from tests.fuzzing import TARGETS, Finding, dump_input, run_iteration  # noqa: E402
+from tests.support.fuzzing import TARGETS, Finding, dump_input, run_iteration  # noqa: E402
 
 FINDINGS = ROOT / "fuzz" / "findings"
 SLOW_SECONDS = 5.0

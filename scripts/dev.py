@@ -20,7 +20,7 @@ beside the checkout and re-made whenever their requirements change:
 * ``.venv-airflow``: kubernetes 36.x with the released ``apache-airflow`` and
   ``apache-airflow-providers-cncf-kubernetes`` next to this package, which proves that it
   installs beside today's provider and lets ``tests/compat`` compare outputs;
-* ``.venv-airflow32``: the same with Airflow 3.2, for ``tests/test_airflow_versions.py``:
+* ``.venv-airflow32``: the same with Airflow 3.2, for ``tests/airflow/test_versions.py``:
   the executor runs tasks there and refuses callbacks, saying they need 3.3;
 * ``.venv-airflow-oldest``: the oldest admitted Airflow and provider (3.3.0, 10.21.0),
   for the Airflow executor's suite and the provider registration.
@@ -80,7 +80,7 @@ AIRFLOW_OLDEST_REQUIREMENTS = [
     "apache-airflow-providers-cncf-kubernetes==10.21.0",
 ]
 # What runs there: the Airflow executor's suite and the provider-version boundary.
-AIRFLOW_OLDEST_TESTS = ["tests/test_airflow_executor.py", "tests/test_airflow_provider.py"]
+AIRFLOW_OLDEST_TESTS = ["tests/airflow/test_executor.py", "tests/airflow/test_provider.py"]
 
 # Tests skipped where mkdocs or mypy is missing (the extra Pythons' environments).
 DEV_TOOL_TESTS = ["tests/test_docs.py", "tests/test_readme.py"]
@@ -277,7 +277,7 @@ def test(*, thorough: bool) -> int:
         Step("pytest (Airflow env, kubernetes 36)", [_bin(AIRFLOW_ENV, "pytest"), "-q"], env),
         Step(
             "pytest (Airflow 3.2: tasks only)",
-            [_bin(AIRFLOW32_ENV, "pytest"), "-q", "tests/test_airflow_versions.py"],
+            [_bin(AIRFLOW32_ENV, "pytest"), "-q", "tests/airflow/test_versions.py"],
             env,
         ),
         Step(

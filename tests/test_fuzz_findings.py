@@ -1,6 +1,6 @@
 """The fuzz harness in CI: every kept finding replayed, and a few fixed seeds per target.
 
-``fuzz/run.py`` runs the targets of ``tests/fuzzing.py`` for as long as asked; here each
+``fuzz/run.py`` runs the targets of ``tests/support/fuzzing.py`` for as long as asked; here each
 runs a bounded number of fixed iterations (seconds in all), so the checks themselves are
 exercised, and every input in ``fuzz/findings/`` is a regression test. Inputs on which a
 bug is still open live in ``fuzz/open-findings/`` and are not replayed (see
@@ -15,7 +15,7 @@ import math
 import pytest
 
 from k8s_workloads import labels
-from tests import fuzzing
+from tests.support import fuzzing
 
 FINDINGS = fuzzing.ROOT / "fuzz" / "findings"
 OPEN_FINDINGS = fuzzing.ROOT / "fuzz" / "open-findings"

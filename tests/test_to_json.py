@@ -24,7 +24,7 @@ from k8s_workloads.states import (
     TaskResult,
 )
 from k8s_workloads.testing.strategies import callback_keys, task_keys, workload_keys
-from tests.strategies import hostile_text
+from tests.support.strategies import hostile_text
 
 _STATES = (TaskInstanceState, CallbackState, ExecutorPseudoState)
 # The attribute each JSON name stands for, where the names differ.

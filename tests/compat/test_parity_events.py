@@ -80,7 +80,7 @@ from k8s_workloads.failures import collect_failure_details
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.states import ExecutorPseudoState, TaskInstanceState
-from tests.event_factory import task_pod
+from tests.support.event_factory import task_pod
 
 if TYPE_CHECKING:
     from kubernetes.client import V1Pod

@@ -1,0 +1,69 @@
+"""Bugs the stateful machines found in the library, as regression tests.
+
+Each test is the machine's minimal counterexample, written out step by step, kept as a
+regression test once the bug is fixed.
+"""
+
+from __future__ import annotations
+
+from k8s_workloads.labels import AIRFLOW_WORKER_LABEL
+from k8s_workloads.states import TaskInstanceState
+from tests.executor.test_executor_stateful import PATCH_FAULTS, SchedulersMachine, phase
+
+
+def test_a_second_adopted_pod_of_a_reported_workload_is_cleaned_up() -> None:
+    state = SchedulersMachine()
+    state.configure(
+        schedulers=3,
+        delete_worker_pods=True,
+        delete_worker_pods_on_failure=True,
+        mark_kept_failed_pods_done=True,
+        clock_stopped=True,  # every pod is created at the same second
+        fixed_names=False,
+    )
+    state.queue_task(on=0)  # on scheduler 1
+    state.patches_fail(fault=PATCH_FAULTS[0], times=1)  # the next label patch: a 500
+    state.scheduler_dies(adopters=1, pick=2)  # 3 dies; 1 adopts nothing, creates pod A
+    state.scheduler_starts()  # 4 starts
+    # 1 dies; 2 adopts: its relabel of A fails, so the task is reset and queued on 2.
+    state.scheduler_dies(adopters=1, pick=0)
+    state.sync_pass(error=None, on=0)  # 2 creates pod B (same second as A)
+    state.scheduler_dies(adopters=0, pick=0)  # 2 dies
+    pods = state.cluster.pods()
+    assert sorted(pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] for pod in pods) == ["1", "2"]
+    assert {pod["metadata"]["creationTimestamp"] for pod in pods} == {
+        pods[0]["metadata"]["creationTimestamp"]
+    }
+    assert all(phase(pod) == "Pending" for pod in pods)
+    # Scheduler 4 adopts both live pods (their creation times tie) and runs both to the end:
+    # the first to succeed is reported, the second is ignored as a duplicate and left.
+    state.settle()
+    (key,) = state.workloads
+    assert len(state.db.terminal_reports(key)) == 1
+    left = state.pods_where(state.watched)
+    assert not left, f"pods left to be re-reported forever: {left}"
+
+
+def test_the_loser_of_an_adoption_race_never_tracks_a_pod_the_winner_deleted() -> None:
+    state = SchedulersMachine()
+    state.configure(
+        schedulers=3,
+        delete_worker_pods=True,
+        delete_worker_pods_on_failure=True,
+        mark_kept_failed_pods_done=True,
+        clock_stopped=False,
+        fixed_names=False,
+    )
+    state.queue_task(on=0)  # on scheduler 1
+    state.sync_pass(on=0, error=None)  # 1 creates the pod
+    state.pod_evicted(pick=0)  # it fails; 1 has not read that
+    state.watch_expires()
+    state.deliver_event(on=1, pick=0)  # 2 reads its 410: its next pass re-lists
+    # 1 dies; 2 and 3 list its pods, then adopt at once: 2 relabels, re-lists, reports the
+    # eviction and deletes the pod; 3's conditional relabel finds the pod gone (404).
+    state.scheduler_dies(adopters=2, pick=0)
+    (key,) = state.workloads
+    assert state.db.reported(key) == [TaskInstanceState.FAILED]
+    assert not state.schedulers[2].core.is_running(key)
+    state.settle()
+    assert len(state.db.terminal_reports(key)) == 1

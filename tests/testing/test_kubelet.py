@@ -1,0 +1,340 @@
+"""The kit's kubelet: pods run, then succeed, with the statuses a real kubelet writes."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import re
+import time
+from typing import Any
+
+import pytest
+
+from k8s_workloads import InvalidConfig
+from k8s_workloads.events import ResolverConfig, resolve_event
+from k8s_workloads.states import ExecutorPseudoState, TaskInstanceState
+from k8s_workloads.testing import FakeCluster, Kubelet
+from k8s_workloads.testing.kubelet import DEFAULT_NODE, PodOutcome
+from tests.support.event_factory import VERSION, task_pod
+
+NS = "airflow"
+
+
+def pod(name: str, *, init: bool = False) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [
+            {"name": "base", "image": "apache/airflow:3.3.2"},
+            {"name": "sidecar", "image": "busybox:1.36"},
+        ]
+    }
+    if init:
+        spec["initContainers"] = [{"name": "setup", "image": "alpine:3"}]
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def status(cluster: FakeCluster, name: str) -> dict[str, Any]:
+    found = cluster.pod(NS, name)
+    assert found is not None
+    result: dict[str, Any] = found["status"]
+    return result
+
+
+def test_a_pod_runs_then_succeeds_with_realistic_statuses() -> None:
+    cluster = FakeCluster(
+        namespaces=[NS], now=datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    )
+    cluster.create_pod(NS, pod("load", init=True))
+    kubelet = Kubelet(cluster, run_seconds=10)
+    assert kubelet.step(100.0) == 0  # first seen: not due yet
+    assert kubelet.step(109.9) == 0
+    assert status(cluster, "load")["phase"] == "Pending"
+    assert kubelet.step(110.0) == 1
+    running = status(cluster, "load")
+    assert running["phase"] == "Running"
+    assert re.fullmatch(r"10\.244\.\d+\.\d+", running["podIP"])
+    assert running["startTime"] == "2026-01-01T00:00:00Z"
+    conditions = {item["type"]: item["status"] for item in running["conditions"]}
+    assert conditions["Ready"] == conditions["ContainersReady"] == "True"
+    base, sidecar = running["containerStatuses"]
+    assert (base["name"], base["image"], sidecar["image"]) == (
+        "base",
+        "apache/airflow:3.3.2",
+        "busybox:1.36",
+    )
+    assert re.fullmatch(
+        r"docker-pullable://apache/airflow:3\.3\.2@sha256:[0-9a-f]{64}", base["imageID"]
+    )
+    assert base["containerID"] != sidecar["containerID"]
+    assert base["containerID"].startswith("containerd://")
+    assert (base["ready"], base["started"], base["restartCount"]) == (True, True, 0)
+    assert base["state"] == {"running": {"startedAt": "2026-01-01T00:00:00Z"}}
+    (setup,) = running["initContainerStatuses"]
+    assert setup["state"]["terminated"]["reason"] == "Completed"
+    assert kubelet.step(119.0) == 0
+    assert kubelet.step(120.0) == 1
+    done = status(cluster, "load")
+    assert done["phase"] == "Succeeded"
+    assert done["podIP"] == running["podIP"]
+    conditions = {item["type"]: item for item in done["conditions"]}
+    assert conditions["Ready"]["status"] == "False"
+    assert conditions["Ready"]["reason"] == "PodCompleted"
+    for entry in done["containerStatuses"]:
+        terminated = entry["state"]["terminated"]
+        assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")
+        assert terminated["containerID"] == entry["containerID"]
+        assert {"startedAt", "finishedAt"} <= set(terminated)
+        assert entry["ready"] is False
+    assert kubelet.step(1000.0) == 0  # terminal: nothing more
+
+
+def test_pods_the_test_moved_on_or_deleted_are_left_alone() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    cluster.create_pod(NS, pod("failed"))
+    cluster.create_pod(NS, pod("gone"))
+    kubelet = Kubelet(cluster, run_seconds=1)
+    kubelet.step(0.0)
+    cluster.set_status(NS, "failed", {"phase": "Failed"})
+    cluster.delete_pod(NS, "gone")
+    # The bound pod that never ran is Terminating: the kubelet only confirms its deletion.
+    assert kubelet.step(5.0) == 1
+    assert cluster.pod(NS, "gone") is None
+    assert status(cluster, "failed") == {"phase": "Failed"}
+    # A new pod of the same name is a new pod: its own delay, from when it is first seen.
+    cluster.create_pod(NS, pod("gone"))
+    assert kubelet.step(5.5) == 0
+    assert kubelet.step(6.5) == 1
+    assert status(cluster, "gone")["phase"] == "Running"
+
+
+def test_a_status_for_a_replaced_pod_is_refused_by_uid() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    first = cluster.create_pod(NS, pod("p"))["metadata"]["uid"]
+    cluster.delete_pod(NS, "p")
+    cluster.create_pod(NS, pod("p"))
+    with pytest.raises(KeyError, match="with uid"):
+        cluster.set_status(NS, "p", {"phase": "Running"}, uid=first)
+    assert status(cluster, "p")["phase"] == "Pending"
+
+
+def test_the_kubelet_thread_runs_pods_to_completion_and_stops() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    cluster.create_pod(NS, pod("load"))
+    with Kubelet(cluster, run_seconds=0.01, poll_seconds=0.005) as kubelet:
+        deadline = time.monotonic() + 30
+        while status(cluster, "load")["phase"] != "Succeeded":
+            assert time.monotonic() < deadline, "the kubelet did not run the pod"
+            time.sleep(0.01)
+    assert not kubelet._thread.is_alive()
+    kubelet.stop()  # twice is fine
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("run_seconds", -1), ("run_seconds", float("inf")), ("poll_seconds", 0), ("cluster", None)],
+)
+def test_the_kubelets_options_are_checked(field: str, value: Any) -> None:
+    options: dict[str, Any] = {"cluster": FakeCluster(namespaces=[NS]), field: value}
+    with pytest.raises(InvalidConfig) as raised:
+        Kubelet(**options)
+    assert raised.value.field == field
+
+
+# --- the plan: each ending, its status shapes, and how the library reads them ------------
+
+VERSION_CONFIG = ResolverConfig(airflow_version=VERSION)
+
+
+def task_body(name: str) -> dict[str, Any]:
+    body = task_pod()
+    body["metadata"]["name"] = name
+    body["metadata"].pop("resourceVersion")
+    body["spec"]["containers"].append({"name": "sidecar", "image": "busybox:1.36"})
+    return body
+
+
+def run_to_the_end(
+    outcome: PodOutcome, *, steps: int = 3
+) -> tuple[FakeCluster, Kubelet, list[Any]]:
+    """The pod ``p`` under ``outcome``, stepped one ``run_seconds`` at a time; its events."""
+    cluster = FakeCluster(namespaces=[NS])
+    watch = cluster.watch(NS)
+    cluster.create_pod(NS, task_body("p"))
+    kubelet = Kubelet(cluster, run_seconds=1, plan={"p": outcome})
+    for second in range(steps):
+        kubelet.step(float(second))
+    return cluster, kubelet, watch.events()
+
+
+def deserialize_in_both_clients(pod: dict[str, Any]) -> None:
+    """The pod as both clients' ``V1Pod`` models take it (each raises on a missing
+    required field: ``image``, ``imageID``, ``ready``, ``restartCount``, ``exitCode``)."""
+    import kubernetes.client  # noqa: PLC0415 - the dev extra
+    import kubernetes_asyncio.client  # noqa: PLC0415
+
+    model = kubernetes.client.ApiClient()._ApiClient__deserialize(pod, "V1Pod")  # type: ignore[attr-defined]
+    assert model.metadata.name == pod["metadata"]["name"]
+
+    async def deserialize() -> Any:
+        async with kubernetes_asyncio.client.ApiClient() as client:
+            return client._ApiClient__deserialize(pod, "V1Pod")
+
+    assert asyncio.run(deserialize()).status.phase == pod["status"]["phase"]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "phase", "state", "exit_code", "reason"),
+    [
+        (PodOutcome.success(), "Succeeded", ExecutorPseudoState.LOOKUP, 0, "Completed"),
+        (PodOutcome.failure(3), "Failed", TaskInstanceState.FAILED, 3, "Error"),
+        (PodOutcome.oom_killed(), "Failed", TaskInstanceState.FAILED, 137, "OOMKilled"),
+        (PodOutcome.eviction(), "Failed", TaskInstanceState.FAILED, 137, "Error"),
+    ],
+)
+def test_each_ending_is_written_as_a_kubelet_writes_it_and_read_to_its_state(
+    outcome: PodOutcome, phase: str, state: Any, exit_code: int, reason: str
+) -> None:
+    cluster, _kubelet, events = run_to_the_end(outcome)
+    pod = cluster.pod(NS, "p")
+    assert pod is not None
+    assert pod["spec"]["nodeName"] == DEFAULT_NODE
+    assert [event["object"]["status"]["phase"] for event in events] == [
+        "Pending",  # created
+        "Pending",  # bound
+        "Running",
+        phase,
+    ]
+    base, sidecar = pod["status"]["containerStatuses"]
+    terminated = base["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (exit_code, reason)
+    if outcome.kind != "eviction":
+        assert sidecar["state"]["terminated"]["exitCode"] == 0
+    for event in events:
+        deserialize_in_both_clients(event["object"])
+    resolution = resolve_event(events[-1], config=VERSION_CONFIG)
+    assert resolution.state == state
+    if phase == "Failed":
+        details = resolution.failure_details
+        assert details is not None
+        assert details.get("exit_code") == exit_code
+        assert details.get("container_name") == "base"
+
+
+def test_an_eviction_has_the_pod_reason_message_and_disruption_condition() -> None:
+    _cluster, _kubelet, events = run_to_the_end(PodOutcome.eviction(message="low on memory"))
+    status = events[-1]["object"]["status"]
+    assert (status["reason"], status["message"]) == ("Evicted", "low on memory")
+    disruption = [item for item in status["conditions"] if item["type"] == "DisruptionTarget"]
+    assert disruption[0]["reason"] == "TerminationByKubelet"
+    details = resolve_event(events[-1], config=VERSION_CONFIG).failure_details
+    assert details is not None
+    assert details.get("pod_reason") == "Evicted"
+
+
+def test_an_image_that_never_pulls_keeps_the_pod_pending_and_fails_it_as_fatal() -> None:
+    cluster, _kubelet, events = run_to_the_end(PodOutcome.image_pull_failure(), steps=5)
+    reasons = [
+        [
+            item["state"]["waiting"]["reason"]
+            for item in event["object"]["status"]["containerStatuses"]
+        ]
+        for event in events[2:]
+    ]
+    assert reasons == [["ErrImagePull"] * 2, ["ImagePullBackOff"] * 2]
+    status = status_of(cluster, "p")
+    assert status["phase"] == "Pending"
+    base = status["containerStatuses"][0]
+    assert (base["imageID"], base["ready"], "containerID" in base) == ("", False, False)
+    ready = next(item for item in status["conditions"] if item["type"] == "Ready")
+    assert ready["reason"] == "ContainersNotReady"
+    assert ready["message"] == "containers with unready status: [base sidecar]"
+    for event in events:
+        deserialize_in_both_clients(event["object"])
+    # ErrImagePull is among the provider's fatal Pending reasons.
+    first = resolve_event(events[2], config=VERSION_CONFIG)
+    assert first.state == TaskInstanceState.FAILED
+    details = first.failure_details
+    assert details is not None
+    assert details.get("container_reason") == "ErrImagePull"
+
+
+def test_a_lost_node_leaves_the_pod_running_and_never_confirms_its_deletion() -> None:
+    cluster, kubelet, events = run_to_the_end(PodOutcome.node_loss(), steps=6)
+    assert events[-1]["object"]["status"]["phase"] == "Running"
+    assert resolve_event(events[-1], config=VERSION_CONFIG).state is None  # a task: running
+    cluster.delete_pod(NS, "p")
+    assert kubelet.step(100.0) == 0
+    pod = cluster.pod(NS, "p")
+    assert pod is not None
+    assert pod["metadata"]["deletionTimestamp"]
+
+
+def status_of(cluster: FakeCluster, name: str) -> dict[str, Any]:
+    return status(cluster, name)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "grace", "stopped_at", "exit_code"),
+    [
+        (PodOutcome.success(), 30, 10.0, 143),  # exits on SIGTERM at once
+        (PodOutcome.success().stopping_after(5), 30, 15.0, 143),
+        (PodOutcome.success().stopping_after(None), 7, 17.0, 137),  # killed at the grace's end
+        (PodOutcome.success().stopping_after(9), 7, 17.0, 137),
+    ],
+)
+def test_a_deleted_running_pod_stops_within_its_grace_then_is_confirmed(
+    outcome: PodOutcome, grace: int, stopped_at: float, exit_code: int
+) -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    body = task_body("p")
+    body["spec"]["terminationGracePeriodSeconds"] = grace
+    cluster.create_pod(NS, body)
+    kubelet = Kubelet(cluster, run_seconds=100, plan={"p": outcome})
+    kubelet.step(0.0)
+    kubelet.step(100.0)
+    assert status_of(cluster, "p")["phase"] == "Running"
+    watch = cluster.watch(NS, resource_version=cluster.resource_version)
+    cluster.delete_pod(NS, "p")
+    assert kubelet.step(10.0) == (2 if stopped_at == 10.0 else 0)
+    if stopped_at > 10.0:
+        assert kubelet.step(stopped_at - 0.5) == 0
+        assert cluster.pod(NS, "p") is not None  # still Terminating
+        assert kubelet.step(stopped_at) == 2
+    assert cluster.pod(NS, "p") is None
+    events = watch.events()
+    # Terminating, the stopped status, the kubelet's delete with grace 0, gone.
+    assert [event["type"] for event in events] == ["MODIFIED", "MODIFIED", "MODIFIED", "DELETED"]
+    terminating, stopped, confirmed, _ = (event["object"] for event in events)
+    assert confirmed["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert terminating["metadata"]["deletionGracePeriodSeconds"] == grace
+    assert stopped["status"]["phase"] == "Failed"
+    for entry in stopped["status"]["containerStatuses"]:
+        assert entry["state"]["terminated"]["exitCode"] == exit_code
+    deserialize_in_both_clients(stopped)
+    resolution = resolve_event(events[-1], config=VERSION_CONFIG)
+    assert resolution.state == TaskInstanceState.FAILED
+
+
+def test_two_kubelets_share_the_pods_each_runs_only_what_it_bound() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    cluster.create_pod(NS, pod("first"))
+    one = Kubelet(cluster, run_seconds=1, node_name="one")
+    two = Kubelet(cluster, run_seconds=1, node_name="two")
+    one.step(0.0)
+    cluster.create_pod(NS, pod("second"))
+    two.step(0.0)
+    one.step(0.0)
+    found = {name: cluster.pod(NS, name) for name in ("first", "second")}
+    assert {name: item["spec"]["nodeName"] for name, item in found.items() if item} == {
+        "first": "one",
+        "second": "two",
+    }
+    for second in (1.0, 2.0):
+        assert one.step(second) == 1  # "first" only
+    assert two.step(1.0) == 1
+    # A pod bound by another node between a kubelet's look and its binding (a 409) is not
+    # run by it either.
+    cluster.create_pod(NS, pod("raced"))
+    snapshot = cluster.pod(NS, "raced")
+    assert snapshot is not None
+    cluster.bind_pod(NS, "raced", "two")
+    assert one._bind(snapshot) is False

@@ -1,0 +1,377 @@
+"""The kit's kubelet in process mode: containers run as local processes, with their env,
+Secrets and volumes; logs, exit codes, graceful stops, lifetimes; no process left."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from k8s_workloads import InvalidConfig
+from k8s_workloads.events import ResolverConfig, resolve_event
+from k8s_workloads.payload import attach_secure_payload, secure_workload_payload
+from k8s_workloads.states import TaskInstanceState
+from k8s_workloads.testing import FakeCluster
+from k8s_workloads.testing.process_kubelet import ProcessKubelet
+from tests.support.event_factory import VERSION
+from tests.testing.test_kubelet import deserialize_in_both_clients, task_body
+
+NS = "airflow"
+MOUNT = "/run/secrets/airflow-workload"
+
+
+def python(code: str, *, name: str = "base", **container: Any) -> dict[str, Any]:
+    """A container running ``python -c code`` (``python``: this interpreter, by default)."""
+    return {
+        "name": name,
+        "image": "apache/airflow:3.3.2",
+        "args": ["python", "-c", code],
+    } | container
+
+
+def pod_with(*containers: dict[str, Any], name: str = "p", **spec: Any) -> dict[str, Any]:
+    body = task_body(name)
+    body["spec"]["containers"] = list(containers)
+    body["spec"].update(spec)
+    return body
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_for(check: Callable[[], Any], *, seconds: float = 20.0) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def ended(cluster: FakeCluster, name: str = "p") -> Callable[[], dict[str, Any] | None]:
+    def check() -> dict[str, Any] | None:
+        pod = cluster.pod(NS, name)
+        phase = None if pod is None else pod["status"].get("phase")
+        return pod if phase in {"Succeeded", "Failed"} else None
+
+    return check
+
+
+def logged(cluster: FakeCluster, text: str, name: str = "p") -> Callable[[], bool]:
+    return lambda: text in cluster.pod_log(NS, name, "base")
+
+
+@pytest.fixture
+def cluster() -> FakeCluster:
+    found = FakeCluster(namespaces=[NS])
+    found.create_secret(
+        NS,
+        {
+            "metadata": {"name": "creds"},
+            "data": {"token": base64.b64encode(b"s3cret").decode(), "user": "YWRh"},
+        },
+    )
+    found.create_secret(
+        NS, {"metadata": {"name": "p-workload"}, "data": {"workload.json": "eyJhIjogMX0="}}
+    )
+    return found
+
+
+def test_a_container_gets_its_env_secrets_and_volume_and_its_output_is_the_pods_log(
+    cluster: FakeCluster,
+) -> None:
+    script = (
+        "import json, os, sys\n"
+        "path = sys.argv[2]\n"
+        "keys = ('GREETING', 'NAME', 'TOKEN', 'CREDS_user', 'POD', 'NAMESPACE', 'WORKLOAD')\n"
+        "print(json.dumps({k: os.environ.get(k) for k in keys}))\n"
+        "print(open(path).read(), oct(os.stat(path).st_mode & 0o777), path)\n"
+        "print('to stderr', file=sys.stderr)\n"
+    )
+    container = python(
+        script,
+        args=["python", "-c", script, "--json-path", f"{MOUNT}/workload.json"],
+        env=[
+            {"name": "NAME", "value": "world"},
+            {"name": "GREETING", "value": "hello $(NAME), $$(NAME)"},
+            {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "token"}}},
+            {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "WORKLOAD", "value": f"{MOUNT}/workload.json"},
+        ],
+        envFrom=[{"secretRef": {"name": "creds"}, "prefix": "CREDS_"}],
+        volumeMounts=[{"name": "airflow-workload", "mountPath": MOUNT, "readOnly": True}],
+    )
+    volume = {
+        "name": "airflow-workload",
+        "secret": {"secretName": "p-workload", "defaultMode": 0o440},
+    }
+    cluster.create_pod(NS, pod_with(container, volumes=[volume]))
+    with ProcessKubelet(cluster, poll_seconds=0.01):
+        pod = wait_for(ended(cluster))
+    status = pod["status"]
+    assert status["phase"] == "Succeeded", cluster.pod_log(NS, "p", "base")
+    terminated = status["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")
+    first, second, third = cluster.pod_log(NS, "p", "base").splitlines()
+    assert json.loads(first) == {
+        "GREETING": "hello world, $(NAME)",
+        "NAME": "world",
+        "TOKEN": "s3cret",
+        "CREDS_user": "ada",
+        "POD": "p",
+        "NAMESPACE": NS,
+        "WORKLOAD": json.loads(first)["WORKLOAD"],
+    }
+    content, mode, path = second.rsplit(" ", 2)
+    assert (content, mode) == ('{"a": 1}', "0o440")
+    # The mount path is rewritten to the container's root on the host, the same in args
+    # and env.
+    assert path.endswith(MOUNT + "/workload.json")
+    assert path != MOUNT + "/workload.json"
+    assert json.loads(first)["WORKLOAD"] == path
+    assert third == "to stderr"
+    assert not Path(path).exists()  # the pod's directory is removed once it ended
+    deserialize_in_both_clients(pod)
+
+
+def test_exit_codes_are_terminated_states_and_the_pod_fails_as_the_library_reads_it(
+    cluster: FakeCluster,
+) -> None:
+    watch = cluster.watch(NS)
+    failing = python(
+        "import sys; print('boom'); sys.exit(3)", terminationMessagePolicy="FallbackToLogsOnError"
+    )
+    cluster.create_pod(NS, pod_with(failing, python("pass", name="sidecar")))
+    with ProcessKubelet(cluster, poll_seconds=0.01):
+        pod = wait_for(ended(cluster))
+    base, sidecar = pod["status"]["containerStatuses"]
+    assert pod["status"]["phase"] == "Failed"
+    assert base["state"]["terminated"]["exitCode"] == 3
+    assert base["state"]["terminated"]["reason"] == "Error"
+    assert base["state"]["terminated"]["message"] == "boom\n"
+    assert sidecar["state"]["terminated"]["exitCode"] == 0
+    events = watch.events()
+    assert {event["object"]["status"]["phase"] for event in events} >= {"Running", "Failed"}
+    for event in events:
+        deserialize_in_both_clients(event["object"])
+    resolution = resolve_event(events[-1], config=ResolverConfig(airflow_version=VERSION))
+    assert resolution.state == TaskInstanceState.FAILED
+    assert resolution.failure_details is not None
+    assert resolution.failure_details.get("exit_code") == 3
+
+
+def test_a_command_that_cannot_start_is_a_start_error(cluster: FakeCluster) -> None:
+    container = {"name": "base", "image": "x", "command": ["no-such-program-k8s-workloads"]}
+    cluster.create_pod(NS, pod_with(container))
+    with ProcessKubelet(cluster, poll_seconds=0.01):
+        pod = wait_for(ended(cluster))
+    terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (128, "StartError")
+    assert "no-such-program-k8s-workloads" in terminated["message"]
+    assert pod["status"]["phase"] == "Failed"
+
+
+def test_a_missing_secret_waits_as_a_config_error_until_it_exists(cluster: FakeCluster) -> None:
+    env = [{"name": "T", "valueFrom": {"secretKeyRef": {"name": "later", "key": "t"}}}]
+    cluster.create_pod(NS, pod_with(python("import os; print(os.environ['T'])", env=env)))
+    kubelet = ProcessKubelet(cluster, poll_seconds=0.01)
+    try:
+        kubelet.step(time.monotonic())
+        status = cluster.pod(NS, "p")["status"]  # type: ignore[index]
+        assert status["phase"] == "Pending"
+        waiting = status["containerStatuses"][0]["state"]["waiting"]
+        assert waiting == {
+            "reason": "CreateContainerConfigError",
+            "message": 'secret "later" not found',
+        }
+        assert kubelet.step(time.monotonic()) == 0  # the same error is not written again
+        cluster.create_secret(NS, {"metadata": {"name": "later"}, "stringData": {"t": "now"}})
+        kubelet.start()
+        pod = wait_for(ended(cluster))
+    finally:
+        kubelet.stop()
+    assert pod["status"]["phase"] == "Succeeded"
+    assert cluster.pod_log(NS, "p", "base") == "now\n"
+
+
+def test_init_containers_run_first_and_share_an_empty_dir(cluster: FakeCluster) -> None:
+    mount = [{"name": "work", "mountPath": "/work"}]
+    init = python(
+        "import sys; open(sys.argv[1], 'w').write('made')",
+        name="setup",
+        args=["python", "-c", "import sys; open(sys.argv[1], 'w').write('made')", "/work/f"],
+        volumeMounts=mount,
+    )
+    main = python(
+        "import sys; print(open(sys.argv[1]).read())",
+        args=["python", "-c", "import sys; print(open(sys.argv[1]).read())", "/work/f"],
+        volumeMounts=mount,
+    )
+    cluster.create_pod(
+        NS, pod_with(main, initContainers=[init], volumes=[{"name": "work", "emptyDir": {}}])
+    )
+    with ProcessKubelet(cluster, poll_seconds=0.01):
+        pod = wait_for(ended(cluster))
+    assert pod["status"]["phase"] == "Succeeded"
+    assert pod["status"]["initContainerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
+    assert cluster.pod_log(NS, "p", "base") == "made\n"
+
+
+SLEEPER = "import time; print('ready', flush=True); time.sleep(60)"
+STUBBORN = (
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    "print('ready', flush=True); time.sleep(60)"
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "exit_code", "at_least", "at_most"),
+    [(SLEEPER, 143, 0.0, 0.9), (STUBBORN, 137, 1.0, 3.0)],
+)
+def test_a_deleted_pod_gets_sigterm_then_sigkill_at_its_grace_and_is_confirmed(
+    cluster: FakeCluster, code: str, exit_code: int, at_least: float, at_most: float
+) -> None:
+    cluster.create_pod(NS, pod_with(python(code), terminationGracePeriodSeconds=1))
+    watch = cluster.watch(NS)
+    with ProcessKubelet(cluster, poll_seconds=0.01) as kubelet:
+        wait_for(logged(cluster, "ready"))
+        (pid,) = kubelet.pids()
+        began = time.monotonic()
+        cluster.delete_pod(NS, "p")
+        wait_for(lambda: cluster.pod(NS, "p") is None)
+        took = time.monotonic() - began
+        assert not alive(pid)
+    assert at_least <= took <= at_most
+    events = watch.events()
+    assert events[-1]["type"] == "DELETED"
+    stopped = events[-2]["object"]
+    assert stopped["status"]["phase"] == "Failed"
+    terminated = stopped["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert terminated["exitCode"] == exit_code
+    deserialize_in_both_clients(stopped)
+
+
+def test_a_pod_outliving_its_lifetime_is_killed_and_fails_deadline_exceeded(
+    cluster: FakeCluster,
+) -> None:
+    cluster.create_pod(NS, pod_with(python(SLEEPER), terminationGracePeriodSeconds=1))
+    with ProcessKubelet(cluster, poll_seconds=0.01, max_lifetime=0.5) as kubelet:
+        wait_for(logged(cluster, "ready"))
+        (pid,) = kubelet.pids()
+        began = time.monotonic()
+        pod = wait_for(ended(cluster))
+        assert time.monotonic() - began < 3
+        assert not alive(pid)
+    status = pod["status"]
+    assert (status["phase"], status["reason"]) == ("Failed", "DeadlineExceeded")
+    assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 143
+
+
+def test_a_pod_gone_at_once_has_its_processes_stopped_and_nothing_written(
+    cluster: FakeCluster,
+) -> None:
+    cluster.create_pod(NS, pod_with(python(SLEEPER), terminationGracePeriodSeconds=1))
+    kubelet = ProcessKubelet(cluster, poll_seconds=0.01)
+    try:
+        kubelet.step(time.monotonic())
+        wait_for(logged(cluster, "ready"))
+        (pid,) = kubelet.pids()
+        uid = cluster.pod(NS, "p")["metadata"]["uid"]  # type: ignore[index]
+        cluster.delete_pod(NS, "p")
+        cluster.finish_deletion(NS, "p", uid=uid)  # forced: gone before the kubelet looks
+        version = cluster.resource_version
+
+        def stopped() -> bool:
+            kubelet.step(time.monotonic())  # reaps it (a zombie until then)
+            return not alive(pid)
+
+        wait_for(stopped, seconds=5)
+        assert cluster.resource_version == version  # nothing written for a pod gone
+        assert kubelet.pids() == []
+    finally:
+        kubelet.stop()
+
+
+def test_stopping_the_kubelet_stops_every_process_even_one_ignoring_sigterm(
+    cluster: FakeCluster,
+) -> None:
+    cluster.create_pod(NS, pod_with(python(SLEEPER), name="a"))
+    cluster.create_pod(NS, pod_with(python(STUBBORN), name="b"))
+    kubelet = ProcessKubelet(cluster, poll_seconds=0.01).start()
+    wait_for(lambda: logged(cluster, "ready", "a")() and logged(cluster, "ready", "b")())
+    pids = kubelet.pids()
+    assert len(pids) == 2
+    began = time.monotonic()
+    kubelet.stop()
+    assert time.monotonic() - began < 5
+    assert [pid for pid in pids if alive(pid)] == []
+    kubelet.stop()  # twice is fine
+
+
+def test_a_child_the_command_started_is_stopped_with_it(cluster: FakeCluster) -> None:
+    code = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print('child', child.pid, flush=True)\n"
+    )
+    cluster.create_pod(NS, pod_with(python(code)))
+    with ProcessKubelet(cluster, poll_seconds=0.01):
+        wait_for(ended(cluster))
+    child = int(cluster.pod_log(NS, "p", "base").split()[1])
+    wait_for(lambda: not alive(child), seconds=5)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("max_lifetime", 0), ("executables", ["python"]), ("inherit_env", "yes"), ("node_name", "")],
+)
+def test_the_process_kubelets_options_are_checked(field: str, value: Any) -> None:
+    with pytest.raises(InvalidConfig) as raised:
+        ProcessKubelet(FakeCluster(), **{field: value})
+    assert raised.value.field == field
+
+
+def test_python_is_this_interpreter_unless_told_otherwise() -> None:
+    assert ProcessKubelet(FakeCluster()).executables["python"] == sys.executable
+    assert signal.SIGTERM  # the platform has the signals the kubelet sends
+
+
+def test_the_librarys_secure_payload_reaches_the_process_through_its_json_path(
+    cluster: FakeCluster, tmp_path: Path
+) -> None:
+    # A stand-in for `python`: the workload module's command line, then what --json-path
+    # names, as the real module would read it.
+    stand_in = tmp_path / "python"
+    stand_in.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        "print(' '.join(sys.argv[1:3]))\n"
+        "print(open(sys.argv[sys.argv.index('--json-path') + 1]).read())\n"
+    )
+    stand_in.chmod(0o755)
+    payload = secure_workload_payload({"token": "t0k3n"}, pod_name="task", namespace=NS)
+    cluster.create_secret(NS, payload.secret)
+    body = task_body("p")  # the Secret's name need not follow the pod's
+    body["spec"]["containers"] = body["spec"]["containers"][:1]  # base only
+    cluster.create_pod(NS, attach_secure_payload(body, payload))
+    with ProcessKubelet(cluster, poll_seconds=0.01, executables={"python": str(stand_in)}):
+        pod = wait_for(ended(cluster))
+    assert pod["status"]["phase"] == "Succeeded", cluster.pod_log(NS, "p", "base")
+    module, workload = cluster.pod_log(NS, "p", "base").splitlines()
+    assert module == "-m airflow.sdk.execution_time.execute_workload"
+    assert json.loads(workload) == {"token": "t0k3n"}
