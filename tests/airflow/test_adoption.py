@@ -7,8 +7,6 @@ executors racing).
 from __future__ import annotations
 
 import types
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,25 +19,16 @@ from k8s_workloads.pods import construct_task_pod
 from tests.support.airflow_support import (
     NS,
     airflow,
+    another_task,
     migrated_database,
     run_scenario,
-    running_executor,
-    task_workload,
 )
 
 
 @pytest.fixture
-def executor() -> Iterator[Any]:
-    with running_executor() as instance:
-        instance._active_callbacks = list  # this process's database has no callback rows
-        yield instance
-
-
-def _task(task_id: str, number: int) -> Any:
-    """The support's task workload as another task instance (its own key and row id)."""
-    workload = task_workload(None)
-    ti = workload.ti.model_copy(update={"task_id": task_id, "id": uuid.UUID(int=number)})
-    return workload.model_copy(update={"ti": ti})
+def executor(executor: Any) -> Any:
+    executor._active_callbacks = list  # this process's database has no callback rows
+    return executor
 
 
 def _ti(workload: Any, queued_by: int | None) -> Any:
@@ -69,7 +58,8 @@ def _pod_made_by(executor: Any, scheduler: int, workload: Any) -> str:
 
 
 def test_a_dead_schedulers_task_pods_are_adopted_and_the_rest_reset(executor: Any) -> None:
-    adopted, no_pod, unowned = _task("adopted", 40), _task("no-pod", 41), _task("unowned", 42)
+    adopted, no_pod = another_task("adopted", 40), another_task("no-pod", 41)
+    unowned = another_task("unowned", 42)
     name = _pod_made_by(executor, 5, adopted)  # scheduler 5 is dead: no live job row
     reset = executor.try_adopt_task_instances([_ti(adopted, 5), _ti(no_pod, 5), _ti(unowned, None)])
     # The scheduler resets what has no pod to adopt, and what no scheduler queued.
@@ -79,10 +69,10 @@ def test_a_dead_schedulers_task_pods_are_adopted_and_the_rest_reset(executor: An
 
 
 def test_when_the_pods_cannot_be_listed_every_task_instance_is_reset(executor: Any) -> None:
-    adopted = _task("adopted", 50)
+    adopted = another_task("adopted", 50)
     name = _pod_made_by(executor, 5, adopted)
     executor.cluster.fail_next("list_pods", 503, message="the API server is restarting")
-    tis = [_ti(adopted, 5), _ti(_task("unowned", 51), None)]
+    tis = [_ti(adopted, 5), _ti(another_task("unowned", 51), None)]
     assert executor.try_adopt_task_instances(tis) == tis  # reset: run again from the start
     assert executor.cluster.pod(NS, name)["metadata"]["labels"]["airflow-worker"] == "5"
     assert adopted.ti.key not in executor.running

@@ -15,7 +15,6 @@ have their own test modules: ``test_lifecycle``, ``test_reads``, ``test_adoption
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -41,12 +40,6 @@ from tests.support.airflow_support import (
     task_workload,
 )
 from tests.support.event_factory import FAILED, RUNNING, SUCCEEDED
-
-
-@pytest.fixture
-def executor() -> Iterator[Any]:
-    with running_executor() as instance:
-        yield instance
 
 
 def test_a_callback_runs_as_a_pod_and_is_reported_with_airflows_types(executor: Any) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import types
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +34,6 @@ from tests.support.airflow_support import OPTIONS as TEST_OPTIONS
 from tests.support.event_factory import SUCCEEDED
 
 SECTION = "kubernetes_executor"
-
-
-@pytest.fixture
-def executor() -> Iterator[Any]:
-    with running_executor() as instance:
-        yield instance
 
 
 def _alias_bomb(levels: int = 8) -> str:
@@ -263,14 +256,22 @@ def test_multi_namespace_mode_without_a_list_watches_every_namespace() -> None:
 
 
 def test_the_client_is_the_providers_executor_client_with_the_team() -> None:
-    made: list[Any] = []
+    made: list[object] = []
+
+    def executor_client(team_name: str | None) -> str:
+        made.append(("executor", team_name))
+        return "per-team client"
+
+    def plain_client() -> str:
+        made.append("plain")
+        return "client"
+
     newer = types.SimpleNamespace(
-        _get_executor_kube_client=lambda team_name: made.append(("executor", team_name)) or "c1",
-        get_kube_client=lambda: made.append("plain") or "c0",
+        _get_executor_kube_client=executor_client, get_kube_client=plain_client
     )
-    assert _executor_kube_client(newer, "team-a") == "c1"
-    older = types.SimpleNamespace(get_kube_client=lambda: made.append("plain") or "c0")
-    assert _executor_kube_client(older, "team-a") == "c0"  # before 10.24: no teams
+    assert _executor_kube_client(newer, "team-a") == "per-team client"
+    older = types.SimpleNamespace(get_kube_client=plain_client)  # before 10.24: no teams
+    assert _executor_kube_client(older, "team-a") == "client"
     assert made == [("executor", "team-a"), "plain"]
 
 

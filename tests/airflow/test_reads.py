@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,6 +17,7 @@ from k8s_workloads.states import CallbackState, TaskInstanceState
 from tests.support.airflow_support import (
     NS,
     RecordedLog,
+    another_task,
     launch_callback,
     running_executor,
     states_of,
@@ -26,12 +25,6 @@ from tests.support.airflow_support import (
     task_workload,
 )
 from tests.support.event_factory import SUCCEEDED
-
-
-@pytest.fixture
-def executor() -> Iterator[Any]:
-    with running_executor() as instance:
-        yield instance
 
 
 def test_a_database_outage_while_handling_is_retried_on_later_syncs(executor: Any) -> None:
@@ -103,13 +96,6 @@ def test_multi_namespace_mode_watches_and_relists_each_listed_namespace() -> Non
         )
 
 
-def _task(task_id: str, number: int) -> Any:
-    """The support's task workload as another task instance (its own key and row id)."""
-    workload = task_workload(None)
-    ti = workload.ti.model_copy(update={"task_id": task_id, "id": uuid.UUID(int=number)})
-    return workload.model_copy(update={"ti": ti})
-
-
 def test_a_task_whose_row_moved_on_gets_no_pod_and_no_event(executor: Any) -> None:
     # The rows as the database would answer: "b" was retried by another scheduler meanwhile.
     checked: list[list[str]] = []
@@ -119,7 +105,7 @@ def test_a_task_whose_row_moved_on_gets_no_pod_and_no_event(executor: Any) -> No
         return {key: "moved on" if getattr(key, "task_id", "") == "b" else None for key in keys}
 
     executor._check_stale = check_stale
-    workloads = [_task(task_id, number) for number, task_id in enumerate("abc", start=20)]
+    workloads = [another_task(task_id, number) for number, task_id in enumerate("abc", start=20)]
     for workload in workloads:
         executor.queue_workload(workload, session=None)
     executor.heartbeat()
@@ -143,7 +129,7 @@ def test_a_failed_stale_check_creates_the_pod(executor: Any) -> None:
     # The check is a guard: without an answer the pod is created, as the provider does.
     # This process's metadata database has no tables: the read fails.
     log = executor._log = RecordedLog(executor.log)
-    workload = _task("guarded", 30)
+    workload = another_task("guarded", 30)
     executor.queue_workload(workload, session=None)
     executor.heartbeat()
     sync_until(executor, lambda: bool(executor.cluster.pod_names()))

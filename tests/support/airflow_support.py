@@ -273,6 +273,13 @@ def task_workload(executor_config: dict[str, Any] | None) -> Any:
     )
 
 
+def another_task(task_id: str, number: int) -> Any:
+    """:func:`task_workload` as another task instance: its own task id and row id."""
+    workload = task_workload(None)
+    ti = workload.ti.model_copy(update={"task_id": task_id, "id": uuid.UUID(int=number)})
+    return workload.model_copy(update={"ti": ti})
+
+
 # --- scenarios in a subprocess, against a real migrated metadata database ---------------
 
 _MIGRATED: list[pathlib.Path] = []
