@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from k8s_workloads.adoption import AdoptionPlan
 
-__all__ = ["_HOLDER", "_Adoption"]
+__all__ = ["_Adoption"]
 
 _HOLDER = "k8s_workloads: queued by scheduler job "
 """The ``output`` of an executor callback row while this executor holds it, before the
