@@ -1,4 +1,4 @@
-"""Write docs/decision-rules.md from the decision tables (``k8s_workloads.decisions``).
+"""Write docs/decision-rules.md from the decision tables (``k8s_workloads.decisions.tables``).
 
     .venv/bin/python scripts/decision_rules.py
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pathlib
 
-from k8s_workloads.decisions import _rules_document
+from k8s_workloads.decisions.results import _rules_document
 
 TARGET = pathlib.Path(__file__).resolve().parent.parent / "docs" / "decision-rules.md"
 

@@ -1,7 +1,7 @@
 """The options the decision rules read, below the rules that read them.
 
 :class:`DecisionConfig` is what :mod:`~k8s_workloads.decisions` and
-:mod:`~k8s_workloads.creation_errors` decide by; :class:`~k8s_workloads.executor.ExecutorConfig`
+:mod:`~k8s_workloads.decisions.creation_errors` decide by; :class:`~k8s_workloads.executor.ExecutorConfig`
 holds one. Every value is checked when a config is made: a wrong one is an
 :class:`~k8s_workloads.InvalidConfig` naming the field.
 """

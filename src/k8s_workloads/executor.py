@@ -39,9 +39,9 @@ The protocol, in full:
 * Driving it wrong — a completion for a request never handed out or reported twice, an
   answer of the wrong kind — is a :class:`ProtocolError`, raised before anything changes.
 
-The pure functions (:func:`~k8s_workloads.events.resolve_event`,
+The pure functions (:func:`~k8s_workloads.watch.events.resolve_event`,
 :func:`~k8s_workloads.decisions.decide`, :func:`~k8s_workloads.decisions.handling_failed`,
-:func:`~k8s_workloads.adoption.plan_adoption` …) stay the layer underneath, unchanged in
+:func:`~k8s_workloads.decisions.adoption.plan_adoption` …) stay the layer underneath, unchanged in
 meaning; the core only sequences them.
 """
 
@@ -57,7 +57,9 @@ import attrs
 
 from k8s_workloads import _config as _checks
 from k8s_workloads._display import shown
-from k8s_workloads.actions import (
+from k8s_workloads.compat import supports_callbacks
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions.actions import (
     Action,
     Decision,
     DeletePod,
@@ -68,31 +70,17 @@ from k8s_workloads.actions import (
     RequeueJob,
     TrackRunning,
 )
-from k8s_workloads.adoption import (
+from k8s_workloads.decisions.adoption import (
     AdoptionPlan,
     adoption_selectors,
     plan_adoption,
     plan_relist,
     plan_revocation,
 )
-from k8s_workloads.attempts import Attempt, Attempts
-from k8s_workloads.compat import supports_callbacks
-from k8s_workloads.config import DecisionConfig
-from k8s_workloads.creation_errors import classify_create_error, decide_create_error
-from k8s_workloads.decisions import (
-    UNKNOWN,
-    KnownState,
-    cleanup_actions,
-    decide,
-    handling_failed,
-)
-from k8s_workloads.events import (
-    Outcome,
-    Resolution,
-    ResolverConfig,
-    resolve_event,
-    resolve_event_json,
-)
+from k8s_workloads.decisions.attempts import Attempt, Attempts
+from k8s_workloads.decisions.creation_errors import classify_create_error, decide_create_error
+from k8s_workloads.decisions.results import decide, handling_failed
+from k8s_workloads.decisions.rules import UNKNOWN, KnownState, cleanup_actions
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -120,6 +108,13 @@ from k8s_workloads.states import (
     state_class_for_key,
 )
 from k8s_workloads.validation import is_dns1123_label
+from k8s_workloads.watch.events import (
+    Outcome,
+    Resolution,
+    ResolverConfig,
+    resolve_event,
+    resolve_event_json,
+)
 
 if TYPE_CHECKING:
     from k8s_workloads.compat import AirflowVersion, VersionLike
@@ -884,7 +879,7 @@ class ExecutorCore:
         alive_scheduler_ids: Iterable[str | int] = (),
     ) -> tuple[PodSelector, ...]:
         """The pod lists to make (in each watched namespace) before :meth:`adopt`:
-        :func:`~k8s_workloads.adoption.adoption_selectors` for this scheduler, with the
+        :func:`~k8s_workloads.decisions.adoption.adoption_selectors` for this scheduler, with the
         callback list when its Airflow runs callbacks (3.3+)."""
         return adoption_selectors(
             self.config.scheduler_id,

@@ -16,17 +16,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions import (
     CALLBACK_GIVE_UP_RULES,
     CALLBACK_RULES,
     TASK_GIVE_UP_RULES,
     TASK_RULES,
     UNKNOWN,
-    Attempt,
-    Attempts,
-    CreateErrorVerdict,
+    decide,
+    decide_callback,
+    decide_task,
+    describe_rules,
+    handling_failed,
+)
+from k8s_workloads.decisions.actions import (
     Decision,
-    DecisionConfig,
     DeletePod,
     EmitEvent,
     FreeSlot,
@@ -35,18 +39,16 @@ from k8s_workloads.decisions import (
     PatchLabels,
     RequeueJob,
     RetryLater,
-    _rules_document,
-    classify_create_error,
-    decide,
-    decide_callback,
-    decide_create_error,
-    decide_task,
     describe_action,
-    describe_rules,
-    handling_failed,
+)
+from k8s_workloads.decisions.attempts import Attempt, Attempts
+from k8s_workloads.decisions.creation_errors import (
+    CreateErrorVerdict,
+    classify_create_error,
+    decide_create_error,
     requeue_after_create_error,
 )
-from k8s_workloads.events import ResolverConfig, resolve_event
+from k8s_workloads.decisions.results import _rules_document
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.states import (
     CALLBACK_TERMINAL_STATES,
@@ -58,6 +60,7 @@ from k8s_workloads.states import (
     TaskInstanceState,
     TaskResult,
 )
+from k8s_workloads.watch.events import ResolverConfig, resolve_event
 from tests.support.event_factory import CALLBACK_ID, VERSION, callback_pod, event, waiting
 
 TASK_KEY = TaskInstanceKey("etl", "load", "manual__2026", 2, 3)

@@ -13,8 +13,8 @@ from typing import Any
 import attrs
 import pytest
 
-from k8s_workloads.decisions import DecisionConfig, DeletePod, EmitEvent, PatchLabels
-from k8s_workloads.events import Outcome
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import (
     CreatePod,
     DeleteSecret,
@@ -33,6 +33,7 @@ from k8s_workloads.labels import AIRFLOW_WORKER_LABEL, POD_REVOKED_LABEL, TRUE_L
 from k8s_workloads.pods import workload_command_args
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
 from k8s_workloads.testing import CoreDriver, FakeAirflowDB, FakeCluster
+from k8s_workloads.watch.events import Outcome
 from tests.support.event_factory import OOM_KILLED as OOM
 from tests.support.event_factory import PULL_FAILED, RUNNING, SUCCEEDED
 
@@ -809,7 +810,8 @@ def test_a_status_update_between_the_list_and_the_relabel_does_not_fail_adoption
 
 
 def test_no_repr_of_a_job_decision_or_record_shows_the_workload_token() -> None:
-    from k8s_workloads.decisions import Attempt, Attempts, Decision, RequeueJob  # noqa: PLC0415
+    from k8s_workloads.decisions.actions import Decision, RequeueJob  # noqa: PLC0415
+    from k8s_workloads.decisions.attempts import Attempt, Attempts  # noqa: PLC0415
 
     args = workload_command_args({"token": TOKEN, "ti": {"id": "x"}})
     job = KubernetesJob(task(), args)

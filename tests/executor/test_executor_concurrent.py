@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from k8s_workloads.decisions import DecisionConfig, DeletePod, EmitEvent
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent
 from k8s_workloads.executor import (
     CreatePod,
     NothingToDo,

@@ -43,7 +43,8 @@ from hypothesis.stateful import (
     rule,
 )
 
-from k8s_workloads.decisions import DecisionConfig, EmitEvent, PatchLabels
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions.actions import EmitEvent, PatchLabels
 from k8s_workloads.executor import ExecutorConfig, ExecutorCore
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (

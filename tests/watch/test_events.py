@@ -8,8 +8,6 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads.events import DECISION_TABLE, Outcome, ResolverConfig, resolve_event
-from k8s_workloads.failures import FailureKind, PendingPolicy
 from k8s_workloads.states import (
     CallbackResult,
     CallbackState,
@@ -17,6 +15,8 @@ from k8s_workloads.states import (
     TaskInstanceState,
     TaskResult,
 )
+from k8s_workloads.watch.events import DECISION_TABLE, Outcome, ResolverConfig, resolve_event
+from k8s_workloads.watch.failures import FailureKind, PendingPolicy
 from tests.support.event_factory import (
     CALLBACK_KEY,
     TASK_KEY,
@@ -378,7 +378,7 @@ def test_resolving_never_imports_the_adapter_for_plain_events() -> None:
 
     code = (
         "import sys\n"
-        "from k8s_workloads.events import resolve_event, resolve_event_json\n"
+        "from k8s_workloads.watch.events import resolve_event, resolve_event_json\n"
         "from tests.support.event_factory import event, task_pod\n"
         "import json\n"
         "e = event('MODIFIED', task_pod({'phase': 'Running'}))\n"

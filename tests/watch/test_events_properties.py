@@ -29,18 +29,8 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from k8s_workloads._watchjson import decode_event, decode_pod_event
 from k8s_workloads.adapters import to_v1pod
 from k8s_workloads.codec import ANNOTATIONS_READ
-from k8s_workloads.events import (
-    Outcome,
-    Resolution,
-    ResolverConfig,
-    resolve_event,
-    resolve_event_json,
-    resolve_typed_event,
-)
-from k8s_workloads.failures import DEFAULT_FATAL_PENDING_REASONS, PendingPolicy
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.labels import (
     CALLBACK_ID_ANNOTATION,
@@ -54,6 +44,16 @@ from k8s_workloads.states import (
     TaskInstanceState,
     TaskResult,
 )
+from k8s_workloads.watch._watchjson import decode_event, decode_pod_event
+from k8s_workloads.watch.events import (
+    Outcome,
+    Resolution,
+    ResolverConfig,
+    resolve_event,
+    resolve_event_json,
+    resolve_typed_event,
+)
+from k8s_workloads.watch.failures import DEFAULT_FATAL_PENDING_REASONS, PendingPolicy
 from tests.support.event_factory import (
     CALLBACK_ID,
     CALLBACK_KEY,
@@ -563,7 +563,7 @@ def test_callbacks_never_get_task_states_nor_tasks_callback_states(
 def test_partial_decoding_resolves_as_full_decoding(
     watch_event: object, config: ResolverConfig, now: datetime.datetime | None
 ) -> None:
-    from k8s_workloads._watchjson import decode_event  # noqa: PLC0415
+    from k8s_workloads.watch._watchjson import decode_event  # noqa: PLC0415
 
     text = json.dumps(watch_event)
     full = resolve_event(json.loads(text), config=config, now=now)
@@ -585,7 +585,7 @@ def test_partial_decoding_resolves_as_full_decoding(
     ],
 )
 def test_partial_decoding_of_odd_json_matches_json_loads(text: str) -> None:
-    from k8s_workloads._watchjson import decode_event  # noqa: PLC0415
+    from k8s_workloads.watch._watchjson import decode_event  # noqa: PLC0415
 
     assert resolve_event(decode_event(text)) == resolve_event(json.loads(text))
 

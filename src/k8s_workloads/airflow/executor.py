@@ -33,9 +33,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads._watchjson import decode_event
+from k8s_workloads.watch._watchjson import decode_event
 from k8s_workloads._yaml_input import load_bounded_file
-from k8s_workloads.actions import EmitEvent
+from k8s_workloads.decisions.actions import EmitEvent
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow.convert import (
     ConversionError,
@@ -54,7 +54,7 @@ from k8s_workloads.airflow.settings import (
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.compat import InvalidVersion, supports_callbacks
 from k8s_workloads.config import DecisionConfig
-from k8s_workloads.events import ResolverConfig
+from k8s_workloads.watch.events import ResolverConfig
 from k8s_workloads.executor import (
     CreatePod,
     ExecutorConfig,
@@ -63,7 +63,7 @@ from k8s_workloads.executor import (
     ReadStates,
     Request,
 )
-from k8s_workloads.failures import PendingPolicy
+from k8s_workloads.watch.failures import PendingPolicy
 from k8s_workloads.io.kube import KubeCalls
 from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
@@ -78,7 +78,7 @@ from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from k8s_workloads.adoption import AdoptionPlan
+    from k8s_workloads.decisions.adoption import AdoptionPlan
 
 __all__ = ["KubernetesExecutor"]
 
