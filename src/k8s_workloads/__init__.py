@@ -60,19 +60,19 @@ if TYPE_CHECKING:
     from k8s_workloads.decisions.rules import UNKNOWN as UNKNOWN
     from k8s_workloads.decisions.rules import KnownState as KnownState
     from k8s_workloads.decisions.rules import StateNotRead as StateNotRead
-    from k8s_workloads.executor import CreatePod as CreatePod
-    from k8s_workloads.executor import DeleteSecret as DeleteSecret
-    from k8s_workloads.executor import ExecutorConfig as ExecutorConfig
-    from k8s_workloads.executor import ExecutorCore as ExecutorCore
-    from k8s_workloads.executor import Handled as Handled
-    from k8s_workloads.executor import InvalidStateAnswer as InvalidStateAnswer
-    from k8s_workloads.executor import ListPods as ListPods
-    from k8s_workloads.executor import NothingToDo as NothingToDo
-    from k8s_workloads.executor import ProtocolError as ProtocolError
-    from k8s_workloads.executor import ReadStates as ReadStates
-    from k8s_workloads.executor import Request as Request
-    from k8s_workloads.executor import Waiting as Waiting
-    from k8s_workloads.executor import WorkloadAlreadyRunning as WorkloadAlreadyRunning
+    from k8s_workloads.executor.config import ExecutorConfig as ExecutorConfig
+    from k8s_workloads.executor.core import ExecutorCore as ExecutorCore
+    from k8s_workloads.executor.requests import CreatePod as CreatePod
+    from k8s_workloads.executor.requests import DeleteSecret as DeleteSecret
+    from k8s_workloads.executor.requests import Handled as Handled
+    from k8s_workloads.executor.requests import InvalidStateAnswer as InvalidStateAnswer
+    from k8s_workloads.executor.requests import ListPods as ListPods
+    from k8s_workloads.executor.requests import NothingToDo as NothingToDo
+    from k8s_workloads.executor.requests import ProtocolError as ProtocolError
+    from k8s_workloads.executor.requests import ReadStates as ReadStates
+    from k8s_workloads.executor.requests import Request as Request
+    from k8s_workloads.executor.requests import Waiting as Waiting
+    from k8s_workloads.executor.requests import WorkloadAlreadyRunning as WorkloadAlreadyRunning
     from k8s_workloads.keys import CallbackKey as CallbackKey
     from k8s_workloads.keys import InvalidKey as InvalidKey
     from k8s_workloads.keys import TaskInstanceKey as TaskInstanceKey
@@ -206,11 +206,11 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "resolve_event",
         "resolve_event_json",
     ),
-    "executor": (
+    "executor.config": ("ExecutorConfig",),
+    "executor.core": ("ExecutorCore",),
+    "executor.requests": (
         "CreatePod",
         "DeleteSecret",
-        "ExecutorConfig",
-        "ExecutorCore",
         "Handled",
         "InvalidStateAnswer",
         "ListPods",

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 import pytest
 
+import k8s_workloads
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import (
@@ -716,7 +717,7 @@ def test_a_config_refuses_a_batch_size_below_one() -> None:
 
 _SCRIPT = """
 import datetime, random, sys, uuid
-sys.path.insert(0, {root!r})
+sys.path[:0] = {paths!r}
 from tests.executor.test_executor import World, task, callback, RUNNING, SUCCEEDED, OOM
 world = World()
 keys = [task(f"t{{i}}") for i in range(8)] + [callback(i) for i in range(1, 5)]
@@ -735,11 +736,13 @@ print("\\n".join(out))
 def test_the_same_run_gives_the_same_requests_under_any_hash_seed() -> None:
     import pathlib  # noqa: PLC0415
 
+    # The tests' root, and the package this process runs (a worktree's, not the install's).
     root = str(pathlib.Path(__file__).resolve().parents[2])
+    paths = [root, str(pathlib.Path(k8s_workloads.__file__).resolve().parents[1])]
     outputs = set()
     for seed in ("0", "1", "12345"):
         run = subprocess.run(
-            [sys.executable, "-c", _SCRIPT.format(root=root)],
+            [sys.executable, "-c", _SCRIPT.format(paths=paths)],
             capture_output=True,
             text=True,
             check=True,
