@@ -43,6 +43,7 @@ from hypothesis.stateful import (
     rule,
 )
 
+import k8s_workloads
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import EmitEvent, PatchLabels
 from k8s_workloads.executor import ExecutorConfig, ExecutorCore
