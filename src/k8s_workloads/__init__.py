@@ -130,9 +130,6 @@ if TYPE_CHECKING:
     from k8s_workloads.states import state_class_for_key as state_class_for_key
     from k8s_workloads.validation import NamingRuleViolation as NamingRuleViolation
     from k8s_workloads.validation import validate_manifest as validate_manifest
-    from k8s_workloads.watch.events import Outcome as Outcome
-    from k8s_workloads.watch.events import Resolution as Resolution
-    from k8s_workloads.watch.events import ResolverConfig as ResolverConfig
     from k8s_workloads.watch.events import resolve_event as resolve_event
     from k8s_workloads.watch.events import resolve_event_json as resolve_event_json
     from k8s_workloads.watch.failures import FailureClassification as FailureClassification
@@ -140,6 +137,9 @@ if TYPE_CHECKING:
     from k8s_workloads.watch.failures import PendingPolicy as PendingPolicy
     from k8s_workloads.watch.failures import classify_failure as classify_failure
     from k8s_workloads.watch.failures import collect_failure_details as collect_failure_details
+    from k8s_workloads.watch.resolution import Outcome as Outcome
+    from k8s_workloads.watch.resolution import Resolution as Resolution
+    from k8s_workloads.watch.resolution import ResolverConfig as ResolverConfig
 # --- end of generated imports ---
 
 __version__ = "0.1.0.dev0"
@@ -200,11 +200,13 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "StateNotRead",
     ),
     "watch.events": (
+        "resolve_event",
+        "resolve_event_json",
+    ),
+    "watch.resolution": (
         "Outcome",
         "Resolution",
         "ResolverConfig",
-        "resolve_event",
-        "resolve_event_json",
     ),
     "executor.config": ("ExecutorConfig",),
     "executor.core": ("ExecutorCore",),

@@ -33,9 +33,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.watch._watchjson import decode_event
 from k8s_workloads._yaml_input import load_bounded_file
-from k8s_workloads.decisions.actions import EmitEvent
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow.convert import (
     ConversionError,
@@ -54,7 +52,7 @@ from k8s_workloads.airflow.settings import (
 from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.compat import InvalidVersion, supports_callbacks
 from k8s_workloads.config import DecisionConfig
-from k8s_workloads.watch.events import ResolverConfig
+from k8s_workloads.decisions.actions import EmitEvent
 from k8s_workloads.executor import (
     CreatePod,
     ExecutorConfig,
@@ -63,7 +61,6 @@ from k8s_workloads.executor import (
     ReadStates,
     Request,
 )
-from k8s_workloads.watch.failures import PendingPolicy
 from k8s_workloads.io.kube import KubeCalls
 from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
@@ -74,6 +71,9 @@ from k8s_workloads.labels import (
 )
 from k8s_workloads.pods import workload_command_args
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
+from k8s_workloads.watch._watchjson import decode_event
+from k8s_workloads.watch.failures import PendingPolicy
+from k8s_workloads.watch.resolution import ResolverConfig
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence

@@ -471,7 +471,8 @@ def plan_revocation(
 def plan_revoke(
     key: TaskInstanceKey, pods: Iterable[Mapping[str, Any]], *, me: str | int
 ) -> tuple[Action | Ignore, ...]:
-    """Deprecated: :func:`plan_revocation` gives a :class:`~k8s_workloads.decisions.actions.Decision`.
+    """Deprecated: :func:`plan_revocation` gives a
+    :class:`~k8s_workloads.decisions.actions.Decision`.
 
     The old shape: the actions, then an :class:`~k8s_workloads.decisions.actions.Ignore` where no
     pod was found.

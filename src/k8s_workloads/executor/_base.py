@@ -144,3 +144,6 @@ class _CoreBase:
             self._busy[key] = count
         else:
             del self._busy[key]
+
+    def _cleanup_slots(self) -> int:
+        return self.config.max_concurrent_cleanups

@@ -11,7 +11,7 @@ from k8s_workloads import _config as _checks
 from k8s_workloads._display import shown
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.validation import is_dns1123_label
-from k8s_workloads.watch.events import ResolverConfig
+from k8s_workloads.watch.resolution import ResolverConfig
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

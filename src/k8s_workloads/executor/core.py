@@ -77,7 +77,8 @@ from k8s_workloads.states import (
     TaskInstanceState,
     state_class_for_key,
 )
-from k8s_workloads.watch.events import Outcome, Resolution, resolve_event, resolve_event_json
+from k8s_workloads.watch.events import resolve_event, resolve_event_json
+from k8s_workloads.watch.resolution import Outcome, Resolution
 
 if TYPE_CHECKING:
     import datetime
@@ -410,6 +411,3 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
             if self._in_flight:
                 return Waiting(len(self._in_flight))
             return NothingToDo(self._wake_up())
-
-    def _cleanup_slots(self) -> int:
-        return self.config.max_concurrent_cleanups

@@ -27,16 +27,13 @@ from typing import TYPE_CHECKING, TypeAlias
 import attrs
 
 from k8s_workloads.watch._watchjson import decode_spec_pod_event
-from k8s_workloads.watch.events import (
-    Resolution,
-    ResolverConfig,
-    resolve_event,
-    resolve_typed_event,
-)
+from k8s_workloads.watch.events import resolve_event, resolve_typed_event
 
 if TYPE_CHECKING:
     import datetime
     from collections.abc import Generator, Iterable, Iterator
+
+    from k8s_workloads.watch.resolution import Resolution, ResolverConfig
 
 __all__ = [
     "MAX_OBJECT_SIZE",
