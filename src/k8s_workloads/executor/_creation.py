@@ -4,12 +4,12 @@ its Secret, with a secure payload) and what a failed or skipped creation means."
 
 from __future__ import annotations
 
-import datetime
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.decisions.actions import Decision, EmitEvent, FreeSlot, Ignore, RequeueJob
 from k8s_workloads.decisions.creation_errors import decide_create_error
+from k8s_workloads.decisions.guards import creation_paused_until
 from k8s_workloads.executor._base import _CoreBase
 from k8s_workloads.executor._records import _FINAL, _args_workload, _Flight, _Queued, _Work
 from k8s_workloads.executor.requests import CreatePod, DeleteSecret, Handled, Manifest, Request
@@ -23,6 +23,7 @@ from k8s_workloads.redaction import token_masker
 from k8s_workloads.states import KubernetesJob, state_class_for_key
 
 if TYPE_CHECKING:
+    import datetime
     from collections.abc import Mapping
 
     from k8s_workloads.keys import WorkloadKey
@@ -215,12 +216,13 @@ class _Creation(_CoreBase):
         requeue = next((a for a in decision.actions if isinstance(a, RequeueJob)), None)
         if requeue is not None:
             self._create_retries[key] = retries + 1
-            if requeue.delay is not None and self._now is not None:
-                # A 429 or a Retry-After pauses all pod creation, as the provider does:
-                # the creations not handed out yet wait (those in flight end as they do).
-                until = self._now + datetime.timedelta(seconds=requeue.delay)
-                if self._paused_until is None or until > self._paused_until:
-                    self._paused_until = until
+            paused = (
+                None
+                if self._now is None
+                else creation_paused_until(decision, now=self._now, paused_until=self._paused_until)
+            )
+            if paused is not None:  # the creations not handed out yet wait
+                self._paused_until = paused
                 self._creation_stopped = True
         else:
             self._create_retries.pop(key, None)

@@ -13,20 +13,19 @@ from k8s_workloads.decisions.actions import (
     DeletePod,
     EmitEvent,
     FreeSlot,
-    Ignore,
     PatchLabels,
     RequeueJob,
     TrackRunning,
 )
+from k8s_workloads.decisions.guards import leftover_cleanup, state_needed
 from k8s_workloads.decisions.results import decide, handling_failed
-from k8s_workloads.decisions.rules import UNKNOWN, KnownState, cleanup_actions
+from k8s_workloads.decisions.rules import UNKNOWN, KnownState
 from k8s_workloads.executor._base import _CoreBase
 from k8s_workloads.executor._records import (
     _ADOPTION,
     _CLEANED_KEPT,
     _DECISION,
     _FINAL,
-    _LEFTOVER_STATES,
     _Pending,
     _Queued,
     _transient,
@@ -152,29 +151,6 @@ class _Handling(_CoreBase):
         if len(cleaned) > _CLEANED_KEPT:
             del cleaned[next(iter(cleaned))]
 
-    def _leftover(self, pending: _Pending, decision: Decision) -> Decision:
-        """A terminal result of a pod of a workload no longer running that this core never
-        cleaned up (a second launch adopted beside the one that reported, a pod created
-        twice): no event, but the pod is cleaned up, or it stays in the watch and is read
-        again after every restart. The same pod's repeated events are not (no second
-        delete: it is among the cleaned pods, or its event is a DELETED one)."""
-        result = pending.result
-        if (
-            not pending.in_watch
-            or result.key in self._running
-            or result.state not in _LEFTOVER_STATES
-            or decision.actions
-            or decision.look_up is not None
-            or (result.namespace, result.pod_name) in self._cleaned
-        ):
-            return decision
-        attempt = self._attempts.get(result.key)
-        if attempt is not None and attempt.was_requeued(result.pod_name, result.pod_uid):
-            return decision  # a requeued launch's pod: its clean-up came with the requeue
-        cleanup = cleanup_actions(result, self.config.decisions)
-        why = Ignore("a leftover pod of a settled workload: cleaned up, nothing reported")
-        return Decision(tuple(cleanup), decision.attempts, why)
-
     def _decide_cached(self, pending: _Pending, known: KnownState) -> Decision:
         # The state check and the decision usually meet the same bookkeeping: decide once.
         cached = pending.cached
@@ -190,12 +166,9 @@ class _Handling(_CoreBase):
         if result.key in self._states:
             return False
         if isinstance(result.key, CallbackKey) and not self.config.read_callback_states:
-            return False
+            return False  # (state_needed's answer, without deciding first)
         decision = self._decide_cached(pending, UNKNOWN)
-        if isinstance(result.key, CallbackKey):
-            # The callback's state guards the never-overwrite rule wherever one is reported.
-            return any(isinstance(action, EmitEvent) for action in decision.actions)
-        return decision.look_up is not None
+        return state_needed(result, decision, read_callback_states=self.config.read_callback_states)
 
     def _decide(self, result: WorkloadResult, known: KnownState) -> Decision:
         return decide(
@@ -256,7 +229,15 @@ class _Handling(_CoreBase):
             kind, cause = _FINAL, "handling failed"
         else:
             known = self._states.get(result.key, UNKNOWN)
-            decision = self._leftover(pending, self._decide_cached(pending, known))
+            decision = leftover_cleanup(
+                result,
+                self._decide_cached(pending, known),
+                running=result.key in self._running,
+                in_watch=pending.in_watch,
+                cleaned=(result.namespace, result.pod_name) in self._cleaned,
+                attempts=self._attempts,
+                config=self.config.decisions,
+            )
             work_pending = _Pending(result, pending.failures, known, in_watch=pending.in_watch)
             kind, cause = _DECISION, "result"
         if self.on_decision is not None:

@@ -11,13 +11,6 @@ import attrs
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.creation_errors import classify_create_error
 from k8s_workloads.decisions.rules import UNKNOWN, KnownState
-from k8s_workloads.states import (
-    CallbackState,
-    ExecutorPseudoState,
-    KubernetesJob,
-    TaskInstanceState,
-    WorkloadResult,
-)
 
 if TYPE_CHECKING:
     import datetime
@@ -27,6 +20,7 @@ if TYPE_CHECKING:
     from k8s_workloads.decisions.attempts import Attempt, Attempts
     from k8s_workloads.executor.requests import DeleteSecret, Request
     from k8s_workloads.keys import WorkloadKey
+    from k8s_workloads.states import KubernetesJob, WorkloadResult
 
 
 @attrs.define
@@ -53,15 +47,6 @@ class _Queued:
 _DECISION: Final = "decision"  # a pod-call failure fails the result's handling
 _FINAL: Final = "final"  # best effort: failures are ignored
 _CLEANED_KEPT: Final = 10_000
-_LEFTOVER_STATES: Final = frozenset(
-    {
-        TaskInstanceState.FAILED,
-        TaskInstanceState.SUCCESS,
-        ExecutorPseudoState.LOOKUP,
-        CallbackState.FAILED,
-        CallbackState.SUCCESS,
-    }
-)
 _ADOPTION: Final = "adoption"  # a failed relabel drops the pod's adoption
 
 
