@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/decision_rules.py
 
-tests/decide/test_decisions.py fails while the file and the tables differ.
+tests/decisions/test_tables.py fails while the file and the tables differ.
 """
 
 from __future__ import annotations

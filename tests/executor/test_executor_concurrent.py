@@ -19,7 +19,7 @@ from k8s_workloads.executor import (
 )
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
 from k8s_workloads.testing import ApiError
-from tests.executor.test_executor import World, callback, kinds, task
+from tests.executor.test_core import World, callback, kinds, task
 from tests.support.event_factory import RUNNING, SUCCEEDED
 
 

@@ -710,15 +710,10 @@ def test_the_creation_batch_size_bounds_pods_per_pass() -> None:
     assert len(world.core.queued) == 3
 
 
-def test_a_config_refuses_a_batch_size_below_one() -> None:
-    with pytest.raises(ValueError, match="creation_batch_size"):
-        ExecutorConfig(scheduler_id=1, namespace=NS, airflow_version=VERSION, creation_batch_size=0)
-
-
 _SCRIPT = """
 import datetime, random, sys, uuid
 sys.path[:0] = {paths!r}
-from tests.executor.test_executor import World, task, callback, RUNNING, SUCCEEDED, OOM
+from tests.executor.test_core import World, task, callback, RUNNING, SUCCEEDED, OOM
 world = World()
 keys = [task(f"t{{i}}") for i in range(8)] + [callback(i) for i in range(1, 5)]
 for key in keys:
