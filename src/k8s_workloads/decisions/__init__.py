@@ -21,65 +21,28 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING
 
+from k8s_workloads.decisions import results, rules, tables
 from k8s_workloads.decisions.creation_errors import _renamed
-from k8s_workloads.decisions.results import (
-    decide,
-    decide_callback,
-    decide_task,
-    describe_rules,
-    handling_failed,
-)
-from k8s_workloads.decisions.rules import UNKNOWN, KnownState, Rule, StateNotRead, cleanup_actions
-from k8s_workloads.decisions.tables import (
-    CALLBACK_GIVE_UP_RULES,
-    CALLBACK_RULES,
-    TASK_GIVE_UP_RULES,
-    TASK_RULES,
-)
+from k8s_workloads.decisions.results import *  # noqa: F403
+from k8s_workloads.decisions.rules import *  # noqa: F403
+from k8s_workloads.decisions.tables import *  # noqa: F403
 
-__all__ = [
-    "CALLBACK_GIVE_UP_RULES",
-    "CALLBACK_RULES",
-    "TASK_GIVE_UP_RULES",
-    "TASK_RULES",
-    "UNKNOWN",
-    "KnownState",
-    "Rule",
-    "StateNotRead",
-    "cleanup_actions",
-    "decide",
-    "decide_callback",
-    "decide_task",
-    "describe_rules",
-    "handling_failed",
-]
+__all__: list[str] = []
+__all__ += results.__all__
+__all__ += rules.__all__
+__all__ += tables.__all__
 
 _MOVED = {
-    "k8s_workloads.decisions.actions": (
-        "Action",
-        "Decision",
-        "DeletePod",
-        "EmitEvent",
-        "FreeSlot",
-        "Ignore",
-        "LookUpState",
-        "PatchLabels",
-        "RequeueJob",
-        "RetryLater",
-        "describe_action",
-    ),
-    "k8s_workloads.decisions.attempts": ("Attempt", "Attempts"),
-    "k8s_workloads.config": ("DecisionConfig",),
-    "k8s_workloads.decisions.creation_errors": (
-        "CreateErrorVerdict",
-        "classify_create_error",
-        "decide_create_error",
-        "requeue_after_create_error",
-    ),
+    "k8s_workloads.decisions.actions": "Action Decision DeletePod EmitEvent FreeSlot Ignore "
+    "LookUpState PatchLabels RequeueJob RetryLater describe_action",
+    "k8s_workloads.decisions.attempts": "Attempt Attempts",
+    "k8s_workloads.config": "DecisionConfig",
+    "k8s_workloads.decisions.creation_errors": "CreateErrorVerdict classify_create_error "
+    "decide_create_error requeue_after_create_error",
 }
-"""The deprecated aliases: each name's owner."""
+"""The deprecated aliases: each owner's names."""
 
-_OWNERS = {name: module for module, names in _MOVED.items() for name in names}
+_OWNERS = {name: module for module, names in _MOVED.items() for name in names.split()}
 
 if TYPE_CHECKING:
     from k8s_workloads.config import DecisionConfig as DecisionConfig

@@ -10,34 +10,12 @@ the state and the requests in flight (``_base``), results to decisions to reques
 This package replaces the module ``k8s_workloads.executor`` and offers its public names.
 """
 
-from k8s_workloads.executor.config import ExecutorConfig
-from k8s_workloads.executor.core import ExecutorCore
-from k8s_workloads.executor.requests import (
-    CreatePod,
-    DeleteSecret,
-    Handled,
-    InvalidStateAnswer,
-    ListPods,
-    NothingToDo,
-    ProtocolError,
-    ReadStates,
-    Request,
-    Waiting,
-    WorkloadAlreadyRunning,
-)
+from k8s_workloads.executor import config, core, requests
+from k8s_workloads.executor.config import *  # noqa: F403
+from k8s_workloads.executor.core import *  # noqa: F403
+from k8s_workloads.executor.requests import *  # noqa: F403
 
-__all__ = [
-    "CreatePod",
-    "DeleteSecret",
-    "ExecutorConfig",
-    "ExecutorCore",
-    "Handled",
-    "InvalidStateAnswer",
-    "ListPods",
-    "NothingToDo",
-    "ProtocolError",
-    "ReadStates",
-    "Request",
-    "Waiting",
-    "WorkloadAlreadyRunning",
-]
+__all__: list[str] = []
+__all__ += config.__all__
+__all__ += core.__all__
+__all__ += requests.__all__

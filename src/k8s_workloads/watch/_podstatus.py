@@ -13,8 +13,8 @@ is written once, over these types.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -82,6 +82,9 @@ class PodStatus(msgspec.Struct, gc=False):
     (:func:`decode_conditions`), so most events never decode them."""
 
 
+_T = TypeVar("_T")
+
+
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -108,22 +111,28 @@ def _state(value: object) -> ContainerState | None:
     return None if ended is None else ContainerState(ended, None)
 
 
-def _containers(value: object) -> list[ContainerStatus] | None:
+def _each(value: object, read: Callable[[Mapping[str, Any]], _T], odd: _T) -> list[_T] | None:
+    # A list's entries read one by one (an entry that is no mapping reads as ``odd``);
+    # None for anything but a list. ``type(...) is`` first: the ABC check is slow.
     if type(value) is not list:
-        return _containers(list(value)) if isinstance(value, list) else None
-    statuses = []
-    for container in value:
-        if type(container) is dict or isinstance(container, Mapping):
-            statuses.append(
-                ContainerStatus(
-                    _text(container.get("name")),
-                    _state(container.get("state")),
-                    _state(container.get("lastState")),
-                )
-            )
-        else:
-            statuses.append(_NO_CONTAINER)
-    return statuses
+        if not isinstance(value, list):
+            return None
+        value = list(value)
+    return [
+        read(entry) if type(entry) is dict or isinstance(entry, Mapping) else odd for entry in value
+    ]
+
+
+def _container(container: Mapping[str, Any]) -> ContainerStatus:
+    return ContainerStatus(
+        _text(container.get("name")),
+        _state(container.get("state")),
+        _state(container.get("lastState")),
+    )
+
+
+def _containers(value: object) -> list[ContainerStatus] | None:
+    return _each(value, _container, _NO_CONTAINER)
 
 
 _NO_CONTAINER = ContainerStatus()
@@ -147,24 +156,13 @@ def read_status(status: Mapping[str, Any]) -> PodStatus:
 
 def read_conditions(status: Mapping[str, Any]) -> list[Condition]:
     """A manifest's ``status.conditions`` as typed conditions (odd entries read empty)."""
-    conditions = status.get("conditions")
-    if type(conditions) is not list:
-        if not isinstance(conditions, list):
-            return []
-        conditions = list(conditions)
-    typed = []
-    for condition in conditions:
-        if type(condition) is dict or isinstance(condition, Mapping):
-            typed.append(
-                Condition(
-                    _text(condition.get("type")),
-                    _text(condition.get("status")),
-                    _text(condition.get("reason")),
-                )
-            )
-        else:
-            typed.append(_NO_CONDITION)
-    return typed
+    return _each(status.get("conditions"), _condition, _NO_CONDITION) or []
+
+
+def _condition(condition: Mapping[str, Any]) -> Condition:
+    return Condition(
+        _text(condition.get("type")), _text(condition.get("status")), _text(condition.get("reason"))
+    )
 
 
 _NO_CONDITION = Condition()
