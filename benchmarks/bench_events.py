@@ -820,7 +820,8 @@ class Streams:
 
 
 def _load_streams() -> Streams | None:
-    """``k8s_workloads.watch.streams`` if it is installed and callable as above, else None (and why)."""
+    """``k8s_workloads.watch.streams`` if it is installed and callable as above, else None
+    (and why)."""
     try:
         module = importlib.import_module(STREAMS_MODULE)
     except ImportError:
