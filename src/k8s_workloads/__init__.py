@@ -19,24 +19,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from k8s_workloads._config import InvalidConfig as InvalidConfig
-    from k8s_workloads.actions import Decision as Decision
-    from k8s_workloads.actions import DeletePod as DeletePod
-    from k8s_workloads.actions import EmitEvent as EmitEvent
-    from k8s_workloads.actions import FreeSlot as FreeSlot
-    from k8s_workloads.actions import Ignore as Ignore
-    from k8s_workloads.actions import LookUpState as LookUpState
-    from k8s_workloads.actions import PatchLabels as PatchLabels
-    from k8s_workloads.actions import RequeueJob as RequeueJob
-    from k8s_workloads.actions import RetryLater as RetryLater
-    from k8s_workloads.actions import TrackRunning as TrackRunning
-    from k8s_workloads.actions import describe_action as describe_action
-    from k8s_workloads.adoption import AdoptionPlan as AdoptionPlan
-    from k8s_workloads.adoption import adoption_selectors as adoption_selectors
-    from k8s_workloads.adoption import plan_adoption as plan_adoption
-    from k8s_workloads.adoption import plan_relist as plan_relist
-    from k8s_workloads.adoption import plan_revocation as plan_revocation
-    from k8s_workloads.adoption import plan_revoke as plan_revoke
-    from k8s_workloads.attempts import Attempts as Attempts
     from k8s_workloads.codec import CallbackAnnotationsUnsupported as CallbackAnnotationsUnsupported
     from k8s_workloads.codec import InvalidAnnotations as InvalidAnnotations
     from k8s_workloads.codec import LegacyPodAnnotations as LegacyPodAnnotations
@@ -50,37 +32,47 @@ if TYPE_CHECKING:
     from k8s_workloads.compat import require_callback_support as require_callback_support
     from k8s_workloads.compat import supports_callbacks as supports_callbacks
     from k8s_workloads.config import DecisionConfig as DecisionConfig
-    from k8s_workloads.creation_errors import CreateErrorVerdict as CreateErrorVerdict
-    from k8s_workloads.creation_errors import classify_create_error as classify_create_error
-    from k8s_workloads.creation_errors import decide_create_error as decide_create_error
-    from k8s_workloads.decisions import UNKNOWN as UNKNOWN
-    from k8s_workloads.decisions import KnownState as KnownState
-    from k8s_workloads.decisions import StateNotRead as StateNotRead
-    from k8s_workloads.decisions import decide as decide
-    from k8s_workloads.decisions import handling_failed as handling_failed
-    from k8s_workloads.events import Outcome as Outcome
-    from k8s_workloads.events import Resolution as Resolution
-    from k8s_workloads.events import ResolverConfig as ResolverConfig
-    from k8s_workloads.events import resolve_event as resolve_event
-    from k8s_workloads.events import resolve_event_json as resolve_event_json
-    from k8s_workloads.executor import CreatePod as CreatePod
-    from k8s_workloads.executor import DeleteSecret as DeleteSecret
-    from k8s_workloads.executor import ExecutorConfig as ExecutorConfig
-    from k8s_workloads.executor import ExecutorCore as ExecutorCore
-    from k8s_workloads.executor import Handled as Handled
-    from k8s_workloads.executor import InvalidStateAnswer as InvalidStateAnswer
-    from k8s_workloads.executor import ListPods as ListPods
-    from k8s_workloads.executor import NothingToDo as NothingToDo
-    from k8s_workloads.executor import ProtocolError as ProtocolError
-    from k8s_workloads.executor import ReadStates as ReadStates
-    from k8s_workloads.executor import Request as Request
-    from k8s_workloads.executor import Waiting as Waiting
-    from k8s_workloads.executor import WorkloadAlreadyRunning as WorkloadAlreadyRunning
-    from k8s_workloads.failures import FailureClassification as FailureClassification
-    from k8s_workloads.failures import FailureKind as FailureKind
-    from k8s_workloads.failures import PendingPolicy as PendingPolicy
-    from k8s_workloads.failures import classify_failure as classify_failure
-    from k8s_workloads.failures import collect_failure_details as collect_failure_details
+    from k8s_workloads.decisions.actions import Decision as Decision
+    from k8s_workloads.decisions.actions import DeletePod as DeletePod
+    from k8s_workloads.decisions.actions import EmitEvent as EmitEvent
+    from k8s_workloads.decisions.actions import FreeSlot as FreeSlot
+    from k8s_workloads.decisions.actions import Ignore as Ignore
+    from k8s_workloads.decisions.actions import LookUpState as LookUpState
+    from k8s_workloads.decisions.actions import PatchLabels as PatchLabels
+    from k8s_workloads.decisions.actions import RequeueJob as RequeueJob
+    from k8s_workloads.decisions.actions import RetryLater as RetryLater
+    from k8s_workloads.decisions.actions import TrackRunning as TrackRunning
+    from k8s_workloads.decisions.actions import describe_action as describe_action
+    from k8s_workloads.decisions.adoption import AdoptionPlan as AdoptionPlan
+    from k8s_workloads.decisions.adoption import adoption_selectors as adoption_selectors
+    from k8s_workloads.decisions.adoption import plan_adoption as plan_adoption
+    from k8s_workloads.decisions.adoption import plan_relist as plan_relist
+    from k8s_workloads.decisions.adoption import plan_revocation as plan_revocation
+    from k8s_workloads.decisions.adoption import plan_revoke as plan_revoke
+    from k8s_workloads.decisions.attempts import Attempts as Attempts
+    from k8s_workloads.decisions.creation_errors import CreateErrorVerdict as CreateErrorVerdict
+    from k8s_workloads.decisions.creation_errors import (
+        classify_create_error as classify_create_error,
+    )
+    from k8s_workloads.decisions.creation_errors import decide_create_error as decide_create_error
+    from k8s_workloads.decisions.results import decide as decide
+    from k8s_workloads.decisions.results import handling_failed as handling_failed
+    from k8s_workloads.decisions.rules import UNKNOWN as UNKNOWN
+    from k8s_workloads.decisions.rules import KnownState as KnownState
+    from k8s_workloads.decisions.rules import StateNotRead as StateNotRead
+    from k8s_workloads.executor.config import ExecutorConfig as ExecutorConfig
+    from k8s_workloads.executor.core import ExecutorCore as ExecutorCore
+    from k8s_workloads.executor.requests import CreatePod as CreatePod
+    from k8s_workloads.executor.requests import DeleteSecret as DeleteSecret
+    from k8s_workloads.executor.requests import Handled as Handled
+    from k8s_workloads.executor.requests import InvalidStateAnswer as InvalidStateAnswer
+    from k8s_workloads.executor.requests import ListPods as ListPods
+    from k8s_workloads.executor.requests import NothingToDo as NothingToDo
+    from k8s_workloads.executor.requests import ProtocolError as ProtocolError
+    from k8s_workloads.executor.requests import ReadStates as ReadStates
+    from k8s_workloads.executor.requests import Request as Request
+    from k8s_workloads.executor.requests import Waiting as Waiting
+    from k8s_workloads.executor.requests import WorkloadAlreadyRunning as WorkloadAlreadyRunning
     from k8s_workloads.keys import CallbackKey as CallbackKey
     from k8s_workloads.keys import InvalidKey as InvalidKey
     from k8s_workloads.keys import TaskInstanceKey as TaskInstanceKey
@@ -138,13 +130,23 @@ if TYPE_CHECKING:
     from k8s_workloads.states import state_class_for_key as state_class_for_key
     from k8s_workloads.validation import NamingRuleViolation as NamingRuleViolation
     from k8s_workloads.validation import validate_manifest as validate_manifest
+    from k8s_workloads.watch.events import resolve_event as resolve_event
+    from k8s_workloads.watch.events import resolve_event_json as resolve_event_json
+    from k8s_workloads.watch.failures import FailureClassification as FailureClassification
+    from k8s_workloads.watch.failures import FailureKind as FailureKind
+    from k8s_workloads.watch.failures import PendingPolicy as PendingPolicy
+    from k8s_workloads.watch.failures import classify_failure as classify_failure
+    from k8s_workloads.watch.failures import collect_failure_details as collect_failure_details
+    from k8s_workloads.watch.resolution import Outcome as Outcome
+    from k8s_workloads.watch.resolution import Resolution as Resolution
+    from k8s_workloads.watch.resolution import ResolverConfig as ResolverConfig
 # --- end of generated imports ---
 
 __version__ = "0.1.0.dev0"
 
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "_config": ("InvalidConfig",),
-    "actions": (
+    "decisions.actions": (
         "Decision",
         "DeletePod",
         "EmitEvent",
@@ -157,7 +159,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "TrackRunning",
         "describe_action",
     ),
-    "adoption": (
+    "decisions.adoption": (
         "AdoptionPlan",
         "adoption_selectors",
         "plan_adoption",
@@ -165,7 +167,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "plan_revocation",
         "plan_revoke",
     ),
-    "attempts": ("Attempts",),
+    "decisions.attempts": ("Attempts",),
     "codec": (
         "CallbackAnnotationsUnsupported",
         "InvalidAnnotations",
@@ -182,31 +184,35 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "require_callback_support",
         "supports_callbacks",
     ),
-    "creation_errors": (
+    "decisions.creation_errors": (
         "CreateErrorVerdict",
         "classify_create_error",
         "decide_create_error",
     ),
     "config": ("DecisionConfig",),
-    "decisions": (
-        "UNKNOWN",
-        "KnownState",
-        "StateNotRead",
+    "decisions.results": (
         "decide",
         "handling_failed",
     ),
-    "events": (
-        "Outcome",
-        "Resolution",
-        "ResolverConfig",
+    "decisions.rules": (
+        "UNKNOWN",
+        "KnownState",
+        "StateNotRead",
+    ),
+    "watch.events": (
         "resolve_event",
         "resolve_event_json",
     ),
-    "executor": (
+    "watch.resolution": (
+        "Outcome",
+        "Resolution",
+        "ResolverConfig",
+    ),
+    "executor.config": ("ExecutorConfig",),
+    "executor.core": ("ExecutorCore",),
+    "executor.requests": (
         "CreatePod",
         "DeleteSecret",
-        "ExecutorConfig",
-        "ExecutorCore",
         "Handled",
         "InvalidStateAnswer",
         "ListPods",
@@ -217,7 +223,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "Waiting",
         "WorkloadAlreadyRunning",
     ),
-    "failures": (
+    "watch.failures": (
         "FailureClassification",
         "FailureKind",
         "PendingPolicy",

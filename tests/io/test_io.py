@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from kubernetes import client as k8s
 
-from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import (
     CreatePod,
     DeleteSecret,

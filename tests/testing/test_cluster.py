@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_workloads.decisions import EmitEvent
+from k8s_workloads.decisions.actions import EmitEvent
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.labels import (
     completed_pods_adoption_selector,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads.airflow._lifecycle import _Lifecycle
 from k8s_workloads.airflow._runtime import _airflow, _failures
 from k8s_workloads.airflow.convert import from_airflow_state, to_airflow_key, to_airflow_state
+from k8s_workloads.decisions.guards import stale_task_reason
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.states import CallbackState, TaskInstanceState
 
@@ -107,20 +108,8 @@ class _Reads(_Lifecycle):
     def _stale_verdict(
         self, key: TaskInstanceKey, ti_id: str, row: tuple[Any, ...] | None
     ) -> str | None:
-        if row is None:
-            return f"task instance {ti_id} no longer exists"
-        state, try_number, queued_by = row
-        if (
-            str(state) == TaskInstanceState.QUEUED.value
-            and try_number == key.try_number
-            and str(queued_by) == str(self.scheduler_job_id)
-        ):
-            return None
-        return (
-            f"the task instance moved on (state {state}, try {try_number}, queued by "
-            f"{queued_by}; this workload: try {key.try_number}, scheduler "
-            f"{self.scheduler_job_id})"
-        )
+        state_row = None if row is None else (row[0], row[1], row[2])
+        return stale_task_reason(key, state_row, ti_id=ti_id, scheduler_id=self.scheduler_job_id)
 
     def _read_states(
         self, keys: Iterable[WorkloadKey]

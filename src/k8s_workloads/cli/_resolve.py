@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     import datetime
     from collections.abc import Iterator
 
-    from k8s_workloads.events import Resolution, ResolverConfig
     from k8s_workloads.redaction import _Masker
-    from k8s_workloads.streams import WatchInput
+    from k8s_workloads.watch.resolution import Resolution, ResolverConfig
+    from k8s_workloads.watch.streams import WatchInput
 
 WATCH_EXAMPLE = "examples/watch_events.jsonl"
 """The bundled watch stream ``resolve --example`` reads."""
@@ -91,8 +91,8 @@ def _parse_now(text: str) -> datetime.datetime:
 
 
 def _resolve_config(args: argparse.Namespace) -> ResolverConfig:
-    from k8s_workloads.events import ResolverConfig  # noqa: PLC0415
-    from k8s_workloads.failures import PendingPolicy  # noqa: PLC0415
+    from k8s_workloads.watch.failures import PendingPolicy  # noqa: PLC0415
+    from k8s_workloads.watch.resolution import ResolverConfig  # noqa: PLC0415
 
     if args.now is not None and not args.pending_policy:
         raise UsageError("--now only applies to grace periods: add --pending-policy")
@@ -191,7 +191,7 @@ def _event_masker(item: WatchInput) -> _Masker:
 
 
 def _print_summary(counts: dict[str, int], out: TextIO, *, as_json: bool) -> None:
-    from k8s_workloads.events import Outcome  # noqa: PLC0415
+    from k8s_workloads.watch.resolution import Outcome  # noqa: PLC0415
 
     total = sum(counts.values())
     ordered = {o.value: counts[o.value] for o in Outcome if counts.get(o.value)}
@@ -230,8 +230,8 @@ def _open_stream(args: argparse.Namespace, stdin: TextIO, err: TextIO) -> tuple[
 
 
 def run_resolve(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    from k8s_workloads.events import Outcome  # noqa: PLC0415
-    from k8s_workloads.streams import MalformedInput, resolve_watch_stream  # noqa: PLC0415
+    from k8s_workloads.watch.resolution import Outcome  # noqa: PLC0415
+    from k8s_workloads.watch.streams import MalformedInput, resolve_watch_stream  # noqa: PLC0415
 
     config = _resolve_config(args)
     now = _parse_now(args.now) if args.now is not None else None

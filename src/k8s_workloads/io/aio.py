@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import (
     CreatePod,
     DeleteSecret,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.actions import DeletePod, PatchLabels
+from k8s_workloads.decisions.actions import DeletePod, PatchLabels
 from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods, Request
 from k8s_workloads.io.policy import label_patch
 from k8s_workloads.testing._errors import FAILURES

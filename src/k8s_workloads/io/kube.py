@@ -22,7 +22,7 @@ from kubernetes.client import rest
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods, ReadStates, Request
 from k8s_workloads.io.policy import PAGE_SIZE, Paging, label_patch
 

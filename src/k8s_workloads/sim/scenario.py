@@ -98,8 +98,6 @@ from k8s_workloads._limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
 from k8s_workloads._yaml_input import YAMLLimitExceeded, compose_bounded
 from k8s_workloads.compat import InvalidVersion, release_tuple, supports_callbacks
 from k8s_workloads.config import DecisionConfig
-from k8s_workloads.events import ResolverConfig
-from k8s_workloads.failures import PendingPolicy
 from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.states import (
     CALLBACK_TERMINAL_STATES,
@@ -108,6 +106,8 @@ from k8s_workloads.states import (
     TaskInstanceState,
     WorkloadState,
 )
+from k8s_workloads.watch.failures import PendingPolicy
+from k8s_workloads.watch.resolution import ResolverConfig
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence

@@ -46,7 +46,7 @@ import math
 import random
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.actions import (
+from k8s_workloads.decisions.actions import (
     Action,
     DeletePod,
     EmitEvent,
@@ -55,7 +55,6 @@ from k8s_workloads.actions import (
     TrackRunning,
     describe_action,
 )
-from k8s_workloads.events import Outcome, Resolution
 from k8s_workloads.executor import (
     CreatePod,
     ExecutorConfig,
@@ -105,6 +104,7 @@ from k8s_workloads.states import (
     WorkloadState,
 )
 from k8s_workloads.testing import FAILURES, FakeCluster, FakeWatch, Fault
+from k8s_workloads.watch.resolution import Outcome, Resolution
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

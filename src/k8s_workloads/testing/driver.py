@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from k8s_workloads.actions import EmitEvent
+from k8s_workloads.decisions.actions import EmitEvent
 from k8s_workloads.executor import (
     ExecutorCore,
     ListPods,
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import random
     from collections.abc import Iterable
 
-    from k8s_workloads.adoption import AdoptionPlan
+    from k8s_workloads.decisions.adoption import AdoptionPlan
     from k8s_workloads.keys import CallbackKey, TaskInstanceKey
     from k8s_workloads.testing.cluster import FakeCluster, FakeWatch
     from k8s_workloads.testing.database import FakeAirflowDB

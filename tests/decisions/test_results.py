@@ -7,8 +7,6 @@ table (§5.2); where this library deliberately differs from the provider the tes
 
 from __future__ import annotations
 
-import json
-import pathlib
 from typing import Any
 
 import attrs
@@ -16,17 +14,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions import (
-    CALLBACK_GIVE_UP_RULES,
-    CALLBACK_RULES,
-    TASK_GIVE_UP_RULES,
-    TASK_RULES,
     UNKNOWN,
-    Attempt,
-    Attempts,
-    CreateErrorVerdict,
+    decide,
+    decide_callback,
+    decide_task,
+    handling_failed,
+)
+from k8s_workloads.decisions.actions import (
     Decision,
-    DecisionConfig,
     DeletePod,
     EmitEvent,
     FreeSlot,
@@ -35,18 +32,8 @@ from k8s_workloads.decisions import (
     PatchLabels,
     RequeueJob,
     RetryLater,
-    _rules_document,
-    classify_create_error,
-    decide,
-    decide_callback,
-    decide_create_error,
-    decide_task,
-    describe_action,
-    describe_rules,
-    handling_failed,
-    requeue_after_create_error,
 )
-from k8s_workloads.events import ResolverConfig, resolve_event
+from k8s_workloads.decisions.attempts import Attempt, Attempts
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.states import (
     CALLBACK_TERMINAL_STATES,
@@ -58,99 +45,35 @@ from k8s_workloads.states import (
     TaskInstanceState,
     TaskResult,
 )
-from tests.support.event_factory import CALLBACK_ID, VERSION, callback_pod, event, waiting
-
-TASK_KEY = TaskInstanceKey("etl", "load", "manual__2026", 2, 3)
-OTHER_TASK_KEY = TaskInstanceKey("etl", "transform", "manual__2026", 1)
-CALLBACK_KEY = CallbackKey(CALLBACK_ID)
-OTHER_CALLBACK_KEY = CallbackKey("019e9fc6-6f3c-7b9a-9d1e-000000000002")
-TASK_JOB = KubernetesJob(TASK_KEY, ("python", "-m", "x"))
-CALLBACK_JOB = KubernetesJob(CALLBACK_KEY, ("python", "-m", "x"))
-OTHER_JOB = KubernetesJob(OTHER_TASK_KEY, ("python", "-m", "x"))
-NS = "airflow"
-POD = "etl-load-abcd1234"
-OTHER_POD = "etl-load-efgh5678"
-DONE = {"airflow_executor_done": "True"}
-
-# What a Pending pod stuck pulling its image resolves to (the pod never ran).
-PULL_FAILED: FailureDetails = {
-    "pod_status": "Pending",
-    "container_state": "waiting",
-    "container_reason": "ErrImagePull",
-    "container_name": "base",
-}
-# A main container that started and exited non-zero: the task process did run.
-EXITED_WITH_ERROR: FailureDetails = {
-    "pod_status": "Failed",
-    "pod_reason": None,
-    "pod_message": None,
-    "container_state": "terminated",
-    "container_reason": "Error",
-    "exit_code": 1,
-    "container_type": "main",
-    "container_name": "base",
-}
-OOM_KILLED: FailureDetails = {
-    "pod_status": "Failed",
-    "pod_reason": None,
-    "pod_message": None,
-    "container_state": "terminated",
-    "container_reason": "OOMKilled",
-    "exit_code": 137,
-    "container_type": "main",
-    "container_name": "base",
-}
-EVICTED: FailureDetails = {
-    "pod_status": "Failed",
-    "pod_reason": "Evicted",
-    "pod_message": "The node was low on resource: memory.",
-}
-
-
-def task(
-    state: TaskInstanceState | ExecutorPseudoState,
-    *,
-    pod: str = POD,
-    details: FailureDetails | None = None,
-    key: TaskInstanceKey = TASK_KEY,
-) -> TaskResult:
-    return TaskResult(key, state, pod, NS, "100", details)
-
-
-def callback(
-    state: CallbackState | ExecutorPseudoState,
-    *,
-    pod: str = POD,
-    details: FailureDetails | None = None,
-    key: CallbackKey = CALLBACK_KEY,
-) -> CallbackResult:
-    return CallbackResult(key, state, pod, NS, "200", details)
-
-
-def launched(*jobs: KubernetesJob[Any]) -> Attempts:
-    attempts = Attempts()
-    for job in jobs:
-        attempts = attempts.launched(job)
-    return attempts
-
-
-def emitted(decision: Decision) -> list[EmitEvent]:
-    return [action for action in decision.actions if isinstance(action, EmitEvent)]
-
-
-def kinds(decision: Decision) -> list[type]:
-    """The types of the actions, then of what is said apart (ignored, look_up, retry)."""
-    return [type(action) for action in (*decision.actions, *decision.notes)]
-
-
-def said(decision: Decision) -> tuple[object, ...]:
-    """The actions, then what is said apart (ignored, look_up, retry)."""
-    return (*decision.actions, *decision.notes)
-
-
-def no_pod_calls(decision: Decision) -> bool:
-    return not any(isinstance(a, (DeletePod, PatchLabels)) for a in decision.actions)
-
+from k8s_workloads.watch.events import ResolverConfig, resolve_event
+from tests.support.decision_cases import (
+    CALLBACK_JOB,
+    CALLBACK_KEY,
+    DONE,
+    ERROR,
+    EVICTED,
+    EXITED_WITH_ERROR,
+    GAVE_UP,
+    NS,
+    OOM_KILLED,
+    OTHER_CALLBACK_KEY,
+    OTHER_POD,
+    OTHER_TASK_KEY,
+    POD,
+    PULL_FAILED,
+    TASK_JOB,
+    TASK_KEY,
+    any_result,
+    callback,
+    emitted,
+    failed_before_start,
+    kinds,
+    launched,
+    no_pod_calls,
+    said,
+    task,
+)
+from tests.support.event_factory import VERSION, callback_pod, event, waiting
 
 # --- decide: dispatch and the rows every workload shares -------------------------------
 
@@ -412,10 +335,6 @@ def test_failed_info_never_says_because_of_none(details: Any) -> None:
 
 
 # --- tasks: pre-execution requeue (§5.4) --------------------------------------------------
-
-
-def failed_before_start(*, pod: str = POD, details: FailureDetails = PULL_FAILED) -> TaskResult:
-    return task(TaskInstanceState.FAILED, pod=pod, details=details)
 
 
 def test_pre_execution_check_looks_the_state_up_first() -> None:
@@ -880,224 +799,6 @@ def test_callback_pending_pod_failure_resolved_from_a_pod_is_requeued() -> None:
     assert kinds(decision) == [PatchLabels, RequeueJob]
 
 
-# --- pod-creation errors (§5.2) ----------------------------------------------------------
-
-RETRYING = DecisionConfig(task_publish_max_retries=3)
-
-
-def status_body(message: str) -> str:
-    return json.dumps(
-        {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message}
-    )
-
-
-CREATE_ERRORS = [
-    pytest.param(
-        403,
-        status_body('pods "p" is forbidden: exceeded quota: compute, requested: cpu=2'),
-        None,
-        True,
-        None,
-        id="403-exceeded-quota",
-    ),
-    pytest.param(
-        403,
-        status_body('pods is forbidden: User "x" cannot create resource "pods"'),
-        None,
-        False,
-        None,
-        id="403-plain",
-    ),
-    pytest.param(
-        409,
-        status_body(
-            'Operation cannot be fulfilled on pods "p": the object has been modified; '
-            "please apply your changes to the latest version and try again"
-        ),
-        None,
-        True,
-        None,
-        id="409-object-modified",
-    ),
-    pytest.param(409, status_body('pods "p" already exists'), None, False, None, id="409-plain"),
-    pytest.param(
-        410, status_body("too old resource version: 5 (10)"), None, True, None, id="410-too-old"
-    ),
-    pytest.param(410, status_body("Gone"), None, False, None, id="410-plain"),
-    pytest.param(429, status_body("Too many requests"), None, True, 0.0, id="429-no-header"),
-    pytest.param(
-        429, status_body("Too many requests"), {"Retry-After": "7"}, True, 7.0, id="429-header"
-    ),
-    pytest.param(
-        429,
-        "",
-        {"content-type": "text/plain", "retry-after": "3"},
-        True,
-        3.0,
-        id="429-header-lower-case",
-    ),
-    pytest.param(500, status_body("internal error"), None, True, None, id="500"),
-    pytest.param(502, "", None, True, None, id="502"),
-    pytest.param(503, "", None, True, None, id="503"),
-    pytest.param(503, "", {"Retry-After": "12"}, True, 12.0, id="503-retry-after"),
-    pytest.param(504, "", None, True, None, id="504"),
-    pytest.param(400, status_body("Pod is invalid"), None, False, None, id="400"),
-    pytest.param(404, status_body('namespaces "x" not found'), None, False, None, id="404"),
-    pytest.param(422, status_body("Pod is invalid: spec"), None, False, None, id="422"),
-    pytest.param(401, "", None, False, None, id="401"),
-    pytest.param(None, None, None, True, None, id="connection-error"),
-]
-
-
-@pytest.mark.parametrize(("status", "body", "headers", "retry", "delay"), CREATE_ERRORS)
-def test_create_error_table(
-    status: int | None,
-    body: str | None,
-    headers: dict[str, str] | None,
-    retry: bool,
-    delay: float | None,
-) -> None:
-    verdict = classify_create_error(status, body, headers, reason="Reason", config=RETRYING)
-    assert verdict.retry is retry
-    assert verdict.delay == delay
-    if retry:
-        assert verdict.reason.endswith("is transient: retry")
-    else:
-        assert verdict.reason.endswith("is not transient: fail")
-
-
-@pytest.mark.parametrize(("status", "body", "headers", "retry", "delay"), CREATE_ERRORS)
-def test_create_errors_are_not_retried_by_default(
-    status: int | None,
-    body: str | None,
-    headers: dict[str, str] | None,
-    retry: bool,
-    delay: float | None,
-) -> None:
-    del retry, delay
-    verdict = classify_create_error(status, body, headers)
-    assert verdict.retry is False
-    assert verdict.delay is None
-
-
-@pytest.mark.parametrize(
-    ("body", "reason", "message", "retry"),
-    [
-        # The API server's Status JSON: its "message".
-        (status_body("exceeded quota: q1"), None, "exceeded quota: q1", True),
-        (status_body("exceeded quota: q1").encode(), None, "exceeded quota: q1", True),
-        # JSON without a message: nothing to match.
-        (json.dumps({"kind": "Status"}), "exceeded quota", "", False),
-        # An empty body falls back to the HTTP reason.
-        ("", "Forbidden", "Forbidden", False),
-        (b"", "Forbidden", "Forbidden", False),
-        (None, "Forbidden", "Forbidden", False),
-        ("", None, "", False),
-        # A plain-text body is the message itself.
-        ("exceeded quota: q1", "Forbidden", "exceeded quota: q1", True),
-        (b"exceeded quota: q1", None, "exceeded quota: q1", True),
-        ('"exceeded quota"', None, '"exceeded quota"', True),
-        ("[1, 2]", None, "[1, 2]", False),
-    ],
-)
-def test_create_error_body_forms(
-    body: object, reason: str | None, message: str, retry: bool
-) -> None:
-    verdict = classify_create_error(403, body, reason=reason, config=RETRYING)
-    assert verdict.message == message
-    assert verdict.retry is retry
-
-
-def test_create_error_body_as_a_deserialised_status_mapping() -> None:
-    """A body already parsed to a dict (the code has a Mapping branch for it) is read too.
-
-    ``body in {"", b""}`` hashes the body first, so any dict body raises ``TypeError``
-    before the Mapping branch is reached.
-    """
-    body = {"kind": "Status", "message": "exceeded quota: q1"}
-    verdict = classify_create_error(403, body, config=RETRYING)
-    assert verdict.retry is True
-    assert verdict.message == "exceeded quota: q1"
-
-
-@pytest.mark.parametrize("value", ["soon", "Wed, 21 Oct 2015 07:28:00 GMT", "", "1.5", "-5"])
-def test_malformed_retry_after_is_ignored(value: str) -> None:
-    """A malformed ``Retry-After`` is ignored: 429 waits 0 s, 503 gets no delay.
-
-    RFC 9110 ``delay-seconds`` is ``1*DIGIT``, so "-5" is malformed too; today it gives a
-    negative delay.
-    """
-    headers = {"Retry-After": value}
-    assert classify_create_error(429, "", headers, config=RETRYING).delay == 0.0
-    assert classify_create_error(503, "", headers, config=RETRYING).delay is None
-
-
-def test_create_error_retries_exhausted_fail() -> None:
-    config = DecisionConfig(task_publish_max_retries=2)
-    assert classify_create_error(500, "", retries=1, config=config).retry is True
-    verdict = classify_create_error(500, "", retries=2, config=config)
-    assert verdict == CreateErrorVerdict(
-        False, "HTTP 500 is transient but retries are exhausted (2 of 2)", message=""
-    )
-    connection = classify_create_error(None, retries=2, config=config)
-    assert connection.retry is False
-    assert "connection error" in connection.reason
-
-
-def test_create_error_unlimited_retries() -> None:
-    config = DecisionConfig(task_publish_max_retries=-1)
-    for retries in (0, 1, 10_000):
-        assert classify_create_error(429, "", retries=retries, config=config).retry is True
-    assert classify_create_error(400, "", retries=0, config=config).retry is False
-
-
-def test_requeue_after_a_retryable_create_error() -> None:
-    attempts = launched(TASK_JOB)
-    decision = decide_create_error(
-        TASK_JOB, 429, "", {"Retry-After": "5"}, config=RETRYING, attempts=attempts
-    )
-    assert decision.actions == (RequeueJob(TASK_JOB, "HTTP 429 is transient: retry", 5.0),)
-    assert decision.attempts == attempts  # the record stays: the workload goes on
-
-
-@pytest.mark.parametrize(
-    ("job", "state"),
-    [(TASK_JOB, TaskInstanceState.FAILED), (CALLBACK_JOB, CallbackState.FAILED)],
-)
-def test_requeue_after_a_fatal_create_error_fails_the_workload(
-    job: KubernetesJob[Any], state: TaskInstanceState | CallbackState
-) -> None:
-    attempts = launched(job, OTHER_JOB)
-    decision = decide_create_error(
-        job, 422, status_body("Pod is invalid"), config=RETRYING, attempts=attempts
-    )
-    assert decision.actions == (
-        FreeSlot(job.key),
-        EmitEvent(
-            job.key, state, "pod creation failed: HTTP 422 is not transient: fail: Pod is invalid"
-        ),
-    )
-    # The workload is finished: its attempt record goes, the others stay.
-    assert decision.attempts == launched(OTHER_JOB)
-    (_, failed) = decide_create_error(job, 400, "", config=RETRYING).actions
-    assert isinstance(failed, EmitEvent)
-    assert failed.info == "pod creation failed: HTTP 400 is not transient: fail"
-
-
-@pytest.mark.parametrize(("status", "body"), [(429, ""), (422, "Pod is invalid"), (None, None)])
-def test_the_deprecated_two_step_creation_error_api_gives_the_same_decision(
-    status: int | None, body: str | None
-) -> None:
-    attempts = launched(TASK_JOB, OTHER_JOB)
-    verdict = classify_create_error(status, body, config=RETRYING)
-    with pytest.warns(DeprecationWarning, match="decide_create_error"):
-        old = requeue_after_create_error(TASK_JOB, verdict, attempts=attempts)
-    assert old == decide_create_error(TASK_JOB, status, body, config=RETRYING, attempts=attempts)
-    with pytest.warns(DeprecationWarning, match="CreateErrorVerdict"):
-        from k8s_workloads.decisions import CreateErrorDecision  # noqa: PLC0415
-    assert CreateErrorDecision is CreateErrorVerdict
-
-
 # --- vanished pods (a watch gap, plan_relist) -------------------------------------------
 
 
@@ -1184,10 +885,6 @@ def test_stale_vanished_result_leaves_the_requeued_launch_alone() -> None:
 
 
 # --- handling failures -----------------------------------------------------------------
-
-
-ERROR = ConnectionError("database is gone")
-GAVE_UP = f"handling the pod's result gave up after 4 failed attempts ({ERROR!r})"
 
 
 def give_up(
@@ -1378,12 +1075,6 @@ def test_handling_failed_bound_is_configurable() -> None:
     assert kinds(decision) == [FreeSlot, EmitEvent, PatchLabels]
 
 
-any_result = st.one_of(
-    st.builds(task, st.sampled_from([*TaskInstanceState, *ExecutorPseudoState])),
-    st.builds(callback, st.sampled_from([*CallbackState, *ExecutorPseudoState])),
-)
-
-
 @given(
     result=any_result,
     running=st.booleans(),
@@ -1430,67 +1121,6 @@ def test_handling_failed_is_bounded_and_never_contradicts(
         assert running
 
 
-def test_decision_reason_summarises_the_actions() -> None:
-    decision = decide_task(
-        failed_before_start(),
-        running=True,
-        attempts=launched(TASK_JOB),
-        ti_state=TaskInstanceState.QUEUED,
-    )
-    assert decision.reason == (
-        f"patch {POD} airflow_executor_done=True; "
-        "requeue (pod failed before the task ran (try 1 of 1))"
-    )
-    assert Decision((), Attempts()).reason == "nothing to do"
-
-
-def test_every_action_kind_has_a_phrase() -> None:
-    phrases = [
-        describe_action(EmitEvent(TASK_KEY, TaskInstanceState.FAILED, "why")),
-        describe_action(DeletePod(POD, NS)),
-        describe_action(PatchLabels(POD, NS, DONE)),
-        describe_action(RequeueJob(TASK_JOB, "pod failed before the task ran")),
-        describe_action(FreeSlot(TASK_KEY)),
-        describe_action(LookUpState(TASK_KEY, "the pod succeeded")),
-        describe_action(RetryLater(2, "handling failed")),
-        describe_action(Ignore("duplicate")),
-    ]
-    assert phrases == [
-        "emit failed",
-        f"delete pod {POD}",
-        f"patch {POD} airflow_executor_done=True",
-        "requeue (pod failed before the task ran)",
-        "free slot",
-        "look up state (the pod succeeded)",
-        "retry later (handling failed)",
-        "ignore (duplicate)",
-    ]
-
-
-@pytest.mark.parametrize(
-    ("value", "delay"),
-    [
-        ("1" + "0" * 400, 600.0),  # used to raise OverflowError
-        ("100000000000000000000", 600.0),  # used to stop pod creation for good
-        ("30", 30.0),
-        ("1" * 5000, 0.0),  # past Python's digit limit: malformed, ignored (429: no delay)
-        ("1e20", 0.0),  # not an integer: ignored, as the provider does
-    ],
-)
-def test_retry_after_is_capped_and_never_raises(value: str, delay: float) -> None:
-    verdict = classify_create_error(
-        429, "", {"Retry-After": value}, config=DecisionConfig(task_publish_max_retries=1)
-    )
-    assert verdict.retry
-    assert verdict.delay == delay
-
-
-def test_the_retry_after_cap_is_configurable() -> None:
-    config = DecisionConfig(task_publish_max_retries=1, max_retry_after_seconds=5)
-    verdict = classify_create_error(503, "", {"Retry-After": "60"}, config=config)
-    assert verdict.delay == 5.0
-
-
 def test_a_requeued_launch_is_known_by_its_uid_where_there_is_one() -> None:
     job = KubernetesJob(TaskInstanceKey("d", "t", "r", 1), ["run"])
     named = Attempt(job, attempts=1, requeued_for_pod="pod", requeued_pods=frozenset({"pod"}))
@@ -1501,110 +1131,3 @@ def test_a_requeued_launch_is_known_by_its_uid_where_there_is_one() -> None:
     assert not with_uid.was_requeued("pod", "uid-2")  # a new launch under the same name
     assert with_uid.was_requeued("pod")  # an event without a uid: by name, as before
     assert not with_uid.was_requeued("other")
-
-
-# --- the tables the code runs ------------------------------------------------------------
-
-TABLES = {
-    "task": TASK_RULES,
-    "callback": CALLBACK_RULES,
-    "task give-up": TASK_GIVE_UP_RULES,
-    "callback give-up": CALLBACK_GIVE_UP_RULES,
-}
-
-
-def test_the_decision_rules_document_is_generated_from_the_tables() -> None:
-    document = pathlib.Path(__file__).resolve().parents[2] / "docs" / "decision-rules.md"
-    assert document.read_text(encoding="utf-8") == _rules_document(), (
-        "docs/decision-rules.md is stale: run scripts/decision_rules.py"
-    )
-    for table in TABLES.values():
-        assert describe_rules(table) in _rules_document()
-
-
-@pytest.mark.parametrize("name", list(TABLES))
-def test_every_table_ends_with_a_row_for_any_state_and_every_row_says_why(name: str) -> None:
-    table = TABLES[name]
-    last = table[-1]
-    assert last.states is None
-    assert last.when == "otherwise"
-    for rule in table:
-        assert rule.when, rule
-        assert rule.then, rule
-        assert rule.why, rule
-        assert "|" not in rule.when + rule.then + rule.why  # one Markdown table cell each
-        # The columns the rows are dispatched on are said in the prose the docs print.
-        if rule.running is False:
-            assert "not running" in rule.when, rule
-        if rule.running is True:
-            assert "running" in rule.when.replace("not running", ""), rule
-
-
-ADOPTED_ONLY = frozenset({ExecutorPseudoState.ADOPTED})
-
-
-def test_shared_rows_are_written_once() -> None:
-    adopted = [rule for rule in TASK_RULES if rule.states == ADOPTED_ONLY]
-    assert len(adopted) == 3
-    for table in TABLES.values():
-        rows = [rule for rule in table if rule.states == ADOPTED_ONLY]
-        assert all(any(row is shared for shared in adopted) for row in rows)
-        assert len(rows) == len(adopted)
-
-
-def test_a_rows_text_is_its_decision() -> None:
-    # The first row about FAILED tasks that applies when not running is the duplicate row:
-    # the table, not a second copy of the rule, decides.
-    (duplicate,) = [
-        rule
-        for rule in TASK_RULES
-        if rule.is_about(TaskInstanceState.FAILED) and rule.when == "not running"
-    ]
-    assert duplicate.then == "ignore"
-    decision = decide_task(task(TaskInstanceState.FAILED), running=False)
-    assert said(decision) == (Ignore(f"{TASK_KEY!r} is not running: duplicate result"),)
-
-
-@given(result=any_result, running=st.booleans(), known=st.sampled_from([UNKNOWN, None]))
-def test_actions_are_all_things_to_perform(
-    result: TaskResult | CallbackResult, running: bool, known: Any
-) -> None:
-    decision = decide(result, running=running, known_state=known)
-    performable = (EmitEvent, DeletePod, PatchLabels, RequeueJob, FreeSlot)
-    assert all(isinstance(action, performable) for action in decision.actions)
-    assert len(decision.notes) <= 1
-    if decision.look_up is not None or decision.retry is not None:
-        assert decision.actions == ()
-
-
-@given(
-    state=st.sampled_from(list(ExecutorPseudoState)),
-    known=st.sampled_from([UNKNOWN, None, *TaskInstanceState]),
-)
-def test_giving_up_on_a_pseudo_state_reports_what_decide_would(
-    state: ExecutorPseudoState, known: Any
-) -> None:
-    """The give-up rows that mirror decide's (the LOOKUP row "the state read is what the
-    decision would report", the adopted, completed and vanished rows) are held against
-    decide itself: for every result the watch or a re-list makes with a pseudo state and
-    every state read, giving up reports what decide reports, so the tables cannot drift.
-    (For a FAILED pod of a task that has finished, giving up reports the state read where
-    decide reports FAILED; the scheduler ignores either for a finished task instance.)"""
-    result = task(state)
-    attempts = launched(KubernetesJob(result.key, ("x",)))
-    gave_up = handling_failed(
-        result,
-        ERROR,
-        running=True,
-        failures_so_far=0,
-        attempts=attempts,
-        config=DecisionConfig(max_handling_retries=0),
-        known_state=known,
-    )
-    reported = [event.state for event in emitted(gave_up)]
-    if reported == [TaskInstanceState.FAILED] and known is not TaskInstanceState.FAILED:
-        return  # the "otherwise" row: giving up fails what decide would still look up
-    decided = decide(result, running=True, attempts=attempts, known_state=known)
-    if decided.look_up:
-        return  # decide asks for the state first; giving up cannot ask
-    assert [event.state for event in emitted(decided)] == reported

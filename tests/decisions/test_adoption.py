@@ -15,7 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_workloads.adoption import (
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions import decide
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, FreeSlot, Ignore, PatchLabels
+from k8s_workloads.decisions.adoption import (
     AdoptionPlan,
     SkippedPod,
     TrackRunning,
@@ -25,17 +28,7 @@ from k8s_workloads.adoption import (
     plan_revocation,
     plan_revoke,
 )
-from k8s_workloads.decisions import (
-    Attempts,
-    DecisionConfig,
-    DeletePod,
-    EmitEvent,
-    FreeSlot,
-    Ignore,
-    PatchLabels,
-    decide,
-)
-from k8s_workloads.events import Outcome, ResolverConfig, resolve_event
+from k8s_workloads.decisions.attempts import Attempts
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -52,6 +45,7 @@ from k8s_workloads.states import (
     TaskResult,
     WorkloadResult,
 )
+from k8s_workloads.watch.events import Outcome, ResolverConfig, resolve_event
 from tests.support.event_factory import event, terminated
 
 VERSION = "3.3.2"

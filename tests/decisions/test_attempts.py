@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_workloads.decisions import Attempt, Attempts
+from k8s_workloads.decisions.attempts import Attempt, Attempts
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.states import KubernetesJob
 
