@@ -1,8 +1,8 @@
 """Pod manifests: the type, and the cleaning every manifest from outside goes through.
 
-Private: :mod:`k8s_workloads.reconcile` (the merge), :mod:`k8s_workloads.pods` and
+Private: :mod:`k8s_workloads.pods.reconcile` (the merge), :mod:`k8s_workloads.pods` and
 :mod:`k8s_workloads.adapters` share it. The public names are re-exported from
-:mod:`k8s_workloads.reconcile` (``Manifest``, ``PodReconciliationError``,
+:mod:`k8s_workloads.pods.reconcile` (``Manifest``, ``PodReconciliationError``,
 ``clean_manifest``).
 """
 
@@ -22,7 +22,7 @@ Manifest: TypeAlias = dict[str, Any]
 class PodReconciliationError(ValueError):
     """Pods could not be merged: a field has a shape Kubernetes does not allow."""
 
-    __module__ = "k8s_workloads.reconcile"  # its public home (re-exported there)
+    __module__ = "k8s_workloads.pods.reconcile"  # its public home (re-exported there)
 
 
 class _NotPlainJSON(Exception):

@@ -23,7 +23,7 @@ from k8s_workloads.keys import (
     WorkloadKey,
     _checked_task_key,
 )
-from k8s_workloads.labels import (
+from k8s_workloads.pods.labels import (
     CALLBACK_ID_ANNOTATION,
     CALLBACK_WORKLOAD_TYPE,
     DAG_ID_KEY,

@@ -25,8 +25,8 @@ Secure mode
     pod's labels), so that the executor's selectors also find orphans.
 
 Redaction
-    lives in :mod:`k8s_workloads.redaction` (:func:`~k8s_workloads.redaction.redact_manifest`,
-    :func:`~k8s_workloads.redaction.redact_manifests`); the names stay importable from here.
+    lives in :mod:`k8s_workloads.pods.redaction` (:func:`~k8s_workloads.pods.redaction.redact_manifest`,
+    :func:`~k8s_workloads.pods.redaction.redact_manifests`); the names stay importable from here.
 
 Everything here is pure: no Kubernetes client, no I/O.
 """
@@ -42,15 +42,15 @@ import attrs
 
 from k8s_workloads._display import REDACTED, shown
 from k8s_workloads._json import as_list, as_map
-from k8s_workloads.pods import BASE_CONTAINER_NAME, EXECUTE_WORKLOAD_MODULE
-from k8s_workloads.redaction import redact_manifest, redact_manifests
-from k8s_workloads.validation import (
+from k8s_workloads.pods.redaction import redact_manifest, redact_manifests
+from k8s_workloads.pods.validation import (
     DNS1123_SUBDOMAIN_MAX_LENGTH,
     NamingRuleViolation,
     dns1123_label_errors,
     dns1123_subdomain_errors,
     label_errors,
 )
+from k8s_workloads.pods.workload import BASE_CONTAINER_NAME, EXECUTE_WORKLOAD_MODULE
 
 __all__ = [
     "REDACTED",

@@ -24,7 +24,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads._manifest import Manifest, PodReconciliationError, clean_manifest, clean_object
+from k8s_workloads.pods._manifest import (
+    Manifest,
+    PodReconciliationError,
+    clean_manifest,
+    clean_object,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -1,7 +1,7 @@
 """Redaction: the Execution API tokens in manifests and messages, found and masked.
 
 A workload's token travels in its pod's ``--json-string`` argument or in the Secret that
-carries it (:mod:`k8s_workloads.payload`); anything shown to a person (the CLI's output, an
+carries it (:mod:`k8s_workloads.pods.payload`); anything shown to a person (the CLI's output, an
 error message naming a manifest) goes through here first.
 """
 

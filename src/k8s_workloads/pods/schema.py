@@ -1,6 +1,6 @@
 """The Kubernetes 1.37 Pod schema: field types, required fields, no unknown fields.
 
-:mod:`k8s_workloads.validation` holds the naming and size rules that schema validators
+:mod:`k8s_workloads.pods.validation` holds the naming and size rules that schema validators
 miss; this module is the schema itself, as ``kubernetes-validate --strict`` checks it for
 Kubernetes 1.37 (the table in ``_pod_schema.py`` is generated from that schema by
 ``scripts/gen_pod_schema.py``). Where the API server is stricter than the JSON schema, so
@@ -35,10 +35,10 @@ import attrs
 import msgspec
 
 from k8s_workloads._display import shown
-from k8s_workloads._pod_schema import DEFINITIONS, KUBERNETES_VERSION
+from k8s_workloads.pods._pod_schema import DEFINITIONS, KUBERNETES_VERSION
 
 if TYPE_CHECKING:
-    from k8s_workloads._manifest import Manifest
+    from k8s_workloads.pods._manifest import Manifest
 
 __all__ = [
     "POD_SCHEMA_VERSION",
@@ -454,7 +454,7 @@ def is_pod_schema_valid(manifest: object) -> bool:
 def checked_layer(value: object) -> tuple[Manifest, bool, list[SchemaViolation]]:
     """A template or pod_override, checked and copied for merging (for the builders).
 
-    Returns the copy (new dicts, nulls dropped as :func:`~k8s_workloads.reconcile.
+    Returns the copy (new dicts, nulls dropped as :func:`~k8s_workloads.pods.reconcile.
     clean_manifest` drops them, the provider's unambiguous coercions applied), whether it
     has every field the schema requires (else the merged pod must be checked whole), and
     the violations (when there are any, the copy is not to be used).
