@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from k8s_workloads.labels import (
+from k8s_workloads.pods.labels import (
     InvalidDateLabel,
     PodSelector,
     add_unique_suffix,
@@ -30,8 +30,8 @@ from k8s_workloads.labels import (
     scheduler_pods_selector,
     watcher_selector,
 )
+from k8s_workloads.pods.validation import POD_NAME_MAX_LENGTH, is_dns1123_subdomain, is_label_value
 from k8s_workloads.testing.strategies import airflow_ids
-from k8s_workloads.validation import POD_NAME_MAX_LENGTH, is_dns1123_subdomain, is_label_value
 from tests.support.strategies import hostile_text, label_alphabet_text, wild_text
 
 SUFFIX = re.compile(r"-[a-z0-9]{8}\Z")
