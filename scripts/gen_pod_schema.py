@@ -22,7 +22,7 @@ from typing import Any
 
 KUBERNETES_VERSION = "1.37"
 SCHEMA_DIR = f"kubernetes-json-schema/v{KUBERNETES_VERSION}.0-local-strict"
-TARGET = Path(__file__).resolve().parent.parent / "src" / "k8s_workloads" / "pods" / "_pod_schema.py"
+TARGET = Path(__file__).resolve().parent.parent / "src/k8s_workloads/pods/_pod_schema.py"
 
 _IGNORED = frozenset({"description", "$schema", "$id"})
 # Definitions that are not objects: written inline where they are used. A value of

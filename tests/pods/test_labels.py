@@ -81,8 +81,9 @@ def test_create_unique_id_max_length(max_length: int) -> None:  # 12
     dag_id = "dag-" * 16
     task_id = "task-" * 17
     base = (dag_id + task_id).strip("-")
-    assert create_unique_id(dag_id, task_id, max_length=max_length, unique=False) == (
-        base[:max_length]
+    assert (
+        create_unique_id(dag_id, task_id, max_length=max_length, unique=False)
+        == (base[:max_length])
     )
     unique = create_unique_id(dag_id, task_id, max_length=max_length)
     assert unique[:-9] == base[: max_length - 9].strip("-")

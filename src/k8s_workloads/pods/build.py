@@ -13,12 +13,10 @@ builder its key calls for.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.compat import VersionLike, require_callback_support
 from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, TaskInstanceKey
-from k8s_workloads.pods._manifest import Manifest
 from k8s_workloads.pods.codec import key_to_annotations
 from k8s_workloads.pods.general import MutationHook, _check_arguments, _fit_pod_name, _Layer, _layer
 from k8s_workloads.pods.identity import (
@@ -63,7 +61,9 @@ from k8s_workloads.pods.workload import _callback_ids
 if TYPE_CHECKING:
     import datetime
     import random
+    from collections.abc import Mapping, Sequence
 
+    from k8s_workloads.pods._manifest import Manifest
     from k8s_workloads.states import KubernetesJob
 
 

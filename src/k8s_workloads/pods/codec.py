@@ -63,16 +63,18 @@ class CallbackAnnotationsUnsupported(InvalidAnnotations):
     """A callback pod was met while callback workloads are off (Airflow older than 3.3)."""
 
 
-ANNOTATIONS_READ = frozenset({
-    DAG_ID_KEY,
-    TASK_ID_KEY,
-    TRY_NUMBER_KEY,
-    MAP_INDEX_KEY,
-    RUN_ID_KEY,
-    CALLBACK_ID_ANNOTATION,
-    LOGICAL_DATE_KEY,
-    EXECUTION_DATE_KEY,
-})
+ANNOTATIONS_READ = frozenset(
+    {
+        DAG_ID_KEY,
+        TASK_ID_KEY,
+        TRY_NUMBER_KEY,
+        MAP_INDEX_KEY,
+        RUN_ID_KEY,
+        CALLBACK_ID_ANNOTATION,
+        LOGICAL_DATE_KEY,
+        EXECUTION_DATE_KEY,
+    }
+)
 """Every annotation :func:`annotations_to_key` reads (private to the library: the typed
 watch decoding reads these and skips the rest)."""
 
@@ -155,9 +157,7 @@ def _cached_task_key(
     # Well-formed numbers (the usual case, and every miss of a long stream of new pods):
     # the key's own validators check the rest. Anything else is decoded field by field,
     # for the error naming the field.
-    if _UNSIGNED_INT.fullmatch(try_text) and (
-        map_text is None or _SIGNED_INT.fullmatch(map_text)
-    ):
+    if _UNSIGNED_INT.fullmatch(try_text) and (map_text is None or _SIGNED_INT.fullmatch(map_text)):
         try:
             map_index = -1 if map_text is None else int(map_text)
             return _checked_task_key(dag_id, task_id, run_id, int(try_text), map_index)

@@ -6,17 +6,20 @@ Execution API token (:func:`_masked` masks it with :mod:`k8s_workloads.pods.reda
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from k8s_workloads.pods._manifest import PodReconciliationError
 from k8s_workloads.pods.redaction import token_masker
-from k8s_workloads.pods.schema import (
-    SchemaViolation,
-)
-from k8s_workloads.pods.validation import (
-    NamingRuleViolation,
-)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from k8s_workloads.pods.schema import (
+        SchemaViolation,
+    )
+    from k8s_workloads.pods.validation import (
+        NamingRuleViolation,
+    )
 
 
 class PodMutationHookError(ValueError):

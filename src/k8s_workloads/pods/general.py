@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 from k8s_workloads._display import shown
@@ -25,7 +25,6 @@ from k8s_workloads.pods.errors import (
     _masked,
     _Violation,
 )
-from k8s_workloads.pods.identity import _Identity
 from k8s_workloads.pods.labels import (
     add_unique_suffix,
 )
@@ -45,6 +44,8 @@ from k8s_workloads.pods.workload import BASE_CONTAINER_NAME, EXECUTOR_POD_ENV
 
 if TYPE_CHECKING:
     import random
+
+    from k8s_workloads.pods.identity import _Identity
 
 
 _ERROR_LENGTH = 300  # of a caught error's repr in a message (it may echo a template value)
@@ -144,7 +145,8 @@ def _dynamic_layer(
     args: list[str],
     image: str | None,
 ) -> Manifest:
-    """The executor's own layer, holding the given objects themselves."""
+    """The executor's own layer, holding the given objects themselves (the general build
+    gives it copies: the identity keeps the originals)."""
     container: Manifest = {"name": BASE_CONTAINER_NAME, "args": args}
     if image is not None:
         container["image"] = image
@@ -158,26 +160,6 @@ def _dynamic_layer(
         },
         "spec": {"containers": [container]},
     }
-
-
-def _dynamic_pod(
-    *,
-    namespace: str,
-    name: str,
-    annotations: Mapping[str, str],
-    labels: Mapping[str, str],
-    args: Sequence[str],
-    image: str | None,
-) -> Manifest:
-    """The executor's own layer; new dicts throughout (the identity keeps the originals)."""
-    return _dynamic_layer(
-        namespace=namespace,
-        name=name,
-        annotations=dict(annotations),
-        labels=dict(labels),
-        args=list(args),
-        image=image,
-    )
 
 
 def _violations(pod: Manifest, *, whole: bool) -> list[_Violation]:

@@ -10,13 +10,11 @@ identity from here; the label values are :mod:`k8s_workloads.pods.labels`'.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_map
 from k8s_workloads.keys import CallbackKey
-from k8s_workloads.pods._manifest import Manifest
 from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
     CALLBACK_ID_ANNOTATION,
@@ -37,7 +35,9 @@ from k8s_workloads.pods.labels import (
 if TYPE_CHECKING:
     import datetime
     import random
+    from collections.abc import Mapping, Sequence
 
+    from k8s_workloads.pods._manifest import Manifest
     from k8s_workloads.pods.plan import _Plan
 
 

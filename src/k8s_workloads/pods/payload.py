@@ -25,8 +25,10 @@ Secure mode
     pod's labels), so that the executor's selectors also find orphans.
 
 Redaction
-    lives in :mod:`k8s_workloads.pods.redaction` (:func:`~k8s_workloads.pods.redaction.redact_manifest`,
-    :func:`~k8s_workloads.pods.redaction.redact_manifests`); the names stay importable from here.
+    lives in :mod:`k8s_workloads.pods.redaction`
+    (:func:`~k8s_workloads.pods.redaction.redact_manifest`,
+    :func:`~k8s_workloads.pods.redaction.redact_manifests`); the names stay importable
+    from here.
 
 Everything here is pure: no Kubernetes client, no I/O.
 """

@@ -13,7 +13,6 @@ import functools
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias, TypeVar, cast
 
 import msgspec
@@ -25,7 +24,6 @@ from k8s_workloads.pods.errors import InvalidPod, _masked
 from k8s_workloads.pods.general import (
     MutationHook,
     _dynamic_layer,
-    _dynamic_pod,
     _finish,
     _hooked,
     _incomplete,
@@ -67,6 +65,7 @@ from k8s_workloads.pods.validation import (
 
 if TYPE_CHECKING:
     import datetime
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 
 _T = TypeVar("_T")
@@ -176,27 +175,16 @@ class _Plan:
         *,
         fresh: bool,
     ) -> Manifest:
-        """The planned pod of the pod's own values, the layers' labels and annotations
-        joined to its own. ``fresh``: the two dicts are the caller's to give away (nothing
-        else holds them), so the pod may hold them when no layer adds to them."""
+        """The planned pod of the pod's own values (the pod holds them, not copies), the
+        layers' labels and annotations joined to its own. ``fresh``: the two dicts are the
+        caller's to give away (nothing else holds them), so the pod may hold them when no
+        layer adds to them."""
         if not fresh or self.template_annotations or self.override_annotations:
             annotations = {**self.template_annotations, **annotations, **self.override_annotations}
         if not fresh or self.template_labels or self.override_labels:
             labels = {**self.template_labels, **labels, **self.override_labels}
-        return self.build(namespace, name, annotations, labels, list(args), image)
-
-    def build(  # noqa: PLR0917 - the pod's values, in _PLAN_PARAMETERS' order
-        self,
-        namespace: str,
-        name: str,
-        annotations: dict[str, str],
-        labels: dict[str, str],
-        args: list[str],
-        image: str | None,
-    ) -> Manifest:
-        """The planned pod with these values, holding the given objects themselves."""
         pod: Manifest = _decode(self.encoded)
-        values = (namespace, name, annotations, labels, args, image)
+        values = (namespace, name, annotations, labels, list(args), image)
         for path, key, parameter in self.slots:
             parent: Any = pod
             for step in path:
@@ -222,7 +210,7 @@ def _find_slots(
         return (
             value is None
             or type(value) in _PLAIN
-            or (type(value) is float and math.isfinite(cast("float", value)))
+            or (type(value) is float and math.isfinite(value))
         )
     for key, item in items:
         step = cast("str | int", key)
@@ -306,14 +294,7 @@ def _make_plan(template: _Layer, override: _Layer | None, *, image: bool) -> _Pl
         keeps_task_identity=layer_label_keys.isdisjoint(_TASK_IDENTITY_LABELS)
         and layer_annotation_keys.isdisjoint(_TASK_IDENTITY_ANNOTATIONS),
     )
-    sample = plan.build(
-        "default",
-        "pod",
-        {**plan_maps["annotations"][0], **plan_maps["annotations"][1]},
-        {**plan_maps["labels"][0], **plan_maps["labels"][1]},
-        ["true"],
-        "image" if image else None,
-    )
+    sample = plan.pod("default", "pod", {}, {}, ["true"], "image" if image else None, fresh=False)
     incomplete = _incomplete(template, override)
     if not is_valid_manifest(sample) or (incomplete and not is_pod_schema_valid(sample)):
         return None  # every pod of this pair would be refused: the general build says why
@@ -370,12 +351,12 @@ class _Prepared:
             else None
         )
         if plan is None:
-            dynamic = _dynamic_pod(
+            dynamic = _dynamic_layer(
                 namespace=namespace,
                 name=name,
-                annotations=annotations,
-                labels=labels,
-                args=args,
+                annotations=dict(annotations),
+                labels=dict(labels),
+                args=list(args),
                 image=image,
             )
             # The layers are kept for many pods: the merge shares their values, so each

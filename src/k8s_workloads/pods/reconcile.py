@@ -131,8 +131,7 @@ def _reconcile_containers(base: object, client: object, where: str) -> Any:  # n
         raise PodReconciliationError(f"{where}: the chosen field must be a list")
     paired = min(len(base), len(client))
     merged = [
-        _merge_container(base[index], client[index], f"{where}[{index}]")
-        for index in range(paired)
+        _merge_container(base[index], client[index], f"{where}[{index}]") for index in range(paired)
     ]
     return merged + base[paired:] + client[paired:]
 
