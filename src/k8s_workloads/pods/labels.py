@@ -397,16 +397,30 @@ def scheduler_pods_selector(scheduler_job_id: str | int) -> PodSelector:
     return PodSelector(f"{AIRFLOW_WORKER_LABEL}={make_safe_label_value(str(scheduler_job_id))}")
 
 
+def _not_done(owned_by: str, *, phase: str) -> PodSelector:
+    """Executor pods matching ``owned_by`` whose phase is ``phase`` (``=Succeeded``,
+    ``!=Succeeded``) and that no executor has marked done."""
+    return PodSelector(
+        label_selector=(
+            f"{KUBERNETES_EXECUTOR_LABEL}={TRUE_LABEL_VALUE},{owned_by},"
+            f"{POD_EXECUTOR_DONE_LABEL}!={TRUE_LABEL_VALUE}"
+        ),
+        field_selector=f"status.phase{phase}",
+    )
+
+
+def _owners(me: str | int, alive_scheduler_job_ids: Iterable[str | int]) -> list[str]:
+    """The label values of this scheduler's id and the live ones', sorted, once each."""
+    return sorted(
+        {make_safe_label_value(str(me))}
+        | {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_job_ids}
+    )
+
+
 def live_pods_adoption_selector(old_scheduler_job_id: str | int) -> PodSelector:
     """A dead scheduler's pods that have not Succeeded and are not done."""
     owner = make_safe_label_value(str(old_scheduler_job_id))
-    return PodSelector(
-        label_selector=(
-            f"{KUBERNETES_EXECUTOR_LABEL}={TRUE_LABEL_VALUE},{AIRFLOW_WORKER_LABEL}={owner},"
-            f"{POD_EXECUTOR_DONE_LABEL}!={TRUE_LABEL_VALUE}"
-        ),
-        field_selector="status.phase!=Succeeded",
-    )
+    return _not_done(f"{AIRFLOW_WORKER_LABEL}={owner}", phase="!=Succeeded")
 
 
 def completed_pods_adoption_selector(
@@ -417,21 +431,12 @@ def completed_pods_adoption_selector(
     With no other live scheduler this is the equality form ``airflow-worker!=<me>``;
     otherwise ``airflow-worker notin (<sorted ids, me included>)``.
     """
-    excluded = sorted(
-        {make_safe_label_value(str(me))}
-        | {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_job_ids}
-    )
+    excluded = _owners(me, alive_scheduler_job_ids)
     if len(excluded) == 1:
         worker_filter = f"{AIRFLOW_WORKER_LABEL}!={excluded[0]}"
     else:
         worker_filter = f"{AIRFLOW_WORKER_LABEL} notin ({','.join(excluded)})"
-    return PodSelector(
-        label_selector=(
-            f"{KUBERNETES_EXECUTOR_LABEL}={TRUE_LABEL_VALUE},{worker_filter},"
-            f"{POD_EXECUTOR_DONE_LABEL}!={TRUE_LABEL_VALUE}"
-        ),
-        field_selector="status.phase=Succeeded",
-    )
+    return _not_done(worker_filter, phase="=Succeeded")
 
 
 def orphaned_callback_pods_selector(
@@ -442,18 +447,11 @@ def orphaned_callback_pods_selector(
     Airflow hands an executor only task instances to adopt, never callbacks, so the dead
     schedulers' callback pods are found by what they are, not by a known owner.
     """
-    owners = sorted(
-        {make_safe_label_value(str(me))}
-        | {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_job_ids}
-    )
-    return PodSelector(
-        label_selector=(
-            f"{KUBERNETES_EXECUTOR_LABEL}={TRUE_LABEL_VALUE},"
-            f"{WORKLOAD_TYPE_LABEL}={CALLBACK_WORKLOAD_TYPE},"
-            f"{AIRFLOW_WORKER_LABEL} notin ({','.join(owners)}),"
-            f"{POD_EXECUTOR_DONE_LABEL}!={TRUE_LABEL_VALUE}"
-        ),
-        field_selector="status.phase!=Succeeded",
+    owners = _owners(me, alive_scheduler_job_ids)
+    return _not_done(
+        f"{WORKLOAD_TYPE_LABEL}={CALLBACK_WORKLOAD_TYPE},"
+        f"{AIRFLOW_WORKER_LABEL} notin ({','.join(owners)})",
+        phase="!=Succeeded",
     )
 
 
