@@ -125,8 +125,8 @@ def test_a_cycle_is_found_where_there_is_one() -> None:
 
 def test_the_graph_sees_function_level_imports_and_skips_type_checking_ones() -> None:
     graph = import_graph()
-    # pods masks tokens with redaction's masker; creation_errors reads config's options.
-    assert "k8s_workloads.redaction" in graph["k8s_workloads.pods"]
+    # pods' errors mask tokens with redaction's masker; creation_errors reads config's options.
+    assert "k8s_workloads.pods.redaction" in graph["k8s_workloads.pods.errors"]
     assert "k8s_workloads.config" in graph["k8s_workloads.decisions.creation_errors"]
     # The CLI imports its commands' modules inside functions.
     assert "k8s_workloads.payload" in graph["k8s_workloads.cli._render"]
@@ -154,8 +154,8 @@ def test_the_package_takes_each_name_from_its_owner() -> None:
     # Kept on purpose: the error's public home is reconcile (its class lives below it, in
     # _manifest), and simulate is the documented short path to the simulator.
     allowed = {
-        ("PodReconciliationError", "k8s_workloads._manifest"),
-        ("PodReconciliationError", "k8s_workloads.reconcile"),
+        ("PodReconciliationError", "k8s_workloads.pods._manifest"),
+        ("PodReconciliationError", "k8s_workloads.pods.reconcile"),
         ("run_simulation_cli", "k8s_workloads.simulate"),
     }
     borrowed = []

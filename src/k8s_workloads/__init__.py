@@ -19,12 +19,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from k8s_workloads._config import InvalidConfig as InvalidConfig
-    from k8s_workloads.codec import CallbackAnnotationsUnsupported as CallbackAnnotationsUnsupported
-    from k8s_workloads.codec import InvalidAnnotations as InvalidAnnotations
-    from k8s_workloads.codec import LegacyPodAnnotations as LegacyPodAnnotations
-    from k8s_workloads.codec import annotations_to_key as annotations_to_key
-    from k8s_workloads.codec import is_callback_pod as is_callback_pod
-    from k8s_workloads.codec import key_to_annotations as key_to_annotations
     from k8s_workloads.compat import AirflowVersion as AirflowVersion
     from k8s_workloads.compat import CallbackWorkloadsUnsupported as CallbackWorkloadsUnsupported
     from k8s_workloads.compat import InvalidVersion as InvalidVersion
@@ -78,38 +72,50 @@ if TYPE_CHECKING:
     from k8s_workloads.keys import TaskInstanceKey as TaskInstanceKey
     from k8s_workloads.keys import WorkloadKey as WorkloadKey
     from k8s_workloads.keys import key_from_json as key_from_json
-    from k8s_workloads.labels import PodSelector as PodSelector
-    from k8s_workloads.labels import add_unique_suffix as add_unique_suffix
-    from k8s_workloads.labels import build_labels_for_callback_pod as build_labels_for_callback_pod
-    from k8s_workloads.labels import (
+    from k8s_workloads.pods.build import PodTemplate as PodTemplate
+    from k8s_workloads.pods.build import construct_callback_pod as construct_callback_pod
+    from k8s_workloads.pods.build import construct_pod as construct_pod
+    from k8s_workloads.pods.build import construct_task_pod as construct_task_pod
+    from k8s_workloads.pods.codec import (
+        CallbackAnnotationsUnsupported as CallbackAnnotationsUnsupported,
+    )
+    from k8s_workloads.pods.codec import InvalidAnnotations as InvalidAnnotations
+    from k8s_workloads.pods.codec import LegacyPodAnnotations as LegacyPodAnnotations
+    from k8s_workloads.pods.codec import annotations_to_key as annotations_to_key
+    from k8s_workloads.pods.codec import is_callback_pod as is_callback_pod
+    from k8s_workloads.pods.codec import key_to_annotations as key_to_annotations
+    from k8s_workloads.pods.errors import InvalidMutatedPod as InvalidMutatedPod
+    from k8s_workloads.pods.errors import InvalidPod as InvalidPod
+    from k8s_workloads.pods.errors import PodMutationHookError as PodMutationHookError
+    from k8s_workloads.pods.labels import PodSelector as PodSelector
+    from k8s_workloads.pods.labels import add_unique_suffix as add_unique_suffix
+    from k8s_workloads.pods.labels import (
+        build_labels_for_callback_pod as build_labels_for_callback_pod,
+    )
+    from k8s_workloads.pods.labels import (
         build_labels_for_k8s_executor_pod as build_labels_for_k8s_executor_pod,
     )
-    from k8s_workloads.labels import (
+    from k8s_workloads.pods.labels import (
         build_selector_for_k8s_executor_pod as build_selector_for_k8s_executor_pod,
     )
-    from k8s_workloads.labels import create_unique_id as create_unique_id
-    from k8s_workloads.labels import (
+    from k8s_workloads.pods.labels import create_unique_id as create_unique_id
+    from k8s_workloads.pods.labels import (
         datetime_to_label_safe_datestring as datetime_to_label_safe_datestring,
     )
-    from k8s_workloads.labels import (
+    from k8s_workloads.pods.labels import (
         label_safe_datestring_to_datetime as label_safe_datestring_to_datetime,
     )
-    from k8s_workloads.labels import make_safe_label_value as make_safe_label_value
-    from k8s_workloads.payload import attach_secure_payload as attach_secure_payload
-    from k8s_workloads.payload import secure_workload_payload as secure_workload_payload
-    from k8s_workloads.pods import InvalidMutatedPod as InvalidMutatedPod
-    from k8s_workloads.pods import InvalidPod as InvalidPod
-    from k8s_workloads.pods import PodMutationHookError as PodMutationHookError
-    from k8s_workloads.pods import PodTemplate as PodTemplate
-    from k8s_workloads.pods import construct_callback_pod as construct_callback_pod
-    from k8s_workloads.pods import construct_pod as construct_pod
-    from k8s_workloads.pods import construct_task_pod as construct_task_pod
-    from k8s_workloads.pods import workload_command_args as workload_command_args
-    from k8s_workloads.reconcile import PodReconciliationError as PodReconciliationError
-    from k8s_workloads.reconcile import reconcile_pods as reconcile_pods
-    from k8s_workloads.redaction import redact_manifest as redact_manifest
-    from k8s_workloads.schema import SchemaViolation as SchemaViolation
-    from k8s_workloads.schema import pod_schema_errors as pod_schema_errors
+    from k8s_workloads.pods.labels import make_safe_label_value as make_safe_label_value
+    from k8s_workloads.pods.payload import attach_secure_payload as attach_secure_payload
+    from k8s_workloads.pods.payload import secure_workload_payload as secure_workload_payload
+    from k8s_workloads.pods.reconcile import PodReconciliationError as PodReconciliationError
+    from k8s_workloads.pods.reconcile import reconcile_pods as reconcile_pods
+    from k8s_workloads.pods.redaction import redact_manifest as redact_manifest
+    from k8s_workloads.pods.schema import SchemaViolation as SchemaViolation
+    from k8s_workloads.pods.schema import pod_schema_errors as pod_schema_errors
+    from k8s_workloads.pods.validation import NamingRuleViolation as NamingRuleViolation
+    from k8s_workloads.pods.validation import validate_manifest as validate_manifest
+    from k8s_workloads.pods.workload import workload_command_args as workload_command_args
     from k8s_workloads.states import CALLBACK_ACTIVE_STATES as CALLBACK_ACTIVE_STATES
     from k8s_workloads.states import CALLBACK_TERMINAL_STATES as CALLBACK_TERMINAL_STATES
     from k8s_workloads.states import TASK_ADOPTABLE_STATES as TASK_ADOPTABLE_STATES
@@ -128,8 +134,6 @@ if TYPE_CHECKING:
     from k8s_workloads.states import WorkloadResult as WorkloadResult
     from k8s_workloads.states import WorkloadState as WorkloadState
     from k8s_workloads.states import state_class_for_key as state_class_for_key
-    from k8s_workloads.validation import NamingRuleViolation as NamingRuleViolation
-    from k8s_workloads.validation import validate_manifest as validate_manifest
     from k8s_workloads.watch.events import resolve_event as resolve_event
     from k8s_workloads.watch.events import resolve_event_json as resolve_event_json
     from k8s_workloads.watch.failures import FailureClassification as FailureClassification
@@ -168,7 +172,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "plan_revoke",
     ),
     "decisions.attempts": ("Attempts",),
-    "codec": (
+    "pods.codec": (
         "CallbackAnnotationsUnsupported",
         "InvalidAnnotations",
         "LegacyPodAnnotations",
@@ -237,7 +241,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "WorkloadKey",
         "key_from_json",
     ),
-    "labels": (
+    "pods.labels": (
         "PodSelector",
         "add_unique_suffix",
         "build_labels_for_callback_pod",
@@ -248,26 +252,28 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "label_safe_datestring_to_datetime",
         "make_safe_label_value",
     ),
-    "payload": (
+    "pods.payload": (
         "attach_secure_payload",
         "secure_workload_payload",
     ),
-    "redaction": ("redact_manifest",),
-    "pods": (
-        "InvalidMutatedPod",
-        "InvalidPod",
-        "PodMutationHookError",
+    "pods.redaction": ("redact_manifest",),
+    "pods.build": (
         "PodTemplate",
         "construct_callback_pod",
         "construct_pod",
         "construct_task_pod",
-        "workload_command_args",
     ),
-    "reconcile": (
+    "pods.errors": (
+        "InvalidMutatedPod",
+        "InvalidPod",
+        "PodMutationHookError",
+    ),
+    "pods.workload": ("workload_command_args",),
+    "pods.reconcile": (
         "PodReconciliationError",
         "reconcile_pods",
     ),
-    "schema": (
+    "pods.schema": (
         "SchemaViolation",
         "pod_schema_errors",
     ),
@@ -291,7 +297,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "WorkloadState",
         "state_class_for_key",
     ),
-    "validation": (
+    "pods.validation": (
         "NamingRuleViolation",
         "validate_manifest",
     ),

@@ -26,9 +26,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from k8s_workloads.codec import annotations_to_key
 from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey
-from k8s_workloads.labels import create_unique_id
 from k8s_workloads.pods import (
     InvalidMutatedPod,
     InvalidPod,
@@ -37,7 +35,10 @@ from k8s_workloads.pods import (
     construct_task_pod,
     workload_command_args,
 )
-from k8s_workloads.reconcile import Manifest, PodReconciliationError
+from k8s_workloads.pods.codec import annotations_to_key
+from k8s_workloads.pods.labels import create_unique_id
+from k8s_workloads.pods.reconcile import Manifest, PodReconciliationError
+from k8s_workloads.pods.validation import validate_manifest
 from k8s_workloads.testing.strategies import (
     HostileHook,
     container_args,
@@ -53,7 +54,6 @@ from k8s_workloads.testing.strategies import (
     scheduler_job_ids,
     templates_and_overrides,
 )
-from k8s_workloads.validation import validate_manifest
 
 AIRFLOW_VERSION = "3.3.2"
 KUBERNETES_VERSION = "1.37"

@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_workloads.codec import (
+from k8s_workloads.compat import CallbackWorkloadsUnsupported
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.pods.codec import (
     CallbackAnnotationsUnsupported,
     InvalidAnnotations,
     LegacyPodAnnotations,
@@ -14,8 +16,6 @@ from k8s_workloads.codec import (
     is_callback_pod,
     key_to_annotations,
 )
-from k8s_workloads.compat import CallbackWorkloadsUnsupported
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.testing.strategies import workload_keys
 
 CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
@@ -232,7 +232,7 @@ _FIELD_VALUES = st.one_of(
     )
 )
 def test_the_cached_decoding_is_the_checked_one(annotations: dict[str, Any]) -> None:
-    from k8s_workloads import codec  # noqa: PLC0415
+    from k8s_workloads.pods import codec  # noqa: PLC0415
 
     def outcome(decode: Any) -> object:
         try:

@@ -1,0 +1,60 @@
+"""Pod building: the worker pod of a task or callback, and the rules it must keep.
+
+The package's modules, from the bottom up:
+
+* :mod:`~k8s_workloads.pods.validation` and :mod:`~k8s_workloads.pods.schema`: the
+  Kubernetes naming rules and the 1.37 Pod schema (generated into ``_pod_schema``);
+* :mod:`~k8s_workloads.pods.labels` and :mod:`~k8s_workloads.pods.codec`: label values,
+  selectors, and a workload key written to and read back from annotations;
+* :mod:`~k8s_workloads.pods.reconcile`: the provider's merge of pod layers;
+* :mod:`~k8s_workloads.pods.redaction` and :mod:`~k8s_workloads.pods.payload`: the
+  Execution API token kept out of what is shown, and out of the pod spec;
+* :mod:`~k8s_workloads.pods.workload`: the container args that run a workload;
+* :mod:`~k8s_workloads.pods.identity`: what the watcher decodes from a pod;
+* :mod:`~k8s_workloads.pods.general`: the general build (merge, then every check);
+* :mod:`~k8s_workloads.pods.plan`: the prepared path, the same pods faster, and
+  :func:`fast_path`, its switch;
+* :mod:`~k8s_workloads.pods.build`: the builders, :class:`PodTemplate`,
+  :func:`construct_task_pod`, :func:`construct_callback_pod`, :func:`construct_pod`.
+
+``k8s_workloads.pods`` was a module: its names are here still.
+"""
+
+from __future__ import annotations
+
+from k8s_workloads.pods.build import (
+    PodTemplate,
+    construct_callback_pod,
+    construct_pod,
+    construct_task_pod,
+)
+from k8s_workloads.pods.errors import InvalidMutatedPod, InvalidPod, PodMutationHookError
+from k8s_workloads.pods.general import MutationHook
+from k8s_workloads.pods.identity import callback_pod_name
+from k8s_workloads.pods.plan import FastPathUse, fast_path
+from k8s_workloads.pods.workload import (
+    BASE_CONTAINER_NAME,
+    EXECUTE_WORKLOAD_MODULE,
+    EXECUTOR_POD_ENV,
+    parse_callback_log_path,
+    workload_command_args,
+)
+
+__all__ = [
+    "BASE_CONTAINER_NAME",
+    "EXECUTE_WORKLOAD_MODULE",
+    "EXECUTOR_POD_ENV",
+    "FastPathUse",
+    "InvalidMutatedPod",
+    "InvalidPod",
+    "MutationHook",
+    "PodMutationHookError",
+    "PodTemplate",
+    "callback_pod_name",
+    "construct_callback_pod",
+    "construct_pod",
+    "construct_task_pod",
+    "fast_path",
+    "parse_callback_log_path",
+    "workload_command_args",
+]
