@@ -83,7 +83,7 @@ from k8s_workloads.sim.report import (
     TimelineEntry,
     WorkloadReport,
 )
-from k8s_workloads.sim.scenario import (
+from k8s_workloads.sim.spec import (
     ContainerSpec,
     PodScript,
     RestartSpec,
