@@ -104,7 +104,7 @@ from k8s_workloads.states import (
     WorkloadResult,
     WorkloadState,
 )
-from k8s_workloads.testing import FAILURES, FakeCluster, FakeWatch, Fault
+from k8s_workloads.testing import FAILURES, FakeAirflowDB, FakeCluster, FakeWatch, Fault
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -135,40 +135,6 @@ def _action_texts(actions: Iterable[Action], key: WorkloadKey) -> tuple[str, ...
 
 def _compact(values: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in values.items() if value is not None}
-
-
-# --- the fake Airflow database ---------------------------------------------------------
-
-
-@dataclasses.dataclass
-class _TaskRow:
-    state: TaskInstanceState | None
-    try_number: int
-    queued_by: int | None
-
-
-@dataclasses.dataclass
-class _CallbackRow:
-    state: CallbackState
-    queued_by: int | None
-
-
-class _AirflowDB:
-    """Task instance rows by primary key (current try) and callback rows by id, with
-    the scheduler job that queued each: what adoption and resets read."""
-
-    def __init__(self) -> None:
-        self.tasks: dict[tuple[str, str, str | None, int], _TaskRow] = {}
-        self.callbacks: dict[str, _CallbackRow] = {}
-
-    def task_row(self, key: TaskInstanceKey) -> _TaskRow | None:
-        """The task instance's row if its current try is the key's."""
-        row = self.tasks.get(key.primary)
-        return row if row is not None and row.try_number == key.try_number else None
-
-    def state(self, key: WorkloadKey) -> WorkloadState | None:
-        row = self.callbacks.get(key.id) if isinstance(key, CallbackKey) else self.task_row(key)
-        return None if row is None else row.state
 
 
 # --- the run -----------------------------------------------------------------------------
@@ -257,7 +223,13 @@ class _Simulation:
         self.record_timeline = record_timeline
         self.cluster = FakeCluster(now=_EPOCH, namespaces=[self.config.namespace])
         self.calls = ClusterCalls(self.cluster)
-        self.db = _AirflowDB()
+        self.db = FakeAirflowDB()
+        self.row_keys: dict[tuple[str, str, str | None, int], TaskInstanceKey] = {}
+        """The try each task instance's row is at, by its primary key: Airflow keeps one row
+        per task instance (its current try); the kit's database keys rows by the whole key."""
+        self.queued_by: dict[WorkloadKey, int] = {}
+        """The scheduler job that queued (or adopted) each row: what adoption and resets
+        read (Airflow's ``queued_by_job_id``)."""
         self.t = 0
         self.live = [_Live(spec, spec.key) for spec in scenario.workloads]
         self.by_key: dict[WorkloadKey, _Live] = {live.key: live for live in self.live}
@@ -456,14 +428,14 @@ class _Simulation:
             live.key
             for live in self.live
             if isinstance(live.key, TaskInstanceKey)
-            and (row := self.db.task_row(live.key)) is not None
-            and row.state in TASK_ADOPTABLE_STATES
-            and row.queued_by in dead
+            and live.key in self.db.task_states
+            and self.db.task_states[live.key] in TASK_ADOPTABLE_STATES
+            and self.queued_by.get(live.key) in dead
         ]
         active_callbacks = [
-            CallbackKey(callback_id)
-            for callback_id, row in self.db.callbacks.items()
-            if row.state not in CALLBACK_TERMINAL_STATES
+            key
+            for key, state in self.db.callback_states.items()
+            if state not in CALLBACK_TERMINAL_STATES
         ]
         plan = sched.core.adopt(
             pods,
@@ -503,21 +475,20 @@ class _Simulation:
         ]
 
     def claim(self, key: WorkloadKey, job_id: int) -> None:
+        row_key: WorkloadKey | None
         if isinstance(key, CallbackKey):
-            row = self.db.callbacks.get(key.id)
-            if row is not None:
-                row.queued_by = job_id
-            return
-        task_row = self.db.tasks.get(key.primary)
-        if task_row is not None:
-            task_row.queued_by = job_id
+            row_key = key if key in self.db.callback_states else None
+        else:
+            row_key = self.row_keys.get(key.primary)
+        if row_key is not None:
+            self.queued_by[row_key] = job_id
 
     def reset_orphans(self, not_adopted: list[TaskInstanceKey], dead: set[int]) -> None:
         for key in not_adopted:
             live = self.by_key[key]
-            row = self.db.tasks[key.primary]
-            row.state = None
-            row.queued_by = None
+            row_key = self.row_keys[key.primary]
+            self.db.task_states[row_key] = None
+            self.queued_by.pop(row_key, None)
             new_key = key.with_try_number(key.try_number + 1)
             live.key = new_key
             self.by_key[new_key] = live
@@ -536,12 +507,11 @@ class _Simulation:
             callback_key = live.key
             if not isinstance(callback_key, CallbackKey) or core.is_running(callback_key):
                 continue
-            cb_row = self.db.callbacks.get(callback_key.id)
-            if cb_row is None or cb_row.state is not CallbackState.QUEUED:
+            if self.db.callback_states.get(callback_key) is not CallbackState.QUEUED:
                 continue
-            if cb_row.queued_by not in dead:
+            if self.queued_by.get(callback_key) not in dead:
                 continue
-            cb_row.queued_by = None
+            del self.queued_by[callback_key]
             self.requeues.setdefault(self.t + 1, []).append(live)
             live.note("re-queued after restart (simulator's reset_orphaned_callbacks)")
             self.log(
@@ -568,11 +538,15 @@ class _Simulation:
         sched = self.scheduler
         key = live.key
         if isinstance(key, CallbackKey):
-            self.db.callbacks[key.id] = _CallbackRow(CallbackState.QUEUED, sched.job_id)
+            self.db.add_callback(key)
         else:
-            self.db.tasks[key.primary] = _TaskRow(
-                TaskInstanceState.QUEUED, key.try_number, sched.job_id
-            )
+            old = self.row_keys.pop(key.primary, None)  # the row moves on to this try
+            if old is not None:
+                del self.db.task_states[old]
+                self.queued_by.pop(old, None)
+            self.db.add_task(key)
+            self.row_keys[key.primary] = key
+        self.queued_by[key] = sched.job_id
         workload: dict[str, Any] = {
             "type": "ExecuteCallback" if isinstance(key, CallbackKey) else "ExecuteTask",
             "key": _describe_key(key),
@@ -718,9 +692,7 @@ class _Simulation:
         elif isinstance(request, EmitEvent):
             self.emit(request)
         elif isinstance(request, ReadStates):
-            self.scheduler.core.states_read(
-                request, {key: self.db.state(key) for key in request.keys}
-            )
+            self.scheduler.core.states_read(request, self.db.read_states(request.keys))
         elif isinstance(request, ListPods):
             sched = self.scheduler
             pods, version = self.calls.list_pods(
@@ -753,7 +725,7 @@ class _Simulation:
             )
             raise Fault(error.status, "Failure", error.message, headers=headers).error()
         live.create_calls = 0
-        self.cluster.create_pod(request.namespace, request.pod)
+        self.calls.perform(request)
         live.pods.append(name)
         live.launches += 1
         run = _PodRun(request.namespace, name, live, key, script, self.t)
@@ -1024,24 +996,24 @@ class _Simulation:
         key = run.key
         if not isinstance(key, TaskInstanceKey):
             return
-        row = self.db.task_row(key)
-        if row is None:
-            return
-        write: TaskInstanceState | None
-        if step.task != "default":
-            write = step.task
-        elif phase == "Running" and not step.deleted and row.state is TaskInstanceState.QUEUED:
-            write = TaskInstanceState.RUNNING
-        elif phase == "Succeeded" and row.state in {
+        if key not in self.db.task_states:
+            return  # not its row's try any more
+        state = self.db.task_states[key]
+        if step.task != "default":  # the script says what the process writes
+            if step.task is None or step.task is state:
+                return
+            self.db.task_states[key] = step.task
+        elif phase == "Running" and not step.deleted and state is TaskInstanceState.QUEUED:
+            self.db.task_started(key)
+        elif phase == "Succeeded" and state in {
             TaskInstanceState.QUEUED,
             TaskInstanceState.RUNNING,
         }:
-            write = TaskInstanceState.SUCCESS
+            self.db.task_finished(key, TaskInstanceState.SUCCESS)
         else:
-            write = None
-        if write is None or write is row.state:
             return
-        row.state = write
+        write = self.db.task_states[key]
+        assert write is not None  # noqa: S101 - each branch above wrote a state
         self.log(
             "task",
             f"task process sets {_describe_key(key)} {write.value}",
@@ -1170,37 +1142,39 @@ class _Simulation:
             self.apply_task_event(action.key, action.state, live)
 
     def apply_callback_event(self, key: CallbackKey, state: WorkloadState, live: _Live) -> None:
-        row = self.db.callbacks.get(key.id)
-        if row is None or not isinstance(state, CallbackState):
+        current = self.db.callback_states.get(key)
+        if current is None or not isinstance(state, CallbackState):
             self.anomaly("bad_event", f"callback event {state} without a callback row", live)
             return
         # Airflow 3.3's scheduler sets running/success/failed unconditionally.
-        if row.state in CALLBACK_TERMINAL_STATES and state is not row.state:
+        if current in CALLBACK_TERMINAL_STATES and state is not current:
             self.anomaly(
                 "overwritten_final_state",
-                f"{_describe_key(key)} was {row.state.value}; the event sets {state.value}",
+                f"{_describe_key(key)} was {current.value}; the event sets {state.value}",
                 live,
             )
         if state in {CallbackState.RUNNING, CallbackState.SUCCESS, CallbackState.FAILED}:
-            row.state = state
+            self.db.callback_states[key] = state
 
     def apply_task_event(self, key: TaskInstanceKey, state: WorkloadState, live: _Live) -> None:
-        row = self.db.tasks.get(key.primary)
-        if row is None or not isinstance(state, TaskInstanceState):
+        row_key = self.row_keys.get(key.primary)
+        if row_key is None or not isinstance(state, TaskInstanceState):
             self.anomaly("bad_event", f"task event {state} without a task instance row", live)
             return
-        if row.try_number != key.try_number:
+        if row_key != key:
             live.note(f"event for stale try {key.try_number} ignored by the scheduler")
             return
         if not is_terminal(state):
             return  # the scheduler only logs running/queued events
-        if row.state in {TaskInstanceState.QUEUED, TaskInstanceState.RUNNING, None}:
-            row.state = state  # "executor reports finished although the task says running"
-        elif row.state is not state:
+        current = self.db.task_states[key]
+        if current in {TaskInstanceState.QUEUED, TaskInstanceState.RUNNING, None}:
+            # "executor reports finished although the task says running"
+            self.db.task_states[key] = state
+        elif current is not state:
             self.anomaly(
                 "contradicting_event",
                 f"the executor reports {state.value} for {_describe_key(key)}, "
-                f"which the task process set to {row.state.value}",
+                f"which the task process set to {current.value}",
                 live,
             )
 
