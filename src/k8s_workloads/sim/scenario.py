@@ -103,22 +103,6 @@ from k8s_workloads.sim._reader import BOOL, NULL, Node, Reader
 from k8s_workloads.sim.config import SimConfig
 from k8s_workloads.sim.generate import generate_scenario
 from k8s_workloads.sim.spec import *  # noqa: F403 - the old path of the scenario's types
-from k8s_workloads.sim.spec import (
-    DEFAULT_POD,
-    DEFAULT_RUN_ID,
-    PHASES,
-    ContainerSpec,
-    CreateError,
-    PodScript,
-    RestartSpec,
-    Scenario,
-    ScenarioError,
-    ScenarioTooLarge,
-    Step,
-    WatchErrorSpec,
-    WorkloadSpec,
-    default_id,
-)
 from k8s_workloads.states import CallbackState, TaskInstanceState, WorkloadState
 
 if TYPE_CHECKING:
@@ -180,10 +164,10 @@ _WORKLOAD_KEYS = (
     "pods",
     "expect",
 )
-_POD_KEYS = _field_names(PodScript)
-_STEP_KEYS = _field_names(Step)
+_POD_KEYS = _field_names(_spec.PodScript)
+_STEP_KEYS = _field_names(_spec.Step)
 _CONTAINER_KEYS = ("waiting", "terminated", "running", "message", "exit_code")
-_CREATE_ERROR_KEYS = _field_names(CreateError)
+_CREATE_ERROR_KEYS = _field_names(_spec.CreateError)
 
 
 def _parse_pending(reader: Reader, node: Node, field: str) -> PendingPolicy | None:
@@ -278,7 +262,7 @@ def _parse_resolver(reader: Reader, node: Node) -> tuple[tuple[str, Any], ...]:
     return tuple(options)
 
 
-def _parse_container(reader: Reader, node: Node, field: str) -> ContainerSpec | None:
+def _parse_container(reader: Reader, node: Node, field: str) -> _spec.ContainerSpec | None:
     if isinstance(node, yaml.ScalarNode) and node.tag == NULL:
         return None
     found = reader.mapping(node, field, _CONTAINER_KEYS)
@@ -292,19 +276,19 @@ def _parse_container(reader: Reader, node: Node, field: str) -> ContainerSpec | 
     if state == "running":
         if not reader.boolean(found["running"], f"{field}.running"):
             reader.fail(found["running"], f"{field}.running", "write running: true")
-        return ContainerSpec("running", message=message)
+        return _spec.ContainerSpec("running", message=message)
     reason = reader.string(found[state], f"{field}.{state}")
     if state == "waiting":
-        return ContainerSpec("waiting", reason, message)
+        return _spec.ContainerSpec("waiting", reason, message)
     exit_code = (
         reader.integer(found["exit_code"], f"{field}.exit_code", minimum=0, maximum=255)
         if "exit_code" in found
         else (0 if reason == "Completed" else 1)
     )
-    return ContainerSpec("terminated", reason, message, exit_code)
+    return _spec.ContainerSpec("terminated", reason, message, exit_code)
 
 
-def _parse_step(reader: Reader, node: Node, field: str, kind: str) -> Step:
+def _parse_step(reader: Reader, node: Node, field: str, kind: str) -> _spec.Step:
     found = reader.mapping(node, field, _STEP_KEYS)
     values: dict[str, Any] = {}
     for name, value in found.items():
@@ -312,7 +296,7 @@ def _parse_step(reader: Reader, node: Node, field: str, kind: str) -> Step:
         if name in {"after", "late"}:
             values[name] = reader.integer(value, where, minimum=0)
         elif name == "phase":
-            values[name] = reader.choice(value, where, PHASES, "phase")
+            values[name] = reader.choice(value, where, _spec.PHASES, "phase")
         elif name in {"reason", "message"}:
             values[name] = reader.string(value, where)
         elif name in {"container", "init_container"}:
@@ -323,7 +307,7 @@ def _parse_step(reader: Reader, node: Node, field: str, kind: str) -> Step:
             if kind != "task":
                 reader.fail(value, where, "only task workloads have a task process")
             values[name] = _TASK_WRITES[reader.choice(value, where, tuple(_TASK_WRITES), "write")]
-    step = Step(**values)
+    step = _spec.Step(**values)
     if step.evicted and step.phase not in {None, "Failed"}:
         reader.fail(found["phase"], f"{field}.phase", "an evicted pod is Failed")
     if step.evicted and step.deleted:
@@ -331,7 +315,7 @@ def _parse_step(reader: Reader, node: Node, field: str, kind: str) -> Step:
     return step
 
 
-def _parse_create_error(reader: Reader, node: Node, field: str) -> CreateError:
+def _parse_create_error(reader: Reader, node: Node, field: str) -> _spec.CreateError:
     found = reader.mapping(node, field, _CREATE_ERROR_KEYS, required=("status",))
     status_node = found["status"]
     status = None
@@ -343,12 +327,12 @@ def _parse_create_error(reader: Reader, node: Node, field: str) -> CreateError:
         if "retry_after" in found
         else None
     )
-    return CreateError(status, message, retry_after)
+    return _spec.CreateError(status, message, retry_after)
 
 
-def _parse_pod(reader: Reader, node: Node, field: str, kind: str) -> PodScript:
+def _parse_pod(reader: Reader, node: Node, field: str, kind: str) -> _spec.PodScript:
     found = reader.mapping(node, field, _POD_KEYS)
-    steps: tuple[Step, ...] = DEFAULT_POD.steps
+    steps: tuple[_spec.Step, ...] = _spec.DEFAULT_POD.steps
     if "steps" in found:
         step_nodes = reader.sequence(found["steps"], f"{field}.steps")
         reader.spend(found["steps"], f"{field}.steps", len(step_nodes))
@@ -356,7 +340,7 @@ def _parse_pod(reader: Reader, node: Node, field: str, kind: str) -> PodScript:
             _parse_step(reader, step, f"{field}.steps[{index}]", kind)
             for index, step in enumerate(step_nodes)
         )
-    errors: tuple[CreateError, ...] = ()
+    errors: tuple[_spec.CreateError, ...] = ()
     if "create_errors" in found:
         error_nodes = reader.sequence(found["create_errors"], f"{field}.create_errors")
         reader.spend(found["create_errors"], f"{field}.create_errors", len(error_nodes))
@@ -364,7 +348,7 @@ def _parse_pod(reader: Reader, node: Node, field: str, kind: str) -> PodScript:
             _parse_create_error(reader, error, f"{field}.create_errors[{index}]")
             for index, error in enumerate(error_nodes)
         )
-    return PodScript(steps, errors)
+    return _spec.PodScript(steps, errors)
 
 
 _TASK_ONLY = ("task_id", "map_index", "try_number")
@@ -395,7 +379,7 @@ def _parse_key(
             reader.string(found["task_id"], f"{field}.task_id"),
             reader.string(found["run_id"], f"{field}.run_id")
             if "run_id" in found
-            else DEFAULT_RUN_ID,
+            else _spec.DEFAULT_RUN_ID,
             reader.integer(found["try_number"], f"{field}.try_number", minimum=1)
             if "try_number" in found
             else 1,
@@ -407,7 +391,9 @@ def _parse_key(
         reader.fail(node, field, str(error))
 
 
-def _parse_workload(reader: Reader, node: Node, field: str, config: SimConfig) -> WorkloadSpec:
+def _parse_workload(
+    reader: Reader, node: Node, field: str, config: SimConfig
+) -> _spec.WorkloadSpec:
     found = reader.mapping(node, field, _WORKLOAD_KEYS, required=("kind",))
     kind = reader.choice(found["kind"], f"{field}.kind", ("task", "callback"), "kind")
     if kind == "callback" and not supports_callbacks(config.airflow_version):
@@ -420,7 +406,7 @@ def _parse_workload(reader: Reader, node: Node, field: str, config: SimConfig) -
     key = _parse_key(reader, node, found, field, kind)
     if "pod" in found and "pods" in found:
         reader.fail(found["pods"], f"{field}.pods", "give pod or pods, not both")
-    pods: tuple[PodScript, ...] = (DEFAULT_POD,)
+    pods: tuple[_spec.PodScript, ...] = (_spec.DEFAULT_POD,)
     if "pod" in found:
         reader.spend(found["pod"], f"{field}.pod", 1)
         pods = (_parse_pod(reader, found["pod"], f"{field}.pod", kind),)
@@ -438,8 +424,8 @@ def _parse_workload(reader: Reader, node: Node, field: str, config: SimConfig) -
         states = CallbackState if kind == "callback" else TaskInstanceState
         options = tuple(state.value for state in states)
         expect = states(reader.choice(found["expect"], f"{field}.expect", options, "state"))
-    return WorkloadSpec(
-        id=reader.string(found["id"], f"{field}.id") if "id" in found else default_id(key),
+    return _spec.WorkloadSpec(
+        id=reader.string(found["id"], f"{field}.id") if "id" in found else _spec.default_id(key),
         key=key,
         at=reader.integer(found["at"], f"{field}.at", minimum=0) if "at" in found else 0,
         pods=pods,
@@ -447,14 +433,14 @@ def _parse_workload(reader: Reader, node: Node, field: str, config: SimConfig) -
         run_id=(
             reader.string(found["run_id"], f"{field}.run_id")
             if "run_id" in found
-            else (DEFAULT_RUN_ID if kind == "task" else None)
+            else (_spec.DEFAULT_RUN_ID if kind == "task" else None)
         ),
         expect=expect,
         line=node.start_mark.line + 1,
     )
 
 
-def _parse_restarts(reader: Reader, node: Node) -> tuple[RestartSpec, ...]:
+def _parse_restarts(reader: Reader, node: Node) -> tuple[_spec.RestartSpec, ...]:
     restarts = []
     items = reader.sequence(node, "restarts")
     reader.spend(node, "restarts", len(items))
@@ -463,11 +449,11 @@ def _parse_restarts(reader: Reader, node: Node) -> tuple[RestartSpec, ...]:
         found = reader.mapping(item, field, ("at", "down"), required=("at",))
         at = reader.integer(found["at"], f"{field}.at", minimum=0)
         down = reader.integer(found["down"], f"{field}.down", minimum=0) if "down" in found else 0
-        restarts.append(RestartSpec(at, down))
+        restarts.append(_spec.RestartSpec(at, down))
     return tuple(restarts)
 
 
-def _parse_watch_errors(reader: Reader, node: Node) -> tuple[WatchErrorSpec, ...]:
+def _parse_watch_errors(reader: Reader, node: Node) -> tuple[_spec.WatchErrorSpec, ...]:
     errors = []
     items = reader.sequence(node, "watch_errors")
     reader.spend(node, "watch_errors", len(items))
@@ -483,11 +469,11 @@ def _parse_watch_errors(reader: Reader, node: Node) -> tuple[WatchErrorSpec, ...
         message = (
             reader.string(found["message"], f"{field}.message") if "message" in found else None
         )
-        errors.append(WatchErrorSpec(at, code, message))
+        errors.append(_spec.WatchErrorSpec(at, code, message))
     return tuple(errors)
 
 
-def _check_unique(reader: Reader, nodes: list[Node], workloads: list[WorkloadSpec]) -> None:
+def _check_unique(reader: Reader, nodes: list[Node], workloads: list[_spec.WorkloadSpec]) -> None:
     ids: dict[str, int] = {}
     keys: dict[WorkloadKey, int] = {}
     for index, (node, spec) in enumerate(zip(nodes, workloads, strict=True)):
@@ -507,10 +493,10 @@ def _check_unique(reader: Reader, nodes: list[Node], workloads: list[WorkloadSpe
 
 def parse_scenario(
     text: str, source: str = "scenario.yaml", *, max_entries: int = MAX_SCENARIO_ENTRIES
-) -> Scenario:
-    """Read a scenario from YAML text; :class:`ScenarioError` names the line and field.
+) -> _spec.Scenario:
+    """Read a scenario from YAML text; :class:`_spec.ScenarioError` names the line and field.
 
-    :class:`ScenarioTooLarge` (a :class:`ScenarioError`) refuses YAML nested more than
+    :class:`_spec.ScenarioTooLarge` (a :class:`_spec.ScenarioError`) refuses YAML nested more than
     100 deep and a scenario of more than ``max_entries`` entries
     (:data:`MAX_SCENARIO_ENTRIES`): workloads, pod scripts, steps, creation errors,
     restarts and watch errors, counted with YAML aliases written out.
@@ -519,16 +505,16 @@ def parse_scenario(
     try:
         root = compose_bounded(text, max_nodes=None)
     except YAMLLimitExceeded as error:
-        raise ScenarioTooLarge(source, None, "", str(error), limit=error.limit) from None
+        raise _spec.ScenarioTooLarge(source, None, "", str(error), limit=error.limit) from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = ", ".join(part for part in (error.context, error.problem) if part)
         line = mark.line + 1 if mark is not None else None
-        raise ScenarioError(source, line, "", f"not valid YAML: {problem or error}") from None
+        raise _spec.ScenarioError(source, line, "", f"not valid YAML: {problem or error}") from None
     except yaml.YAMLError as error:
-        raise ScenarioError(source, None, "", f"not valid YAML: {error}") from None
+        raise _spec.ScenarioError(source, None, "", f"not valid YAML: {error}") from None
     if root is None:
-        raise ScenarioError(source, 1, "", "the file is empty: expected a scenario mapping")
+        raise _spec.ScenarioError(source, 1, "", "the file is empty: expected a scenario mapping")
     found = reader.mapping(root, "", _TOP_KEYS, required=("workloads",))
     config = _parse_config(reader, found["config"]) if "config" in found else SimConfig()
     workload_nodes = reader.sequence(found["workloads"], "workloads")
@@ -541,7 +527,7 @@ def parse_scenario(
     ]
     _check_unique(reader, workload_nodes, workloads)
     default_name = re.sub(r"\.ya?ml$", "", source.replace("\\", "/").rsplit("/", 1)[-1])
-    return Scenario(
+    return _spec.Scenario(
         name=reader.string(found["name"], "name") if "name" in found else default_name,
         description=(
             reader.string(found["description"], "description") if "description" in found else None
@@ -558,25 +544,27 @@ def parse_scenario(
 
 def load_scenario(
     path: str, *, max_bytes: int = MAX_SCENARIO_BYTES, max_entries: int = MAX_SCENARIO_ENTRIES
-) -> Scenario:
-    """Read a scenario file; :class:`ScenarioError` for a missing, unreadable or bad file.
+) -> _spec.Scenario:
+    """Read a scenario file; :class:`_spec.ScenarioError` for a missing, unreadable or bad file.
 
-    A file over ``max_bytes`` (:data:`MAX_SCENARIO_BYTES`) is :class:`ScenarioTooLarge`,
+    A file over ``max_bytes`` (:data:`MAX_SCENARIO_BYTES`) is :class:`_spec.ScenarioTooLarge`,
     found reading at most one byte more; ``max_entries`` is :func:`parse_scenario`'s.
     """
     try:
         with open(path, "rb") as handle:  # noqa: PTH123
             data = handle.read(max_bytes + 1)
     except OSError as error:
-        raise ScenarioError(path, None, "", f"cannot read the file: {error.strerror}") from None
+        raise _spec.ScenarioError(
+            path, None, "", f"cannot read the file: {error.strerror}"
+        ) from None
     if len(data) > max_bytes:
-        raise ScenarioTooLarge(
+        raise _spec.ScenarioTooLarge(
             path, None, "", f"the file is over {max_bytes:,} bytes", limit="max_bytes"
         )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ScenarioError(path, None, "", "not UTF-8 text") from None
+        raise _spec.ScenarioError(path, None, "", "not UTF-8 text") from None
     return parse_scenario(text, path, max_entries=max_entries)
 
 
@@ -592,7 +580,7 @@ def bundled_scenarios() -> list[str]:
     return names
 
 
-def load_bundled_scenario(name: str = "scenario.yaml") -> Scenario:
+def load_bundled_scenario(name: str = "scenario.yaml") -> _spec.Scenario:
     """A bundled scenario by its name in :func:`bundled_scenarios`."""
     text = (
         resources.files("k8s_workloads").joinpath("examples", *name.split("/")).read_text("utf-8")
