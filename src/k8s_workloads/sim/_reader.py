@@ -15,7 +15,7 @@ from k8s_workloads._limits import MAX_SCENARIO_ENTRIES
 from k8s_workloads.sim.spec import ScenarioError, ScenarioTooLarge
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
 
 __all__ = ["BOOL", "FLOAT", "INT", "NULL", "STR", "Node", "Reader"]
 
@@ -110,6 +110,17 @@ class Reader:
         if not isinstance(node, yaml.SequenceNode):
             self.fail(node, field, f"expected a list, got {self.describe(node)}")
         return list(node.value)
+
+    def mappings(
+        self, node: Node, field: str, allowed: Sequence[str], required: Sequence[str] = ()
+    ) -> Iterator[tuple[str, dict[str, Node]]]:
+        """Each mapping of the list at ``field`` with its own field (``field[i]``), read as
+        it is reached; the list's length is counted against the limit first."""
+        items = self.sequence(node, field)
+        self.spend(node, field, len(items))
+        for index, item in enumerate(items):
+            where = f"{field}[{index}]"
+            yield where, self.mapping(item, where, allowed, required)
 
     def _scalar(self, node: Node, field: str, tags: Sequence[str], what: str) -> object:
         if not isinstance(node, yaml.ScalarNode) or node.tag not in tags:

@@ -442,11 +442,7 @@ def _parse_workload(
 
 def _parse_restarts(reader: Reader, node: Node) -> tuple[_spec.RestartSpec, ...]:
     restarts = []
-    items = reader.sequence(node, "restarts")
-    reader.spend(node, "restarts", len(items))
-    for index, item in enumerate(items):
-        field = f"restarts[{index}]"
-        found = reader.mapping(item, field, ("at", "down"), required=("at",))
+    for field, found in reader.mappings(node, "restarts", ("at", "down"), required=("at",)):
         at = reader.integer(found["at"], f"{field}.at", minimum=0)
         down = reader.integer(found["down"], f"{field}.down", minimum=0) if "down" in found else 0
         restarts.append(_spec.RestartSpec(at, down))
@@ -455,11 +451,8 @@ def _parse_restarts(reader: Reader, node: Node) -> tuple[_spec.RestartSpec, ...]
 
 def _parse_watch_errors(reader: Reader, node: Node) -> tuple[_spec.WatchErrorSpec, ...]:
     errors = []
-    items = reader.sequence(node, "watch_errors")
-    reader.spend(node, "watch_errors", len(items))
-    for index, item in enumerate(items):
-        field = f"watch_errors[{index}]"
-        found = reader.mapping(item, field, ("at", "code", "message"), required=("at",))
+    keys = ("at", "code", "message")
+    for field, found in reader.mappings(node, "watch_errors", keys, required=("at",)):
         at = reader.integer(found["at"], f"{field}.at", minimum=0)
         code = (
             reader.integer(found["code"], f"{field}.code", minimum=400, maximum=599)
