@@ -32,7 +32,8 @@ def _default(cls: type[Any], name: str, kind: type[_T]) -> _T:
     attrs types a field's default as ``Any``; this gives it its type back, and fails when
     the simulator is imported (not in a scenario) if the field's default changes kind."""
     default: object = attrs.fields_dict(cls)[name].default
-    if not isinstance(default, kind):
+    # A bool is an int to isinstance; not to a count of retries.
+    if not isinstance(default, kind) or (isinstance(default, bool) and kind is not bool):
         raise TypeError(f"{cls.__name__}.{name} defaults to {default!r}, not {kind.__name__}")
     return default
 
