@@ -53,14 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.events import Outcome
-from k8s_workloads.executor import (
-    CreatePod,
-    ExecutorConfig,
-    ExecutorCore,
-    ListPods,
-    ReadStates,
-    Request,
-)
+from k8s_workloads.executor import CreatePod, ExecutorConfig, ExecutorCore, ListPods, ReadStates
 from k8s_workloads.io.kit import ClusterCalls
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
@@ -81,6 +74,7 @@ from k8s_workloads.testing import FAILURES, FakeAirflowDB, FakeCluster, FakeWatc
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from k8s_workloads.executor import Request
     from k8s_workloads.sim.spec import RestartSpec, Scenario, Step, WatchErrorSpec
 
 __all__ = ["Simulation", "simulate"]
