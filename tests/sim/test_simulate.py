@@ -28,6 +28,7 @@ from k8s_workloads.sim import (
     simulate,
     simulate_generated,
 )
+from k8s_workloads.states import TaskInstanceState
 
 DEFAULT = "scenario.yaml"
 DOWNTIME = "scenarios/restart_downtime.yaml"
@@ -127,12 +128,17 @@ def test_not_left_running(scenario: str, workload: str) -> None:
     assert not kinds & {"left_running", "slot_leak", "lost_in_resync"}
 
 
-def test_the_scenario_files_expect_what_the_tests_expect() -> None:
-    for name in bundled_scenarios():
-        scenario = load_bundled_scenario(name)
-        for spec in scenario.workloads:
-            assert spec.expect is not None
-            assert spec.expect.value == EXPECTED[name][spec.id][0], spec.id
+def test_a_scenario_file_expectation_is_enforced_by_the_run() -> None:
+    # The files' expect: fields are checked by the simulator itself (no anomaly in
+    # test_no_anomalies); a wrong one is an unexpected_end_state, not a quiet pass.
+    scenario = load_bundled_scenario(DEFAULT)
+    workloads = tuple(
+        dataclasses.replace(spec, expect=TaskInstanceState.FAILED) if spec.id == "extract" else spec
+        for spec in scenario.workloads
+    )
+    result = simulate(dataclasses.replace(scenario, workloads=workloads))
+    found = [(anomaly.kind, anomaly.workload) for anomaly in result.anomalies]
+    assert found == [("unexpected_end_state", "extract")]
 
 
 @pytest.mark.parametrize("scenario", list(EXPECTED))

@@ -1,6 +1,9 @@
+"""``render task`` and ``render callback`` (:mod:`k8s_workloads.cli._render`): the pod an
+executor would create, valid for the API server, its token redacted.
+"""
+
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -12,144 +15,38 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 
-from k8s_workloads import __version__, compat
+from k8s_workloads import compat
 from k8s_workloads.cli import main
 from k8s_workloads.codec import annotations_to_key
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.payload import REDACTED
 from k8s_workloads.validation import validate_manifest
-from tests.support.json_errors import decoder_error
-
-CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
-
-
-def run(*argv: str, stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err, stdin=io.StringIO(stdin))
-    return code, out.getvalue(), err.getvalue()
-
-
-def test_version(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as caught:
-        main(["--version"])
-    assert caught.value.code == 0
-    assert capsys.readouterr().out.strip() == f"k8s-workloads {__version__}"
-
-
-def test_python_dash_m_runs_the_same_command() -> None:
-    annotations = json.dumps({"dag_id": "d", "task_id": "t", "try_number": "1"})
-    ran = subprocess.run(
-        [sys.executable, "-m", "k8s_workloads", "decode"],
-        input=annotations,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert (ran.returncode, ran.stderr) == (0, "")
-    assert ran.stdout == run("decode", stdin=annotations)[1]
-    bad = subprocess.run(
-        [sys.executable, "-m", "k8s_workloads", "decode"],
-        input="{}",
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    code, _, err = run("decode", stdin="{}")
-    assert (bad.returncode, bad.stderr) == (code, err)  # the same exit code and message
-    assert code != 0
-
-
-def test_decode_task_from_stdin() -> None:
-    code, out, err = run(
-        "decode", stdin=json.dumps({"dag_id": "d", "task_id": "t", "try_number": "1"})
-    )
-    assert (code, err) == (0, "")
-    assert json.loads(out) == {
-        "kind": "task", "dag_id": "d", "task_id": "t", "run_id": None,
-        "try_number": 1, "map_index": -1,
-    }  # fmt: skip
-
-
-def test_decode_callback_from_file(tmp_path: Path) -> None:
-    path = tmp_path / "a.json"
-    path.write_text(json.dumps({"callback_id": CALLBACK_ID}))
-    code, out, _ = run(
-        "decode", str(path), "--labels", '{"airflow-workload-type": "callback"}',
-        "--airflow-version", "3.3.2",
-    )  # fmt: skip
-    assert code == 0
-    assert json.loads(out) == {"kind": "callback", "id": CALLBACK_ID}
-
-
-def test_decode_callback_gated_off_is_an_error() -> None:
-    code, out, err = run(
-        "decode", "--airflow-version", "3.2.0", stdin=json.dumps({"callback_id": CALLBACK_ID})
-    )
-    assert code == 1
-    assert out == ""
-    assert "CallbackAnnotationsUnsupported" in err
-
-
-@pytest.mark.parametrize(
-    ("argv", "stdin", "message"),
-    [
-        (["decode"], "{not json", "not JSON"),
-        (["decode"], "[1, 2]", "expected a JSON object"),
-        (["decode", "/no/such/file.json"], "", "cannot read"),
-        (["decode", "--labels", "[]"], "{}", "--labels: expected a JSON object"),
-        (["decode", "--airflow-version", "three"], "{}", "not a PEP 440 version"),
-        (["decode"], "[" * 100_000, f"-: not JSON: {decoder_error('[' * 100_000)}"),
-    ],
-)
-def test_decode_usage_errors(argv: list[str], stdin: str, message: str) -> None:
-    code, out, err = run(*argv, stdin=stdin)
-    assert code == 2
-    assert out == ""
-    assert message in err
-
-
-def test_decode_a_file_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None:
-    path = tmp_path / "a.json"
-    path.write_bytes(b"\xff{}")
-    assert run("decode", str(path)) == (2, "", f"k8s-workloads decode: {path} is not UTF-8 text\n")
-
-
-def test_decode_invalid_annotations_exit_1_naming_the_field() -> None:
-    code, _, err = run("decode", stdin=json.dumps({"dag_id": "d", "task_id": "t"}))
-    assert code == 1
-    assert "try_number: missing" in err
-
-
-def test_demo_decodes_every_bundled_example() -> None:
-    code, out, _ = run("demo")
-    assert code == 0
-    assert out.count("->") == 6
-    assert '"kind": "callback"' in out
-    assert "CallbackAnnotationsUnsupported" in out
-    assert "LegacyPodAnnotations" in out
-
-
-def test_console_script_runs_as_a_module_entry_point() -> None:
-    completed = subprocess.run(
-        [sys.executable, "-c", "from k8s_workloads.cli import main; raise SystemExit(main())",
-         "decode", "--airflow-version", "3.3.0"],
-        input=json.dumps({"callback_id": CALLBACK_ID}),
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert completed.returncode == 0, completed.stderr
-    assert json.loads(completed.stdout)["id"] == CALLBACK_ID
-
-
-# --- render -----------------------------------------------------------------------------
+from tests.support.cli import CALLBACK_ID, run
 
 EXAMPLES = resources.files("k8s_workloads").joinpath("examples")
+
+
 TEMPLATE = str(EXAMPLES.joinpath("pod_template.yaml"))
+
+
 OVERRIDE = str(EXAMPLES.joinpath("pod_override.yaml"))
+
+
 TASK_WORKLOAD = json.loads(EXAMPLES.joinpath("task_workload.json").read_text("utf-8"))
+
+
 CALLBACK_WORKLOAD = json.loads(EXAMPLES.joinpath("callback_workload.json").read_text("utf-8"))
+
+
 TASK_TOKEN = TASK_WORKLOAD["token"]
+
+
 CALLBACK_TOKEN = CALLBACK_WORKLOAD["token"]
+
+
 EXAMPLE_RUN_ID = "manual__2026-06-07T01:50:23+00:00"
+
+
 V = ("--airflow-version", "3.3.2")
 
 
@@ -177,6 +74,49 @@ def _base(pod: dict[str, Any]) -> dict[str, Any]:
 def _key(pod: dict[str, Any]) -> WorkloadKey:
     metadata = pod["metadata"]
     return annotations_to_key(metadata["annotations"], metadata["labels"], airflow_version="3.3.2")
+
+
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+RENDER_ERRORS: list[tuple[list[str], str]] = [
+    (["task", "--workload", "/no/such/w.json"], "--workload: cannot read /no/such/w.json"),
+    (["task", "--workload", "{bad}"], "not JSON"),
+    (["task", "--workload", "[1]"], "expected a JSON object, got list"),
+    (["task", "--workload", '{"type": "ExecuteCallback"}'], "render task needs 'ExecuteTask'"),
+    (["callback", "--callback-id", CALLBACK_ID, "--workload", '{"type": "ExecuteTask"}'],
+     "render callback needs 'ExecuteCallback'"),
+    (["task", "--workload", "{}"], "--dag-id is required: the workload has no ti.dag_id"),
+    (["task", "--workload", '{"ti": {"dag_id": "d"}}'], "--task-id is required"),
+    (["task", "--template", "/no/such/t.yaml"], "--template: cannot read /no/such/t.yaml"),
+    (["task", "--template", "a: [1"], "not YAML or JSON: while parsing a flow sequence"),
+    (["task", "--template", "- 1"], "expected a pod manifest (a mapping), got list"),
+    (["task", "--template", ""], "expected a pod manifest (a mapping), got nothing"),
+    (["task", "--template", "a: 1\n---\nb: 2\n"], "but found another document (line 2, column 1)"),
+    (["task", "--template", "\x00"], "not YAML or JSON"),
+    (["task", "--override", "spec: {containers: {a: 1}}"],
+     "InvalidPod: pod_override: spec.containers: must be a list, got dict"),
+    (["task", "--override", "metadata: {annotations: {dag_id: other}}"],
+     "PodReconciliationError: the template or pod_override changed the identity"),
+    (["task", "--template", "metadata: {annotations: {created: 2024-01-01}}"],
+     "InvalidPod: base_worker_pod: metadata.annotations['created']: must be a string, got date"),
+    (["task", "--template", "kind: Deployment"], "base_worker_pod: kind: must be 'Pod'"),
+    (["task", "--secure", "--template", "spec: {volumes: [{name: airflow-workload}]}"],
+     "PayloadConflict: spec.volumes already has a volume named 'airflow-workload'"),
+    (["task", "--namespace", "Bad_NS"],
+     "InvalidPod: the API server would refuse the pod: metadata.namespace"),
+    (["task", "--pod-id", "Bad.Pod"], "metadata.name: 'Bad.Pod' must consist of lower-case"),
+    (["task", "--dag-id", ""], "InvalidKey: TaskInstanceKey.dag_id must be a non-empty string"),
+    (["task", "--try-number", "-1"], "InvalidKey: TaskInstanceKey.try_number must be an int >= 0"),
+    (["task", "--map-index", "-2"], "InvalidKey: TaskInstanceKey.map_index"),
+    (["callback", "--callback-id", "nope"], "InvalidKey: CallbackKey.id must be a UUID string"),
+    (["callback", "--callback-id", CALLBACK_ID.upper()], "must be a canonical"),
+    (["callback", "--callback-id", CALLBACK_ID, "--log-path", "logs/x.log"],
+     "--log-path 'logs/x.log': not a callback log path"),
+]  # fmt: skip
 
 
 def test_render_task_from_the_bundled_examples() -> None:
@@ -416,49 +356,6 @@ def test_render_without_airflow_needs_a_version(monkeypatch: pytest.MonkeyPatch)
     )
 
 
-def _write(tmp_path: Path, name: str, text: str) -> str:
-    path = tmp_path / name
-    path.write_text(text)
-    return str(path)
-
-
-RENDER_ERRORS: list[tuple[list[str], str]] = [
-    (["task", "--workload", "/no/such/w.json"], "--workload: cannot read /no/such/w.json"),
-    (["task", "--workload", "{bad}"], "not JSON"),
-    (["task", "--workload", "[1]"], "expected a JSON object, got list"),
-    (["task", "--workload", '{"type": "ExecuteCallback"}'], "render task needs 'ExecuteTask'"),
-    (["callback", "--callback-id", CALLBACK_ID, "--workload", '{"type": "ExecuteTask"}'],
-     "render callback needs 'ExecuteCallback'"),
-    (["task", "--workload", "{}"], "--dag-id is required: the workload has no ti.dag_id"),
-    (["task", "--workload", '{"ti": {"dag_id": "d"}}'], "--task-id is required"),
-    (["task", "--template", "/no/such/t.yaml"], "--template: cannot read /no/such/t.yaml"),
-    (["task", "--template", "a: [1"], "not YAML or JSON: while parsing a flow sequence"),
-    (["task", "--template", "- 1"], "expected a pod manifest (a mapping), got list"),
-    (["task", "--template", ""], "expected a pod manifest (a mapping), got nothing"),
-    (["task", "--template", "a: 1\n---\nb: 2\n"], "but found another document (line 2, column 1)"),
-    (["task", "--template", "\x00"], "not YAML or JSON"),
-    (["task", "--override", "spec: {containers: {a: 1}}"],
-     "InvalidPod: pod_override: spec.containers: must be a list, got dict"),
-    (["task", "--override", "metadata: {annotations: {dag_id: other}}"],
-     "PodReconciliationError: the template or pod_override changed the identity"),
-    (["task", "--template", "metadata: {annotations: {created: 2024-01-01}}"],
-     "InvalidPod: base_worker_pod: metadata.annotations['created']: must be a string, got date"),
-    (["task", "--template", "kind: Deployment"], "base_worker_pod: kind: must be 'Pod'"),
-    (["task", "--secure", "--template", "spec: {volumes: [{name: airflow-workload}]}"],
-     "PayloadConflict: spec.volumes already has a volume named 'airflow-workload'"),
-    (["task", "--namespace", "Bad_NS"],
-     "InvalidPod: the API server would refuse the pod: metadata.namespace"),
-    (["task", "--pod-id", "Bad.Pod"], "metadata.name: 'Bad.Pod' must consist of lower-case"),
-    (["task", "--dag-id", ""], "InvalidKey: TaskInstanceKey.dag_id must be a non-empty string"),
-    (["task", "--try-number", "-1"], "InvalidKey: TaskInstanceKey.try_number must be an int >= 0"),
-    (["task", "--map-index", "-2"], "InvalidKey: TaskInstanceKey.map_index"),
-    (["callback", "--callback-id", "nope"], "InvalidKey: CallbackKey.id must be a UUID string"),
-    (["callback", "--callback-id", CALLBACK_ID.upper()], "must be a canonical"),
-    (["callback", "--callback-id", CALLBACK_ID, "--log-path", "logs/x.log"],
-     "--log-path 'logs/x.log': not a callback log path"),
-]  # fmt: skip
-
-
 @pytest.mark.parametrize(("argv", "message"), RENDER_ERRORS)
 def test_render_input_errors_exit_2_without_a_traceback(
     tmp_path: Path, argv: list[str], message: str
@@ -539,18 +436,6 @@ def test_callback_render_has_no_override_option(capsys: pytest.CaptureFixture[st
     assert "unrecognized arguments: --override" in capsys.readouterr().err
 
 
-def test_cli_import_stays_light() -> None:
-    code = (
-        "import sys, k8s_workloads.cli; "
-        "print(sorted(m for m in ('yaml', 'kubernetes', 'k8s_workloads.pods', "
-        "'k8s_workloads.payload', 'slugify') if m in sys.modules))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "[]"
-
-
 def test_render_runs_as_a_console_script() -> None:
     completed = subprocess.run(
         [sys.executable, "-c", "from k8s_workloads.cli import main; raise SystemExit(main())",
@@ -571,70 +456,6 @@ def test_render_reports_warnings_even_when_it_fails() -> None:
     assert lines[1].startswith("k8s-workloads render task: InvalidPod: the API server would refuse")
 
 
-def test_simulate_runs_the_bundled_scenario_through_the_console_script() -> None:
-    code, out, err = run("simulate")
-    assert (code, err) == (0, "")
-    assert "13 workloads: 5 failed, 8 success" in out
-    assert "0 anomalies" in out
-    json_code, json_out, _ = run("simulate", "-o", "json")
-    assert json_code == 0
-    assert json.loads(json_out)
-
-
-def test_simulate_bad_scenario_is_exit_2(tmp_path: Path) -> None:
-    path = tmp_path / "bad.yaml"
-    path.write_text("name: x\nworkloads: 5\n")
-    code, out, err = run("simulate", str(path))
-    assert code == 2
-    assert out == ""
-    assert "workloads" in err
-
-
-def test_airflow_config_prints_the_executor_line_and_the_librarys_options() -> None:
-    import configparser  # noqa: PLC0415
-
-    code, out, err = run("airflow-config")
-    assert (code, err) == (0, "")
-    parsed = configparser.ConfigParser()
-    parsed.read_string(out)
-    assert parsed["core"]["executor"] == "k8s_workloads.airflow.KubernetesExecutor"
-    assert parsed["kubernetes_executor"]["max_handling_retries"] == "3"
-    code, env_out, _ = run("airflow-config", "--env")
-    assert code == 0
-    assert (
-        "AIRFLOW__CORE__EXECUTOR=k8s_workloads.airflow.KubernetesExecutor" in env_out.splitlines()
-    )
-    settings = [line for line in env_out.splitlines() if not line.startswith("#")]
-    assert len(settings) == len(parsed["kubernetes_executor"]) + 1
-
-
-def test_airflow_config_shows_the_cluster_access_and_image_choices() -> None:
-    # Issue 21: every user must also say how to reach the cluster and which image to run.
-    import configparser  # noqa: PLC0415
-
-    code, out, _ = run("airflow-config")
-    assert code == 0
-    commented = {line.lstrip("# ").split(" = ")[0] for line in out.splitlines() if " = " in line}
-    for setting in ("in_cluster", "config_file", "client_factory", "worker_container_repository",
-                    "worker_container_tag", "pod_template_file"):  # fmt: skip
-        assert setting in commented, setting
-    parsed = configparser.ConfigParser()
-    parsed.read_string(out)
-    assert "in_cluster" not in parsed["kubernetes_executor"]  # a choice, left commented
-    _, env_out, _ = run("airflow-config", "--env")
-    assert "#   AIRFLOW__KUBERNETES_EXECUTOR__IN_CLUSTER=False" in env_out.splitlines()
-
-
-def test_airflow_config_check_without_airflow_is_one_line_and_exit_2(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setitem(sys.modules, "airflow.configuration", None)  # import fails
-    code, out, err = run("airflow-config", "--check")
-    assert (code, out) == (2, "")
-    assert err.count("\n") == 1
-    assert "pip install 'k8s-workloads[airflow]'" in err
-
-
 def test_render_callback_takes_its_ids_from_the_workload() -> None:
     # Issue 21: the README's "the ids default without --workload" held for tasks only.
     code, out, err = run("render", "callback", "--airflow-version", "3.3.2", "--secure")
@@ -647,20 +468,3 @@ def test_render_callback_takes_its_ids_from_the_workload() -> None:
     )
     assert (code, out) == (2, "")
     assert "--callback-id is required: the workload has no callback.id" in err
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ("decode", "{path}"),
-        ("render", "task", "--airflow-version", "3.3.2", "--workload", "{path}"),
-    ],
-)
-def test_a_huge_integer_is_one_line_and_exit_2(tmp_path: Path, argv: tuple[str, ...]) -> None:
-    # Issue 11, item 7: a 5,000-digit number used to end in a ValueError traceback.
-    path = tmp_path / "huge.json"
-    path.write_text('{"dag_id": "d", "task_id": "t", "token": "x", "n": ' + "1" * 5000 + "}")
-    code, out, err = run(*(part.format(path=path) for part in argv))
-    assert (code, out) == (2, "")
-    assert err.count("\n") == 1
-    assert "not JSON" in err
