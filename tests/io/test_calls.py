@@ -4,6 +4,7 @@ requests, and the ``CoreV1Api`` method each call is."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -61,7 +62,7 @@ def test_a_guarded_relabel_is_a_patch_with_a_list_body() -> None:
 
 def test_a_list_follows_its_pages_and_starts_again_when_a_token_expires() -> None:
     plan = CallPlan(ListPods(NS, PodSelector("a=b")), page_size=2)
-    pages = iter(
+    pages: Iterator[ApiError | bytes | dict[str, Any]] = iter(
         [
             {"items": [{"n": 1}, {"n": 2}], "metadata": {"continue": "t1"}},
             ApiError(410, "Expired"),
