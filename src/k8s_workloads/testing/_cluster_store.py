@@ -25,7 +25,19 @@ from k8s_workloads.testing._watch import FakeWatch, _Change, _copy
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-__all__ = ["CALLS", "ClusterStore", "Manifest", "locked"]
+__all__ = [
+    "CALLS",
+    "STALE",
+    "ClusterStore",
+    "Manifest",
+    "conflict",
+    "locked",
+    "not_found",
+    "not_taken",
+    "parse_time",
+    "rfc3339",
+    "same_namespace",
+]
 
 Manifest = dict[str, Any]
 
@@ -61,6 +73,7 @@ def locked(method: F) -> F:
 
 
 def parse_time(stamp: str) -> datetime.datetime:
+    """A timestamp as the API server writes it (RFC 3339, seconds, UTC)."""
     return datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(
         tzinfo=datetime.timezone.utc
     )
@@ -71,16 +84,19 @@ def _real_time() -> datetime.datetime:
 
 
 def rfc3339(moment: datetime.datetime) -> str:
+    """``moment`` as the API server writes a timestamp."""
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def not_found(kind: str, name: str) -> ApiError:
+    """The 404 for a missing object of ``kind`` (``pods``, ``secrets``, ...)."""
     return ApiError(
         404, "NotFound", f'{kind} "{name}" not found', details={"name": name, "kind": kind}
     )
 
 
 def conflict(name: str, why: str) -> ApiError:
+    """The 409 for a pod a write cannot be applied to, and why."""
     return ApiError(
         409,
         "Conflict",
