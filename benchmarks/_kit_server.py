@@ -29,6 +29,7 @@ from typing import Any
 
 from k8s_workloads.testing import FakeApiServer, FakeCluster, Kubelet
 from k8s_workloads.testing import server as kit_server
+from k8s_workloads.testing._routes import request_kind
 from k8s_workloads.testing.cluster import ApiError
 
 
@@ -71,7 +72,7 @@ def handler(faults: Faults) -> type[Any]:
                 document = self.server.stats.snapshot().to_json() | faults.document()
                 self._send_json(200, document)
                 return
-            verb, resource = kit_server._request_kind(method, path, query)  # noqa: SLF001
+            verb, resource = request_kind(method, path, query)
             status = faults.next(verb, resource, path)
             if status is not None:
                 headers = {"Retry-After": "1"} if status == 429 else {}

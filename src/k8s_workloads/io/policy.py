@@ -181,9 +181,11 @@ class Paging:
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
-        page_size: int = PAGE_SIZE,
+        page_size: int | None = PAGE_SIZE,
     ) -> None:
-        self._base = {**base, "limit": page_size}
+        self._base = {**base}
+        if page_size is not None:  # None: one call, the whole list (the kit's)
+            self._base["limit"] = page_size
         if label_selector:
             self._base["label_selector"] = label_selector
         if field_selector:
