@@ -60,8 +60,8 @@ def test_console_script_runs_as_a_module_entry_point() -> None:
 def test_cli_import_stays_light() -> None:
     code = (
         "import sys, k8s_workloads.cli; "
-        "print(sorted(m for m in ('yaml', 'kubernetes', 'k8s_workloads.pods', "
-        "'k8s_workloads.payload', 'slugify') if m in sys.modules))"
+        "print(sorted(m for m in ('yaml', 'kubernetes', 'k8s_workloads.pods.build', "
+        "'k8s_workloads.pods.payload', 'slugify') if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

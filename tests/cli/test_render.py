@@ -391,12 +391,13 @@ def test_render_version_errors(argv: list[str], message: str) -> None:
 
 
 def test_render_reports_mutation_hook_errors(monkeypatch: pytest.MonkeyPatch) -> None:
-    from k8s_workloads import pods  # noqa: PLC0415
+    from k8s_workloads.pods import build  # noqa: PLC0415
+    from k8s_workloads.pods.errors import PodMutationHookError  # noqa: PLC0415
 
     def failing(*_: object, **__: object) -> dict[str, Any]:
-        raise pods.PodMutationHookError("the pod mutation hook raised RuntimeError()")
+        raise PodMutationHookError("the pod mutation hook raised RuntimeError()")
 
-    monkeypatch.setattr(pods, "construct_pod", failing)
+    monkeypatch.setattr(build, "construct_pod", failing)
     code, _, err = run("render", "task", *V)
     assert code == 2
     assert err == (

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads.decisions import EmitEvent
+from k8s_workloads.decisions.actions import EmitEvent
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.states import CallbackState, TaskInstanceState
 from k8s_workloads.testing import (

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads.airflow._reads import _Reads
 from k8s_workloads.airflow._runtime import _AIRFLOW_VERSION, _airflow, _failures, _utcnow
 from k8s_workloads.airflow.convert import from_airflow_key, to_airflow_key, to_airflow_state
-from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.compat import InvalidVersion
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
-from k8s_workloads.labels import callback_pods_selector
+from k8s_workloads.pods.codec import InvalidAnnotations, annotations_to_key
+from k8s_workloads.pods.labels import callback_pods_selector
 from k8s_workloads.states import CallbackState
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from k8s_workloads.adoption import AdoptionPlan
+    from k8s_workloads.decisions.adoption import AdoptionPlan
 
 __all__ = ["_Adoption"]
 

@@ -17,7 +17,6 @@ import queue
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads._yaml_input import load_bounded_file
-from k8s_workloads.actions import EmitEvent
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow._runtime import (
     _AIRFLOW_VERSION,
@@ -34,18 +33,14 @@ from k8s_workloads.airflow.settings import (
     read_options,
 )
 from k8s_workloads.config import DecisionConfig
-from k8s_workloads.events import ResolverConfig
-from k8s_workloads.executor import (
-    CreatePod,
-    ExecutorConfig,
-    ExecutorCore,
-    ListPods,
-    ReadStates,
-    Request,
-)
-from k8s_workloads.failures import PendingPolicy
+from k8s_workloads.decisions.actions import EmitEvent
+from k8s_workloads.executor.config import ExecutorConfig
+from k8s_workloads.executor.core import ExecutorCore
+from k8s_workloads.executor.requests import CreatePod, ListPods, ReadStates, Request
 from k8s_workloads.io.kube import KubeCalls
 from k8s_workloads.io.pool import PoolDriver
+from k8s_workloads.watch.failures import PendingPolicy
+from k8s_workloads.watch.resolution import ResolverConfig
 
 if TYPE_CHECKING:
     from k8s_workloads.keys import WorkloadKey

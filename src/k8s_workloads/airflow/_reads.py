@@ -17,7 +17,7 @@ from k8s_workloads.states import CallbackState, TaskInstanceState
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from k8s_workloads.executor import CreatePod, ListPods
+    from k8s_workloads.executor.requests import CreatePod, ListPods
 
 __all__ = ["_Reads"]
 

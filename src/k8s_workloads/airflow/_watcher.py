@@ -9,8 +9,8 @@ import contextlib
 import threading
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads._watchjson import decode_event
-from k8s_workloads.labels import watcher_selector
+from k8s_workloads.pods.labels import watcher_selector
+from k8s_workloads.watch._watchjson import decode_event
 
 if TYPE_CHECKING:
     import queue

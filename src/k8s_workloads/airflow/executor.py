@@ -33,7 +33,6 @@ import queue
 import time
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.actions import EmitEvent
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow._adoption import _Adoption
 from k8s_workloads.airflow._runtime import _AIRFLOW_VERSION, _airflow, _utcnow
@@ -44,10 +43,11 @@ from k8s_workloads.airflow.convert import (
     to_airflow_state,
 )
 from k8s_workloads.compat import supports_callbacks
-from k8s_workloads.executor import ListPods, ReadStates, Request
+from k8s_workloads.decisions.actions import EmitEvent
+from k8s_workloads.executor.requests import ListPods, ReadStates, Request
 from k8s_workloads.keys import TaskInstanceKey
-from k8s_workloads.labels import scheduler_pods_selector
-from k8s_workloads.pods import workload_command_args
+from k8s_workloads.pods.labels import scheduler_pods_selector
+from k8s_workloads.pods.workload import workload_command_args
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
 
 if TYPE_CHECKING:

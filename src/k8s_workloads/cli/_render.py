@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import argparse
 
     from k8s_workloads.keys import TaskInstanceKey
-    from k8s_workloads.reconcile import Manifest
+    from k8s_workloads.pods._manifest import Manifest
 
 WORKLOADS_MIN_VERSION = (3, 0, 0)
 """``render`` writes Airflow 3 workload pods (``execute_workload``); Airflow 2 ran commands."""
@@ -125,7 +125,7 @@ def _task_key(
 ) -> tuple[TaskInstanceKey, dict[str, Any]]:
     """The task's key from the options and the workload's ``ti``, and its pod's name."""
     from k8s_workloads.keys import TaskInstanceKey  # noqa: PLC0415
-    from k8s_workloads.labels import create_unique_id  # noqa: PLC0415
+    from k8s_workloads.pods.labels import create_unique_id  # noqa: PLC0415
 
     ti = workload.get("ti")
     ti = ti if isinstance(ti, dict) else {}
@@ -163,7 +163,7 @@ def _callback_key(
     """The callback's key from the options and the workload, and the dag and run ids from
     its log path."""
     from k8s_workloads.compat import require_callback_support  # noqa: PLC0415
-    from k8s_workloads.pods import parse_callback_log_path  # noqa: PLC0415
+    from k8s_workloads.pods.workload import parse_callback_log_path  # noqa: PLC0415
 
     require_callback_support(version)
     callback = workload.get("callback")
@@ -202,8 +202,9 @@ def _workload_pod(
 ) -> Manifest:
     """The pod for ``render task`` or ``render callback``: the key first (a missing id is
     the first error), then the template (and a task's override), then the command."""
-    from k8s_workloads.payload import json_path_command_args  # noqa: PLC0415
-    from k8s_workloads.pods import construct_pod, workload_command_args  # noqa: PLC0415
+    from k8s_workloads.pods.build import construct_pod  # noqa: PLC0415
+    from k8s_workloads.pods.payload import json_path_command_args  # noqa: PLC0415
+    from k8s_workloads.pods.workload import workload_command_args  # noqa: PLC0415
     from k8s_workloads.states import KubernetesJob  # noqa: PLC0415
 
     job: KubernetesJob[Any]
@@ -231,7 +232,7 @@ def _workload_pod(
 
 def _as_pod(manifest: Manifest) -> Manifest:
     """The manifest as a complete ``v1`` Pod object, ``apiVersion`` and ``kind`` first."""
-    from k8s_workloads.validation import validate_manifest  # noqa: PLC0415
+    from k8s_workloads.pods.validation import validate_manifest  # noqa: PLC0415
 
     api_version = manifest.get("apiVersion", "v1")
     kind = manifest.get("kind", "Pod")
@@ -259,14 +260,14 @@ def _render_documents(
     """The documents to print; ``tokens`` gets the workload's, to mask in every message."""
     from k8s_workloads.compat import CallbackWorkloadsUnsupported  # noqa: PLC0415
     from k8s_workloads.keys import InvalidKey  # noqa: PLC0415
-    from k8s_workloads.payload import (  # noqa: PLC0415
+    from k8s_workloads.pods.errors import PodMutationHookError  # noqa: PLC0415
+    from k8s_workloads.pods.payload import (  # noqa: PLC0415
         PayloadError,
         attach_secure_payload,
         secure_workload_payload,
     )
-    from k8s_workloads.pods import PodMutationHookError  # noqa: PLC0415
-    from k8s_workloads.reconcile import PodReconciliationError  # noqa: PLC0415
-    from k8s_workloads.redaction import _tokens_in_json  # noqa: PLC0415
+    from k8s_workloads.pods.reconcile import PodReconciliationError  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import _tokens_in_json  # noqa: PLC0415
 
     version = _render_version(args.airflow_version)
     workload = _load_workload(args.workload, args.kind, stdin)
@@ -318,7 +319,7 @@ def _non_finite_at(document: object) -> str | None:
 def run_render(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     import yaml  # noqa: PLC0415
 
-    from k8s_workloads.redaction import _message_masker, redact_manifests  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import _message_masker, redact_manifests  # noqa: PLC0415
 
     notes: list[str] = []
     tokens: set[str] = set()

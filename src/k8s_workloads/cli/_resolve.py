@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import datetime
     from collections.abc import Iterator
 
-    from k8s_workloads.redaction import _Masker
+    from k8s_workloads.pods.redaction import _Masker
     from k8s_workloads.watch.resolution import Resolution, ResolverConfig
     from k8s_workloads.watch.streams import WatchInput
 
@@ -134,7 +134,7 @@ def _resolution_text(
 
 def _event_masker(item: WatchInput) -> _Masker:
     """Masks the event's pod's own token (from its args) and anything token-shaped."""
-    from k8s_workloads.redaction import _message_masker, _pod_args_tokens  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import _message_masker, _pod_args_tokens  # noqa: PLC0415
 
     event = getattr(item, "event", None)
     pod = event.get("object") if isinstance(event, dict) else None

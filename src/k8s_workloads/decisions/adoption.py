@@ -23,7 +23,6 @@ import attrs
 
 from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_text as _str
-from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.compat import InvalidVersion, VersionLike
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import (
@@ -38,7 +37,8 @@ from k8s_workloads.decisions.actions import (
 from k8s_workloads.decisions.attempts import Attempts
 from k8s_workloads.decisions.rules import cleanup_actions
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-from k8s_workloads.labels import (
+from k8s_workloads.pods.codec import InvalidAnnotations, annotations_to_key
+from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
     DAG_ID_KEY,
     KUBERNETES_EXECUTOR_LABEL,
@@ -54,8 +54,8 @@ from k8s_workloads.labels import (
     make_safe_label_value,
     orphaned_callback_pods_selector,
 )
+from k8s_workloads.pods.validation import is_label_value
 from k8s_workloads.states import CallbackResult, ExecutorPseudoState, TaskResult, WorkloadResult
-from k8s_workloads.validation import is_label_value
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

@@ -26,7 +26,7 @@ from k8s_workloads.decisions.actions import (
     RequeueJob,
 )
 from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
-from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, TRUE_LABEL_VALUE
+from k8s_workloads.pods.labels import POD_EXECUTOR_DONE_LABEL, TRUE_LABEL_VALUE
 from k8s_workloads.states import (
     CallbackState,
     ExecutorPseudoState,

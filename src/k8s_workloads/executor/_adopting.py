@@ -22,7 +22,7 @@ from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from k8s_workloads.labels import PodSelector
+    from k8s_workloads.pods.labels import PodSelector
 
 
 _Key = TypeVar("_Key", TaskInstanceKey, CallbackKey)

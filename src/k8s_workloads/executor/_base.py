@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from k8s_workloads.decisions.rules import KnownState
     from k8s_workloads.executor.config import ExecutorConfig
     from k8s_workloads.keys import WorkloadKey
-    from k8s_workloads.pods import PodTemplate
+    from k8s_workloads.pods.build import PodTemplate
 
 
 class _CoreBase:

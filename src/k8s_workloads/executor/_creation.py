@@ -13,13 +13,13 @@ from k8s_workloads.decisions.guards import creation_paused_until
 from k8s_workloads.executor._base import _CoreBase
 from k8s_workloads.executor._records import _FINAL, _args_workload, _Flight, _Queued, _Work
 from k8s_workloads.executor.requests import CreatePod, DeleteSecret, Handled, Manifest, Request
-from k8s_workloads.payload import (
+from k8s_workloads.pods.build import PodTemplate, construct_pod
+from k8s_workloads.pods.payload import (
     attach_secure_payload,
     json_path_command_args,
     secure_workload_payload,
 )
-from k8s_workloads.pods import PodTemplate, construct_pod
-from k8s_workloads.redaction import token_masker
+from k8s_workloads.pods.redaction import token_masker
 from k8s_workloads.states import KubernetesJob, state_class_for_key
 
 if TYPE_CHECKING:

@@ -33,8 +33,8 @@ from k8s_workloads.executor._records import (
 )
 from k8s_workloads.executor.requests import DeleteSecret, Handled, ReadStates, Request
 from k8s_workloads.keys import CallbackKey, WorkloadKey
-from k8s_workloads.labels import AIRFLOW_WORKER_LABEL, POD_EXECUTOR_DONE_LABEL
-from k8s_workloads.payload import workload_secret_name
+from k8s_workloads.pods.labels import AIRFLOW_WORKER_LABEL, POD_EXECUTOR_DONE_LABEL
+from k8s_workloads.pods.payload import workload_secret_name
 
 if TYPE_CHECKING:
     from k8s_workloads.states import WorkloadResult

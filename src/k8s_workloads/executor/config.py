@@ -10,14 +10,14 @@ import attrs
 from k8s_workloads import _config as _checks
 from k8s_workloads._display import shown
 from k8s_workloads.config import DecisionConfig
-from k8s_workloads.validation import is_dns1123_label
+from k8s_workloads.pods.validation import is_dns1123_label
 from k8s_workloads.watch.resolution import ResolverConfig
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from k8s_workloads.compat import AirflowVersion, VersionLike
-    from k8s_workloads.pods import MutationHook
+    from k8s_workloads.pods.general import MutationHook
 
 __all__ = ["ExecutorConfig"]
 

@@ -70,7 +70,7 @@ from k8s_workloads.executor.requests import (
     WorkloadAlreadyRunning,
 )
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-from k8s_workloads.labels import watcher_selector
+from k8s_workloads.pods.labels import watcher_selector
 from k8s_workloads.states import (
     CallbackState,
     KubernetesJob,

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import datetime
 
     from k8s_workloads.keys import WorkloadKey
-    from k8s_workloads.labels import PodSelector
+    from k8s_workloads.pods.labels import PodSelector
     from k8s_workloads.states import WorkloadResult
 
 __all__ = [

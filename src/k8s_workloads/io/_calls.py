@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 import attrs
 
-from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
-from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods, ReadStates
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.executor.requests import CreatePod, DeleteSecret, ListPods, ReadStates
 from k8s_workloads.io.policy import PAGE_SIZE, Paging, label_patch
-from k8s_workloads.labels import PodSelector
+from k8s_workloads.pods.labels import PodSelector
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
-    from k8s_workloads.executor import Request
+    from k8s_workloads.executor.requests import Request
 
 __all__ = [
     "ApiCall",

@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 import attrs
 
-from k8s_workloads.actions import EmitEvent
-from k8s_workloads.executor import CreatePod, NothingToDo, ReadStates, Request, Waiting
+from k8s_workloads.decisions.actions import EmitEvent
+from k8s_workloads.executor.requests import CreatePod, NothingToDo, ReadStates, Request, Waiting
 from k8s_workloads.io.policy import settle
 
 if TYPE_CHECKING:
     import datetime
     from collections.abc import Callable
 
-    from k8s_workloads.executor import ExecutorCore
+    from k8s_workloads.executor.core import ExecutorCore
 
 __all__ = ["Call", "InFlight", "Wait", "inline_by_default"]
 

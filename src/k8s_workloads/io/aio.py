@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from k8s_workloads.executor import NothingToDo, Waiting
+from k8s_workloads.executor.requests import NothingToDo, Waiting
 from k8s_workloads.io._calls import CallPlan, CoreV1Client, Listing, list_request, on_core_v1
 from k8s_workloads.io._inflight import InFlight, Wait, inline_by_default
 
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     import datetime
     from collections.abc import Awaitable, Callable
 
-    from k8s_workloads.executor import CreatePod, ExecutorCore, Request
+    from k8s_workloads.executor.core import ExecutorCore
+    from k8s_workloads.executor.requests import CreatePod, Request
 
 __all__ = ["FAILURES", "AsyncDriver", "AsyncKubeCalls"]
 

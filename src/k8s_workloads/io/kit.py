@@ -14,7 +14,7 @@ from k8s_workloads.io._calls import CallPlan, ListsPods
 from k8s_workloads.testing._errors import FAILURES
 
 if TYPE_CHECKING:
-    from k8s_workloads.executor import Request
+    from k8s_workloads.executor.requests import Request
     from k8s_workloads.io._calls import ApiCall
     from k8s_workloads.testing.cluster import FakeCluster
 

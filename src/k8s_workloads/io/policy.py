@@ -33,12 +33,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
-from k8s_workloads.executor import DeleteSecret, ListPods, ReadStates
+from k8s_workloads.executor.requests import DeleteSecret, ListPods, ReadStates
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from k8s_workloads.executor import ExecutorCore, Request
+    from k8s_workloads.executor.core import ExecutorCore
+    from k8s_workloads.executor.requests import Request
 
 __all__ = [
     "LIST_RESTARTS",

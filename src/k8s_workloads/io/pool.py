@@ -27,14 +27,15 @@ import time
 from concurrent.futures import FIRST_COMPLETED
 from typing import TYPE_CHECKING
 
-from k8s_workloads.executor import NothingToDo, Waiting
+from k8s_workloads.executor.requests import NothingToDo, Waiting
 from k8s_workloads.io._inflight import InFlight, Wait, inline_by_default
 
 if TYPE_CHECKING:
     import datetime
     from collections.abc import Callable
 
-    from k8s_workloads.executor import CreatePod, ExecutorCore, Request
+    from k8s_workloads.executor.core import ExecutorCore
+    from k8s_workloads.executor.requests import CreatePod, Request
 
 __all__ = ["PoolDriver"]
 

@@ -17,28 +17,65 @@ The package's modules, from the bottom up:
 * :mod:`~k8s_workloads.pods.build`: the builders, :class:`PodTemplate`,
   :func:`construct_task_pod`, :func:`construct_callback_pod`, :func:`construct_pod`.
 
-``k8s_workloads.pods`` was a module: its names are here still.
+``k8s_workloads.pods`` was a module: its names are here still, loaded on first use, so
+that importing one of the package's lower modules (``pods.codec`` for the CLI's
+``decode``, say) does not load the builders.
 """
 
 from __future__ import annotations
 
-from k8s_workloads.pods.build import (
-    PodTemplate,
-    construct_callback_pod,
-    construct_pod,
-    construct_task_pod,
-)
-from k8s_workloads.pods.errors import InvalidMutatedPod, InvalidPod, PodMutationHookError
-from k8s_workloads.pods.general import MutationHook
-from k8s_workloads.pods.identity import callback_pod_name
-from k8s_workloads.pods.plan import FastPathUse, fast_path
-from k8s_workloads.pods.workload import (
-    BASE_CONTAINER_NAME,
-    EXECUTE_WORKLOAD_MODULE,
-    EXECUTOR_POD_ENV,
-    parse_callback_log_path,
-    workload_command_args,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from k8s_workloads.pods.build import (
+        PodTemplate,
+        construct_callback_pod,
+        construct_pod,
+        construct_task_pod,
+    )
+    from k8s_workloads.pods.errors import InvalidMutatedPod, InvalidPod, PodMutationHookError
+    from k8s_workloads.pods.general import MutationHook
+    from k8s_workloads.pods.identity import callback_pod_name
+    from k8s_workloads.pods.plan import FastPathUse, fast_path
+    from k8s_workloads.pods.workload import (
+        BASE_CONTAINER_NAME,
+        EXECUTE_WORKLOAD_MODULE,
+        EXECUTOR_POD_ENV,
+        parse_callback_log_path,
+        workload_command_args,
+    )
+
+_OWNERS: dict[str, str] = {
+    "PodTemplate": "build",
+    "construct_callback_pod": "build",
+    "construct_pod": "build",
+    "construct_task_pod": "build",
+    "InvalidMutatedPod": "errors",
+    "InvalidPod": "errors",
+    "PodMutationHookError": "errors",
+    "MutationHook": "general",
+    "callback_pod_name": "identity",
+    "FastPathUse": "plan",
+    "fast_path": "plan",
+    "BASE_CONTAINER_NAME": "workload",
+    "EXECUTE_WORKLOAD_MODULE": "workload",
+    "EXECUTOR_POD_ENV": "workload",
+    "parse_callback_log_path": "workload",
+    "workload_command_args": "workload",
+}
+"""Each public name and the module of the package that defines it."""
+
+
+def __getattr__(name: str) -> Any:  # noqa: ANN401 - whatever the owner defines
+    """Load a public name from its module on first use (PEP 562)."""
+    module = _OWNERS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BASE_CONTAINER_NAME",

@@ -17,7 +17,7 @@ from k8s_workloads.sim.spec import is_terminal
 from k8s_workloads.states import CALLBACK_TERMINAL_STATES, CallbackState, TaskInstanceState
 
 if TYPE_CHECKING:
-    from k8s_workloads.actions import EmitEvent
+    from k8s_workloads.decisions.actions import EmitEvent
     from k8s_workloads.sim._state import Live, PodRun
     from k8s_workloads.sim.spec import Step
     from k8s_workloads.sim.world import Simulation

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from k8s_workloads.actions import EmitEvent, FreeSlot
-from k8s_workloads.labels import AIRFLOW_WORKER_LABEL, POD_EXECUTOR_DONE_LABEL, TRUE_LABEL_VALUE
+from k8s_workloads.decisions.actions import EmitEvent, FreeSlot
+from k8s_workloads.pods.labels import (
+    AIRFLOW_WORKER_LABEL,
+    POD_EXECUTOR_DONE_LABEL,
+    TRUE_LABEL_VALUE,
+)
 from k8s_workloads.sim._state import describe_key, shorten
 from k8s_workloads.sim.spec import is_terminal
 from k8s_workloads.states import (
@@ -21,7 +25,7 @@ from k8s_workloads.states import (
 )
 
 if TYPE_CHECKING:
-    from k8s_workloads.executor import Handled
+    from k8s_workloads.executor.requests import Handled
     from k8s_workloads.sim._state import Live
     from k8s_workloads.sim.world import Simulation
     from k8s_workloads.states import WorkloadResult

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.pods import BASE_CONTAINER_NAME
+from k8s_workloads.pods.workload import BASE_CONTAINER_NAME
 from k8s_workloads.sim.spec import ContainerSpec
 
 if TYPE_CHECKING:

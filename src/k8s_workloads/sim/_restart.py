@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from k8s_workloads.actions import TrackRunning
+from k8s_workloads.decisions.actions import TrackRunning
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.sim._state import describe_key
 from k8s_workloads.states import CALLBACK_TERMINAL_STATES, TASK_ADOPTABLE_STATES, CallbackState

@@ -8,16 +8,17 @@ import dataclasses
 import heapq
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.actions import Action, describe_action
-from k8s_workloads.labels import make_safe_label_value
+from k8s_workloads.decisions.actions import Action, describe_action
+from k8s_workloads.pods.labels import make_safe_label_value
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from k8s_workloads.executor import ExecutorCore, Handled
+    from k8s_workloads.executor.core import ExecutorCore
+    from k8s_workloads.executor.requests import Handled
     from k8s_workloads.keys import WorkloadKey
     from k8s_workloads.sim.spec import PodScript, WorkloadSpec
-    from k8s_workloads.testing import FakeWatch
+    from k8s_workloads.testing._watch import FakeWatch
 
 __all__ = [
     "Crash",

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.events import Outcome
 from k8s_workloads.sim._state import action_texts, describe_key, shorten
+from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:
-    from k8s_workloads.events import Resolution
-    from k8s_workloads.executor import Handled
+    from k8s_workloads.executor.requests import Handled
     from k8s_workloads.sim._state import Manifest
     from k8s_workloads.sim.world import Simulation
     from k8s_workloads.states import WorkloadResult
+    from k8s_workloads.watch.resolution import Resolution
 
 __all__ = ["event_line", "log_event_line", "log_handled"]
 

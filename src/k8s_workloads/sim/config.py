@@ -17,9 +17,9 @@ import attrs
 
 from k8s_workloads import _config as _checks
 from k8s_workloads.config import DecisionConfig
-from k8s_workloads.events import ResolverConfig
-from k8s_workloads.executor import ExecutorConfig
-from k8s_workloads.failures import PendingPolicy
+from k8s_workloads.executor.config import ExecutorConfig
+from k8s_workloads.watch.failures import PendingPolicy
+from k8s_workloads.watch.resolution import ResolverConfig
 
 __all__ = ["SIM_CREATION_BATCH_SIZE", "SimConfig"]
 

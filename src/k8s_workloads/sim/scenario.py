@@ -95,8 +95,6 @@ from k8s_workloads._limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
 from k8s_workloads._yaml_input import YAMLLimitExceeded, compose_bounded
 from k8s_workloads.compat import InvalidVersion, release_tuple, supports_callbacks
 from k8s_workloads.config import DecisionConfig
-from k8s_workloads.events import ResolverConfig
-from k8s_workloads.failures import PendingPolicy
 from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.sim import spec as _spec
 from k8s_workloads.sim._reader import BOOL, NULL, Node, Reader
@@ -104,6 +102,8 @@ from k8s_workloads.sim.config import SimConfig
 from k8s_workloads.sim.generate import generate_scenario
 from k8s_workloads.sim.spec import *  # noqa: F403 - the old path of the scenario's types
 from k8s_workloads.states import CallbackState, TaskInstanceState, WorkloadState
+from k8s_workloads.watch.failures import PendingPolicy
+from k8s_workloads.watch.resolution import ResolverConfig
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

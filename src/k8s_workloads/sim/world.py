@@ -51,14 +51,19 @@ import math
 import random
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
-from k8s_workloads.events import Outcome
-from k8s_workloads.executor import CreatePod, ExecutorConfig, ExecutorCore, ListPods, ReadStates
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.executor.config import ExecutorConfig
+from k8s_workloads.executor.core import ExecutorCore
+from k8s_workloads.executor.requests import CreatePod, ListPods, ReadStates
 from k8s_workloads.io.kit import ClusterCalls
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-from k8s_workloads.labels import AIRFLOW_WORKER_LABEL, POD_EXECUTOR_DONE_LABEL, watcher_selector
-from k8s_workloads.pods import workload_command_args
+from k8s_workloads.pods.labels import (
+    AIRFLOW_WORKER_LABEL,
+    POD_EXECUTOR_DONE_LABEL,
+    watcher_selector,
+)
+from k8s_workloads.pods.workload import workload_command_args
 from k8s_workloads.sim import _airflow, _checks, _kubelet, _restart, _timeline
 from k8s_workloads.sim._state import Crash, Live, Manifest, PodRun, Scheduler, describe_key
 from k8s_workloads.sim.report import (
@@ -69,13 +74,17 @@ from k8s_workloads.sim.report import (
     WorkloadReport,
 )
 from k8s_workloads.states import KubernetesJob, WorkloadResult
-from k8s_workloads.testing import FAILURES, FakeAirflowDB, FakeCluster, FakeWatch, Fault
+from k8s_workloads.testing._errors import FAILURES, Fault
+from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.database import FakeAirflowDB
+from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from k8s_workloads.executor import Request
+    from k8s_workloads.executor.requests import Request
     from k8s_workloads.sim.spec import RestartSpec, Scenario, Step, WatchErrorSpec
+    from k8s_workloads.testing._watch import FakeWatch
 
 __all__ = ["Simulation", "simulate"]
 

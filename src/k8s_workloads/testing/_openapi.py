@@ -15,7 +15,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads._pod_schema import DEFINITIONS
+from k8s_workloads.pods._pod_schema import DEFINITIONS
 
 if TYPE_CHECKING:
     from collections.abc import Callable

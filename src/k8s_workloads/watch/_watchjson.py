@@ -17,8 +17,8 @@ from typing import Any, TypeAlias
 import msgspec
 import msgspec.structs
 
-from k8s_workloads.codec import ANNOTATIONS_READ
-from k8s_workloads.labels import (
+from k8s_workloads.pods.codec import ANNOTATIONS_READ
+from k8s_workloads.pods.labels import (
     KUBERNETES_EXECUTOR_LABEL,
     POD_REVOKED_LABEL,
     WORKLOAD_TYPE_LABEL,

@@ -26,14 +26,14 @@ from k8s_workloads._display import shown
 from k8s_workloads._json import as_int
 from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_str as _str
-from k8s_workloads.codec import (
+from k8s_workloads.compat import InvalidVersion
+from k8s_workloads.pods.codec import (
     InvalidAnnotations,
     _cached_task_key,
     annotations_to_key,
     is_callback_pod,
 )
-from k8s_workloads.compat import InvalidVersion
-from k8s_workloads.labels import KUBERNETES_EXECUTOR_LABEL, POD_REVOKED_LABEL, TRUE_LABEL_VALUE
+from k8s_workloads.pods.labels import KUBERNETES_EXECUTOR_LABEL, POD_REVOKED_LABEL, TRUE_LABEL_VALUE
 from k8s_workloads.watch import _watchjson
 from k8s_workloads.watch.pod_rules import DECISION_TABLE, _apply_rows, _ManifestPod, _TypedPod
 from k8s_workloads.watch.resolution import Outcome, Resolution, ResolverConfig

@@ -21,8 +21,8 @@ import attrs
 from hypothesis import strategies as st
 
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-from k8s_workloads.labels import create_unique_id
-from k8s_workloads.pods import construct_callback_pod, construct_task_pod
+from k8s_workloads.pods.build import construct_callback_pod, construct_task_pod
+from k8s_workloads.pods.labels import create_unique_id
 from k8s_workloads.testing.strategies._ids import workload_keys
 from k8s_workloads.testing.strategies._manifests import namespaces
 
