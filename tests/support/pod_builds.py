@@ -50,6 +50,18 @@ def task_pod(**overrides: Any) -> dict[str, Any]:
     return construct_task_pod(**kwargs)
 
 
+def named_task_pod(name: str, *, namespace: str = "airflow", owner: str = "7") -> dict[str, Any]:
+    """A task pod without a template, named ``name`` (its task id too), owned by the
+    scheduler job ``owner``: what the kit's servers are sent in their tests."""
+    return task_pod(
+        namespace=namespace,
+        scheduler_job_id=owner,
+        pod_id=name,
+        task_id=name,
+        base_worker_pod=None,
+    )
+
+
 def callback_pod(**overrides: Any) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "callback_id": CALLBACK_ID,
