@@ -338,7 +338,7 @@ def test_a_pod_that_cannot_be_built_fails_its_workload() -> None:
         ({}, {"metadata": {"name": "Bad_Name!"}}, "metadata.name: 'Bad_Name!' must consist"),
         ({}, {"spec": {"hostNetwork": "False,"}}, "spec.hostNetwork: must be a boolean"),
         # A namespace from a job's override (the configured one is checked when the
-        # ExecutorConfig is made: InvalidConfig, tests/test_config.py).
+        # ExecutorConfig is made: InvalidConfig, tests/test__config.py).
         ({}, {"metadata": {"namespace": "Bad NS"}}, "metadata.namespace: 'Bad NS'"),
         (
             {"mutation_hook": lambda pod: pod["spec"]["containers"][0].update(name=TOKEN)},

@@ -4,7 +4,9 @@ parts a test calls directly."""
 
 from __future__ import annotations
 
-from k8s_workloads.sim import SimulationResult, parse_scenario, simulate
+import io
+
+from k8s_workloads.sim import SimulationResult, parse_scenario, run_simulation_cli, simulate
 from k8s_workloads.sim.world import Simulation
 
 CALLBACK_ID = "019ea001-0000-7000-8000-0000000000aa"
@@ -65,3 +67,10 @@ def restarted(sim: Simulation) -> Simulation:
     sim.stop_scheduler("restart")
     sim.start_scheduler()
     return sim
+
+
+def simulate_cli(path: str | None, fmt: str = "text") -> tuple[int, str, str]:
+    """``k8s-workloads simulate [path] -o fmt``: its exit status, stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    status = run_simulation_cli(path, out=out, err=err, fmt=fmt)
+    return status, out.getvalue(), err.getvalue()
