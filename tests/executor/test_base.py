@@ -1,5 +1,6 @@
-"""ExecutorCore driven with many requests in flight: ordering, budgets, the 429 pause and
-the protocol's typed errors (the stateful machine covers the interleavings at large)."""
+"""The executor core's requests in flight and open works (:mod:`k8s_workloads.executor._base`),
+driven with many requests at once: ordering, budgets, the 429 pause and the protocol's
+typed errors (the stateful machine covers the interleavings at large)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from k8s_workloads.executor import (
 )
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
 from k8s_workloads.testing import ApiError
-from tests.executor.test_core import World, callback, kinds, task
+from tests.support.core_world import World, callback, kinds, task
 from tests.support.event_factory import RUNNING, SUCCEEDED
 
 
