@@ -5,7 +5,6 @@ processes; it stops by itself and on SIGTERM."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import pytest
 kubernetes = pytest.importorskip("kubernetes")
 
 from k8s_workloads.testing._local import kubeconfig  # noqa: E402 - after the skip
+from tests.support.processes import alive  # noqa: E402 - after the skip
 
 NS = "default"
 
@@ -43,14 +43,6 @@ def settings(process: subprocess.Popen[str]) -> dict[str, str]:
         if key == "namespace":
             return found
     raise AssertionError(f"no settings printed; stderr: {process.communicate()[1]}")
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def pod(name: str, code: str) -> dict[str, Any]:
