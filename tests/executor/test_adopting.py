@@ -4,6 +4,8 @@ revoking drops a job and its pod, and two adopters never both track one pod."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from k8s_workloads.decisions.actions import DeletePod, PatchLabels
@@ -15,6 +17,9 @@ from k8s_workloads.labels import AIRFLOW_WORKER_LABEL, POD_REVOKED_LABEL, TRUE_L
 from k8s_workloads.testing import CoreDriver
 from tests.support.core_world import NS, T0, VERSION, World, callback, task
 from tests.support.event_factory import RUNNING, SUCCEEDED
+
+if TYPE_CHECKING:
+    from k8s_workloads.keys import TaskInstanceKey
 
 
 def test_a_restarted_scheduler_adopts_the_dead_ones_pods() -> None:
@@ -46,14 +51,20 @@ def test_a_restarted_scheduler_adopts_the_dead_ones_pods() -> None:
     assert reset_again == []
 
 
-def test_a_failed_relabel_leaves_the_task_to_be_reset() -> None:
+def _running_under_scheduler_1() -> tuple[World, TaskInstanceKey, ExecutorCore, CoreDriver]:
+    """Scheduler 1's world with one task running, and scheduler 2's core and driver over
+    the same cluster and database (scheduler 1 is taken for dead)."""
     old = World(scheduler_id="1")
     key = task()
     old.submit(key)
     old.sync()
     old.status(key, RUNNING)
-    new_core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=VERSION))
-    driver = CoreDriver(new_core, old.cluster, old.db)
+    core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=VERSION))
+    return old, key, core, CoreDriver(core, old.cluster, old.db)
+
+
+def test_a_failed_relabel_leaves_the_task_to_be_reset() -> None:
+    old, key, new_core, driver = _running_under_scheduler_1()
     old.cluster.fail_next("patch_pod", 500)
     _, reset = driver.adopt(["1"], now=T0, expected_task_keys=[key])
     assert reset == [key]
@@ -93,13 +104,7 @@ def test_the_core_names_the_adoption_lists_for_its_airflow(version: str, lists: 
 def test_a_status_update_between_the_list_and_the_relabel_does_not_fail_adoption() -> None:
     # Issue 19, item 2: the pod's kubelet writes its status after the adopter listed it
     # (a new resourceVersion); the relabel tests the owner, not the version.
-    old = World(scheduler_id="1")
-    key = task()
-    old.submit(key)
-    old.sync()
-    old.status(key, RUNNING)
-    core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=VERSION))
-    driver = CoreDriver(core, old.cluster, old.db)
+    old, key, core, driver = _running_under_scheduler_1()
     listed = [
         pod
         for selector in core.adoption_selectors(["1"])

@@ -178,10 +178,7 @@ def test_a_completion_reported_twice_is_a_protocol_error_and_changes_nothing() -
 def test_reads_are_answered_not_marked_done() -> None:
     world = World()
     key = task()
-    world.submit(key)
-    world.sync()
-    world.status(key, SUCCEEDED)
-    world.driver.deliver(now=world.now)
+    world.finished(key, SUCCEEDED)
     (read,), _ = start_all(world)
     assert isinstance(read, ReadStates)
     with pytest.raises(ProtocolError, match="states_read"):
@@ -236,10 +233,7 @@ def test_submitted_again_while_its_last_result_is_handled_keeps_the_new_record()
     # for the same key meanwhile) is not overwritten when the old work ends.
     world = World()
     key = task()
-    world.submit(key)
-    world.sync()
-    world.status(key, SUCCEEDED)
-    world.driver.deliver(now=world.now)
+    world.finished(key, SUCCEEDED)
     rng = random.Random(9)
     while True:
         start_all(world)

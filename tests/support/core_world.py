@@ -82,6 +82,14 @@ class World:
     def status(self, key: WorkloadKey, status: dict[str, Any]) -> None:
         self.cluster.set_status(NS, self.pod_of(key), status)
 
+    def finished(self, key: WorkloadKey, status: dict[str, Any]) -> None:
+        """Submit ``key``, create its pod, give the pod ``status`` and deliver the watch's
+        events (no pass run after them: the test runs it)."""
+        self.submit(key)
+        self.sync()
+        self.status(key, status)
+        self.driver.deliver(now=self.now)
+
 
 def kinds(requests: list[Any]) -> list[str]:
     return [type(request).__name__ for request in requests]
