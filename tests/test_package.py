@@ -1,14 +1,13 @@
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import k8s_workloads
+from tests.support.fresh_python import loaded_after
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,28 +33,17 @@ def test_public_names_are_the_modules_own_objects() -> None:
 
 
 def test_import_loads_neither_kubernetes_nor_heavy_modules() -> None:
-    code = (
-        "import sys, k8s_workloads; "
-        "print(sorted(m for m in ('kubernetes', 'attrs', 'slugify', 'importlib.metadata', "
-        "'yaml') if m in sys.modules))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "[]"
+    heavy = ("kubernetes", "attrs", "slugify", "importlib.metadata", "yaml")
+    assert loaded_after("import k8s_workloads", *heavy) == []
 
 
 def test_core_use_never_imports_kubernetes() -> None:
-    code = (
-        "import sys, k8s_workloads as k; "
+    use = (
+        "import k8s_workloads as k; "
         "k.annotations_to_key({'dag_id': 'd', 'task_id': 't', 'try_number': '1'}); "
-        "k.create_unique_id('d', 't'); "
-        "print('kubernetes' in sys.modules)"
+        "k.create_unique_id('d', 't')"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "False"
+    assert loaded_after(use, "kubernetes") == []
 
 
 def _gen_init() -> Any:
