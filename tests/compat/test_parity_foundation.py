@@ -654,23 +654,16 @@ def test_case21_labels(extra_args: dict[str, int | str], extra_labels: dict[str,
     run_id = extra_args.get("run_id")
     assert not isinstance(map_index, str)
     assert not isinstance(run_id, int)
-    theirs = PodGenerator.build_labels_for_k8s_executor_pod(
-        dag_id="dag*",
-        task_id="task*",
-        try_number=1,
-        airflow_worker=worker,
-        map_index=map_index,
-        run_id=run_id,
-    )
-    mine = ours.build_labels_for_k8s_executor_pod(
-        dag_id="dag*",
-        task_id="task*",
-        try_number=1,
-        airflow_worker=worker,
-        map_index=map_index,
-        run_id=run_id,
-        airflow_version=AIRFLOW_VERSION,
-    )
+    identity: dict[str, Any] = {
+        "dag_id": "dag*",
+        "task_id": "task*",
+        "try_number": 1,
+        "airflow_worker": worker,
+        "map_index": map_index,
+        "run_id": run_id,
+    }
+    theirs = PodGenerator.build_labels_for_k8s_executor_pod(**identity)
+    mine = ours.build_labels_for_k8s_executor_pod(**identity, airflow_version=AIRFLOW_VERSION)
     assert theirs == expected
     assert mine == expected
 

@@ -106,6 +106,17 @@ def with_container(**fields: Any) -> dict[str, Any]:
 KUBERNETES_VERSION = "1.37"
 
 
+def schema_valid(manifest: dict[str, Any]) -> bool:
+    """kubernetes-validate's strict verdict on a pod (one without apiVersion and kind: v1 Pod)."""
+    try:
+        kubernetes_validate.validate(
+            {"apiVersion": "v1", "kind": "Pod", **manifest}, KUBERNETES_VERSION, strict=True
+        )
+    except kubernetes_validate.ValidationError:
+        return False
+    return True
+
+
 def assert_valid_pod(manifest: dict[str, Any]) -> None:
     """The pod passes our naming rules and the Kubernetes 1.37 schema, strictly."""
     assert validate_manifest(manifest) == []
