@@ -64,14 +64,18 @@ def positive(instance: object, attribute: Any, value: object) -> None:  # noqa: 
         )
 
 
+def _is_seconds(value: object, *, above_zero: bool) -> bool:
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float))
+        and math.isfinite(value)
+        and (value > 0 if above_zero else value >= 0)
+    )
+
+
 def seconds(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     """A finite, positive number of seconds."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
+    if not _is_seconds(value, above_zero=True):
         raise InvalidConfig(
             _owner(instance),
             attribute.name,
@@ -81,12 +85,7 @@ def seconds(instance: object, attribute: Any, value: object) -> None:  # noqa: A
 
 def delay(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     """A finite number of seconds from 0 (0: none)."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value < 0
-    ):
+    if not _is_seconds(value, above_zero=False):
         raise InvalidConfig(
             _owner(instance),
             attribute.name,
@@ -96,14 +95,7 @@ def delay(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN
 
 def grace(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     """None (never), or a finite number of seconds from 0."""
-    if value is None:
-        return
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value < 0
-    ):
+    if value is not None and not _is_seconds(value, above_zero=False):
         raise InvalidConfig(
             _owner(instance),
             attribute.name,
