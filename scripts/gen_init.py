@@ -5,9 +5,9 @@
 
 ``_LAZY`` (public name -> its defining module, sorted by name) is the package's one list
 of public names: at run time the lazy imports and ``__all__`` are made from it. mypy
-cannot read a dict, so it is given ``from module import Name as Name`` lines (an explicit re-export, PEP 484) inside
-``if TYPE_CHECKING:``; this script writes them between the two marker comments, and
-``tests/test_package.py`` fails when they differ from the table.
+cannot read a dict, so it is given ``from module import Name as Name`` lines (an explicit
+re-export, PEP 484) inside ``if TYPE_CHECKING:``; this script writes them between the
+two marker comments, and ``tests/test_package.py`` fails when they differ from the table.
 """
 
 from __future__ import annotations
