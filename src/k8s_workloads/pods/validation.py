@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeAlias, cast
 
-from k8s_workloads._display import path_part, shown
+from k8s_workloads._display import SHOWN_LENGTH, path_part, shown
+from k8s_workloads._errors import FieldError
 from k8s_workloads._json import as_list, as_map
 
 __all__ = [
@@ -75,13 +76,9 @@ _LABEL_VALUE_CHARS = re.compile(r"[-A-Za-z0-9_.]+")
 _NOT_ALNUM_ENDS = frozenset("-_.")
 
 
-class NamingRuleViolation(ValueError):
-    """A name, label or annotation breaks a Kubernetes validation rule."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        """Where the bad value sits, e.g. ``metadata.labels['dag_id']``."""
+class NamingRuleViolation(FieldError):
+    """A name, label or annotation breaks a Kubernetes validation rule; ``field`` is
+    where the bad value sits, e.g. ``metadata.labels['dag_id']``."""
 
 
 class InvalidDNS1123Label(NamingRuleViolation):
@@ -163,61 +160,66 @@ def _not_a_string(
     return [error(field, f"must be a string, got {type(value).__name__}")]
 
 
+def _string_rule_errors(
+    value: object,
+    field: str,
+    error: type[NamingRuleViolation],
+    *,
+    valid: Callable[[str], bool],
+    max_length: int,
+    must: str,
+    shown_limit: int = SHOWN_LENGTH,
+) -> list[NamingRuleViolation]:
+    # A string rule of validation.go: the length first, then the characters.
+    if not isinstance(value, str):
+        return _not_a_string(field, value, error)
+    if valid(value):
+        return []
+    if len(value) > max_length:
+        long = shown(value, limit=shown_limit)
+        return [error(field, f"{long} is longer than {max_length} characters")]
+    return [error(field, f"{shown(value)} must {must} and start and end with an alphanumeric")]
+
+
 def dns1123_label_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
     """Violations of the DNS-1123 label rule (namespaces, container names)."""
-    if not isinstance(value, str):
-        return _not_a_string(field, value, InvalidDNS1123Label)
-    if is_dns1123_label(value):
-        return []
-    if len(value) > DNS1123_LABEL_MAX_LENGTH:
-        return [InvalidDNS1123Label(field, f"{shown(value)} is longer than 63 characters")]
-    return [
-        InvalidDNS1123Label(
-            field,
-            f"{shown(value)} must consist of lower-case alphanumerics or '-' and start and end "
-            "with an alphanumeric",
-        )
-    ]
+    return _string_rule_errors(
+        value,
+        field,
+        InvalidDNS1123Label,
+        valid=is_dns1123_label,
+        max_length=DNS1123_LABEL_MAX_LENGTH,
+        must="consist of lower-case alphanumerics or '-'",
+    )
 
 
 def dns1123_subdomain_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
     """Violations of the DNS-1123 subdomain rule."""
-    if not isinstance(value, str):
-        return _not_a_string(field, value, InvalidDNS1123Subdomain)
-    if is_dns1123_subdomain(value):
-        return []
-    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        return [
-            InvalidDNS1123Subdomain(
-                field, f"{shown(value, limit=40)} is longer than 253 characters"
-            )
-        ]
-    return [
-        InvalidDNS1123Subdomain(
-            field,
-            f"{shown(value)} must consist of lower-case alphanumerics, '-' or '.' and start and "
-            "end with an alphanumeric",
-        )
-    ]
+    return _string_rule_errors(
+        value,
+        field,
+        InvalidDNS1123Subdomain,
+        valid=is_dns1123_subdomain,
+        max_length=DNS1123_SUBDOMAIN_MAX_LENGTH,
+        must="consist of lower-case alphanumerics, '-' or '.'",
+        shown_limit=40,
+    )
+
+
+def _is_pod_name(value: str) -> bool:
+    return len(value) <= POD_NAME_MAX_LENGTH and _DNS1123_SUBDOMAIN.fullmatch(value) is not None
 
 
 def pod_name_errors(value: object, *, field: str = "metadata.name") -> list[NamingRuleViolation]:
     """Violations of the executor pod-name rule: DNS-1123 subdomain and at most 63 long."""
-    if not isinstance(value, str):
-        return _not_a_string(field, value, InvalidPodName)
-    if len(value) > POD_NAME_MAX_LENGTH:
-        return [
-            InvalidPodName(field, f"{shown(value)} is longer than {POD_NAME_MAX_LENGTH} characters")
-        ]
-    if _DNS1123_SUBDOMAIN.fullmatch(value) is None:
-        return [
-            InvalidPodName(
-                field,
-                f"{shown(value)} must consist of lower-case alphanumerics, '-' or '.' and start "
-                "and end with an alphanumeric",
-            )
-        ]
-    return []
+    return _string_rule_errors(
+        value,
+        field,
+        InvalidPodName,
+        valid=_is_pod_name,
+        max_length=POD_NAME_MAX_LENGTH,
+        must="consist of lower-case alphanumerics, '-' or '.'",
+    )
 
 
 def _key_errors(
@@ -261,19 +263,14 @@ def label_key_errors(key: object, *, field: str) -> list[NamingRuleViolation]:
 
 def label_value_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
     """Violations of the label-value rule."""
-    if not isinstance(value, str):
-        return _not_a_string(field, value, InvalidLabelValue)
-    if is_label_value(value):
-        return []
-    if len(value) > LABEL_VALUE_MAX_LENGTH:
-        return [InvalidLabelValue(field, f"{shown(value)} is longer than 63 characters")]
-    return [
-        InvalidLabelValue(
-            field,
-            f"{shown(value)} must be empty or consist of alphanumerics, '-', '_' or '.' and start "
-            "and end with an alphanumeric",
-        )
-    ]
+    return _string_rule_errors(
+        value,
+        field,
+        InvalidLabelValue,
+        valid=is_label_value,
+        max_length=LABEL_VALUE_MAX_LENGTH,
+        must="be empty or consist of alphanumerics, '-', '_' or '.'",
+    )
 
 
 def label_errors(labels: object, *, field: str = "metadata.labels") -> list[NamingRuleViolation]:
