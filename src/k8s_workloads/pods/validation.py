@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeAlias, cast
 
+import attrs
+
 from k8s_workloads._display import SHOWN_LENGTH, path_part, shown
 from k8s_workloads._errors import FieldError
 from k8s_workloads._json import as_list, as_map
@@ -160,66 +162,69 @@ def _not_a_string(
     return [error(field, f"must be a string, got {type(value).__name__}")]
 
 
-def _string_rule_errors(
-    value: object,
-    field: str,
-    error: type[NamingRuleViolation],
-    *,
-    valid: Callable[[str], bool],
-    max_length: int,
-    must: str,
-    shown_limit: int = SHOWN_LENGTH,
-) -> list[NamingRuleViolation]:
-    # A string rule of validation.go: the length first, then the characters.
-    if not isinstance(value, str):
-        return _not_a_string(field, value, error)
-    if valid(value):
-        return []
-    if len(value) > max_length:
-        long = shown(value, limit=shown_limit)
-        return [error(field, f"{long} is longer than {max_length} characters")]
-    return [error(field, f"{shown(value)} must {must} and start and end with an alphanumeric")]
+@attrs.frozen
+class _StringRule:
+    """A string rule of validation.go: a length bound, then the characters."""
 
+    error: type[NamingRuleViolation]
+    valid: Callable[[str], bool]
+    max_length: int
+    must: str
+    """What the characters must be, for the message."""
+    shown_limit: int = SHOWN_LENGTH
 
-def dns1123_label_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
-    """Violations of the DNS-1123 label rule (namespaces, container names)."""
-    return _string_rule_errors(
-        value,
-        field,
-        InvalidDNS1123Label,
-        valid=is_dns1123_label,
-        max_length=DNS1123_LABEL_MAX_LENGTH,
-        must="consist of lower-case alphanumerics or '-'",
-    )
-
-
-def dns1123_subdomain_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
-    """Violations of the DNS-1123 subdomain rule."""
-    return _string_rule_errors(
-        value,
-        field,
-        InvalidDNS1123Subdomain,
-        valid=is_dns1123_subdomain,
-        max_length=DNS1123_SUBDOMAIN_MAX_LENGTH,
-        must="consist of lower-case alphanumerics, '-' or '.'",
-        shown_limit=40,
-    )
+    def errors(self, value: object, field: str) -> list[NamingRuleViolation]:
+        if not isinstance(value, str):
+            return _not_a_string(field, value, self.error)
+        if self.valid(value):
+            return []
+        if len(value) > self.max_length:
+            long = shown(value, limit=self.shown_limit)
+            return [self.error(field, f"{long} is longer than {self.max_length} characters")]
+        must = f"must {self.must} and start and end with an alphanumeric"
+        return [self.error(field, f"{shown(value)} {must}")]
 
 
 def _is_pod_name(value: str) -> bool:
     return len(value) <= POD_NAME_MAX_LENGTH and _DNS1123_SUBDOMAIN.fullmatch(value) is not None
 
 
+_SUBDOMAIN_CHARS = "consist of lower-case alphanumerics, '-' or '.'"
+_DNS1123_LABEL_RULE = _StringRule(
+    InvalidDNS1123Label,
+    is_dns1123_label,
+    DNS1123_LABEL_MAX_LENGTH,
+    "consist of lower-case alphanumerics or '-'",
+)
+_DNS1123_SUBDOMAIN_RULE = _StringRule(
+    InvalidDNS1123Subdomain,
+    is_dns1123_subdomain,
+    DNS1123_SUBDOMAIN_MAX_LENGTH,
+    _SUBDOMAIN_CHARS,
+    shown_limit=40,
+)
+_POD_NAME_RULE = _StringRule(InvalidPodName, _is_pod_name, POD_NAME_MAX_LENGTH, _SUBDOMAIN_CHARS)
+_LABEL_VALUE_RULE = _StringRule(
+    InvalidLabelValue,
+    is_label_value,
+    LABEL_VALUE_MAX_LENGTH,
+    "be empty or consist of alphanumerics, '-', '_' or '.'",
+)
+
+
+def dns1123_label_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
+    """Violations of the DNS-1123 label rule (namespaces, container names)."""
+    return _DNS1123_LABEL_RULE.errors(value, field)
+
+
+def dns1123_subdomain_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
+    """Violations of the DNS-1123 subdomain rule."""
+    return _DNS1123_SUBDOMAIN_RULE.errors(value, field)
+
+
 def pod_name_errors(value: object, *, field: str = "metadata.name") -> list[NamingRuleViolation]:
     """Violations of the executor pod-name rule: DNS-1123 subdomain and at most 63 long."""
-    return _string_rule_errors(
-        value,
-        field,
-        InvalidPodName,
-        valid=_is_pod_name,
-        max_length=POD_NAME_MAX_LENGTH,
-        must="consist of lower-case alphanumerics, '-' or '.'",
-    )
+    return _POD_NAME_RULE.errors(value, field)
 
 
 def _key_errors(
@@ -263,14 +268,7 @@ def label_key_errors(key: object, *, field: str) -> list[NamingRuleViolation]:
 
 def label_value_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
     """Violations of the label-value rule."""
-    return _string_rule_errors(
-        value,
-        field,
-        InvalidLabelValue,
-        valid=is_label_value,
-        max_length=LABEL_VALUE_MAX_LENGTH,
-        must="be empty or consist of alphanumerics, '-', '_' or '.'",
-    )
+    return _LABEL_VALUE_RULE.errors(value, field)
 
 
 def label_errors(labels: object, *, field: str = "metadata.labels") -> list[NamingRuleViolation]:
@@ -506,27 +504,32 @@ def _keys_pass(keys: dict[object, object], known: set[str], *, lower: bool) -> b
     return all(type(key) is str and _is_key(key, known, lower=lower) for key in keys)
 
 
+def _joined_values(
+    mapping: dict[object, object], known: set[str], *, lower: bool, separator: str
+) -> str | None:
+    """The values joined, if every key passes and every value is a string; else None."""
+    if not _keys_pass(mapping, known, lower=lower):
+        return None
+    try:
+        return separator.join(mapping.values())  # type: ignore[arg-type]
+    except TypeError:  # a value that is not a string
+        return None
+
+
 def _labels_pass(labels: dict[object, object]) -> bool:
     if not labels:
         return True
-    if not _keys_pass(labels, _VALID_LABEL_KEYS, lower=False):
-        return False
-    try:
-        joined = "\x00".join(labels.values())  # type: ignore[arg-type]
-    except TypeError:  # a value that is not a string
-        return False
+    joined = _joined_values(labels, _VALID_LABEL_KEYS, lower=False, separator="\x00")
     return (
-        joined.count("\x00") == len(labels) - 1
+        joined is not None
+        and joined.count("\x00") == len(labels) - 1
         and _JOINED_LABEL_VALUES.fullmatch(joined) is not None
     )
 
 
 def _annotations_pass(annotations: dict[object, object]) -> bool:
-    if not _keys_pass(annotations, _VALID_ANNOTATION_KEYS, lower=True):
-        return False
-    try:
-        values = "".join(annotations.values())  # type: ignore[arg-type]
-    except TypeError:  # a value that is not a string
+    values = _joined_values(annotations, _VALID_ANNOTATION_KEYS, lower=True, separator="")
+    if values is None:
         return False
     characters = len(values) + len("".join(annotations))  # type: ignore[arg-type]
     # A character is at most 4 UTF-8 bytes: count bytes only when that could matter.
