@@ -279,22 +279,27 @@ _STALE_LAUNCH: Final = _rule(
     record=True,
 )
 
-_NOT_RUNNING_DUPLICATE: Final = _rule(
+
+def _not_running(states: Iterable[_ResultState] | None, *, why: str, what: str = "") -> Rule:
+    """The row of a result for a workload this executor does not track (any more): it
+    is ignored, saying ``what`` it was."""
+    said = f": {what}" if what else ""
+    return _rule(
+        states,
+        when="not running",
+        then="ignore",
+        why=why,
+        outcome=lambda c: c.ignore(f"{c.key!r} is not running{said}"),
+        running=False,
+    )
+
+
+_NOT_RUNNING_DUPLICATE: Final = _not_running(
     None,
-    when="not running",
-    then="ignore",
     why="A repeated terminal event (MODIFIED then DELETED is normal): no event, and unlike "
     "the provider (§7.3.3) no second delete or patch either.",
-    outcome=lambda c: c.ignore(f"{c.key!r} is not running: duplicate result"),
-    running=False,
+    what="duplicate result",
 )
-
-
-_NOT_RUNNING_VANISHED: Final = _rule(
-    [_VANISHED],
-    when="not running",
-    then="ignore",
-    why="Settled already (by another result, or never this executor's).",
-    outcome=lambda c: c.ignore(f"{c.key!r} is not running"),
-    running=False,
+_NOT_RUNNING_VANISHED: Final = _not_running(
+    [_VANISHED], why="Settled already (by another result, or never this executor's)."
 )

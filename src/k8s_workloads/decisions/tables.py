@@ -27,6 +27,7 @@ from k8s_workloads.decisions.rules import (
     Rule,
     _Case,
     _may_retry,
+    _not_running,
     _Outcome,
     _requeue,
     _rule,
@@ -315,13 +316,10 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         why=f"LOOKUP has no meaning for a callback. {_NO_TRANSITION}",
         outcome=lambda c: c.ignore(f"no callback transition for {c.state}"),
     ),
-    _rule(
+    _not_running(
         [_C_RUNNING],
-        when="not running",
-        then="ignore",
         why="A running event of a callback no longer tracked is stale.",
-        outcome=lambda c: c.ignore(f"{c.key!r} is not running: stale event"),
-        running=False,
+        what="stale event",
     ),
     _rule(
         [_C_RUNNING],
