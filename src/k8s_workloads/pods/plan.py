@@ -15,6 +15,7 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias, TypeVar, cast
 
+import attrs
 import msgspec
 
 from k8s_workloads._json import as_map
@@ -131,7 +132,7 @@ _PLAN_AFTER_USES = 2
 """A layer pair is planned on its second pod: a one-off override is merged directly."""
 _CACHED_TEMPLATES = 16
 _CACHED_OVERRIDES = 64
-_PLAN_PARAMETERS = _OwnValues._fields
+_PLAN_PARAMETERS = tuple(field.name for field in attrs.fields(_OwnValues))
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder().decode
 _NOT_PLANNED = (TypeError, ValueError, OverflowError, RecursionError, MemoryError)
@@ -335,8 +336,8 @@ class _Prepared:
         if plan is None:
             # The layers are kept for many pods: the merge shares their values, so each
             # pod merges its own copies.
-            copies = own._replace(
-                annotations=dict(own.annotations), labels=dict(own.labels), args=list(own.args)
+            copies = attrs.evolve(
+                own, annotations=dict(own.annotations), labels=dict(own.labels), args=list(own.args)
             )
             return _finish(
                 _private(self.template),
@@ -353,7 +354,8 @@ class _Prepared:
             identity.check(
                 merged, stage="the template or pod_override", error=PodReconciliationError
             )
-        if not is_valid_manifest(merged, strings_of=own, containers=False):
+        strings = (own.namespace, own.name, own.image, own.args, own.labels, own.annotations)
+        if not is_valid_manifest(merged, strings_of=strings, containers=False):
             violations = _violations(merged, whole=_incomplete(self.template, self.override))
             source = "the API server would refuse the pod"
             raise InvalidPod(source, _masked(violations, [merged, *secrets]))
