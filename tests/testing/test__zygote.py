@@ -130,7 +130,8 @@ def test_env_cwd_and_argv_are_what_the_container_gets_as_a_plain_process(
         assert (seen["ppid"] in zygotes) == bool(options["preload"])
         root = seen["env"][POD_ROOT_VARIABLE]
         del seen["ppid"]
-        return json.loads(json.dumps(seen).replace(root, "<root>"))
+        normalized: dict[str, Any] = json.loads(json.dumps(seen).replace(root, "<root>"))
+        return normalized
 
     forked, plain = run(preload=("report",)), run(preload=())
     assert forked == plain

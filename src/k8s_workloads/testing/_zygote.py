@@ -286,13 +286,13 @@ def _serve(arguments: list[str]) -> int:
     try:
         channel.sendall(_frame({"ready": os.getpid()}))
         while True:
-            readable, _, _ = select.select([channel, wake[0]], [], [])
+            readable, _, _ = select.select([channel.fileno(), wake[0]], [], [])
             if wake[0] in readable:
                 with contextlib.suppress(BlockingIOError):
                     while os.read(wake[0], 512):
                         pass
             _reap(channel, children)
-            if channel in readable:
+            if channel.fileno() in readable:
                 received = _receive(channel)
                 if received is None:
                     break
