@@ -48,12 +48,14 @@ if __name__ == "__main__":
     time.sleep(60)
 """
 BROKEN = 'raise ImportError("broken on purpose")\n'
+SLOW = 'import time\ntime.sleep(0.5)\nif __name__ == "__main__":\n    print("imported")\n'
 
 
 @pytest.fixture
 def modules(tmp_path: Path) -> Path:
     """A directory with the modules the pods run (on their PYTHONPATH)."""
-    for name, text in {"report": REPORT, "sleeper": SLEEPER, "broken": BROKEN}.items():
+    texts = {"report": REPORT, "sleeper": SLEEPER, "broken": BROKEN, "slow": SLOW}
+    for name, text in texts.items():
         (tmp_path / f"{name}.py").write_text(text)
     return tmp_path
 
@@ -233,6 +235,54 @@ def test_a_zygote_that_dies_takes_its_child_and_later_pods_run_plain(modules: Pa
     assert terminated(pod)["exitCode"] == 137
     assert report(cluster, "b")["ppid"] == os.getpid()  # a plain process of this kubelet
     assert any("failed" in note for note in running.zygote_notes)
+
+
+def test_a_pod_stays_pending_while_its_zygote_imports(modules: Path) -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    cluster.create_pod(NS, module_pod(modules, "slow"))
+    with kubelet(cluster, preload=("slow",)) as running:
+        waiting = wait_for(
+            lambda: running.zygote_pids() and cluster.pod(NS, "p")["status"]  # type: ignore[index]
+        )
+        pod = wait_for(ended(cluster))
+    assert waiting["phase"] == "Pending"  # nothing started yet
+    assert all("waiting" in item["state"] for item in waiting.get("containerStatuses", []))
+    assert pod["status"]["phase"] == "Succeeded"
+    assert cluster.pod_log(NS, "p", "base") == "imported\n"  # the import's once, in the zygote
+
+
+def test_at_most_four_zygotes_then_plain_processes(modules: Path) -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    for number in range(5):
+        cluster.create_pod(NS, module_pod(modules, "report", name=f"p{number}", end=str(number)))
+    with kubelet(cluster) as running:
+        for number in range(5):
+            wait_for(ended(cluster, f"p{number}"))
+        zygotes = running.zygote_pids()
+    parents = [report(cluster, f"p{number}")["ppid"] for number in range(5)]
+    assert len(zygotes) == 4
+    assert sorted(parents) == sorted([*zygotes, os.getpid()])
+    assert running.zygote_notes == ["4 zygotes run already: plain processes for another env"]
+
+
+def test_an_env_naming_a_mount_runs_as_a_plain_process(modules: Path) -> None:
+    # The mount's path is rewritten under the pod's own root: an import reading it would
+    # read another pod's file in a shared zygote.
+    cluster = FakeCluster(namespaces=[NS])
+    body = module_pod(modules, "report")
+    container = body["spec"]["containers"][0]
+    container["env"].append({"name": "CONFIG", "value": "/etc/config/a.cfg"})
+    container["volumeMounts"] = [{"name": "config", "mountPath": "/etc/config"}]
+    body["spec"]["volumes"] = [{"name": "config", "emptyDir": {}}]
+    cluster.create_pod(NS, body)
+    with kubelet(cluster) as running:
+        wait_for(ended(cluster))
+        assert running.zygote_pids() == []
+    seen = report(cluster)
+    assert seen["ppid"] == os.getpid()
+    assert seen["env"]["CONFIG"].startswith(seen["env"][POD_ROOT_VARIABLE])
+    (note,) = running.zygote_notes
+    assert "names a path under its own root" in note
 
 
 def test_other_commands_run_as_plain_processes(modules: Path) -> None:

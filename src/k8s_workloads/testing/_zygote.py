@@ -574,8 +574,8 @@ class ZygotePool:
         if zygote.state == "ready":
             own = {name: env[name] for name in [self.root_variable] if name in env}
             forked = zygote.spawn(argv[2], argv[3:], own, cwd)
-            if forked is not None:
-                return forked
+            if forked is not None or zygote.state == "ready":
+                return forked  # None: this one fork was refused; the zygote stays
         why = zygote.failure.strip().splitlines()[-1:] or [f"it is {zygote.state}"]
         self._note(f"the zygote for {argv[2]} failed ({why[0]}): plain processes")
         self._refused.add(signature)

@@ -38,7 +38,7 @@ interpreter that imported the module once with exactly the container's environme
 working directory (see :mod:`k8s_workloads.testing._zygote`): Airflow's task command
 then costs a fork instead of seconds of imports. Its logs, exit codes, signals, grace
 periods and deadlines are a plain process's; while the zygote imports, the container
-waits ``ContainerCreating`` (``PodInitializing`` for an init container). Whatever the
+has not started (the pod stays ``Pending``, as while an image is pulled). Whatever the
 zygote cannot do (it failed to import, died, or a fifth environment) runs as a plain
 process.
 """
@@ -85,18 +85,17 @@ _DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadli
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
-def _module_names(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
-    """A collection of module names, not one string."""
-    if (
-        isinstance(value, (str, bytes))
-        or not isinstance(value, (tuple, list, frozenset, set))
-        or not all(isinstance(item, str) and _MODULE_NAME.match(item) for item in value)
+def _preloaded(value: object) -> tuple[str, ...]:
+    """``preload`` as a tuple of module names (a list or set of them is fine, one string
+    is not: it would be read as its letters)."""
+    if isinstance(value, (tuple, list, frozenset, set)) and all(
+        isinstance(item, str) and _MODULE_NAME.match(item) for item in value
     ):
-        raise _checks.InvalidConfig(
-            type(instance).__name__,
-            attribute.name,
-            f"must be a tuple of module names such as 'pkg.module', got {shown(value)}",
-        )
+        return tuple(value)
+    wanted = "a tuple of module names such as 'pkg.module'"
+    raise _checks.InvalidConfig(
+        "ProcessKubelet", "preload", f"must be {wanted}, got {shown(value)}"
+    )
 
 
 @attrs.define(eq=False)
@@ -174,7 +173,6 @@ class ProcessKubelet(_KubeletBase):
         _checks.check(self, "max_lifetime", _checks.seconds, max_lifetime)
         _checks.check(self, "executables", _checks.optional_mapping, executables)
         _checks.check(self, "inherit_env", _checks.boolean, inherit_env)
-        _checks.check(self, "preload", _module_names, preload)
         self.max_lifetime = float(max_lifetime)
         self.executables = dict(
             executables
@@ -182,7 +180,7 @@ class ProcessKubelet(_KubeletBase):
             else {"python": sys.executable, "python3": sys.executable}
         )
         self.inherit_env = inherit_env
-        self.preload = tuple(preload)
+        self.preload = _preloaded(preload)
         self._zygotes = _zygote.ZygotePool(self.preload, root_variable=_sandbox.POD_ROOT_VARIABLE)
         self._runs: dict[str, _Run] = {}
         self._lock = threading.Lock()  # step, pids and stop may run on different threads
