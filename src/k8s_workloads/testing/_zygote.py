@@ -380,7 +380,7 @@ class _Zygote:
                 pass_fds=(theirs.fileno(),),
                 start_new_session=True,
             )
-        except OSError:
+        except BaseException:  # not started: nothing of it may stay
             ours.close()
             self.channel = None
             shutil.rmtree(self.root, ignore_errors=True)
