@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ def main():
     print(json.dumps({
         "argv": sys.argv, "cwd": os.getcwd(), "path0": sys.path[0], "env": dict(os.environ),
         "ppid": os.getppid(), "main": __name__, "pgid": os.getpgid(0) == os.getpid(),
+        "orig_argv": sys.orig_argv,
     }), flush=True)
     print("to stderr", file=sys.stderr)
     how = os.environ.get("END", "0")
@@ -140,6 +142,7 @@ def test_env_cwd_and_argv_are_what_the_container_gets_as_a_plain_process(
     assert forked["cwd"] == forked["path0"] == "<root>"
     assert forked["argv"] == [str(modules / "report.py"), "a b", "--c=0"]
     assert forked["main"] == "__main__"
+    assert forked["orig_argv"] == [sys.executable, "-m", "report", "a b", "--c=0"]
     assert forked["env"]["END"] == "0"
 
 

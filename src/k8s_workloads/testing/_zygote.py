@@ -216,9 +216,11 @@ def _child(request: Message, output: int, closing: list[int]) -> int:
         return 1
     # As `python -m`: argv[0] is "-m" while the module is found, then its file
     # (run_module sets it); the working directory comes first on sys.path.
+    module = str(request["module"])
     sys.argv = ["-m", *request["args"]]
+    sys.orig_argv = [sys.orig_argv[0], "-m", module, *request["args"]]
     sys.path[0] = cwd
-    code = _run_main(str(request["module"]))
+    code = _run_main(module)
     _end_interpreter()
     return code
 
