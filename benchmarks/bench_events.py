@@ -95,6 +95,7 @@ from _harness import (
     traced_growth,
     verdict,
 )
+from _provider_watch import provider_modules, provider_watcher, watch_report
 from kubernetes import client as k8s
 
 from k8s_workloads import codec
@@ -1015,23 +1016,20 @@ BYTES_PROVIDER_TARGET = 100.0
 def _provider_watch_path() -> Callable[[Sequence[str]], None] | None:
     """The provider's watcher per event: ``Watch.unmarshal_event`` then ``process_status``
     (whose report goes through its multiprocessing manager's queue, as in the watcher
-    process), or None without the provider. Taken from ``bench_executor``'s baseline."""
-    import bench_executor  # noqa: PLC0415 - the sibling script's provider set-up
-
-    modules = bench_executor._provider_modules()  # noqa: SLF001
+    process), or None without the provider (as ``bench_executor``'s baseline)."""
+    modules = provider_modules()
     if modules is None:
         return None
     import multiprocessing  # noqa: PLC0415
 
     manager = multiprocessing.Manager()
-    watcher = bench_executor._provider_watcher(modules, manager)  # noqa: SLF001
-    report = bench_executor._watch_report  # noqa: SLF001
+    watcher = provider_watcher(modules, manager)
     watch: Any = modules["watch"].Watch()
 
     def run(lines: Sequence[str]) -> None:
         for line in lines:
             event = watch.unmarshal_event(line, "V1Pod")
-            watcher.process_status(**report(event["object"]), event=event)
+            watcher.process_status(**watch_report(event["object"]), event=event)
             while not watcher.watcher_queue.empty():
                 watcher.watcher_queue.get_nowait()
 

@@ -39,11 +39,9 @@ from __future__ import annotations
 import datetime
 import gc
 import json
-import logging
 import sys
 import time
 import tracemalloc
-import types
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -53,13 +51,13 @@ from _harness import (
     TIMES,
     Outcome,
     header,
-    import_optional,
     parse_mode,
     print_environment,
     summarize,
     traced_growth,
     verdict,
 )
+from _provider_watch import provider_executor, provider_modules, provider_watcher, watch_report
 from bench_events import STATUSES, _stored_pod
 
 from k8s_workloads import (
@@ -78,7 +76,6 @@ from k8s_workloads.pods import construct_callback_pod
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from types import ModuleType
 
 NOW = datetime.datetime(2026, 6, 7, tzinfo=datetime.timezone.utc)
 SYNC_EVERY = 50
@@ -184,103 +181,16 @@ def time_ours(in_flight: int) -> float:
 # ------------------------------------------------------------------------- provider
 
 
-def _quiet() -> logging.Logger:
-    # Made after Airflow configured logging: the provider's info lines are not printed
-    # (nor paid for), a bias in its favour.
-    logger = logging.getLogger("bench_executor.quiet")
-    logger.disabled = True
-    return logger
-
-
-class _Scheduler:
-    def delete_pod(self, *, pod_name: str, namespace: str) -> None:
-        pass
-
-    def patch_pod_executor_done(self, *, pod_name: str, namespace: str) -> None:
-        pass
-
-
-def _provider_modules() -> dict[str, ModuleType] | None:
-    names = {
-        "executor": "airflow.providers.cncf.kubernetes.executors.kubernetes_executor",
-        "utils": "airflow.providers.cncf.kubernetes.executors.kubernetes_executor_utils",
-        "types": "airflow.providers.cncf.kubernetes.executors.kubernetes_executor_types",
-        "helpers": "airflow.providers.cncf.kubernetes.kubernetes_helper_functions",
-        "state": "airflow.utils.state",
-        "watch": "kubernetes.watch",
-    }
-    modules = {name: import_optional(module) for name, module in names.items()}
-    found = {name: module for name, module in modules.items() if module is not None}
-    return found if len(found) == len(names) else None
-
-
-def _provider_watcher(modules: dict[str, ModuleType], manager: Any) -> Any:  # noqa: ANN401
-    """The provider's watcher, without its process: what ``_run`` calls per event."""
-    utils = modules["utils"]
-    watcher = utils.KubernetesJobWatcher.__new__(utils.KubernetesJobWatcher)
-    watcher.namespace = "airflow"
-    watcher.scheduler_job_id = "4217"
-    watcher.watcher_queue = manager.Queue()
-    watcher.resource_version = None
-    watcher.kube_config = types.SimpleNamespace(
-        worker_pod_pending_fatal_container_state_reasons=["ErrImagePull", "ImagePullBackOff"]
-    )
-    watcher.supports_task_instance_uuid = False
-    watcher.team_name = None
-    watcher._log = _quiet()  # noqa: SLF001
-    return watcher
-
-
-def _provider_executor(modules: dict[str, ModuleType], manager: Any) -> Any:  # noqa: ANN401
-    """The provider's executor, unstarted, with what ``_change_state`` reads."""
-    success = modules["state"].TaskInstanceState.SUCCESS
-
-    class Executor(modules["executor"].KubernetesExecutor):  # type: ignore[misc]
-        def _get_task_instance_state(self, _key: object, **_session: object) -> object:
-            return success  # the database read, as a look-up
-
-    executor = Executor.__new__(Executor)
-    executor.supports_task_instance_uuid = False
-    executor._log = _quiet()  # noqa: SLF001
-    executor.kube_config = types.SimpleNamespace(
-        delete_worker_pods=True, delete_worker_pods_on_failure=False
-    )
-    executor.kube_scheduler = _Scheduler()
-    executor.task_queue = manager.Queue()
-    executor.event_buffer = {}
-    executor.pod_launch_attempts = {}
-    executor.pod_launch_failure_max_retries = 1
-    executor.pod_launch_failure_excluded_container_reasons = {"Error"}
-    return executor
-
-
-def _watch_report(pod: Any) -> dict[str, Any]:  # noqa: ANN401 - a V1Pod
-    annotations = pod.metadata.annotations
-    return {
-        "pod_name": pod.metadata.name,
-        "namespace": pod.metadata.namespace,
-        "status": pod.status.phase,
-        "annotations": {
-            "dag_id": annotations["dag_id"],
-            "task_id": annotations["task_id"],
-            "logical_date": annotations.get("logical_date"),
-            "run_id": annotations.get("run_id"),
-            "try_number": annotations["try_number"],
-        },
-        "resource_version": pod.metadata.resource_version,
-    }
-
-
 def provider_path() -> Callable[[Sequence[str]], int] | None:
     """The provider's per-event path (watcher + scheduler + executor), or None here."""
-    modules = _provider_modules()
+    modules = provider_modules()
     if modules is None:
         return None
     import multiprocessing  # noqa: PLC0415
 
     manager = multiprocessing.Manager()
-    watcher = _provider_watcher(modules, manager)
-    executor = _provider_executor(modules, manager)
+    watcher = provider_watcher(modules, manager)
+    executor = provider_executor(modules, manager)
     result_queue = manager.Queue()
     helpers, results_type = modules["helpers"], modules["types"].KubernetesResults
     watch: Any = modules["watch"].Watch()
@@ -296,7 +206,7 @@ def provider_path() -> Callable[[Sequence[str]], int] | None:
         reported = 0
         for line in lines:
             event = watch.unmarshal_event(line, "V1Pod")
-            watcher.process_status(**_watch_report(event["object"]), event=event)
+            watcher.process_status(**watch_report(event["object"]), event=event)
             while not watcher.watcher_queue.empty():  # the scheduler's process_watcher_task
                 found = watcher.watcher_queue.get_nowait()
                 key = helpers.annotations_to_key(found.annotations)
