@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -33,7 +34,9 @@ from k8s_workloads.pods import (
     construct_task_pod,
     fast_path,
 )
+from k8s_workloads.pods.general import _OwnValues
 from k8s_workloads.pods.labels import EXECUTION_DATE_KEY, LOGICAL_DATE_KEY, create_unique_id
+from k8s_workloads.pods.plan import _PLAN_PARAMETERS
 from k8s_workloads.pods.reconcile import Manifest, PodReconciliationError
 from k8s_workloads.pods.validation import validate_manifest
 from k8s_workloads.testing.strategies import (
@@ -631,3 +634,12 @@ def test_switched_off_no_pod_is_planned_however_many_are_built() -> None:
                 airflow_version=AIRFLOW_VERSION,
             )
     assert off == FastPathUse()
+
+
+def test_the_plan_fills_in_every_own_value_of_a_pod_once() -> None:
+    # A slot names its value by its place in _PLAN_PARAMETERS: a field of the pod's own
+    # values missing there would never reach a planned pod, one named twice would be
+    # ambiguous.
+    fields = [field.name for field in attrs.fields(_OwnValues)]
+    assert sorted(_PLAN_PARAMETERS) == sorted(fields)
+    assert len(set(_PLAN_PARAMETERS)) == len(_PLAN_PARAMETERS)

@@ -132,7 +132,9 @@ _PLAN_AFTER_USES = 2
 """A layer pair is planned on its second pod: a one-off override is merged directly."""
 _CACHED_TEMPLATES = 16
 _CACHED_OVERRIDES = 64
-_PLAN_PARAMETERS = tuple(field.name for field in attrs.fields(_OwnValues))
+_PLAN_PARAMETERS = ("namespace", "name", "annotations", "labels", "args", "image")
+"""The pod's own values (the fields of ``_OwnValues``) in the order :meth:`_Plan.pod` puts
+them in its ``values``: a slot names its value by its place here."""
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder().decode
 _NOT_PLANNED = (TypeError, ValueError, OverflowError, RecursionError, MemoryError)
@@ -171,6 +173,7 @@ class _Plan:
         if not fresh or self.template_labels or self.override_labels:
             labels = {**self.template_labels, **labels, **self.override_labels}
         pod: Manifest = _decode(self.encoded)
+        # In the order of _PLAN_PARAMETERS.
         values = (own.namespace, own.name, annotations, labels, list(own.args), own.image)
         for path, key, parameter in self.slots:
             parent: Any = pod
