@@ -504,7 +504,7 @@ EXPECTED_OUTCOMES = {
 PROFILED_EVENT = "Failed (OOMKilled)"
 
 
-def _stored_pod(
+def stored_pod(
     status: dict[str, Any], *, try_number: int = 1, resource_version: int = 48_213_977
 ) -> Manifest:
     """The pod as the API server sends it in a watch event, with ``status``."""
@@ -578,7 +578,7 @@ def _compact(value: object) -> str:
 
 
 def _make_event(name: str, status: dict[str, Any]) -> Event:
-    pod = _stored_pod(status)
+    pod = stored_pod(status)
     event: dict[str, Any] = {"type": "MODIFIED", "object": pod}
     managed = _compact(pod["metadata"]["managedFields"])
     return Event(name, event, _compact(event), len(managed.encode()))

@@ -58,7 +58,7 @@ from _harness import (
     verdict,
 )
 from _provider_watch import provider_executor, provider_modules, provider_watcher, watch_report
-from bench_events import STATUSES, _stored_pod
+from bench_events import STATUSES, stored_pod
 
 from k8s_workloads import (
     CallbackKey,
@@ -97,9 +97,9 @@ def _templates() -> dict[str, str]:
     """Each event's JSON text, with the task id and pod name left to fill in."""
     texts: dict[str, str] = {}
     for name, status_name in (("running", "Running"), ("succeeded", "Succeeded")):
-        pod = _stored_pod(STATUSES[status_name])
+        pod = stored_pod(STATUSES[status_name])
         texts[name] = json.dumps({"type": "MODIFIED", "object": pod}, separators=(",", ":"))
-    gone = _stored_pod(STATUSES["Succeeded"])
+    gone = stored_pod(STATUSES["Succeeded"])
     gone["metadata"]["deletionTimestamp"] = "2026-06-07T00:15:00Z"
     texts["deleted"] = json.dumps({"type": "DELETED", "object": gone}, separators=(",", ":"))
     return texts

@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from k8s_workloads import _limits
+
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 _BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
@@ -47,3 +49,22 @@ def test_the_readme_examples_pass_mypy_strict(tmp_path: pathlib.Path) -> None:
         ]
     )
     assert status == 0, stdout + stderr
+
+
+def _mib(value: int) -> str:
+    assert value % (1024 * 1024) == 0
+    return f"{value // (1024 * 1024)} MiB"
+
+
+def test_the_readme_states_the_input_limits_the_code_enforces() -> None:
+    # The README promises these bounds to users: a limit changed in the code must change
+    # the sentence that states it.
+    text = " ".join(README.read_text(encoding="utf-8").split())  # lines joined
+    stated = [
+        f"over {_mib(_limits.MAX_INPUT_BYTES)} is refused",
+        f"more than {_limits.MAX_YAML_NODES:,} YAML nodes",
+        f"nests more than {_limits.MAX_YAML_DEPTH} deep",
+        f"at most {_limits.MAX_SCENARIO_ENTRIES:,} entries",
+        f"may hold at most {_mib(_limits.MAX_SCENARIO_BYTES)}",
+    ]
+    assert [sentence for sentence in stated if sentence not in text] == []

@@ -110,7 +110,7 @@ def test_the_loader_is_a_safe_loader() -> None:
 def test_the_default_bounds_are_the_limits_module_names() -> None:
     # At the default depth bound a document loads; one level deeper it is refused.
     depth = _limits.MAX_YAML_DEPTH
-    assert load_bounded("[" * (depth - 1) + "]" * (depth - 1)) is not None
+    assert load_bounded("[" * depth + "]" * depth) is not None
     with pytest.raises(YAMLLimitExceeded) as caught:
         load_bounded("[" * (depth + 1) + "]" * (depth + 1))
     assert caught.value.limit == "max_depth"

@@ -34,9 +34,9 @@ from k8s_workloads.pods import (
     construct_task_pod,
     fast_path,
 )
-from k8s_workloads.pods.general import _OwnValues
+from k8s_workloads.pods.general import _layer, _OwnValues
 from k8s_workloads.pods.labels import EXECUTION_DATE_KEY, LOGICAL_DATE_KEY, create_unique_id
-from k8s_workloads.pods.plan import _PLAN_PARAMETERS
+from k8s_workloads.pods.plan import _PLAN_PARAMETERS, _make_plan
 from k8s_workloads.pods.reconcile import Manifest, PodReconciliationError
 from k8s_workloads.pods.validation import validate_manifest
 from k8s_workloads.testing.strategies import (
@@ -636,10 +636,18 @@ def test_switched_off_no_pod_is_planned_however_many_are_built() -> None:
     assert off == FastPathUse()
 
 
-def test_the_plan_fills_in_every_own_value_of_a_pod_once() -> None:
-    # A slot names its value by its place in _PLAN_PARAMETERS: a field of the pod's own
-    # values missing there would never reach a planned pod, one named twice would be
-    # ambiguous.
+def test_a_plan_puts_each_own_value_of_a_pod_in_its_place() -> None:
+    # A slot names its value by its place in _PLAN_PARAMETERS and _Plan.pod lists the
+    # values in that order: a field missing there, or two swapped, shows here.
     fields = [field.name for field in attrs.fields(_OwnValues)]
     assert sorted(_PLAN_PARAMETERS) == sorted(fields)
-    assert len(set(_PLAN_PARAMETERS)) == len(_PLAN_PARAMETERS)
+    template = _layer({"spec": {"containers": [{"name": "base"}]}}, "base_worker_pod", ())
+    plan = _make_plan(template, None, image=True)
+    assert plan is not None
+    own = _OwnValues("ns-a", "pod-b", {"note": "c"}, {"team": "d"}, ["run", "e"], "image:f")
+    pod = plan.pod(own, fresh=False)
+    (container,) = pod["spec"]["containers"]
+    assert (pod["metadata"]["namespace"], pod["metadata"]["name"]) == ("ns-a", "pod-b")
+    assert pod["metadata"]["annotations"] == {"note": "c"}
+    assert pod["metadata"]["labels"] == {"team": "d"}
+    assert (container["args"], container["image"]) == (["run", "e"], "image:f")
