@@ -213,10 +213,25 @@ class Step:
     env: dict[str, str] | None = None
 
 
-def _lane(setup: list[tuple[Path, list[str], Path | None]], steps: list[Step]) -> list[Step]:
-    """Make a lane's environments, then return its steps (run in order by :func:`_run_lane`)."""
-    for env, requirements, base in setup:
-        ensure_env(env, requirements, base=base)
+def _lane(
+    setup: list[tuple[Path, list[str], Path | None]],
+    steps: list[Step],
+    results: dict[str, int],
+    lock: threading.Lock,
+) -> list[Step]:
+    """Make a lane's environments, then return its steps (run in order by :func:`_run_lane`).
+
+    An environment that cannot be made fails the lane's steps at once, saying why, while
+    the other lane goes on (the summary lists them as failed)."""
+    try:
+        for env, requirements, base in setup:
+            ensure_env(env, requirements, base=base)
+    except SystemExit as failed:
+        with lock:
+            print(f"\n=== set-up failed, its lane's steps not run: {failed}", flush=True)
+            for step in steps:
+                results[step.name] = 1
+        return []
     return steps
 
 
@@ -299,8 +314,12 @@ def test(*, thorough: bool) -> int:
     order = [step.name for step in core + airflow]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         lanes = [
-            pool.submit(lambda: _run_lane(_lane(core_setup, core), results, lock)),
-            pool.submit(lambda: _run_lane(_lane(airflow_setup, airflow), results, lock)),
+            pool.submit(
+                lambda: _run_lane(_lane(core_setup, core, results, lock), results, lock)
+            ),
+            pool.submit(
+                lambda: _run_lane(_lane(airflow_setup, airflow, results, lock), results, lock)
+            ),
         ]
         for lane in lanes:
             lane.result()

@@ -3,11 +3,12 @@
     .venv/bin/python scripts/gen_init.py           # rewrite the generated block
     .venv/bin/python scripts/gen_init.py --check   # exit 1 if it is out of date
 
-``_LAZY`` (public name -> its defining module, sorted by name, case ignored) is the package's one list
-of public names: at run time the lazy imports and ``__all__`` are made from it. mypy
-cannot read a dict, so it is given ``from module import Name as Name`` lines (an explicit
-re-export, PEP 484) inside ``if TYPE_CHECKING:``; this script writes them between the
-two marker comments, and ``tests/test_package.py`` fails when they differ from the table.
+``_LAZY`` (public name -> its defining module, sorted by name, case ignored) is the
+package's one list of public names: at run time the lazy imports and ``__all__`` are made
+from it. mypy cannot read a dict, so it is given ``from module import Name as Name`` lines
+(an explicit re-export, PEP 484) inside ``if TYPE_CHECKING:``; this script writes them
+between the two marker comments, and ``tests/test_package.py`` fails when they differ
+from the table.
 """
 
 from __future__ import annotations
