@@ -314,9 +314,7 @@ def test(*, thorough: bool) -> int:
     order = [step.name for step in core + airflow]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         lanes = [
-            pool.submit(
-                lambda: _run_lane(_lane(core_setup, core, results, lock), results, lock)
-            ),
+            pool.submit(lambda: _run_lane(_lane(core_setup, core, results, lock), results, lock)),
             pool.submit(
                 lambda: _run_lane(_lane(airflow_setup, airflow, results, lock), results, lock)
             ),
