@@ -2,13 +2,14 @@
 
 :class:`Deployment` runs ``airflow api-server``, ``airflow dag-processor`` and ``airflow
 scheduler`` (with ``k8s_workloads.airflow.KubernetesExecutor``) as subprocesses bound to
-127.0.0.1, against a migrated SQLite database in a temporary ``AIRFLOW_HOME``, and the test
-kit's cluster in the test's own process: a :class:`FakeApiServer` the scheduler reaches
-through a kubeconfig, and a :class:`ProcessKubelet` that runs each pod's command as a local
-process with this environment's ``python``. A pod gets only ``PATH`` from this process and
-the rest from the pod template (``AIRFLOW_HOME``, the DAGs folder, the execution API's
-URL), as a worker pod gets its settings, so the Task SDK in the pod reaches the real
-api-server.
+127.0.0.1, against a migrated SQLite database in a temporary ``AIRFLOW_HOME`` (or a
+migrated PostgreSQL database named by its SQLAlchemy URL, which several schedulers can
+share), and the test kit's cluster in the test's own process: a :class:`FakeApiServer`
+the scheduler reaches through a kubeconfig, and a :class:`ProcessKubelet` that runs each
+pod's command as a local process with this environment's ``python``. A pod gets only
+``PATH`` from this process and the rest from the pod template (``AIRFLOW_HOME``, the DAGs
+folder, the execution API's URL), as a worker pod gets its settings, so the Task SDK in
+the pod reaches the real api-server.
 
 Every wait has a timeout and fails with the tails of the processes' logs. :meth:`close`
 stops every process group (SIGTERM, then SIGKILL), the kubelet's pods, the API server, and
@@ -18,6 +19,7 @@ removes the temporary directory. Imported only where Airflow is installed.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import shutil
@@ -85,6 +87,30 @@ class OutageCluster(FakeCluster):
         )
 
 
+def _database_errors() -> tuple[type[Exception], ...]:
+    """What reading either database raises when it is not there (yet)."""
+    try:
+        psycopg2 = importlib.import_module("psycopg2")  # where a PostgreSQL driver is installed
+    except ImportError:
+        return (sqlite3.Error,)
+    return (sqlite3.Error, psycopg2.Error)
+
+
+def _postgres_query(url: str, sql: str, parameters: tuple[object, ...]) -> list[tuple[Any, ...]]:
+    """Rows of the PostgreSQL database at the SQLAlchemy ``url``, in a read-only session."""
+    psycopg2 = importlib.import_module("psycopg2")
+    dsn = url.replace("postgresql+psycopg2://", "postgresql://", 1)
+    connection = psycopg2.connect(dsn, connect_timeout=30)
+    try:
+        connection.set_session(readonly=True, autocommit=True)
+        with connection.cursor() as cursor:
+            # No parameters: no % substitution either (a LIKE pattern stays as written).
+            cursor.execute(sql, parameters or None)
+            return list(cursor.fetchall())
+    finally:
+        connection.close()
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 free at the time of asking."""
     with socket.socket() as probe:
@@ -97,17 +123,22 @@ class Deployment:
     """The Airflow processes and the kit's cluster (see the module's description).
 
     ``root``: the temporary directory (``home``, ``dags``, the process logs); ``database``:
-    a migrated SQLite database, copied into ``home``.
+    a migrated SQLite database, copied into ``home``, or the SQLAlchemy URL of a migrated
+    PostgreSQL database (``postgresql+psycopg2://...``), used as it is.
     """
 
-    def __init__(self, database: Path, dag_files: dict[str, str]) -> None:
+    def __init__(self, database: Path | str, dag_files: dict[str, str]) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="k8s-workloads-e2e-"))
         self.home = self.root / "home"
         self.dags = self.root / "dags"
         self.home.mkdir()
         self.dags.mkdir()
         self.database = self.home / "airflow.db"
-        shutil.copyfile(database, self.database)
+        if isinstance(database, Path):
+            shutil.copyfile(database, self.database)
+            self.database_url = f"sqlite:///{self.database}"
+        else:
+            self.database_url = database
         for name, text in dag_files.items():
             (self.dags / name).write_text(text)
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
@@ -146,7 +177,7 @@ class Deployment:
             "AIRFLOW__CORE__EXECUTOR": "k8s_workloads.airflow.KubernetesExecutor",
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.api_url}/execution/",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.database}",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.database_url,
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API__PORT": str(self.api_port),
             "AIRFLOW__API__WORKERS": "1",
@@ -272,7 +303,7 @@ class Deployment:
                 f"--- pod {metadata['name']} {status.get('phase')} "
                 f"labels {metadata.get('labels')} ---\n" + "\n".join(log)
             )
-        with contextlib.suppress(sqlite3.Error):
+        with contextlib.suppress(*_database_errors()):
             rows = self.query("SELECT dag_id, run_id, task_id, state FROM task_instance")
             rows += self.query("SELECT 'callback', id, substr(output, 1, 300), state FROM callback")
             parts.append("--- rows ---\n" + "\n".join(map(str, rows)))
@@ -294,7 +325,10 @@ class Deployment:
             time.sleep(0.25)
 
     def query(self, sql: str, *parameters: object) -> list[tuple[Any, ...]]:
-        """Rows of the metadata database, read-only (the processes write it meanwhile)."""
+        """Rows of the metadata database, read-only (the processes write it meanwhile);
+        ``?`` marks a parameter, on either database."""
+        if not self.database_url.startswith("sqlite"):
+            return _postgres_query(self.database_url, sql.replace("?", "%s"), parameters)
         connection = sqlite3.connect(f"file:{self.database}?mode=ro", uri=True, timeout=30)
         try:
             return connection.execute(sql, parameters).fetchall()
