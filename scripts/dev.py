@@ -109,10 +109,11 @@ def ensure_postgres() -> None:
         print("note: PostgreSQL not installed (needs root and apt-get); the HA test skips")
         return
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = [apt_get, "install", "-y", "--no-install-recommends", "--quiet", "postgresql"]
+    install: list[str | Path] = [apt_get, "install", "-y", "--no-install-recommends"]
+    install += ["--quiet", "postgresql"]
     # A fresh machine's package lists may be empty: update once, then try again.
     if _run(install, env=env) != 0 and (
-        _run([apt_get, "update", "--quiet"], env=env) != 0 or _run(install, env=env) != 0
+        _run([Path(apt_get), "update", "--quiet"], env=env) != 0 or _run(install, env=env) != 0
     ):
         print("note: could not install PostgreSQL with apt-get; the HA test skips")
 

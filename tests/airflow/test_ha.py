@@ -12,12 +12,15 @@ Every workload's pod appends one line naming it to a trace file, so "no workload
 twice" is counted, not assumed. Checked at the end: every task instance, DAG run and
 callback row in its end state, each trace line exactly once, one pod created per
 workload, no pod left in the cluster; every process stopped (the deployment's ``close``).
-Figures (wall time, what the survivor adopted and ran again) are printed (``pytest -s``).
+Figures (wall time, CPU time, what the survivor adopted and ran again) are printed
+(``pytest -s``). ``K8S_WORKLOADS_HA_RUNS``, ``_MAPPED`` and ``_ALERTS`` (4, 39, 10) size it
+for a quicker local run.
 """
 
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import os
 import re
@@ -38,9 +41,9 @@ pytest.importorskip("asyncpg", reason="no async PostgreSQL driver (scripts/dev.p
 from tests.support.airflow_deployment import NS, Deployment
 from tests.support.postgres import PostgresServer, postgres_bin
 
-RUNS = int(os.environ.get("HA_RUNS", "4"))  # DAGs, one run each
-MAPPED = int(os.environ.get("HA_MAPPED", "39"))  # mapped task instances per run
-ALERTS = int(os.environ.get("HA_ALERTS", "10"))  # missed deadline alerts per run
+RUNS = int(os.environ.get("K8S_WORKLOADS_HA_RUNS", "4"))  # DAGs, one run each
+MAPPED = int(os.environ.get("K8S_WORKLOADS_HA_MAPPED", "39"))  # mapped task instances per run
+ALERTS = int(os.environ.get("K8S_WORKLOADS_HA_ALERTS", "10"))  # missed deadline alerts per run
 TASKS = RUNS * (MAPPED + 1)
 CALLBACKS = RUNS * ALERTS
 WORKLOADS = TASKS + CALLBACKS  # 200
@@ -231,13 +234,14 @@ def test_two_schedulers_one_killed_every_workload_runs_once(postgres: str) -> No
             lambda: deployment.answers("/api/v2/monitor/health"), "api-server", START_SECONDS
         )
         for dag_id in DAG_IDS:
-            path = f"/api/v2/dags/{dag_id}"
-            deployment.wait_for(lambda p=path: deployment.answers(p), dag_id, START_SECONDS)
-        jobs = deployment.wait_for(
-            lambda: (found := scheduler_jobs(deployment)) and len(found) == 2 and found,
-            "two scheduler jobs",
-            START_SECONDS,
-        )
+            known = functools.partial(deployment.answers, f"/api/v2/dags/{dag_id}")
+            deployment.wait_for(known, f"DAG {dag_id} parsed", START_SECONDS)
+
+        def two_jobs() -> list[int] | None:
+            found = scheduler_jobs(deployment)
+            return found if len(found) == 2 else None
+
+        jobs = deployment.wait_for(two_jobs, "two scheduler jobs", START_SECONDS)
         figures["start s"] = round(time.monotonic() - started, 1)
 
         triggered = time.monotonic()
@@ -307,6 +311,7 @@ def test_two_schedulers_one_killed_every_workload_runs_once(postgres: str) -> No
             "survivor": survivor,
         }
     # Every process reaped by now (the deployment's close): their CPU time, pods included.
+    assert all(process.poll() is not None for process in deployment.processes.values())
     spent = resource.getrusage(resource.RUSAGE_CHILDREN)
     figures["wall s"] = round(time.monotonic() - started, 1)
     figures["cpu s"] = round(spent.ru_utime + spent.ru_stime - cpu.ru_utime - cpu.ru_stime)
