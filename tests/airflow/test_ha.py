@@ -96,7 +96,7 @@ for number in range({RUNS}):
         DeadlineAlert(
             reference=DeadlineReference.DAGRUN_QUEUED_AT,
             # Spread over the run, so that callbacks are queued and running at the kill.
-            interval=datetime.timedelta(seconds=5 + 12 * alert + number),
+            interval=datetime.timedelta(seconds=5 + 25 * alert + 3 * number),
             callback=SyncCallback(
                 "ha_alerts.record",
                 kwargs={{"trace": TRACE, "line": f"callback {{dag_id}} {{alert}}", "hold": 2}},
@@ -132,6 +132,7 @@ EXPECTED = sorted(
     + [f"task {dag} last" for dag in DAG_IDS]
     + [f"callback {dag} {alert}" for dag in DAG_IDS for alert in range(ALERTS)]
 )
+HOLDER = "k8s_workloads: queued by scheduler job "  # the executor's mark (see the README)
 RUN_AGAIN = re.compile(r"Running callback (\S+) again")
 
 
@@ -196,6 +197,16 @@ def running_pods_by_worker(deployment: Deployment) -> collections.Counter[str]:
     )
 
 
+def callback_holders(deployment: Deployment) -> collections.Counter[str]:
+    """How many callbacks each scheduler job holds (queued or running, by the executor's
+    mark in the row's ``output``)."""
+    rows = deployment.query(
+        "SELECT output FROM callback WHERE state IN ('queued', 'running') AND output LIKE ?",
+        HOLDER + "%",
+    )
+    return collections.Counter(str(output).removeprefix(HOLDER) for (output,) in rows)
+
+
 def trace(deployment: Deployment) -> list[str]:
     path = deployment.root / "trace.txt"
     return path.read_text().splitlines() if path.exists() else []
@@ -249,14 +260,18 @@ def test_two_schedulers_one_killed_every_workload_runs_once(postgres: str) -> No
             deployment.api("POST", f"/api/v2/dags/{dag_id}/dagRuns", {"logical_date": None})
 
         def both_busy() -> str | None:
-            """The scheduler to kill (the one holding more running pods), once both hold
-            running pods and a quarter of the workloads has not started."""
+            """The scheduler to kill, once both hold running pods, a tenth of the
+            workloads has run and a quarter has not started: one that holds a callback
+            (queued or running) besides, the one with more running pods first."""
+            done = len(trace(deployment))
+            if done < WORKLOADS // 10 or WORKLOADS - done < WORKLOADS // 4:
+                return None
             running = running_pods_by_worker(deployment)
-            holding = [str(job) for job in jobs if running[str(job)] >= 2]
-            waiting = WORKLOADS - len(trace(deployment))
-            if len(holding) == 2 and waiting >= WORKLOADS // 4:
-                return max(holding, key=lambda job: running[job])
-            return None
+            if any(running[str(job)] < 1 for job in jobs):
+                return None
+            holding = callback_holders(deployment)
+            candidates = [str(job) for job in jobs if holding[str(job)] >= 1]
+            return max(candidates, key=lambda job: running[job]) if candidates else None
 
         victim = deployment.wait_for(both_busy, "both schedulers holding pods", RUN_SECONDS)
         (survivor,) = [str(job) for job in jobs if str(job) != victim]
@@ -269,6 +284,7 @@ def test_two_schedulers_one_killed_every_workload_runs_once(postgres: str) -> No
             "SELECT count(*) FROM task_instance WHERE queued_by_job_id = ? AND state = 'queued'",
             int(victim),
         )[0][0]
+        callbacks_held = callback_holders(deployment)[victim]
         since = len(deployment.cluster.calls)
         name = "scheduler-1" if victim == str(jobs[0]) else "scheduler-2"
         deployment.kill(name)
@@ -278,6 +294,7 @@ def test_two_schedulers_one_killed_every_workload_runs_once(postgres: str) -> No
             "traces at the kill": len(trace(deployment)),
             "victim's pods": len(held),
             "victim's queued task instances": queued,
+            "victim's callbacks": callbacks_held,
         }
 
         deployment.wait_for(lambda: all_ended(deployment), "every workload ended", RUN_SECONDS)
