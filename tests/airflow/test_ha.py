@@ -231,7 +231,8 @@ def test_two_schedulers_one_killed_every_workload_runs_once(postgres: str) -> No
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     figures: dict[str, Any] = {"workloads": WORKLOADS, "tasks": TASKS, "callbacks": CALLBACKS}
     dag_files = {"ha_dags.py": DAGS, "ha_alerts.py": ALERTS_MODULE}
-    with Deployment(postgres, dag_files) as deployment:
+    # The processes' lifetime (coreutils' timeout): past the longest run this test allows.
+    with Deployment(postgres, dag_files, lifetime=START_SECONDS + 2 * RUN_SECONDS) as deployment:
         deployment.settings.update({
             "AIRFLOW__CORE__PARALLELISM": str(PARALLELISM),
             "AIRFLOW__SCHEDULER__SCHEDULER_HEALTH_CHECK_THRESHOLD": str(HEALTH_THRESHOLD),
@@ -315,6 +316,7 @@ def test_two_schedulers_one_killed_every_workload_runs_once(postgres: str) -> No
         assert len(created) == len(set(created)) == WORKLOADS  # one pod per workload
         after = deployment.cluster.calls[since:]
         patched = {n for call, _, n in after if call == "patch_pod"}
+        deleted = {n for call, _, n in after if call == "delete_pod"}
         log = deployment.logs["scheduler-2" if name == "scheduler-1" else "scheduler-1"].read_text(
             errors="replace"
         )
@@ -322,7 +324,9 @@ def test_two_schedulers_one_killed_every_workload_runs_once(postgres: str) -> No
             "SELECT count(*) FROM task_instance WHERE dag_id LIKE 'ha_%' AND try_number > 1"
         )[0][0]
         figures |= {
-            "adopted pods": len(held & patched),
+            # The victim is dead: its pods' patches and deletions are the survivor's.
+            "victim's pods relabelled": len(held & patched),
+            "victim's pods taken over": len(held & (patched | deleted)),
             "callbacks run again": len(set(RUN_AGAIN.findall(log))),
             "task instances reset and run": retried,
             "survivor": survivor,

@@ -127,7 +127,9 @@ class Deployment:
     PostgreSQL database (``postgresql+psycopg2://...``), used as it is.
     """
 
-    def __init__(self, database: Path | str, dag_files: dict[str, str]) -> None:
+    def __init__(
+        self, database: Path | str, dag_files: dict[str, str], *, lifetime: float = _LIFETIME
+    ) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="k8s-workloads-e2e-"))
         self.home = self.root / "home"
         self.dags = self.root / "dags"
@@ -145,10 +147,11 @@ class Deployment:
         self.logs: dict[str, Path] = {}
         self.expected_alive: set[str] = set()  # a wait fails at once if one of them exits
         self.cluster = OutageCluster(namespaces=[NS])
-        self.server = FakeApiServer(self.cluster, lifetime=_LIFETIME)
+        self.lifetime = lifetime
+        self.server = FakeApiServer(self.cluster, lifetime=lifetime)
         self.kubelet = ProcessKubelet(
             self.cluster,
-            max_lifetime=_LIFETIME,
+            max_lifetime=lifetime,
             executables={"python": sys.executable, "python3": sys.executable},
             inherit_env=False,
         )
@@ -229,10 +232,10 @@ class Deployment:
         """``airflow command...`` in its own process group, its output in ``name``'s log.
 
         Under coreutils' ``timeout`` where there is one: if the test's process is killed
-        before it stops them, the group still ends after ``_LIFETIME`` seconds."""
+        before it stops them, the group still ends after ``lifetime`` seconds."""
         airflow = Path(sys.executable).with_name("airflow")
         bounded = shutil.which("timeout")
-        lifetime = [bounded, "--kill-after=10", f"{_LIFETIME:.0f}"] if bounded else []
+        lifetime = [bounded, "--kill-after=10", f"{self.lifetime:.0f}"] if bounded else []
         log = self.root / f"{name}.log"
         self.logs[name] = log
         with log.open("ab") as output:

@@ -29,7 +29,7 @@ from pathlib import Path
 _NOBODY = 65534
 _START_SECONDS = 60.0
 _STOP_SECONDS = 20.0
-_LIFETIME = 1800.0  # the server stops by itself if the test's process never stops it
+_LIFETIME = 3600.0  # the server stops by itself if the test's process never stops it
 USER = "airflow"
 
 
