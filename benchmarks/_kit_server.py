@@ -29,6 +29,7 @@ from typing import Any
 
 from k8s_workloads.testing import FakeApiServer, FakeCluster, Kubelet
 from k8s_workloads.testing import server as kit_server
+from k8s_workloads.testing._routes import first, request_kind
 from k8s_workloads.testing.cluster import ApiError
 
 
@@ -66,12 +67,12 @@ def handler(faults: Faults) -> type[Any]:
     base: Any = kit_server._Handler  # noqa: SLF001 - the kit's, extended here
 
     class Handler(base):  # type: ignore[misc]
-        def _route(self, method: str, path: str, query: dict[str, str]) -> None:
+        def _route(self, method: str, path: str, query: dict[str, list[str]]) -> None:
             if method == "GET" and path == kit_server.STATS_PATH:
                 document = self.server.stats.snapshot().to_json() | faults.document()
                 self._send_json(200, document)
                 return
-            verb, resource = kit_server._request_kind(method, path, query)  # noqa: SLF001
+            verb, resource = request_kind(method, path, first(query))
             status = faults.next(verb, resource, path)
             if status is not None:
                 headers = {"Retry-After": "1"} if status == 429 else {}

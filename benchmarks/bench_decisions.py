@@ -68,22 +68,21 @@ from _harness import (
     verdict,
 )
 
-from k8s_workloads.decisions import (
-    Attempt,
-    Attempts,
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions import decide_task
+from k8s_workloads.decisions.actions import (
     Decision,
-    DecisionConfig,
     DeletePod,
     EmitEvent,
     FreeSlot,
     LookUpState,
     PatchLabels,
-    decide_task,
 )
-from k8s_workloads.events import Outcome as EventOutcome
-from k8s_workloads.events import Resolution, resolve_event
+from k8s_workloads.decisions.attempts import Attempt, Attempts
 from k8s_workloads.pods import construct_task_pod, workload_command_args
 from k8s_workloads.states import KubernetesJob, TaskInstanceState, TaskResult
+from k8s_workloads.watch.events import Outcome as EventOutcome
+from k8s_workloads.watch.events import Resolution, resolve_event
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

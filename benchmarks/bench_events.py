@@ -28,7 +28,7 @@ And for a stream:
 
 3. Resolving 100,000 events (10,000 with ``--quick``), generated lazily, grows traced memory
    (tracemalloc, after ``gc.collect()``) by less than 64 KiB between event 1,000 and the
-   last: the resolver keeps nothing per event. Run through ``k8s_workloads.streams`` when
+   last: the resolver keeps nothing per event. Run through ``k8s_workloads.watch.streams`` when
    that module exists (``resolve_stream`` over the dicts, and over ``parse_watch_stream``
    of the text in chunks), else through ``resolve_event`` (dicts) and ``json.loads`` +
    ``resolve_event`` (JSON lines).
@@ -98,9 +98,9 @@ from _harness import (
 from kubernetes import client as k8s
 
 from k8s_workloads import codec
-from k8s_workloads.events import Outcome as EventOutcome
-from k8s_workloads.events import Resolution, ResolverConfig, resolve_event, resolve_event_json
 from k8s_workloads.pods import construct_task_pod, workload_command_args
+from k8s_workloads.watch.events import Outcome as EventOutcome
+from k8s_workloads.watch.events import Resolution, ResolverConfig, resolve_event, resolve_event_json
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -123,7 +123,7 @@ ONE_LINE_BYTES = 1 << 20
 ONE_LINE_RSS_RATIO = 1.5
 """Target 4: peak RSS of ``resolve`` on the one line / on the same events as JSON lines."""
 
-STREAMS_MODULE = "k8s_workloads.streams"
+STREAMS_MODULE = "k8s_workloads.watch.streams"
 CONFIG = ResolverConfig()
 """The provider's defaults, as resolve_event uses when given none."""
 AIRFLOW_VERSION = "3.3.2"
@@ -804,7 +804,7 @@ class Pipeline:
 
 @dataclass(frozen=True)
 class Streams:
-    """``k8s_workloads.streams``, as this script calls it."""
+    """``k8s_workloads.watch.streams``, as this script calls it."""
 
     parse_watch_stream: Callable[[Iterable[str]], Iterator[object]]
     resolve_stream: Callable[..., Iterator[tuple[object, Resolution | None]]]
@@ -820,7 +820,8 @@ class Streams:
 
 
 def _load_streams() -> Streams | None:
-    """``k8s_workloads.streams`` if it is installed and callable as above, else None (and why)."""
+    """``k8s_workloads.watch.streams`` if it is installed and callable as above, else None
+    (and why)."""
     try:
         module = importlib.import_module(STREAMS_MODULE)
     except ImportError:

@@ -1,15 +1,15 @@
-"""Write docs/decision-rules.md from the decision tables (``k8s_workloads.decisions``).
+"""Write docs/decision-rules.md from the decision tables (``k8s_workloads.decisions.tables``).
 
     .venv/bin/python scripts/decision_rules.py
 
-tests/decide/test_decisions.py fails while the file and the tables differ.
+tests/decisions/test_tables.py fails while the file and the tables differ.
 """
 
 from __future__ import annotations
 
 import pathlib
 
-from k8s_workloads.decisions import _rules_document
+from k8s_workloads.decisions.results import _rules_document
 
 TARGET = pathlib.Path(__file__).resolve().parent.parent / "docs" / "decision-rules.md"
 

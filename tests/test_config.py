@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 from k8s_workloads import InvalidConfig, compat
 from k8s_workloads.codec import annotations_to_key
 from k8s_workloads.compat import AirflowVersion, InvalidVersion
-from k8s_workloads.decisions import DecisionConfig
-from k8s_workloads.events import ResolverConfig, resolve_event
+from k8s_workloads.config import DecisionConfig
 from k8s_workloads.executor import ExecutorConfig
-from k8s_workloads.failures import PendingPolicy
 from k8s_workloads.keys import CallbackKey
 from k8s_workloads.sim.scenario import SimConfig
 from k8s_workloads.testing import FakeApiServer, FakeCluster
+from k8s_workloads.watch.events import ResolverConfig, resolve_event
+from k8s_workloads.watch.failures import PendingPolicy
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,6 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_workloads.events import Outcome, Resolution
-from k8s_workloads.failures import FailureClassification, FailureKind
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, key_from_json
 from k8s_workloads.states import (
     CallbackResult,
@@ -24,6 +22,8 @@ from k8s_workloads.states import (
     TaskResult,
 )
 from k8s_workloads.testing.strategies import callback_keys, task_keys, workload_keys
+from k8s_workloads.watch.events import Outcome, Resolution
+from k8s_workloads.watch.failures import FailureClassification, FailureKind
 from tests.support.strategies import hostile_text
 
 _STATES = (TaskInstanceState, CallbackState, ExecutorPseudoState)

@@ -19,30 +19,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from k8s_workloads._config import InvalidConfig as InvalidConfig
-    from k8s_workloads.actions import Decision as Decision
-    from k8s_workloads.actions import DeletePod as DeletePod
-    from k8s_workloads.actions import EmitEvent as EmitEvent
-    from k8s_workloads.actions import FreeSlot as FreeSlot
-    from k8s_workloads.actions import Ignore as Ignore
-    from k8s_workloads.actions import LookUpState as LookUpState
-    from k8s_workloads.actions import PatchLabels as PatchLabels
-    from k8s_workloads.actions import RequeueJob as RequeueJob
-    from k8s_workloads.actions import RetryLater as RetryLater
-    from k8s_workloads.actions import TrackRunning as TrackRunning
-    from k8s_workloads.actions import describe_action as describe_action
-    from k8s_workloads.adoption import AdoptionPlan as AdoptionPlan
-    from k8s_workloads.adoption import adoption_selectors as adoption_selectors
-    from k8s_workloads.adoption import plan_adoption as plan_adoption
-    from k8s_workloads.adoption import plan_relist as plan_relist
-    from k8s_workloads.adoption import plan_revocation as plan_revocation
-    from k8s_workloads.adoption import plan_revoke as plan_revoke
-    from k8s_workloads.attempts import Attempts as Attempts
-    from k8s_workloads.codec import CallbackAnnotationsUnsupported as CallbackAnnotationsUnsupported
-    from k8s_workloads.codec import InvalidAnnotations as InvalidAnnotations
-    from k8s_workloads.codec import LegacyPodAnnotations as LegacyPodAnnotations
-    from k8s_workloads.codec import annotations_to_key as annotations_to_key
-    from k8s_workloads.codec import is_callback_pod as is_callback_pod
-    from k8s_workloads.codec import key_to_annotations as key_to_annotations
     from k8s_workloads.compat import AirflowVersion as AirflowVersion
     from k8s_workloads.compat import CallbackWorkloadsUnsupported as CallbackWorkloadsUnsupported
     from k8s_workloads.compat import InvalidVersion as InvalidVersion
@@ -50,74 +26,96 @@ if TYPE_CHECKING:
     from k8s_workloads.compat import require_callback_support as require_callback_support
     from k8s_workloads.compat import supports_callbacks as supports_callbacks
     from k8s_workloads.config import DecisionConfig as DecisionConfig
-    from k8s_workloads.creation_errors import CreateErrorVerdict as CreateErrorVerdict
-    from k8s_workloads.creation_errors import classify_create_error as classify_create_error
-    from k8s_workloads.creation_errors import decide_create_error as decide_create_error
-    from k8s_workloads.decisions import UNKNOWN as UNKNOWN
-    from k8s_workloads.decisions import KnownState as KnownState
-    from k8s_workloads.decisions import StateNotRead as StateNotRead
-    from k8s_workloads.decisions import decide as decide
-    from k8s_workloads.decisions import handling_failed as handling_failed
-    from k8s_workloads.events import Outcome as Outcome
-    from k8s_workloads.events import Resolution as Resolution
-    from k8s_workloads.events import ResolverConfig as ResolverConfig
-    from k8s_workloads.events import resolve_event as resolve_event
-    from k8s_workloads.events import resolve_event_json as resolve_event_json
-    from k8s_workloads.executor import CreatePod as CreatePod
-    from k8s_workloads.executor import DeleteSecret as DeleteSecret
-    from k8s_workloads.executor import ExecutorConfig as ExecutorConfig
-    from k8s_workloads.executor import ExecutorCore as ExecutorCore
-    from k8s_workloads.executor import Handled as Handled
-    from k8s_workloads.executor import InvalidStateAnswer as InvalidStateAnswer
-    from k8s_workloads.executor import ListPods as ListPods
-    from k8s_workloads.executor import NothingToDo as NothingToDo
-    from k8s_workloads.executor import ProtocolError as ProtocolError
-    from k8s_workloads.executor import ReadStates as ReadStates
-    from k8s_workloads.executor import Request as Request
-    from k8s_workloads.executor import Waiting as Waiting
-    from k8s_workloads.executor import WorkloadAlreadyRunning as WorkloadAlreadyRunning
-    from k8s_workloads.failures import FailureClassification as FailureClassification
-    from k8s_workloads.failures import FailureKind as FailureKind
-    from k8s_workloads.failures import PendingPolicy as PendingPolicy
-    from k8s_workloads.failures import classify_failure as classify_failure
-    from k8s_workloads.failures import collect_failure_details as collect_failure_details
+    from k8s_workloads.decisions.actions import Decision as Decision
+    from k8s_workloads.decisions.actions import DeletePod as DeletePod
+    from k8s_workloads.decisions.actions import EmitEvent as EmitEvent
+    from k8s_workloads.decisions.actions import FreeSlot as FreeSlot
+    from k8s_workloads.decisions.actions import Ignore as Ignore
+    from k8s_workloads.decisions.actions import LookUpState as LookUpState
+    from k8s_workloads.decisions.actions import PatchLabels as PatchLabels
+    from k8s_workloads.decisions.actions import RequeueJob as RequeueJob
+    from k8s_workloads.decisions.actions import RetryLater as RetryLater
+    from k8s_workloads.decisions.actions import TrackRunning as TrackRunning
+    from k8s_workloads.decisions.actions import describe_action as describe_action
+    from k8s_workloads.decisions.adoption import AdoptionPlan as AdoptionPlan
+    from k8s_workloads.decisions.adoption import adoption_selectors as adoption_selectors
+    from k8s_workloads.decisions.adoption import plan_adoption as plan_adoption
+    from k8s_workloads.decisions.adoption import plan_relist as plan_relist
+    from k8s_workloads.decisions.adoption import plan_revocation as plan_revocation
+    from k8s_workloads.decisions.adoption import plan_revoke as plan_revoke
+    from k8s_workloads.decisions.attempts import Attempts as Attempts
+    from k8s_workloads.decisions.creation_errors import CreateErrorVerdict as CreateErrorVerdict
+    from k8s_workloads.decisions.creation_errors import (
+        classify_create_error as classify_create_error,
+    )
+    from k8s_workloads.decisions.creation_errors import decide_create_error as decide_create_error
+    from k8s_workloads.decisions.results import decide as decide
+    from k8s_workloads.decisions.results import handling_failed as handling_failed
+    from k8s_workloads.decisions.rules import UNKNOWN as UNKNOWN
+    from k8s_workloads.decisions.rules import KnownState as KnownState
+    from k8s_workloads.decisions.rules import StateNotRead as StateNotRead
+    from k8s_workloads.executor.config import ExecutorConfig as ExecutorConfig
+    from k8s_workloads.executor.core import ExecutorCore as ExecutorCore
+    from k8s_workloads.executor.requests import CreatePod as CreatePod
+    from k8s_workloads.executor.requests import DeleteSecret as DeleteSecret
+    from k8s_workloads.executor.requests import Handled as Handled
+    from k8s_workloads.executor.requests import InvalidStateAnswer as InvalidStateAnswer
+    from k8s_workloads.executor.requests import ListPods as ListPods
+    from k8s_workloads.executor.requests import NothingToDo as NothingToDo
+    from k8s_workloads.executor.requests import ProtocolError as ProtocolError
+    from k8s_workloads.executor.requests import ReadStates as ReadStates
+    from k8s_workloads.executor.requests import Request as Request
+    from k8s_workloads.executor.requests import Waiting as Waiting
+    from k8s_workloads.executor.requests import WorkloadAlreadyRunning as WorkloadAlreadyRunning
     from k8s_workloads.keys import CallbackKey as CallbackKey
     from k8s_workloads.keys import InvalidKey as InvalidKey
     from k8s_workloads.keys import TaskInstanceKey as TaskInstanceKey
     from k8s_workloads.keys import WorkloadKey as WorkloadKey
     from k8s_workloads.keys import key_from_json as key_from_json
-    from k8s_workloads.labels import PodSelector as PodSelector
-    from k8s_workloads.labels import add_unique_suffix as add_unique_suffix
-    from k8s_workloads.labels import build_labels_for_callback_pod as build_labels_for_callback_pod
-    from k8s_workloads.labels import (
+    from k8s_workloads.pods.build import PodTemplate as PodTemplate
+    from k8s_workloads.pods.build import construct_callback_pod as construct_callback_pod
+    from k8s_workloads.pods.build import construct_pod as construct_pod
+    from k8s_workloads.pods.build import construct_task_pod as construct_task_pod
+    from k8s_workloads.pods.codec import (
+        CallbackAnnotationsUnsupported as CallbackAnnotationsUnsupported,
+    )
+    from k8s_workloads.pods.codec import InvalidAnnotations as InvalidAnnotations
+    from k8s_workloads.pods.codec import LegacyPodAnnotations as LegacyPodAnnotations
+    from k8s_workloads.pods.codec import annotations_to_key as annotations_to_key
+    from k8s_workloads.pods.codec import is_callback_pod as is_callback_pod
+    from k8s_workloads.pods.codec import key_to_annotations as key_to_annotations
+    from k8s_workloads.pods.errors import InvalidMutatedPod as InvalidMutatedPod
+    from k8s_workloads.pods.errors import InvalidPod as InvalidPod
+    from k8s_workloads.pods.errors import PodMutationHookError as PodMutationHookError
+    from k8s_workloads.pods.labels import PodSelector as PodSelector
+    from k8s_workloads.pods.labels import add_unique_suffix as add_unique_suffix
+    from k8s_workloads.pods.labels import (
+        build_labels_for_callback_pod as build_labels_for_callback_pod,
+    )
+    from k8s_workloads.pods.labels import (
         build_labels_for_k8s_executor_pod as build_labels_for_k8s_executor_pod,
     )
-    from k8s_workloads.labels import (
+    from k8s_workloads.pods.labels import (
         build_selector_for_k8s_executor_pod as build_selector_for_k8s_executor_pod,
     )
-    from k8s_workloads.labels import create_unique_id as create_unique_id
-    from k8s_workloads.labels import (
+    from k8s_workloads.pods.labels import create_unique_id as create_unique_id
+    from k8s_workloads.pods.labels import (
         datetime_to_label_safe_datestring as datetime_to_label_safe_datestring,
     )
-    from k8s_workloads.labels import (
+    from k8s_workloads.pods.labels import (
         label_safe_datestring_to_datetime as label_safe_datestring_to_datetime,
     )
-    from k8s_workloads.labels import make_safe_label_value as make_safe_label_value
-    from k8s_workloads.payload import attach_secure_payload as attach_secure_payload
-    from k8s_workloads.payload import secure_workload_payload as secure_workload_payload
-    from k8s_workloads.pods import InvalidMutatedPod as InvalidMutatedPod
-    from k8s_workloads.pods import InvalidPod as InvalidPod
-    from k8s_workloads.pods import PodMutationHookError as PodMutationHookError
-    from k8s_workloads.pods import PodTemplate as PodTemplate
-    from k8s_workloads.pods import construct_callback_pod as construct_callback_pod
-    from k8s_workloads.pods import construct_pod as construct_pod
-    from k8s_workloads.pods import construct_task_pod as construct_task_pod
-    from k8s_workloads.pods import workload_command_args as workload_command_args
-    from k8s_workloads.reconcile import PodReconciliationError as PodReconciliationError
-    from k8s_workloads.reconcile import reconcile_pods as reconcile_pods
-    from k8s_workloads.redaction import redact_manifest as redact_manifest
-    from k8s_workloads.schema import SchemaViolation as SchemaViolation
-    from k8s_workloads.schema import pod_schema_errors as pod_schema_errors
+    from k8s_workloads.pods.labels import make_safe_label_value as make_safe_label_value
+    from k8s_workloads.pods.payload import attach_secure_payload as attach_secure_payload
+    from k8s_workloads.pods.payload import secure_workload_payload as secure_workload_payload
+    from k8s_workloads.pods.reconcile import PodReconciliationError as PodReconciliationError
+    from k8s_workloads.pods.reconcile import reconcile_pods as reconcile_pods
+    from k8s_workloads.pods.redaction import redact_manifest as redact_manifest
+    from k8s_workloads.pods.schema import SchemaViolation as SchemaViolation
+    from k8s_workloads.pods.schema import pod_schema_errors as pod_schema_errors
+    from k8s_workloads.pods.validation import NamingRuleViolation as NamingRuleViolation
+    from k8s_workloads.pods.validation import validate_manifest as validate_manifest
+    from k8s_workloads.pods.workload import workload_command_args as workload_command_args
     from k8s_workloads.states import CALLBACK_ACTIVE_STATES as CALLBACK_ACTIVE_STATES
     from k8s_workloads.states import CALLBACK_TERMINAL_STATES as CALLBACK_TERMINAL_STATES
     from k8s_workloads.states import TASK_ADOPTABLE_STATES as TASK_ADOPTABLE_STATES
@@ -136,15 +134,23 @@ if TYPE_CHECKING:
     from k8s_workloads.states import WorkloadResult as WorkloadResult
     from k8s_workloads.states import WorkloadState as WorkloadState
     from k8s_workloads.states import state_class_for_key as state_class_for_key
-    from k8s_workloads.validation import NamingRuleViolation as NamingRuleViolation
-    from k8s_workloads.validation import validate_manifest as validate_manifest
+    from k8s_workloads.watch.events import resolve_event as resolve_event
+    from k8s_workloads.watch.events import resolve_event_json as resolve_event_json
+    from k8s_workloads.watch.failures import FailureClassification as FailureClassification
+    from k8s_workloads.watch.failures import FailureKind as FailureKind
+    from k8s_workloads.watch.failures import PendingPolicy as PendingPolicy
+    from k8s_workloads.watch.failures import classify_failure as classify_failure
+    from k8s_workloads.watch.failures import collect_failure_details as collect_failure_details
+    from k8s_workloads.watch.resolution import Outcome as Outcome
+    from k8s_workloads.watch.resolution import Resolution as Resolution
+    from k8s_workloads.watch.resolution import ResolverConfig as ResolverConfig
 # --- end of generated imports ---
 
 __version__ = "0.1.0.dev0"
 
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "_config": ("InvalidConfig",),
-    "actions": (
+    "decisions.actions": (
         "Decision",
         "DeletePod",
         "EmitEvent",
@@ -157,7 +163,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "TrackRunning",
         "describe_action",
     ),
-    "adoption": (
+    "decisions.adoption": (
         "AdoptionPlan",
         "adoption_selectors",
         "plan_adoption",
@@ -165,8 +171,8 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "plan_revocation",
         "plan_revoke",
     ),
-    "attempts": ("Attempts",),
-    "codec": (
+    "decisions.attempts": ("Attempts",),
+    "pods.codec": (
         "CallbackAnnotationsUnsupported",
         "InvalidAnnotations",
         "LegacyPodAnnotations",
@@ -182,31 +188,35 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "require_callback_support",
         "supports_callbacks",
     ),
-    "creation_errors": (
+    "decisions.creation_errors": (
         "CreateErrorVerdict",
         "classify_create_error",
         "decide_create_error",
     ),
     "config": ("DecisionConfig",),
-    "decisions": (
-        "UNKNOWN",
-        "KnownState",
-        "StateNotRead",
+    "decisions.results": (
         "decide",
         "handling_failed",
     ),
-    "events": (
-        "Outcome",
-        "Resolution",
-        "ResolverConfig",
+    "decisions.rules": (
+        "UNKNOWN",
+        "KnownState",
+        "StateNotRead",
+    ),
+    "watch.events": (
         "resolve_event",
         "resolve_event_json",
     ),
-    "executor": (
+    "watch.resolution": (
+        "Outcome",
+        "Resolution",
+        "ResolverConfig",
+    ),
+    "executor.config": ("ExecutorConfig",),
+    "executor.core": ("ExecutorCore",),
+    "executor.requests": (
         "CreatePod",
         "DeleteSecret",
-        "ExecutorConfig",
-        "ExecutorCore",
         "Handled",
         "InvalidStateAnswer",
         "ListPods",
@@ -217,7 +227,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "Waiting",
         "WorkloadAlreadyRunning",
     ),
-    "failures": (
+    "watch.failures": (
         "FailureClassification",
         "FailureKind",
         "PendingPolicy",
@@ -231,7 +241,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "WorkloadKey",
         "key_from_json",
     ),
-    "labels": (
+    "pods.labels": (
         "PodSelector",
         "add_unique_suffix",
         "build_labels_for_callback_pod",
@@ -242,26 +252,28 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "label_safe_datestring_to_datetime",
         "make_safe_label_value",
     ),
-    "payload": (
+    "pods.payload": (
         "attach_secure_payload",
         "secure_workload_payload",
     ),
-    "redaction": ("redact_manifest",),
-    "pods": (
-        "InvalidMutatedPod",
-        "InvalidPod",
-        "PodMutationHookError",
+    "pods.redaction": ("redact_manifest",),
+    "pods.build": (
         "PodTemplate",
         "construct_callback_pod",
         "construct_pod",
         "construct_task_pod",
-        "workload_command_args",
     ),
-    "reconcile": (
+    "pods.errors": (
+        "InvalidMutatedPod",
+        "InvalidPod",
+        "PodMutationHookError",
+    ),
+    "pods.workload": ("workload_command_args",),
+    "pods.reconcile": (
         "PodReconciliationError",
         "reconcile_pods",
     ),
-    "schema": (
+    "pods.schema": (
         "SchemaViolation",
         "pod_schema_errors",
     ),
@@ -285,7 +297,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "WorkloadState",
         "state_class_for_key",
     ),
-    "validation": (
+    "pods.validation": (
         "NamingRuleViolation",
         "validate_manifest",
     ),

@@ -36,3 +36,13 @@ def as_str(value: object) -> str | None:
 def as_text(value: object) -> str:
     """``value`` if it is a string, else ``""``."""
     return value if isinstance(value, str) else ""
+
+
+def children(value: object) -> list[tuple[object, object]] | None:
+    """A container's members: a mapping's ``(key, value)`` pairs, a list's or tuple's
+    ``(index, item)`` pairs; None for anything else (what a walk of a document visits)."""
+    if isinstance(value, Mapping):
+        return list(value.items())
+    if isinstance(value, (list, tuple)):
+        return list(enumerate(value))
+    return None

@@ -3,7 +3,7 @@
 Imports nothing, so the CLI can show them in its help without loading YAML. Each is
 re-exported where it applies: :mod:`k8s_workloads.cli` (files read, YAML nodes) and
 :mod:`k8s_workloads.sim` (scenarios). A watch stream's bound is
-:data:`k8s_workloads.streams.MAX_OBJECT_SIZE`.
+:data:`k8s_workloads.watch.streams.MAX_OBJECT_SIZE`.
 """
 
 from __future__ import annotations

@@ -43,11 +43,11 @@ from kubernetes.client import ApiClient, Configuration, V1Pod
 from kubernetes.client.exceptions import ApiException
 
 from k8s_workloads import _models
-from k8s_workloads._manifest import clean_manifest
+from k8s_workloads.pods._manifest import clean_manifest
 
 if TYPE_CHECKING:
-    from k8s_workloads._manifest import Manifest
-    from k8s_workloads.pods import MutationHook
+    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.general import MutationHook
 
 __all__ = [
     "InvalidManifest",

@@ -1,9 +1,10 @@
 """The options the decision rules read, below the rules that read them.
 
 :class:`DecisionConfig` is what :mod:`~k8s_workloads.decisions` and
-:mod:`~k8s_workloads.creation_errors` decide by; :class:`~k8s_workloads.executor.ExecutorConfig`
-holds one. Every value is checked when a config is made: a wrong one is an
-:class:`~k8s_workloads.InvalidConfig` naming the field.
+:mod:`~k8s_workloads.decisions.creation_errors` decide by;
+:class:`~k8s_workloads.executor.config.ExecutorConfig` holds one. Every value is checked
+when a config is made: a wrong one is an :class:`~k8s_workloads.InvalidConfig` naming the
+field.
 """
 
 from __future__ import annotations

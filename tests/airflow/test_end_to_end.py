@@ -68,7 +68,7 @@ import time
 
 from airflow.sdk import DAG, DeadlineAlert, DeadlineReference, SyncCallback, task
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]  # the deployment's root (dags/..)
+ROOT = pathlib.Path(__file__).resolve().parent.parent  # the deployment root: <root>/dags/<file>
 MARKER = str(ROOT / "callbacks.txt")
 RELEASE = str(ROOT / "release")
 START = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)

@@ -1,21 +1,20 @@
-"""k8s_workloads.airflow.executor.KubernetesExecutor with the real Airflow 3.3.2 and provider
-code, the real kubernetes client, and the test kit's cluster served over HTTP on 127.0.0.1.
+"""k8s_workloads.airflow.executor.KubernetesExecutor — intake, the loop, ``revoke_task`` —
+with the real Airflow 3.3.2 and provider code, the real kubernetes client, and the test
+kit's cluster served over HTTP on 127.0.0.1.
 
 The client comes from the provider's own ``[kubernetes_executor] client_factory`` option, so
 ``start()`` and ``sync()`` run unchanged. In the first tests the state reads are answered
-from a dictionary (``_read_states``), to set a callback's row as each case needs; the last
-runs ``tests/support/airflow_scenarios.py`` in a fresh ``AIRFLOW_HOME`` with a migrated SQLite
-database, real ``ExecutorCallback`` rows, the executor's own database reads and the real
-``SchedulerJobRunner.process_executor_events``.
+from a dictionary (``_read_states``), to set a callback's row as each case needs; the
+scenario test runs ``tests/support/airflow_scenarios.py`` in a fresh ``AIRFLOW_HOME`` with
+a migrated SQLite database, real ``ExecutorCallback`` rows, the executor's own database
+reads and the real ``SchedulerJobRunner.process_executor_events``. The executor's parts
+have their own test modules: ``test_lifecycle``, ``test_reads``, ``test_adoption``,
+``test_watcher``, ``test_runtime``.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import time
-import types
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,14 +22,17 @@ import pytest
 pytest.importorskip("airflow.executors.workloads", reason="Airflow runs in the Airflow environment")
 
 from k8s_workloads.airflow.convert import from_airflow_key, to_airflow_key
+from k8s_workloads.executor import CreatePod
 from k8s_workloads.keys import CallbackKey
-from k8s_workloads.states import CallbackState, TaskInstanceState
+from k8s_workloads.states import CallbackState
 from tests.support.airflow_support import (
     NS,
+    RecordedLog,
     airflow,
     callback_workload,
     launch_callback,
     migrated_database,
+    queue_callbacks,
     run_scenario,
     running_executor,
     states_of,
@@ -38,12 +40,6 @@ from tests.support.airflow_support import (
     task_workload,
 )
 from tests.support.event_factory import FAILED, RUNNING, SUCCEEDED
-
-
-@pytest.fixture
-def executor() -> Iterator[Any]:
-    with running_executor() as instance:
-        yield instance
 
 
 def test_a_callback_runs_as_a_pod_and_is_reported_with_airflows_types(executor: Any) -> None:
@@ -123,75 +119,6 @@ def test_creation_errors_past_the_budget_fail_the_workload(executor: Any) -> Non
     assert executor.cluster.pod_names() == []
 
 
-def test_a_database_outage_while_handling_is_retried_on_later_syncs(executor: Any) -> None:
-    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
-
-    key, name = launch_callback(executor, 6)
-    cluster = executor.cluster
-    executor.states[key] = CallbackState.RUNNING
-    reads = executor._read_states
-    failures = [2]
-
-    def outage(keys: Any) -> Any:
-        if failures[0]:
-            failures[0] -= 1
-            raise ConnectionError("the metadata database is unavailable")
-        return reads(keys)
-
-    executor._read_states = outage
-    cluster.set_status(NS, name, SUCCEEDED)
-    sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.SUCCESS)
-    assert failures == [0]  # two failed reads, then the result went through
-
-
-def test_a_410_relists_and_settles_a_pod_that_vanished_meanwhile(executor: Any) -> None:
-    key, name = launch_callback(executor, 7)
-    cluster = executor.cluster
-    executor.states[key] = CallbackState.RUNNING
-    sync_until(executor, lambda: executor.core.waiting_results == 0)
-    # The watch connection drops and cannot come back at once; meanwhile the pod goes and
-    # the history is compacted: the watcher resumes from its version and gets a 410.
-    cluster.fail_next("watch", 503, message="the watch cache is warming up")
-    cluster.drop_watches()
-    cluster.remove_pod(NS, name)
-    cluster.compact()
-    # The watcher backs off after the 503 before it resumes: more than the default wait
-    # on a loaded machine (seen once at 10 s).
-    sync_until(executor, lambda: states_of(executor, key)[0].value == "failed", timeout=30)
-    assert "vanished" in states_of(executor, key)[1]
-
-
-def _alias_bomb(levels: int = 8) -> str:
-    """An annotation of nine aliases of nine aliases ...: 9**9 strings from 500 bytes."""
-    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x]"]
-    lines += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]" for n in range(1, levels + 1)]
-    lines += ["metadata:", f"  annotations: {{note: *l{levels}}}"]  # read by the provider
-    return "\n".join(lines) + "\n"
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        (_alias_bomb(), "more than 100,000 YAML nodes once its aliases are expanded"),
-        ("[" * 5000 + "]" * 5000, "nested more than 100 deep"),
-    ],
-)
-def test_a_pod_template_file_past_the_yaml_limits_fails_the_task(
-    executor: Any, tmp_path: Any, text: str, message: str
-) -> None:
-    # The provider's yaml.safe_load would fill the scheduler's memory (or its stack).
-    template_file = tmp_path / "bomb.yaml"
-    template_file.write_text(text)
-    workload = task_workload({"pod_template_file": str(template_file)})
-    executor.queue_workload(workload, session=None)
-    executor.heartbeat()
-    sync_until(executor, lambda: executor.event_buffer[workload.ti.key][0].value == "failed")
-    info = executor.event_buffer[workload.ti.key][1]
-    assert "could not be built" in info
-    assert message in info
-    assert executor.cluster.pod_names() == []
-
-
 def test_an_override_that_breaks_the_pod_identity_fails_the_workload(executor: Any) -> None:
     from kubernetes import client as k8s  # noqa: PLC0415
 
@@ -228,10 +155,35 @@ def test_a_template_that_breaks_the_pod_identity_fails_the_workload(
 
 
 def test_no_library_error_escapes_sync(executor: Any) -> None:
+    # Lines the core cannot read, and a bug in a call (not a failure of the call): each
+    # sync() returns, and the executor goes on with the next workload.
+    log = executor._log = RecordedLog(executor.log)
     executor.core.feed_event("{this is not json")
     executor.core.feed_event('{"type": "ADDED", "object": {"metadata": {"labels": 3}}}')
-    executor.sync()  # nothing raised
-    assert TaskInstanceState.QUEUED.value == "queued"
+    perform = executor._calls.perform
+    bugs = [RuntimeError("a bug in the I/O layer")]
+
+    def buggy(request: Any) -> object:
+        if bugs and isinstance(request, CreatePod):
+            raise bugs.pop()
+        return perform(request)
+
+    executor._calls.perform = buggy
+    executor.queue_workload(callback_workload(8), session=None)
+    executor.heartbeat()
+    sync_until(executor, lambda: "The executor pass failed" in log.text("exception"))
+    assert "RuntimeError: a bug in the I/O layer" in log.text("exception")  # its traceback
+    workload = callback_workload(9)
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    sync_until(
+        executor,
+        lambda: any(
+            executor.cluster.pod(NS, name)["metadata"]["annotations"]["callback_id"]
+            == workload.callback.id
+            for name in executor.cluster.pod_names()
+        ),
+    )
 
 
 def test_callbacks_against_a_migrated_database_and_the_schedulers_event_processing(
@@ -254,58 +206,6 @@ def test_callbacks_against_a_migrated_database_and_the_schedulers_event_processi
     assert pod_of["succeeds_while_down"] not in pods
     assert document["adopted_running"] == 1  # the running callback, tracked by scheduler 8
     assert document["running"] == 0
-
-
-def test_orphaned_callbacks_run_again_exactly_once_across_live_schedulers(
-    tmp_path: Any, tmp_path_factory: Any
-) -> None:
-    """Issue 19, item 1 (tests/support/airflow_orphans.py): real rows, two racing executors."""
-    database = migrated_database(tmp_path_factory.mktemp("airflow"))
-    document = run_scenario("tests.support.airflow_orphans", home=tmp_path, database=database)
-    ids, rows, owners = document["ids"], document["rows"], document["pod_owners"]
-    holder = "k8s_workloads: queued by scheduler job {}".format
-    # Both scanned at once: every orphan went to exactly one of them.
-    won_by_b, won_by_c = set(document["race"]["b"]), set(document["race"]["c"])
-    assert won_by_b.isdisjoint(won_by_c)
-    assert won_by_b | won_by_c == set(document["orphans"])
-    assert document["race_failed"] == {"b": [], "c": []}
-    # ... and ran it once: one pod, the winner's, the row marked for the winner.
-    for orphan, (state, output) in zip(document["orphans"], document["orphan_rows"], strict=True):
-        winner = ids["b"] if orphan in won_by_b else ids["c"]
-        assert owners[orphan] == [str(winner)]
-        assert (state, output) == ("queued", holder(winner))
-    # Held by a live scheduler, or by no one this executor knows: never touched.
-    assert rows["held_by_live"] == ["queued", holder(ids["d"])]
-    assert rows["unmarked"] == ["queued", None]
-    # A dead scheduler's callback whose pod exists is the pod's (adoption), never rerun.
-    assert owners[document["ids_of"]["with_pod"]] in ([str(ids["b"])], [str(ids["c"])])
-    assert rows["with_pod"] == ["queued", holder(ids["a"])]
-    # Rows that cannot be rebuilt fail alone, each named in one log line.
-    for name, why in (
-        ("no_run", "its data names no dag_run_id"),
-        ("gone_run", "its dag run 999 no longer exists"),
-    ):
-        state, output = rows[name]
-        assert state == "failed"
-        assert why in output
-        callback_id = document["ids_of"][name]
-        (line,) = [line for line in document["errors"] if callback_id in line]
-        assert f"queued by scheduler job {ids['a']} (no longer alive)" in line
-        assert why in line
-    # A pod whose owner label is gone: skipped, named in a log line; its callback is not
-    # run again (a pod exists), and the other pods were adopted all the same.
-    no_owner = document["ids_of"]["no_owner"]
-    assert owners[no_owner] == [None]
-    assert rows["no_owner"] == ["queued", holder(ids["a"])]
-    assert any(
-        "callback-no-owner" in line and "no airflow-worker label" in line
-        for line in document["warnings"]
-    )
-    # A pending callback queued by both schedulers: the second finds it held, drops it.
-    assert rows["pending"] == ["queued", holder(ids["b"])]
-    assert owners[document["ids_of"]["pending"]] == [str(ids["b"])]
-    # Tracked: the orphans and the pending one by their winners, the pod by its adopter.
-    assert sum(document["running"].values()) == len(document["orphans"]) + 2
 
 
 def test_the_one_configuration_line_loads_this_executor(tmp_path: Any) -> None:
@@ -394,37 +294,6 @@ def test_a_task_pod_is_the_providers_pod_for_the_same_task_template_and_override
     assert ours == theirs
 
 
-def test_multi_namespace_mode_watches_and_relists_each_listed_namespace() -> None:
-    from kubernetes import client as k8s  # noqa: PLC0415
-
-    options = {"multi_namespace_mode": "True", "multi_namespace_mode_namespace_list": "a, b"}
-    with running_executor(**options) as executor:
-        assert [w.namespace for w in executor._watchers] == ["a", "b"]
-        cluster = executor.cluster
-        override = k8s.V1Pod(metadata=k8s.V1ObjectMeta(namespace="b"))
-        workload = task_workload({"pod_override": override})
-        key = from_airflow_key(workload.ti.key)
-        executor.queue_workload(workload, session=None)
-        executor.heartbeat()
-        sync_until(executor, lambda: bool(cluster.pod_names()))
-        (name,) = cluster.pod_names()
-        assert cluster.pod("b", name) is not None  # created where the override says
-        watched = {ns for call, ns, _ in cluster.calls if call == "watch"}
-        assert watched == {"a", "b"}  # one watch per listed namespace, none elsewhere
-        executor.states[key] = TaskInstanceState.SUCCESS
-        cluster.set_status("b", name, SUCCEEDED)  # seen by b's watcher
-        sync_until(executor, lambda: states_of(executor, key)[0].value == "success")
-        sync_until(executor, lambda: not cluster.pod_names())
-        # A 410 re-lists every listed namespace, not all of them.
-        mark = len(cluster.calls)
-        cluster.expire_watches()
-        sync_until(executor, lambda: any(c[0] == "list_pods" for c in cluster.calls[mark:]))
-        sync_until(
-            executor,
-            lambda: {c[1] for c in cluster.calls[mark:] if c[0] == "list_pods"} == {"a", "b"},
-        )
-
-
 def test_revoke_task_marks_the_pod_revoked_then_deletes_it_and_reports_nothing(
     executor: Any,
 ) -> None:
@@ -449,45 +318,6 @@ def test_revoke_task_marks_the_pod_revoked_then_deletes_it_and_reports_nothing(
         executor.sync()
     assert executor.event_buffer == {}  # a revoked task gets no event
     assert name not in cluster.pod_names()
-
-
-def test_secure_payload_puts_the_workload_in_a_secret_created_first_and_deleted_with_the_pod() -> (
-    None
-):
-    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
-
-    with running_executor(secure_workload_payload="True") as executor:
-        cluster = executor.cluster
-        key, name = launch_callback(executor, 31)
-        pod = cluster.pod(NS, name)
-        (secret_name,) = cluster.secret_names()
-        assert "secret-token" not in json.dumps(pod)  # the token is not in the pod
-        stored = cluster.secret(NS, secret_name)
-        assert stored is not None  # stringData is stored as base64 data, as the API does
-        decoded = [base64.b64decode(value).decode() for value in stored["data"].values()]
-        assert any("secret-token" in value for value in decoded)
-        calls = [c[0] for c in cluster.calls]
-        assert calls.index("create_secret") < calls.index("create_pod")
-        executor.states[key] = CallbackState.RUNNING
-        cluster.set_status(NS, name, SUCCEEDED)
-        sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.SUCCESS)
-        sync_until(executor, lambda: not cluster.pod_names() and not cluster.secret_names())
-
-
-def test_pods_are_deleted_with_the_configured_delete_option_kwargs() -> None:
-    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
-
-    from tests.support.airflow_support import SERVER  # noqa: PLC0415
-
-    with running_executor(delete_option_kwargs='{"grace_period_seconds": 10}') as executor:
-        key, name = launch_callback(executor, 41)
-        executor.states[key] = CallbackState.RUNNING
-        executor.cluster.set_status(NS, name, SUCCEEDED)
-        sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.SUCCESS)
-        sync_until(executor, lambda: not executor.cluster.pod_names())
-        ((where, body),) = SERVER[0].delete_options
-        assert where == (NS, name)
-        assert body["gracePeriodSeconds"] == 10
 
 
 def _count_accepted_connections(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -579,99 +409,12 @@ def test_a_succeeded_pod_is_deleted_once_over_its_whole_life(
     assert deletes == [(NS, name)]
 
 
-def test_airflows_own_mutation_hook_with_no_policy_is_no_hook(executor: Any) -> None:
-    # Airflow's pod_mutation_hook asks the policy plugins, and none implements it: each
-    # pod would go to a V1Pod and back for nothing.
-    settings = airflow("airflow.settings")
-    assert settings.pod_mutation_hook.__module__ == "airflow.settings"
-    assert not settings.get_policy_plugin_manager().hook.pod_mutation_hook.get_hookimpls()
-    assert executor.core.config.mutation_hook is None
-
-
-def _label_team(pod: Any) -> None:
-    pod.metadata.labels["team"] = "data"  # a V1Pod, mutated in place as Airflow's are
-
-
-@pytest.mark.parametrize("how", ["replaced", "policy plugin"])
-def test_a_users_mutation_hook_still_mutates_the_pods(
-    how: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    settings = airflow("airflow.settings")
-    manager = settings.get_policy_plugin_manager()
-    hookimpl = airflow("airflow.policies").hookimpl
-
-    def pod_mutation_hook(pod: Any) -> None:
-        _label_team(pod)
-
-    # What airflow_local_settings' pod_mutation_hook becomes on Airflow 2.6+: a plugin.
-    local_settings = types.SimpleNamespace(pod_mutation_hook=hookimpl(pod_mutation_hook))
-    if how == "replaced":  # an older airflow_local_settings, or code, sets the function
-        monkeypatch.setattr(settings, "pod_mutation_hook", _label_team)
-    else:
-        manager.register(local_settings)
-    try:
-        with running_executor() as executor:
-            assert executor.core.config.mutation_hook is not None
-            workload = task_workload(None)
-            executor.queue_workload(workload, session=None)
-            executor.heartbeat()
-            cluster = executor.cluster
-            sync_until(executor, lambda: bool(cluster.pod_names()))
-            (name,) = cluster.pod_names()
-            assert cluster.pod(NS, name)["metadata"]["labels"]["team"] == "data"
-    finally:
-        if manager.is_registered(local_settings):
-            manager.unregister(local_settings)
-
-
-# --- many requests in flight (issue 18) ------------------------------------------------------
-
-
-def _queue_callbacks(executor: Any, first: int, count: int) -> list[CallbackKey]:
-    keys = []
-    for number in range(first, first + count):
-        workload = callback_workload(number)
-        key = CallbackKey(workload.callback.id)
-        executor.states[key] = CallbackState.QUEUED
-        executor.queue_workload(workload, session=None)
-        keys.append(key)
-    return keys
-
-
-def test_async_pod_creation_keeps_many_creations_in_flight() -> None:
-    from tests.support.airflow_support import SERVER  # noqa: PLC0415
-
-    options = {"async_pod_creation": "True", "pod_creation_max_concurrency": "4"}
-    with running_executor(latency=0.05, **options) as executor:
-        assert executor.core.config.max_concurrent_creations == 4
-        _queue_callbacks(executor, 300, 10)
-        executor.heartbeat()
-        sync_until(executor, lambda: len(executor.cluster.pod_names()) == 10)
-        assert 1 < SERVER[0].stats.max_in_flight_creations <= 4
-
-
-def test_pods_are_created_one_at_a_time_without_async_pod_creation() -> None:
-    from tests.support.airflow_support import SERVER  # noqa: PLC0415
-
-    with running_executor(latency=0.02) as executor:
-        assert executor.core.config.max_concurrent_creations == 1  # the provider's default
-        _queue_callbacks(executor, 320, 5)
-        executor.heartbeat()
-        sync_until(executor, lambda: len(executor.cluster.pod_names()) == 5)
-        assert SERVER[0].stats.max_in_flight_creations == 1
-
-
-def test_a_max_concurrency_of_0_is_the_creation_batch_size() -> None:
-    with running_executor(async_pod_creation="True", pod_creation_max_concurrency="0") as executor:
-        assert executor.core.config.max_concurrent_creations == 10  # the batch size
-
-
 def test_a_sync_returns_at_its_bound_and_the_rest_goes_on_in_the_background() -> None:
     from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
 
     options = {"async_pod_creation": "True", "sync_max_seconds": "0.5"}
     with running_executor(latency=2.0, **options) as executor:
-        keys = _queue_callbacks(executor, 340, 4)
+        keys = queue_callbacks(executor, 340, 4)
         executor.heartbeat()
         # Back with the creations still on the wire (each takes two seconds).
         assert executor._driver.in_flight == 4
@@ -681,11 +424,3 @@ def test_a_sync_returns_at_its_bound_and_the_rest_goes_on_in_the_background() ->
         for key in keys:  # each queued once, nothing failed or lost
             assert states_of(executor, key)[0] == AirflowCallbackState.QUEUED
         assert [h for h in executor.handled if h.cause == "create error"] == []
-
-
-def test_a_bad_sync_bound_fails_the_start_naming_the_option() -> None:
-    with (
-        pytest.raises(ValueError, match="sync_max_seconds"),
-        running_executor(sync_max_seconds="soon"),
-    ):
-        pass

@@ -1,5 +1,6 @@
-"""The package as a registered Airflow provider, and the executor's start-up checks, with
-the real Airflow and provider (the newest and the oldest admitted provider's environments).
+"""The package as a registered Airflow provider, with the real Airflow and provider (the
+newest and the oldest admitted provider's environments); the executor's start-up checks
+are in ``test_lifecycle``.
 
 Airflow finds the package through its ``apache_airflow_provider`` entry point: the
 installed package's metadata, so these tests read what ``pip install`` put there.
@@ -20,8 +21,6 @@ pytest.importorskip("airflow.executors.workloads", reason="Airflow runs in the A
 
 from k8s_workloads import __version__
 from k8s_workloads.airflow.provider import EXECUTOR, OPTIONS, get_provider_info
-from k8s_workloads.airflow.settings import InvalidExecutorSetting
-from tests.support.airflow_support import OPTIONS as TEST_OPTIONS
 from tests.support.airflow_support import airflow, configured
 
 SECTION = "kubernetes_executor"
@@ -83,50 +82,6 @@ def test_airflows_cli_shows_the_package_and_its_defaults(tmp_path: Path) -> None
         "config", "get-value", SECTION, "pod_cleanup_max_concurrency", home=tmp_path
     )
     assert value.strip().splitlines()[-1] == "16"
-
-
-def _start(options: dict[str, str]) -> Any:
-    from k8s_workloads.airflow.executor import KubernetesExecutor  # noqa: PLC0415
-
-    wanted = {**TEST_OPTIONS, **{(SECTION, name): value for name, value in options.items()}}
-    with configured(wanted):
-        executor: Any = KubernetesExecutor()
-        executor.job_id = 7
-        try:
-            executor.start()
-        finally:
-            executor.end()
-    return executor
-
-
-def test_no_cluster_access_is_one_line_naming_the_setting(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    with pytest.raises(InvalidExecutorSetting) as caught:
-        _start({"in_cluster": "True", "client_factory": ""})
-    assert caught.value.option == "in_cluster"
-    assert "\n" not in str(caught.value)
-    assert "set in_cluster = False and config_file" in str(caught.value)
-
-
-def test_no_image_is_one_line_naming_the_setting(tmp_path: Path) -> None:
-    (tmp_path / "kubeconfig").write_text("{}")
-    with pytest.raises(InvalidExecutorSetting) as caught:
-        _start({
-            "in_cluster": "False", "config_file": str(tmp_path / "kubeconfig"),
-            "worker_container_repository": "", "worker_container_tag": "",
-        })  # fmt: skip
-    assert caught.value.option == "worker_container_repository"
-    assert "the worker pods would have no image" in str(caught.value)
-
-
-def test_a_wrong_option_is_one_line_with_the_option_and_the_value() -> None:
-    with pytest.raises(InvalidExecutorSetting) as caught:
-        _start({"pod_cleanup_max_concurrency": "lots"})
-    assert str(caught.value) == (
-        "[kubernetes_executor] pod_cleanup_max_concurrency = 'lots': must be a count from 1"
-    )
 
 
 def test_airflow_config_check_reads_the_running_configuration() -> None:

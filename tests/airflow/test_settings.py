@@ -11,26 +11,36 @@ import pytest
 from k8s_workloads.airflow.provider import OPTIONS
 from k8s_workloads.airflow.settings import (
     InvalidExecutorSetting,
-    LibraryOptions,
     cluster_access_problem,
     image_problem,
     read_options,
 )
 
+README = Path(__file__).resolve().parents[2] / "README.md"
 
-def test_nothing_set_reads_the_declared_defaults() -> None:
+# A valid value other than the default, for each of Airflow's option types.
+_ANOTHER = {
+    "boolean": lambda default: str(default.lower() != "true"),
+    "integer": lambda default: str(int(default) + 1),
+    "float": lambda default: str(float(default) + 0.5),
+}
+
+
+def test_each_declared_option_is_read_into_its_own_field() -> None:
+    defaults = attrs.asdict(read_options(lambda _name: None))
+    for option in OPTIONS:
+        read = attrs.asdict(read_options({option.name: _ANOTHER[option.type](option.default)}.get))
+        assert {name for name, value in read.items() if value != defaults[name]} == {option.name}
+
+
+def test_the_readme_documents_every_option_with_the_default_read() -> None:
+    # The README's table of the library's options: | `name` | `default` | meaning |
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("The library's own, in the same section:") :].split("\n\n")[1]
+    rows = [line.split("|")[1:3] for line in table.splitlines()[2:]]
+    documented = {name.strip(" `"): default.strip(" `") for name, default in rows}
     options = read_options(lambda _name: None)
-    assert options == LibraryOptions(
-        callback_launch_failure_retries=0,
-        mark_kept_failed_pods_done=True,
-        max_handling_retries=3,
-        pending_policy=False,
-        pod_cleanup_max_concurrency=16,
-        secure_workload_payload=False,
-        sync_max_seconds=1.0,
-    )
-    # One declaration: every declared option is read, and nothing else.
-    assert [field.name for field in attrs.fields(LibraryOptions)] == [o.name for o in OPTIONS]
+    assert documented == {option.name: str(getattr(options, option.name)) for option in OPTIONS}
 
 
 def test_airflows_spellings_are_read() -> None:

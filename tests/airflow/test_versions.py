@@ -8,7 +8,6 @@ here with a message that says they need Airflow 3.3.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,7 +21,6 @@ from tests.support.airflow_support import (
     NS,
     airflow,
     callback_workload,
-    running_executor,
     sync_until,
     task_workload,
 )
@@ -30,12 +28,6 @@ from tests.support.event_factory import RUNNING, SUCCEEDED
 
 AIRFLOW_VERSION: str = airflow("airflow").__version__
 CALLBACKS = release_tuple(AIRFLOW_VERSION) >= (3, 3)
-
-
-@pytest.fixture
-def executor() -> Iterator[Any]:
-    with running_executor() as instance:
-        yield instance
 
 
 def test_callback_support_follows_the_airflow_version() -> None:

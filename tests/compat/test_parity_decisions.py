@@ -72,18 +72,17 @@ from airflow.providers.cncf.kubernetes.executors import kubernetes_executor as p
 from airflow.providers.cncf.kubernetes.executors.kubernetes_executor_types import ADOPTED
 from airflow.utils.state import TaskInstanceState as AirflowState
 
-from k8s_workloads.decisions import (
-    Attempt,
-    Attempts,
-    DecisionConfig,
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions import decide_task
+from k8s_workloads.decisions.actions import (
     DeletePod,
     EmitEvent,
     FreeSlot,
     LookUpState,
     PatchLabels,
     RequeueJob,
-    decide_task,
 )
+from k8s_workloads.decisions.attempts import Attempt, Attempts
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, TRUE_LABEL_VALUE
 from k8s_workloads.states import (

@@ -75,11 +75,11 @@ from airflow.providers.cncf.kubernetes.kubernetes_helper_functions import (
 from airflow.utils.state import TaskInstanceState as ProviderTaskInstanceState
 
 from k8s_workloads.adapters import InvalidManifest, to_v1pod
-from k8s_workloads.events import Outcome, Resolution, resolve_event
-from k8s_workloads.failures import collect_failure_details
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.states import ExecutorPseudoState, TaskInstanceState
+from k8s_workloads.watch.events import Outcome, Resolution, resolve_event
+from k8s_workloads.watch.failures import collect_failure_details
 from tests.support.event_factory import task_pod
 
 if TYPE_CHECKING:

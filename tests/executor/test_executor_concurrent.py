@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from k8s_workloads.decisions import DecisionConfig, DeletePod, EmitEvent
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent
 from k8s_workloads.executor import (
     CreatePod,
     NothingToDo,
@@ -18,7 +19,7 @@ from k8s_workloads.executor import (
 )
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
 from k8s_workloads.testing import ApiError
-from tests.executor.test_executor import World, callback, kinds, task
+from tests.executor.test_core import World, callback, kinds, task
 from tests.support.event_factory import RUNNING, SUCCEEDED
 
 

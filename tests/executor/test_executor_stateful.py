@@ -43,7 +43,9 @@ from hypothesis.stateful import (
     rule,
 )
 
-from k8s_workloads.decisions import DecisionConfig, EmitEvent, PatchLabels
+import k8s_workloads
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions.actions import EmitEvent, PatchLabels
 from k8s_workloads.executor import ExecutorConfig, ExecutorCore
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.labels import (
@@ -846,7 +848,7 @@ def test_a_fatal_creation_error_reports_failed_once() -> None:
 
 _RUN = """
 import sys
-sys.path.insert(0, {root!r})
+sys.path[:0] = {paths!r}
 from tests.executor.test_executor_stateful import machine, CREATE_ERRORS
 from k8s_workloads.testing import CoreDriver
 lines = []
@@ -873,10 +875,12 @@ print("\\n".join(lines))
 
 
 def test_the_same_run_gives_the_same_requests_under_another_hash_seed() -> None:
+    # The tests' root, and the package this process runs (a worktree's, not the install's).
     root = str(pathlib.Path(__file__).resolve().parents[2])
+    paths = [root, str(pathlib.Path(k8s_workloads.__file__).resolve().parents[1])]
     outputs = {
         subprocess.run(
-            [sys.executable, "-c", _RUN.format(root=root)],
+            [sys.executable, "-c", _RUN.format(paths=paths)],
             capture_output=True,
             text=True,
             check=True,

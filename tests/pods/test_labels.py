@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from k8s_workloads.labels import (
+from k8s_workloads.pods.labels import (
     InvalidDateLabel,
     PodSelector,
     add_unique_suffix,
@@ -30,8 +30,8 @@ from k8s_workloads.labels import (
     scheduler_pods_selector,
     watcher_selector,
 )
+from k8s_workloads.pods.validation import POD_NAME_MAX_LENGTH, is_dns1123_subdomain, is_label_value
 from k8s_workloads.testing.strategies import airflow_ids
-from k8s_workloads.validation import POD_NAME_MAX_LENGTH, is_dns1123_subdomain, is_label_value
 from tests.support.strategies import hostile_text, label_alphabet_text, wild_text
 
 SUFFIX = re.compile(r"-[a-z0-9]{8}\Z")
@@ -81,8 +81,9 @@ def test_create_unique_id_max_length(max_length: int) -> None:  # 12
     dag_id = "dag-" * 16
     task_id = "task-" * 17
     base = (dag_id + task_id).strip("-")
-    assert create_unique_id(dag_id, task_id, max_length=max_length, unique=False) == (
-        base[:max_length]
+    assert (
+        create_unique_id(dag_id, task_id, max_length=max_length, unique=False)
+        == (base[:max_length])
     )
     unique = create_unique_id(dag_id, task_id, max_length=max_length)
     assert unique[:-9] == base[: max_length - 9].strip("-")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads.reconcile import PodReconciliationError, clean_manifest, reconcile_pods
+from k8s_workloads.pods.reconcile import PodReconciliationError, clean_manifest, reconcile_pods
 
 BASE: dict[str, Any] = {
     "apiVersion": "v1",

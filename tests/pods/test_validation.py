@@ -7,13 +7,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from k8s_workloads.testing.strategies import (
-    hostile_label_keys,
-    hostile_label_values,
-    hostile_names,
-    huge_annotation_values,
-)
-from k8s_workloads.validation import (
+from k8s_workloads.pods.validation import (
     TOTAL_ANNOTATION_SIZE_LIMIT_BYTES,
     AnnotationsTooLarge,
     DuplicateContainerName,
@@ -37,6 +31,12 @@ from k8s_workloads.validation import (
     label_value_errors,
     pod_name_errors,
     validate_manifest,
+)
+from k8s_workloads.testing.strategies import (
+    hostile_label_keys,
+    hostile_label_values,
+    hostile_names,
+    huge_annotation_values,
 )
 from tests.support.output_checks import clean_lines, has_lone_surrogate
 from tests.support.strategies import wild_text
@@ -283,6 +283,8 @@ def test_a_surrogate_pair_is_not_lone() -> None:
     assert validate_manifest(_pod(annotations={"a": "\ud83d\ude80", "b": "🚀"})) == []
     (error,) = validate_manifest(_pod(annotations={"a": "\ude80\ud83d"}))
     assert "(\\ude80 at index 0)" in str(error)
+
+
 # --- is_valid_manifest, the builders' fast form (issue 11, item 4) ------------------------
 
 _NAMES = st.one_of(hostile_names, st.sampled_from(["base", "sidecar", "init"]))

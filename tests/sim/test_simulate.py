@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads import executor as executor_module
 from k8s_workloads.decisions import decide
+from k8s_workloads.executor import _adopting, _handling
 from k8s_workloads.sim import (
     ScenarioError,
     SimulationResult,
@@ -28,6 +28,7 @@ from k8s_workloads.sim import (
     simulate,
     simulate_generated,
 )
+from k8s_workloads.states import TaskInstanceState
 
 DEFAULT = "scenario.yaml"
 DOWNTIME = "scenarios/restart_downtime.yaml"
@@ -127,12 +128,17 @@ def test_not_left_running(scenario: str, workload: str) -> None:
     assert not kinds & {"left_running", "slot_leak", "lost_in_resync"}
 
 
-def test_the_scenario_files_expect_what_the_tests_expect() -> None:
-    for name in bundled_scenarios():
-        scenario = load_bundled_scenario(name)
-        for spec in scenario.workloads:
-            assert spec.expect is not None
-            assert spec.expect.value == EXPECTED[name][spec.id][0], spec.id
+def test_a_scenario_file_expectation_is_enforced_by_the_run() -> None:
+    # The files' expect: fields are checked by the simulator itself (no anomaly in
+    # test_no_anomalies); a wrong one is an unexpected_end_state, not a quiet pass.
+    scenario = load_bundled_scenario(DEFAULT)
+    workloads = tuple(
+        dataclasses.replace(spec, expect=TaskInstanceState.FAILED) if spec.id == "extract" else spec
+        for spec in scenario.workloads
+    )
+    result = simulate(dataclasses.replace(scenario, workloads=workloads))
+    found = [(anomaly.kind, anomaly.workload) for anomaly in result.anomalies]
+    assert found == [("unexpected_end_state", "extract")]
 
 
 @pytest.mark.parametrize("scenario", list(EXPECTED))
@@ -192,7 +198,7 @@ def test_a_library_function_that_raises_is_a_crash_then_a_crash_loop(
     def broken(*_args: object, **_kwargs: object) -> object:
         raise KeyError("task_id")  # what the provider's adoption raised on callback pods
 
-    monkeypatch.setattr(executor_module, "plan_adoption", broken)
+    monkeypatch.setattr(_adopting, "plan_adoption", broken)
     result = simulate(load_bundled_scenario())
     kinds = [anomaly.kind for anomaly in result.anomalies]
     assert kinds.count("crash") == 5
@@ -214,7 +220,7 @@ def test_a_crash_while_performing_an_event_keeps_the_timeline(
             raise KeyError("boom")
         return decide(*args, **kwargs)
 
-    monkeypatch.setattr(executor_module, "decide", broken_third_call)
+    monkeypatch.setattr(_handling, "decide", broken_third_call)
     result = simulate(load_bundled_scenario())
     assert [anomaly.kind for anomaly in result.anomalies] == ["crash"]
     lines = [entry.text for entry in result.timeline if entry.kind == "scheduler"]
@@ -584,8 +590,8 @@ def test_generated_mode_with_watch_errors() -> None:
 def test_every_decision_and_resolver_option_is_a_scenario_key() -> None:
     import attrs  # noqa: PLC0415
 
-    from k8s_workloads.decisions import DecisionConfig  # noqa: PLC0415
-    from k8s_workloads.events import ResolverConfig  # noqa: PLC0415
+    from k8s_workloads.config import DecisionConfig  # noqa: PLC0415
+    from k8s_workloads.watch.events import ResolverConfig  # noqa: PLC0415
 
     text = GOOD.replace(
         "seed: 1\n",

@@ -5,7 +5,7 @@ database: real ``ExecutorCallback``, ``DagRun`` and ``Job`` rows, two executors 
 schedulers ``b`` and ``c``, both alive) on one kit cluster served over HTTP on 127.0.0.1,
 and the real ``SchedulerJobRunner.process_executor_events`` applying their events.
 Scheduler ``a`` is dead and held callbacks no pod was made for; ``d`` is alive and holds
-one. Prints one JSON document; ``tests/airflow/test_executor.py`` checks it.
+one. Prints one JSON document; ``tests/airflow/test_adoption.py`` checks it.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -25,6 +26,7 @@ import pytest
 
 from k8s_workloads.airflow.convert import to_airflow_key
 from k8s_workloads.keys import CallbackKey, WorkloadKey
+from k8s_workloads.states import CallbackState
 from k8s_workloads.testing import FakeApiServer, FakeCluster
 
 NS = "airflow"
@@ -177,6 +179,47 @@ def callback_workload(number: int) -> Any:
     )
 
 
+class RecordedLog:
+    """The executor's logger (``executor._log = RecordedLog(executor.log)``), every line
+    also kept in ``lines`` as ``(level, text)``: Airflow's logging does not reach caplog."""
+
+    _LEVELS = frozenset({"debug", "info", "warning", "error", "exception"})
+
+    def __init__(self, log: Any) -> None:
+        self._log = log
+        self.lines: list[tuple[str, str]] = []
+
+    def text(self, *levels: str) -> str:
+        """The lines kept at ``levels`` (all of them without), one a line."""
+        return "\n".join(text for level, text in self.lines if not levels or level in levels)
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._log, name)
+        if name not in self._LEVELS:
+            return method
+
+        def kept(message: str, *args: Any, **kwargs: Any) -> Any:
+            text = message % args if args else message
+            if kwargs.get("exc_info") or name == "exception":
+                text += "\n" + traceback.format_exc()
+            self.lines.append((name, text))
+            return method(message, *args, **kwargs)
+
+        return kept
+
+
+def queue_callbacks(executor: Any, first: int, count: int) -> list[CallbackKey]:
+    """Queue ``count`` callbacks numbered from ``first``, their rows read as queued."""
+    keys = []
+    for number in range(first, first + count):
+        workload = callback_workload(number)
+        key = CallbackKey(workload.callback.id)
+        executor.states[key] = CallbackState.QUEUED
+        executor.queue_workload(workload, session=None)
+        keys.append(key)
+    return keys
+
+
 def launch_callback(executor: Any, number: int) -> tuple[CallbackKey, str]:
     """Queue a callback the way the scheduler does and wait for its pod: key, pod name."""
     workload = callback_workload(number)
@@ -228,6 +271,13 @@ def task_workload(executor_config: dict[str, Any] | None) -> Any:
         bundle_info=bundle_info(name="dags"),
         log_path="dag_id=etl/run_id=manual/task_id=load/attempt=2.log",
     )
+
+
+def another_task(task_id: str, number: int) -> Any:
+    """:func:`task_workload` as another task instance: its own task id and row id."""
+    workload = task_workload(None)
+    ti = workload.ti.model_copy(update={"task_id": task_id, "id": uuid.UUID(int=number)})
+    return workload.model_copy(update={"ti": ti})
 
 
 # --- scenarios in a subprocess, against a real migrated metadata database ---------------

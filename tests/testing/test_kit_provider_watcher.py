@@ -33,9 +33,9 @@ from airflow.utils.state import TaskInstanceState as ProviderState
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from k8s_workloads.events import Outcome, resolve_event
 from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.testing import FakeApiServer, FakeCluster, Kubelet, PodOutcome
+from k8s_workloads.watch.events import Outcome, resolve_event
 
 NS = "airflow"
 JOB = "7"

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from k8s_workloads import InvalidConfig
-from k8s_workloads.events import ResolverConfig, resolve_event
 from k8s_workloads.states import ExecutorPseudoState, TaskInstanceState
 from k8s_workloads.testing import FakeCluster, Kubelet
 from k8s_workloads.testing.kubelet import DEFAULT_NODE, PodOutcome
+from k8s_workloads.watch.events import ResolverConfig, resolve_event
 from tests.support.event_factory import VERSION, task_pod
 
 NS = "airflow"

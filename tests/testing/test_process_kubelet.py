@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from k8s_workloads import InvalidConfig
-from k8s_workloads.events import ResolverConfig, resolve_event
 from k8s_workloads.payload import attach_secure_payload, secure_workload_payload
 from k8s_workloads.states import TaskInstanceState
 from k8s_workloads.testing import FakeCluster
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
+from k8s_workloads.watch.events import ResolverConfig, resolve_event
 from tests.support.event_factory import VERSION
 from tests.testing.test_kubelet import deserialize_in_both_clients, task_body
 

@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 from k8s_workloads.adapters import to_manifest, to_v1pod
 from k8s_workloads.codec import annotations_to_key
-from k8s_workloads.events import Outcome, ResolverConfig, resolve_event
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.states import CallbackState, ExecutorPseudoState, TaskInstanceState
 from k8s_workloads.testing.strategies import (
@@ -35,6 +34,7 @@ from k8s_workloads.testing.strategies import (
     cluster_pods,
     task_keys,
 )
+from k8s_workloads.watch.events import Outcome, ResolverConfig, resolve_event
 
 _UTC_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 

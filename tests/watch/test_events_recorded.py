@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from k8s_workloads.cli import key_to_json
-from k8s_workloads.events import Outcome, Resolution, ResolverConfig, resolve_event
-from k8s_workloads.streams import MalformedInput, ParsedEvent, parse_watch_stream
 from k8s_workloads.validation import validate_manifest
+from k8s_workloads.watch.events import Outcome, Resolution, ResolverConfig, resolve_event
+from k8s_workloads.watch.streams import MalformedInput, ParsedEvent, parse_watch_stream
 
 DATA = Path(__file__).parents[1] / "data"
 CONFIG = ResolverConfig(airflow_version="3.3.2")

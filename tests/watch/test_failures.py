@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads.failures import (
+from k8s_workloads.watch.failures import (
     DISRUPTION_REASONS,
     FailureKind,
     PendingPolicy,

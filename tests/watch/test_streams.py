@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_workloads import streams
-from k8s_workloads.events import Outcome, ResolverConfig
-from k8s_workloads.streams import (
+from k8s_workloads.watch import streams
+from k8s_workloads.watch.events import Outcome, ResolverConfig
+from k8s_workloads.watch.streams import (
     MAX_OBJECT_SIZE,
     MalformedInput,
     ParsedEvent,
@@ -557,7 +557,7 @@ def test_resolve_stream_is_lazy() -> None:
 def test_resolve_stream_passes_now_to_the_pending_policy() -> None:
     import datetime  # noqa: PLC0415
 
-    from k8s_workloads.failures import PendingPolicy  # noqa: PLC0415
+    from k8s_workloads.watch.failures import PendingPolicy  # noqa: PLC0415
 
     pod = task_pod(
         {
@@ -582,7 +582,7 @@ def test_resolve_stream_passes_now_to_the_pending_policy() -> None:
 
 def test_the_module_does_not_import_kubernetes() -> None:
     code = (
-        "import sys, k8s_workloads.streams; "
+        "import sys, k8s_workloads.watch.streams; "
         "print(sorted(m for m in ('kubernetes', 'yaml', 'k8s_workloads.adapters') "
         "if m in sys.modules))"
     )

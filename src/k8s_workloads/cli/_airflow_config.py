@@ -14,31 +14,11 @@ from k8s_workloads.airflow.settings import (
     image_problem,
     read_options,
 )
+from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._io import UsageError
 
 if TYPE_CHECKING:
     import argparse
-
-
-def add_parser(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers action
-    airflow_config = sub.add_parser(
-        "airflow-config",
-        help="print the Airflow settings that run this library's executor",
-        description="Print a ready airflow.cfg fragment (or, with --env, the environment "
-        "lines) that runs k8s_workloads.airflow.KubernetesExecutor with callbacks: the "
-        "executor line, the choices of cluster access and of worker image (commented: "
-        "pick one of each), and the library's own [kubernetes_executor] options at their "
-        "defaults. With --check, read the running Airflow configuration instead and print "
-        "one line per setting it is missing (exit 1 if any).",
-    )
-    airflow_config.add_argument(
-        "--env", action="store_true", help="AIRFLOW__SECTION__KEY=value lines instead"
-    )
-    airflow_config.add_argument(
-        "--check",
-        action="store_true",
-        help="check the running Airflow configuration (needs Airflow installed)",
-    )
 
 
 # (section, key, value, why): the executor line and the library's options, at their defaults.
@@ -149,3 +129,24 @@ def _template(path: str | None) -> dict[str, Any] | None:
     except (OSError, ValueError) as error:
         raise UsageError(f"[{SECTION}] pod_template_file = {path!r}: {error}") from None
     return loaded if isinstance(loaded, dict) else None
+
+
+COMMAND = Command(
+    name="airflow-config",
+    help="print the Airflow settings that run this library's executor",
+    description="Print a ready airflow.cfg fragment (or, with --env, the environment "
+    "lines) that runs k8s_workloads.airflow.KubernetesExecutor with callbacks: the "
+    "executor line, the choices of cluster access and of worker image (commented: "
+    "pick one of each), and the library's own [kubernetes_executor] options at their "
+    "defaults. With --check, read the running Airflow configuration instead and print "
+    "one line per setting it is missing (exit 1 if any).",
+    run=run_airflow_config,
+    options=(
+        option("--env", action="store_true", help="AIRFLOW__SECTION__KEY=value lines instead"),
+        option(
+            "--check",
+            action="store_true",
+            help="check the running Airflow configuration (needs Airflow installed)",
+        ),
+    ),
+)

@@ -4,32 +4,19 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from k8s_workloads import compat
 from k8s_workloads._display import one_line
+from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._io import UsageError, parse_json, read_text
-from k8s_workloads.codec import InvalidAnnotations, annotations_to_key
+from k8s_workloads.pods.codec import InvalidAnnotations, annotations_to_key
 
 if TYPE_CHECKING:
     import argparse
 
 DEMO_AIRFLOW_VERSION = "3.3.2"
 """The Airflow version the bundled demo pretends to run (callbacks on)."""
-
-
-def add_parsers(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers action
-    decode = sub.add_parser(
-        "decode", help="pod annotations (JSON) to the workload key they describe (JSON)"
-    )
-    decode.add_argument("file", nargs="?", default="-", help="annotations JSON file, or - (stdin)")
-    decode.add_argument("--labels", help="the pod's labels as a JSON object")
-    decode.add_argument(
-        "--airflow-version",
-        help="the Airflow version to decode for (callbacks need 3.3+); "
-        "default: the installed Airflow's, else none",
-    )
-    sub.add_parser("demo", help="decode the bundled example pods")
 
 
 def run_decode(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
@@ -70,3 +57,23 @@ def run_demo(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) 
             shown = f"{type(error).__name__}: {error}"
         print(f"\n  {example['name']} (Airflow {version})\n    -> {shown}", file=out)
     return 0
+
+
+COMMANDS = (
+    Command(
+        name="decode",
+        help="pod annotations (JSON) to the workload key they describe (JSON)",
+        run=run_decode,
+        options=(
+            option("file", nargs="?", default="-", help="annotations JSON file, or - (stdin)"),
+            option("--labels", help="the pod's labels as a JSON object"),
+            option(
+                "--airflow-version",
+                help="the Airflow version to decode for (callbacks need 3.3+); "
+                "default: the installed Airflow's, else none",
+            ),
+        ),
+    ),
+    Command(name="demo", help="decode the bundled example pods", run=run_demo),
+)
+"""``decode`` and ``demo``."""

@@ -22,13 +22,17 @@ from k8s_workloads.compat import InvalidVersion
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+_TREE = (
+    *_decode.COMMANDS,
+    _simulate.COMMAND,
+    _airflow_config.COMMAND,
+    _render.COMMAND,
+    _resolve.COMMAND,
+)
+"""The subcommands, in the order ``--help`` lists them."""
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO, TextIO], int]] = {
-    "decode": _decode.run_decode,
-    "demo": _decode.run_demo,
-    "simulate": _simulate.run_simulate,
-    "airflow-config": _airflow_config.run_airflow_config,
-    "render": _render.run_render,
-    "resolve": _resolve.run_resolve,
+    command.name: command.run for command in _TREE if command.run is not None
 }
 """Each subcommand's runner, ``(args, stdout, stderr, stdin)`` to the exit status."""
 
@@ -40,11 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"k8s-workloads {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    _decode.add_parsers(sub)  # decode, demo
-    _simulate.add_parser(sub)
-    _airflow_config.add_parser(sub)
-    _render.add_parser(sub)
-    _resolve.add_parser(sub)
+    for command in _TREE:
+        command.add_to(sub)
     return parser
 
 

@@ -4,7 +4,6 @@ an executor would create for a workload, its Execution API token redacted unless
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import warnings
@@ -13,100 +12,21 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from k8s_workloads import compat
 from k8s_workloads._display import path_part, printable, shown
+from k8s_workloads._json import children
 from k8s_workloads._limits import MAX_YAML_NODES
+from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._io import UsageError, parse_json, positive_int, read_text
 from k8s_workloads.keys import CallbackKey
 
 if TYPE_CHECKING:
-    from k8s_workloads.reconcile import Manifest
+    import argparse
+
+    from k8s_workloads.keys import TaskInstanceKey
+    from k8s_workloads.pods._manifest import Manifest
 
 WORKLOADS_MIN_VERSION = (3, 0, 0)
 """``render`` writes Airflow 3 workload pods (``execute_workload``); Airflow 2 ran commands."""
 _WORKLOAD_TYPES = {"task": "ExecuteTask", "callback": "ExecuteCallback"}
-
-
-def add_parser(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers action
-    render = sub.add_parser(
-        "render",
-        help="the pod (YAML or JSON) an executor creates for a task or callback workload",
-        description="Print the worker pod an executor would create for an Airflow 3 "
-        "workload, built by the library as the executor builds it. The Execution API "
-        "token is redacted unless --no-redact.",
-    )
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--namespace", default="default", help="default: %(default)s")
-    common.add_argument(
-        "--scheduler-job-id", default="1", help="the owning scheduler's job id (default: 1)"
-    )
-    common.add_argument("--image", help="the worker image (kube_image); default: the template's")
-    common.add_argument(
-        "--airflow-version",
-        help="the Airflow version the pod is for (labels; callbacks need 3.3+); "
-        "default: the installed Airflow's",
-    )
-    common.add_argument(
-        "--workload",
-        metavar="FILE",
-        help="the workload JSON (workload.model_dump_json()), or - for stdin; "
-        "default: a bundled example",
-    )
-    common.add_argument(
-        "--template", metavar="FILE", help="pod template (YAML or JSON) to merge the pod over"
-    )
-    common.add_argument(
-        "--secure",
-        action="store_true",
-        help="deliver the workload in a Secret mounted into the pod, not in its args; "
-        "prints the Secret, then the Pod",
-    )
-    common.add_argument(
-        "-o", "--output", choices=("yaml", "json"), default="yaml", help="default: yaml"
-    )
-    common.add_argument(
-        "--no-redact",
-        action="store_true",
-        help="print the Execution API token instead of ***REDACTED***",
-    )
-    common.add_argument(
-        "--max-yaml-nodes",
-        type=positive_int,
-        default=MAX_YAML_NODES,
-        metavar="N",
-        help="refuse a template or override that stands for more nodes, its YAML aliases "
-        "expanded (default: %(default)s)",
-    )
-    kinds = render.add_subparsers(dest="kind", required=True)
-    task = kinds.add_parser(
-        "task",
-        parents=[common],
-        help="a task instance's pod",
-        description="Ids default to the workload's ti.* fields.",
-    )
-    task.add_argument("--dag-id", help="default: the workload's ti.dag_id")
-    task.add_argument("--task-id", help="default: the workload's ti.task_id")
-    task.add_argument("--run-id", help="default: the workload's ti.run_id")
-    task.add_argument(
-        "--try-number", type=int, help="default: the workload's ti.try_number, else 1"
-    )
-    task.add_argument("--map-index", type=int, help="default: the workload's ti.map_index, else -1")
-    task.add_argument("--pod-id", help="the pod name; default: made from the dag and task ids")
-    task.add_argument(
-        "--override", metavar="FILE", help="pod_override (YAML or JSON) merged over the pod"
-    )
-    callback = kinds.add_parser(
-        "callback",
-        parents=[common],
-        help="a callback workload's pod (Airflow 3.3+)",
-        description="The callback id defaults to the workload's, the dag and run ids to "
-        "those in the log path.",
-    )
-    callback.add_argument("--callback-id", help="the callback's UUID; default: the workload's")
-    callback.add_argument("--dag-id", help="default: from the log path")
-    callback.add_argument("--run-id", help="default: from the log path")
-    callback.add_argument(
-        "--log-path",
-        help="executor_callbacks/<dag_id>/<run_id>/<callback_id>; default: the workload's log_path",
-    )
 
 
 def _load_pod_file(path: str, stdin: TextIO, what: str, max_nodes: int) -> Manifest:
@@ -200,18 +120,12 @@ def _from_workload(
     return given
 
 
-def _task_pod(
-    args: argparse.Namespace,
-    workload: dict[str, Any],
-    version: compat.AirflowVersion,
-    stdin: TextIO,
-    notes: list[str],
-) -> Manifest:
+def _task_key(
+    args: argparse.Namespace, workload: dict[str, Any], notes: list[str]
+) -> tuple[TaskInstanceKey, dict[str, Any]]:
+    """The task's key from the options and the workload's ``ti``, and its pod's name."""
     from k8s_workloads.keys import TaskInstanceKey  # noqa: PLC0415
-    from k8s_workloads.labels import create_unique_id  # noqa: PLC0415
-    from k8s_workloads.payload import json_path_command_args  # noqa: PLC0415
-    from k8s_workloads.pods import construct_pod, workload_command_args  # noqa: PLC0415
-    from k8s_workloads.states import KubernetesJob  # noqa: PLC0415
+    from k8s_workloads.pods.labels import create_unique_id  # noqa: PLC0415
 
     ti = workload.get("ti")
     ti = ti if isinstance(ti, dict) else {}
@@ -237,35 +151,19 @@ def _task_pod(
         1 if values["try_number"] is None else values["try_number"],
         -1 if values["map_index"] is None else values["map_index"],
     )
-    template = _pod_file(args, "template", stdin)
-    override = _pod_file(args, "override", stdin)
-    command = json_path_command_args() if args.secure else workload_command_args(workload)
-    return construct_pod(
-        KubernetesJob(key, command, pod_override=override),
-        namespace=args.namespace,
-        scheduler_job_id=args.scheduler_job_id,
-        pod_id=args.pod_id or create_unique_id(key.dag_id, key.task_id),
-        kube_image=args.image,
-        airflow_version=version,
-        base_worker_pod=template,
-    )
+    return key, {"pod_id": args.pod_id or create_unique_id(key.dag_id, key.task_id)}
 
 
-def _callback_pod(
+def _callback_key(
     args: argparse.Namespace,
     workload: dict[str, Any],
     version: compat.AirflowVersion,
-    stdin: TextIO,
     notes: list[str],
-) -> Manifest:
+) -> tuple[CallbackKey, dict[str, Any]]:
+    """The callback's key from the options and the workload, and the dag and run ids from
+    its log path."""
     from k8s_workloads.compat import require_callback_support  # noqa: PLC0415
-    from k8s_workloads.payload import json_path_command_args  # noqa: PLC0415
-    from k8s_workloads.pods import (  # noqa: PLC0415
-        construct_pod,
-        parse_callback_log_path,
-        workload_command_args,
-    )
-    from k8s_workloads.states import KubernetesJob  # noqa: PLC0415
+    from k8s_workloads.pods.workload import parse_callback_log_path  # noqa: PLC0415
 
     require_callback_support(version)
     callback = workload.get("callback")
@@ -292,23 +190,49 @@ def _callback_pod(
         run_id = run_id or parsed[1]
         if parsed[2] != key.id:
             notes.append(f"the log path names callback {shown(parsed[2])}, not {key.id!r}")
-    template = _pod_file(args, "template", stdin)
-    command = json_path_command_args() if args.secure else workload_command_args(workload)
+    return key, {"dag_id": dag_id or None, "run_id": run_id or None}
+
+
+def _workload_pod(
+    args: argparse.Namespace,
+    workload: dict[str, Any],
+    version: compat.AirflowVersion,
+    stdin: TextIO,
+    notes: list[str],
+) -> Manifest:
+    """The pod for ``render task`` or ``render callback``: the key first (a missing id is
+    the first error), then the template (and a task's override), then the command."""
+    from k8s_workloads.pods.build import construct_pod  # noqa: PLC0415
+    from k8s_workloads.pods.payload import json_path_command_args  # noqa: PLC0415
+    from k8s_workloads.pods.workload import workload_command_args  # noqa: PLC0415
+    from k8s_workloads.states import KubernetesJob  # noqa: PLC0415
+
+    job: KubernetesJob[Any]
+    if args.kind == "task":
+        task_key, specific = _task_key(args, workload, notes)
+        template = _pod_file(args, "template", stdin)
+        override = _pod_file(args, "override", stdin)
+        command = json_path_command_args() if args.secure else workload_command_args(workload)
+        job = KubernetesJob(task_key, command, pod_override=override)
+    else:
+        callback_key, specific = _callback_key(args, workload, version, notes)
+        template = _pod_file(args, "template", stdin)
+        command = json_path_command_args() if args.secure else workload_command_args(workload)
+        job = KubernetesJob(callback_key, command)
     return construct_pod(
-        KubernetesJob(key, command),
+        job,
         namespace=args.namespace,
         scheduler_job_id=args.scheduler_job_id,
         kube_image=args.image,
         airflow_version=version,
         base_worker_pod=template,
-        dag_id=dag_id or None,
-        run_id=run_id or None,
+        **specific,
     )
 
 
 def _as_pod(manifest: Manifest) -> Manifest:
     """The manifest as a complete ``v1`` Pod object, ``apiVersion`` and ``kind`` first."""
-    from k8s_workloads.validation import validate_manifest  # noqa: PLC0415
+    from k8s_workloads.pods.validation import validate_manifest  # noqa: PLC0415
 
     api_version = manifest.get("apiVersion", "v1")
     kind = manifest.get("kind", "Pod")
@@ -336,24 +260,23 @@ def _render_documents(
     """The documents to print; ``tokens`` gets the workload's, to mask in every message."""
     from k8s_workloads.compat import CallbackWorkloadsUnsupported  # noqa: PLC0415
     from k8s_workloads.keys import InvalidKey  # noqa: PLC0415
-    from k8s_workloads.payload import (  # noqa: PLC0415
+    from k8s_workloads.pods.errors import PodMutationHookError  # noqa: PLC0415
+    from k8s_workloads.pods.payload import (  # noqa: PLC0415
         PayloadError,
         attach_secure_payload,
         secure_workload_payload,
     )
-    from k8s_workloads.pods import PodMutationHookError  # noqa: PLC0415
-    from k8s_workloads.reconcile import PodReconciliationError  # noqa: PLC0415
-    from k8s_workloads.redaction import _tokens_in_json  # noqa: PLC0415
+    from k8s_workloads.pods.reconcile import PodReconciliationError  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import _tokens_in_json  # noqa: PLC0415
 
     version = _render_version(args.airflow_version)
     workload = _load_workload(args.workload, args.kind, stdin)
     _tokens_in_json(workload, tokens)
-    build = _task_pod if args.kind == "task" else _callback_pod
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                built = build(args, workload, version, stdin, notes)
+                built = _workload_pod(args, workload, version, stdin, notes)
             finally:
                 notes.extend(str(warning.message) for warning in caught)
         pod = _as_pod(built)
@@ -385,13 +308,8 @@ def _non_finite_at(document: object) -> str | None:
         where, value = pending.pop()
         if isinstance(value, float) and not math.isfinite(value):
             return where.lstrip(".") or "the document"
-        if isinstance(value, dict):
-            items: list[tuple[object, object]] = list(value.items())
-        elif isinstance(value, list):
-            items = list(enumerate(value))
-        else:
-            continue
-        if id(value) in seen:
+        items = children(value)
+        if items is None or id(value) in seen:
             continue
         seen.add(id(value))
         pending.extend((where + path_part(key), item) for key, item in reversed(items))
@@ -401,7 +319,7 @@ def _non_finite_at(document: object) -> str | None:
 def run_render(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     import yaml  # noqa: PLC0415
 
-    from k8s_workloads.redaction import _message_masker, redact_manifests  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import _message_masker, redact_manifests  # noqa: PLC0415
 
     notes: list[str] = []
     tokens: set[str] = set()
@@ -434,3 +352,94 @@ def run_render(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO
         # Wide lines: the workload JSON in args stays on one line, as kubectl shows it.
         out.write(yaml.safe_dump_all(documents, sort_keys=False, allow_unicode=True, width=1 << 20))
     return 0
+
+
+_COMMON_OPTIONS = (
+    option("--namespace", default="default", help="default: %(default)s"),
+    option("--scheduler-job-id", default="1", help="the owning scheduler's job id (default: 1)"),
+    option("--image", help="the worker image (kube_image); default: the template's"),
+    option(
+        "--airflow-version",
+        help="the Airflow version the pod is for (labels; callbacks need 3.3+); "
+        "default: the installed Airflow's",
+    ),
+    option(
+        "--workload",
+        metavar="FILE",
+        help="the workload JSON (workload.model_dump_json()), or - for stdin; "
+        "default: a bundled example",
+    ),
+    option("--template", metavar="FILE", help="pod template (YAML or JSON) to merge the pod over"),
+    option(
+        "--secure",
+        action="store_true",
+        help="deliver the workload in a Secret mounted into the pod, not in its args; "
+        "prints the Secret, then the Pod",
+    ),
+    option("-o", "--output", choices=("yaml", "json"), default="yaml", help="default: yaml"),
+    option(
+        "--no-redact",
+        action="store_true",
+        help="print the Execution API token instead of ***REDACTED***",
+    ),
+    option(
+        "--max-yaml-nodes",
+        type=positive_int,
+        default=MAX_YAML_NODES,
+        metavar="N",
+        help="refuse a template or override that stands for more nodes, its YAML aliases "
+        "expanded (default: %(default)s)",
+    ),
+)
+"""The options of both kinds."""
+
+COMMAND = Command(
+    name="render",
+    help="the pod (YAML or JSON) an executor creates for a task or callback workload",
+    description="Print the worker pod an executor would create for an Airflow 3 "
+    "workload, built by the library as the executor builds it. The Execution API "
+    "token is redacted unless --no-redact.",
+    run=run_render,
+    kinds=(
+        Command(
+            name="task",
+            help="a task instance's pod",
+            description="Ids default to the workload's ti.* fields.",
+            options=(
+                *_COMMON_OPTIONS,
+                option("--dag-id", help="default: the workload's ti.dag_id"),
+                option("--task-id", help="default: the workload's ti.task_id"),
+                option("--run-id", help="default: the workload's ti.run_id"),
+                option(
+                    "--try-number", type=int, help="default: the workload's ti.try_number, else 1"
+                ),
+                option(
+                    "--map-index", type=int, help="default: the workload's ti.map_index, else -1"
+                ),
+                option("--pod-id", help="the pod name; default: made from the dag and task ids"),
+                option(
+                    "--override",
+                    metavar="FILE",
+                    help="pod_override (YAML or JSON) merged over the pod",
+                ),
+            ),
+        ),
+        Command(
+            name="callback",
+            help="a callback workload's pod (Airflow 3.3+)",
+            description="The callback id defaults to the workload's, the dag and run ids to "
+            "those in the log path.",
+            options=(
+                *_COMMON_OPTIONS,
+                option("--callback-id", help="the callback's UUID; default: the workload's"),
+                option("--dag-id", help="default: from the log path"),
+                option("--run-id", help="default: from the log path"),
+                option(
+                    "--log-path",
+                    help="executor_callbacks/<dag_id>/<run_id>/<callback_id>; "
+                    "default: the workload's log_path",
+                ),
+            ),
+        ),
+    ),
+)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import contextlib
 import json
 from importlib import resources
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 from k8s_workloads import compat
 from k8s_workloads._display import one_line, printable, shown
+from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._decode import DEMO_AIRFLOW_VERSION
 from k8s_workloads.cli._io import UsageError
 
@@ -18,64 +19,14 @@ if TYPE_CHECKING:
     import datetime
     from collections.abc import Iterator
 
-    from k8s_workloads.events import Resolution, ResolverConfig
-    from k8s_workloads.redaction import _Masker
-    from k8s_workloads.streams import WatchInput
+    from k8s_workloads.pods.redaction import _Masker
+    from k8s_workloads.watch.resolution import Resolution, ResolverConfig
+    from k8s_workloads.watch.streams import WatchInput
 
 WATCH_EXAMPLE = "examples/watch_events.jsonl"
 """The bundled watch stream ``resolve --example`` reads."""
 _READ_SIZE = 1 << 16
 """``resolve`` reads at most this many characters at a time (a line, if shorter)."""
-
-
-def add_parser(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers action
-    resolve = sub.add_parser(
-        "resolve",
-        help="what each event of a pod watch stream means for its workload",
-        description="Read a pod watch stream (JSON lines as the API server sends them, or "
-        "kubectl get pods --watch --output-watch-events -o json) and print, for each event "
-        "as it arrives, the pod, its workload, the outcome, the state to report and why. "
-        "Input that is not a watch event is reported on stderr and skipped.",
-    )
-    resolve.add_argument(
-        "file", nargs="?", metavar="FILE", help="the watch stream, or - (default: stdin)"
-    )
-    resolve.add_argument(
-        "--example", action="store_true", help="read the bundled example stream instead"
-    )
-    resolve.add_argument("--json", action="store_true", help="print one JSON object per event")
-    resolve.add_argument(
-        "--explain",
-        action="store_true",
-        help="add the event type, resource version, failure details and classification",
-    )
-    resolve.add_argument(
-        "--airflow-version",
-        help="the Airflow version to resolve for (callback pods need 3.3+); default: the "
-        f"installed Airflow's, else none ({DEMO_AIRFLOW_VERSION} with --example)",
-    )
-    resolve.add_argument(
-        "--fatal-reasons",
-        metavar="A,B,C",
-        help="container waiting reasons that fail a Pending pod at once (the provider's "
-        "worker_pod_pending_fatal_container_state_reasons; empty disables); default: the "
-        "provider's",
-    )
-    resolve.add_argument(
-        "--pending-policy",
-        action="store_true",
-        help="read Pending pods with grace periods per waiting reason (PendingPolicy "
-        "defaults) instead of the fatal reasons",
-    )
-    resolve.add_argument(
-        "--now",
-        metavar="ISO8601",
-        help="the time grace periods are measured to (with --pending-policy); without it "
-        "none expire",
-    )
-    resolve.add_argument(
-        "--summary", action="store_true", help="print the count of each outcome at the end"
-    )
 
 
 def _parse_now(text: str) -> datetime.datetime:
@@ -91,8 +42,8 @@ def _parse_now(text: str) -> datetime.datetime:
 
 
 def _resolve_config(args: argparse.Namespace) -> ResolverConfig:
-    from k8s_workloads.events import ResolverConfig  # noqa: PLC0415
-    from k8s_workloads.failures import PendingPolicy  # noqa: PLC0415
+    from k8s_workloads.watch.failures import PendingPolicy  # noqa: PLC0415
+    from k8s_workloads.watch.resolution import ResolverConfig  # noqa: PLC0415
 
     if args.now is not None and not args.pending_policy:
         raise UsageError("--now only applies to grace periods: add --pending-policy")
@@ -183,7 +134,7 @@ def _resolution_text(
 
 def _event_masker(item: WatchInput) -> _Masker:
     """Masks the event's pod's own token (from its args) and anything token-shaped."""
-    from k8s_workloads.redaction import _message_masker, _pod_args_tokens  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import _message_masker, _pod_args_tokens  # noqa: PLC0415
 
     event = getattr(item, "event", None)
     pod = event.get("object") if isinstance(event, dict) else None
@@ -191,7 +142,7 @@ def _event_masker(item: WatchInput) -> _Masker:
 
 
 def _print_summary(counts: dict[str, int], out: TextIO, *, as_json: bool) -> None:
-    from k8s_workloads.events import Outcome  # noqa: PLC0415
+    from k8s_workloads.watch.resolution import Outcome  # noqa: PLC0415
 
     total = sum(counts.values())
     ordered = {o.value: counts[o.value] for o in Outcome if counts.get(o.value)}
@@ -230,8 +181,8 @@ def _open_stream(args: argparse.Namespace, stdin: TextIO, err: TextIO) -> tuple[
 
 
 def run_resolve(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    from k8s_workloads.events import Outcome  # noqa: PLC0415
-    from k8s_workloads.streams import MalformedInput, resolve_watch_stream  # noqa: PLC0415
+    from k8s_workloads.watch.resolution import Outcome  # noqa: PLC0415
+    from k8s_workloads.watch.streams import MalformedInput, resolve_watch_stream  # noqa: PLC0415
 
     config = _resolve_config(args)
     now = _parse_now(args.now) if args.now is not None else None
@@ -271,3 +222,49 @@ def run_resolve(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextI
     if args.summary:
         _print_summary(counts, out, as_json=args.json)
     return 0
+
+
+COMMAND = Command(
+    name="resolve",
+    help="what each event of a pod watch stream means for its workload",
+    description="Read a pod watch stream (JSON lines as the API server sends them, or "
+    "kubectl get pods --watch --output-watch-events -o json) and print, for each event "
+    "as it arrives, the pod, its workload, the outcome, the state to report and why. "
+    "Input that is not a watch event is reported on stderr and skipped.",
+    run=run_resolve,
+    options=(
+        option("file", nargs="?", metavar="FILE", help="the watch stream, or - (default: stdin)"),
+        option("--example", action="store_true", help="read the bundled example stream instead"),
+        option("--json", action="store_true", help="print one JSON object per event"),
+        option(
+            "--explain",
+            action="store_true",
+            help="add the event type, resource version, failure details and classification",
+        ),
+        option(
+            "--airflow-version",
+            help="the Airflow version to resolve for (callback pods need 3.3+); default: the "
+            f"installed Airflow's, else none ({DEMO_AIRFLOW_VERSION} with --example)",
+        ),
+        option(
+            "--fatal-reasons",
+            metavar="A,B,C",
+            help="container waiting reasons that fail a Pending pod at once (the provider's "
+            "worker_pod_pending_fatal_container_state_reasons; empty disables); default: the "
+            "provider's",
+        ),
+        option(
+            "--pending-policy",
+            action="store_true",
+            help="read Pending pods with grace periods per waiting reason (PendingPolicy "
+            "defaults) instead of the fatal reasons",
+        ),
+        option(
+            "--now",
+            metavar="ISO8601",
+            help="the time grace periods are measured to (with --pending-policy); without it "
+            "none expire",
+        ),
+        option("--summary", action="store_true", help="print the count of each outcome at the end"),
+    ),
+)

@@ -3,35 +3,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from k8s_workloads._limits import MAX_SCENARIO_ENTRIES
+from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._io import positive_int
 
 if TYPE_CHECKING:
     import argparse
-
-
-def add_parser(sub: Any) -> None:  # noqa: ANN401 - argparse's private subparsers action
-    simulate = sub.add_parser(
-        "simulate",
-        help="run an executor scenario against an in-memory cluster (default: the bundled one)",
-        description="Run tasks and callbacks through an executor built from this library, "
-        "against an in-memory cluster, and print the timeline and every workload's end "
-        "state. Exit 0: fine; 1: an invariant broke; 2: a bad scenario file.",
-    )
-    simulate.add_argument("scenario", nargs="?", help="a scenario YAML file")
-    simulate.add_argument(
-        "-o", "--output", choices=("text", "json"), default="text", help="output format"
-    )
-    simulate.add_argument(
-        "--max-entries",
-        type=positive_int,
-        default=MAX_SCENARIO_ENTRIES,
-        metavar="N",
-        help="refuse a scenario of more workloads, pod scripts, steps, creation errors, "
-        "restarts and watch errors in all, YAML aliases expanded (default: %(default)s)",
-    )
 
 
 def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:  # noqa: ARG001
@@ -41,3 +20,25 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
     return run_simulation_cli(
         args.scenario, out=out, err=err, fmt=args.output, max_entries=args.max_entries
     )
+
+
+COMMAND = Command(
+    name="simulate",
+    help="run an executor scenario against an in-memory cluster (default: the bundled one)",
+    description="Run tasks and callbacks through an executor built from this library, "
+    "against an in-memory cluster, and print the timeline and every workload's end "
+    "state. Exit 0: fine; 1: an invariant broke; 2: a bad scenario file.",
+    run=run_simulate,
+    options=(
+        option("scenario", nargs="?", help="a scenario YAML file"),
+        option("-o", "--output", choices=("text", "json"), default="text", help="output format"),
+        option(
+            "--max-entries",
+            type=positive_int,
+            default=MAX_SCENARIO_ENTRIES,
+            metavar="N",
+            help="refuse a scenario of more workloads, pod scripts, steps, creation errors, "
+            "restarts and watch errors in all, YAML aliases expanded (default: %(default)s)",
+        ),
+    ),
+)

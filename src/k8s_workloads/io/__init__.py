@@ -14,6 +14,10 @@ that client's calls, and one policy for what an answer means, written once
   (:class:`~k8s_workloads.testing.FakeCluster`), which the simulator, the stateful test
   and :class:`~k8s_workloads.testing.CoreDriver` use.
 
+Written once for every client, without I/O: which calls a request makes
+(:mod:`k8s_workloads.io._calls`) and a driver's bookkeeping of the calls in flight
+(:mod:`k8s_workloads.io._inflight`); each client module keeps only its I/O.
+
 Every response is read to its end and released, so connections go back to the client's
 pool and are reused. Lists are read in pages (``limit`` + ``continue``; an expired token
 starts the list again).

@@ -10,64 +10,49 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.actions import DeletePod, PatchLabels
-from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods, Request
-from k8s_workloads.io.policy import label_patch
+from k8s_workloads.io._calls import CallPlan, ListsPods
 from k8s_workloads.testing._errors import FAILURES
 
 if TYPE_CHECKING:
+    from k8s_workloads.executor.requests import Request
+    from k8s_workloads.io._calls import ApiCall
     from k8s_workloads.testing.cluster import FakeCluster
 
 __all__ = ["FAILURES", "ClusterCalls"]
 
 
-class ClusterCalls:
+class ClusterCalls(ListsPods):
     """Pod and Secret requests and lists against ``cluster``."""
 
     def __init__(self, cluster: FakeCluster) -> None:
         self.cluster = cluster
 
     def perform(self, request: Request) -> object:
-        """Perform a pod or Secret request, or a list (``(pods, resource_version)``);
-        raises as the cluster does (:data:`FAILURES`)."""
-        cluster = self.cluster
-        if isinstance(request, CreatePod):
-            if request.secret is not None:
-                cluster.create_secret(request.namespace, request.secret)
-            cluster.create_pod(request.namespace, request.pod)
-        elif isinstance(request, DeletePod):
-            cluster.delete_pod(request.namespace, request.pod_name)
-        elif isinstance(request, DeleteSecret):
-            cluster.delete_secret(request.namespace, request.name)
-        elif isinstance(request, PatchLabels):
-            # The body the kubernetes clients send, by the content type they pick for it:
-            # a list (a guarded relabel) is a JSON patch, its failed test a 422.
-            patch = label_patch(request)
-            cluster.patch_pod(
-                request.namespace,
-                request.pod_name,
-                patch,
-                patch_type="json" if isinstance(patch, list) else "strategic",
-            )
-        elif isinstance(request, ListPods):
-            return self.list_pods(
-                request.namespace,
-                label_selector=request.selector.label_selector,
-                field_selector=request.selector.field_selector,
-            )
-        else:
-            raise TypeError(f"{type(request).__name__} is not a cluster call")
-        return None
+        """Perform a pod or Secret request, or a list (``(pods, resource_version)``, in
+        one call); raises as the cluster does (:data:`FAILURES`)."""
+        plan = CallPlan(request, page_size=None, client="cluster")
+        for call in plan:
+            plan.take(_on_cluster(self.cluster, call))
+        return plan.result
 
-    def list_pods(
-        self,
-        namespace: str | None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-    ) -> tuple[list[dict[str, Any]], str | None]:
-        """Every pod matching the selectors, and the list's resource version."""
-        listing = self.cluster.list_pods(
-            namespace, label_selector=label_selector, field_selector=field_selector
+
+def _on_cluster(cluster: FakeCluster, call: ApiCall) -> dict[str, Any]:
+    """Make ``call`` on the cluster: its methods take the namespace first, and a patch's
+    content type as the kubernetes clients pick it for the body (a list, a guarded
+    relabel, is a JSON patch: its failed test a 422)."""
+    query = call.kwargs
+    if call.verb == "list":
+        return cluster.list_pods(
+            call.namespace,
+            label_selector=query.get("label_selector"),
+            field_selector=query.get("field_selector"),
+            limit=query.get("limit"),
+            continue_token=query.get("_continue"),
         )
-        return listing["items"], listing["metadata"]["resourceVersion"]
+    method = getattr(cluster, f"{call.verb}_{call.resource}")
+    if call.verb == "create":
+        return method(call.namespace, call.body)  # type: ignore[no-any-return]
+    if call.verb == "patch":
+        kind = "json" if isinstance(call.body, list) else "strategic"
+        return method(call.namespace, call.name, call.body, patch_type=kind)  # type: ignore[no-any-return]
+    return method(call.namespace, call.name)  # type: ignore[no-any-return]

@@ -15,19 +15,18 @@ pages (:data:`~k8s_workloads.io.policy.PAGE_SIZE`).
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from kubernetes.client import rest
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
-from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods, ReadStates, Request
-from k8s_workloads.io.policy import PAGE_SIZE, Paging, label_patch
+from k8s_workloads.io._calls import CallPlan, CoreV1Client, ListsPods, on_core_v1
+from k8s_workloads.io.policy import PAGE_SIZE
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
+
 
 __all__ = ["FAILURES", "KubeCalls"]
 
@@ -45,7 +44,7 @@ def _drain(response: Any) -> bytes:  # noqa: ANN401 - urllib3's HTTPResponse
     return data
 
 
-class KubeCalls:
+class KubeCalls(CoreV1Client[object], ListsPods):
     """Pod and Secret calls and lists through ``api`` (a ``kubernetes.client.CoreV1Api``).
 
     ``request_args``: keyword arguments every call takes (the provider's
@@ -64,92 +63,20 @@ class KubeCalls:
         pool_size: int | None = None,
         page_size: int = PAGE_SIZE,
     ) -> None:
-        self.api = api
-        self.request_args = {**(request_args or {}), "_preload_content": False}
-        self.delete_options = dict(delete_options or {})
-        self.page_size = page_size
+        super().__init__(
+            api, request_args=request_args, delete_options=delete_options, page_size=page_size
+        )
         if pool_size is not None:
             _ensure_pool_size(api, pool_size)
 
-    # --- requests -------------------------------------------------------------------
-
-    def perform(self, request: Request) -> object:
-        """Perform a pod or Secret request, or a list (``(pods, resource_version)``).
-
-        Raises the client's errors (:data:`FAILURES`); what a 404 means is the policy's
-        (:func:`~k8s_workloads.io.policy.failure_is_done`), decided by the driver.
-        """
-        api, extra = self.api, self.request_args
-        if isinstance(request, CreatePod):
-            if request.secret is not None:  # the Secret before its pod, in one task
-                _drain(api.create_namespaced_secret(request.namespace, request.secret, **extra))
-            _drain(api.create_namespaced_pod(request.namespace, request.pod, **extra))
-        elif isinstance(request, DeletePod):
-            body = self.delete_options or None
-            _drain(
-                api.delete_namespaced_pod(request.pod_name, request.namespace, body=body, **extra)
-            )
-        elif isinstance(request, DeleteSecret):
-            _drain(api.delete_namespaced_secret(request.name, request.namespace, **extra))
-        elif isinstance(request, PatchLabels):
-            # A list body (a guarded relabel) goes as application/json-patch+json.
-            patch = label_patch(request)
-            _drain(api.patch_namespaced_pod(request.pod_name, request.namespace, patch, **extra))
-        elif isinstance(request, ListPods):
-            return self.list_pods(
-                request.namespace,
-                label_selector=request.selector.label_selector,
-                field_selector=request.selector.field_selector,
-            )
-        else:
-            raise TypeError(f"{type(request).__name__} is not a Kubernetes call")
-        return None
-
-    def performer(
-        self,
-        *,
-        read_states: Callable[[ReadStates], object],
-        emit: Callable[[EmitEvent], None],
-    ) -> Callable[[Request], object]:
-        """One ``perform`` for every request: the database's and the scheduler's parts
-        (state reads, events) are the caller's, the rest goes to the API."""
-
-        def perform(request: Request) -> object:
-            if isinstance(request, EmitEvent):
-                emit(request)
-                return None
-            if isinstance(request, ReadStates):
-                return read_states(request)
-            return self.perform(request)
-
-        return perform
-
-    def list_pods(
-        self,
-        namespace: str | None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-    ) -> tuple[list[dict[str, Any]], str | None]:
-        """Every pod matching the selectors (``namespace`` None: all), read in pages, and
-        the list's resource version. An expired continue token starts the list again."""
-        paging = Paging(
-            self.request_args,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            page_size=self.page_size,
-        )
-        while (query := paging.query()) is not None:
+    def _run(self, plan: CallPlan) -> object:
+        for call in plan:
             try:
-                if namespace is None:
-                    response = self.api.list_pod_for_all_namespaces(**query)
-                else:
-                    response = self.api.list_namespaced_pod(namespace, **query)
-                paging.take(json.loads(_drain(response)))
-            except ApiException as error:  # noqa: PERF203 - a page's call, retried as a whole
-                if not paging.expired(error):
+                plan.take(_drain(on_core_v1(self.api, call)))
+            except ApiException as error:  # noqa: PERF203 - a list page, retried as a whole
+                if not plan.expired(error):
                     raise
-        return paging.result
+        return plan.result
 
 
 def _ensure_pool_size(api: Any, size: int) -> None:  # noqa: ANN401 - CoreV1Api

@@ -21,7 +21,7 @@ A conditional relabel that failed is never retried: the core drops that pod's ad
 (the scheduler resets the task instance only if no one tracks it).
 
 Which failures are transient (a 429, a 5xx, a connection error) is the core's rule
-(:func:`~k8s_workloads.creation_errors.classify_create_error`); this layer never retries
+(:func:`~k8s_workloads.decisions.creation_errors.classify_create_error`); this layer never retries
 on its own, so the core's creation pause and retry budgets always apply.
 
 Lists are read in pages of :data:`PAGE_SIZE`; a 410 on a page after the first (the
@@ -32,13 +32,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
-from k8s_workloads.executor import DeleteSecret, ListPods, ReadStates
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.executor.requests import DeleteSecret, ListPods, ReadStates
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from k8s_workloads.executor import ExecutorCore, Request
+    from k8s_workloads.executor.core import ExecutorCore
+    from k8s_workloads.executor.requests import Request
 
 __all__ = [
     "LIST_RESTARTS",
@@ -124,7 +125,7 @@ def settle(
 def label_patch(request: PatchLabels) -> dict[str, Any] | list[dict[str, Any]]:
     """The patch body for ``request``, in the form every client sends as it should.
 
-    Without :attr:`~k8s_workloads.actions.PatchLabels.expect`: a merge patch of the
+    Without :attr:`~k8s_workloads.decisions.actions.PatchLabels.expect`: a merge patch of the
     labels (a dict: the clients send it as a strategic merge patch), conditional on its
     ``resourceVersion`` when it has one (the API server answers 409 if the pod moved on).
     With it: a JSON patch (RFC 6902; a list: the ``kubernetes`` and
@@ -181,9 +182,11 @@ class Paging:
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
-        page_size: int = PAGE_SIZE,
+        page_size: int | None = PAGE_SIZE,
     ) -> None:
-        self._base = {**base, "limit": page_size}
+        self._base = {**base}
+        if page_size is not None:  # None: one call, the whole list (the kit's)
+            self._base["limit"] = page_size
         if label_selector:
             self._base["label_selector"] = label_selector
         if field_selector:

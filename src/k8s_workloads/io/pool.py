@@ -24,26 +24,23 @@ from __future__ import annotations
 
 import concurrent.futures
 import time
+from concurrent.futures import FIRST_COMPLETED
 from typing import TYPE_CHECKING
 
-from k8s_workloads.actions import EmitEvent
-from k8s_workloads.executor import CreatePod, NothingToDo, ReadStates, Request, Waiting
-from k8s_workloads.io.policy import settle
+from k8s_workloads.executor.requests import NothingToDo, Waiting
+from k8s_workloads.io._inflight import InFlight, Wait, inline_by_default
 
 if TYPE_CHECKING:
     import datetime
     from collections.abc import Callable
 
-    from k8s_workloads.executor import ExecutorCore
+    from k8s_workloads.executor.core import ExecutorCore
+    from k8s_workloads.executor.requests import CreatePod, Request
 
 __all__ = ["PoolDriver"]
 
 
-def _inline_by_default(request: Request) -> bool:
-    return isinstance(request, (EmitEvent, ReadStates))
-
-
-class PoolDriver:
+class PoolDriver(InFlight["concurrent.futures.Future[object]"]):
     """Performs a core's requests, many at a time, on a pool of ``workers`` threads.
 
     ``failures``: the exception types a failed call raises (anything else is a bug: it
@@ -61,44 +58,39 @@ class PoolDriver:
         failures: tuple[type[BaseException], ...],
         workers: int | None = None,
         screen: Callable[[CreatePod], str | None] | None = None,
-        inline: Callable[[Request], bool] = _inline_by_default,
+        inline: Callable[[Request], bool] = inline_by_default,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        super().__init__(
+            core,
+            failures=failures,
+            screen=screen,
+            inline=inline,
+            cancelled=concurrent.futures.CancelledError,
+        )
         config = core.config
-        self.core = core
         self.perform = perform
-        self.failures = failures
-        self.screen = screen
-        self.inline = inline
         self.clock = clock
         self.workers = workers or (config.max_concurrent_creations + config.max_concurrent_cleanups)
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-        self._futures: dict[concurrent.futures.Future[object], Request] = {}
-
-    @property
-    def in_flight(self) -> int:
-        """Requests on the pool, finished or not, not reported to the core yet."""
-        return len(self._futures)
 
     def run(self, now: datetime.datetime, *, seconds: float | None = None) -> Waiting | NothingToDo:
         """Start what the core hands out and report what completes, until the pass is
         over or ``seconds`` have gone by (None: until the pass is over)."""
         deadline = None if seconds is None else self.clock() + seconds
-        core = self.core
-        self._report_done()
+        self.report_done()
         while True:
-            if deadline is not None and self.clock() >= deadline:
-                return Waiting(len(core.in_flight))  # the pass goes on at the next run
-            answer = core.start_request(now)
-            if isinstance(answer, NothingToDo):
-                return answer
-            if isinstance(answer, Waiting):
-                timeout = None if deadline is None else deadline - self.clock()
-                if timeout is not None and timeout <= 0:
-                    return answer
-                self._wait(timeout)
-                continue
-            self._start(answer)
+            step = self.next_step(now, deadline, self.clock)
+            if isinstance(step, (Waiting, NothingToDo)):
+                return step
+            if isinstance(step, Wait):
+                if self.calls:
+                    concurrent.futures.wait(
+                        self.calls, timeout=step.timeout, return_when=FIRST_COMPLETED
+                    )
+                    self.report_done()
+            elif self.admit(step):
+                self._start(step)
 
     def close(self, *, wait: bool = True) -> None:
         """Stop the pool (``wait``: after the calls in flight end). Their completions are
@@ -107,46 +99,17 @@ class PoolDriver:
             self._pool.shutdown(wait=wait)
             self._pool = None
 
-    # --- internals ------------------------------------------------------------------
-
     def _start(self, request: Request) -> None:
-        core = self.core
-        if isinstance(request, CreatePod) and self.screen is not None:
-            reason = self.screen(request)
-            if reason is not None:
-                core.create_skipped(request, reason)
-                return
         if self.inline(request):
             try:
                 answer = self.perform(request)
             except self.failures as error:
-                settle(core, request, error=error, failures=self.failures)
+                self.settle_inline(request, None, error)
             else:
-                settle(core, request, answer=answer, failures=self.failures)
+                self.settle_inline(request, answer, None)
             return
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(
                 self.workers, thread_name_prefix="k8s-workloads-io"
             )
-        self._futures[self._pool.submit(self.perform, request)] = request
-
-    def _wait(self, timeout: float | None) -> None:
-        if not self._futures:
-            return
-        concurrent.futures.wait(
-            self._futures, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED
-        )
-        self._report_done()
-
-    def _report_done(self) -> None:
-        bug: BaseException | None = None
-        for future in [future for future in self._futures if future.done()]:
-            request = self._futures.pop(future)
-            error = future.exception()
-            answer = future.result() if error is None else None
-            bug = (
-                settle(self.core, request, answer=answer, error=error, failures=self.failures)
-                or bug
-            )
-        if bug is not None:
-            raise bug
+        self.calls[self._pool.submit(self.perform, request)] = request

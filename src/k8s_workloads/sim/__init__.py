@@ -1,9 +1,12 @@
 """The scenario simulator: the shipped executor core against the test kit's cluster.
 
-Three modules, one question each:
+One module per question:
 
-* :mod:`k8s_workloads.sim.scenario`: what a scenario says (the schema, the YAML reader
-  with errors naming the line and field, generated scenarios);
+* :mod:`k8s_workloads.sim.spec`: what a scenario is (workloads, pod scripts, restarts,
+  watch errors) and :mod:`k8s_workloads.sim.config` its options;
+* :mod:`k8s_workloads.sim.scenario`: how a scenario file reads (the YAML schema, the
+  reader with errors naming the line and field); :mod:`k8s_workloads.sim.generate`:
+  random scenarios;
 * :mod:`k8s_workloads.sim.world`: what happens (the cluster, the kubelet, the task
   process, Airflow's database and scheduler, and an
   :class:`~k8s_workloads.executor.ExecutorCore` per scheduler);
@@ -20,6 +23,9 @@ import json
 from typing import TextIO
 
 from k8s_workloads._display import one_line, shown
+from k8s_workloads._limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
+from k8s_workloads.sim.config import SimConfig
+from k8s_workloads.sim.generate import generate_scenario
 from k8s_workloads.sim.report import (
     Anomaly,
     EmittedEvent,
@@ -28,8 +34,12 @@ from k8s_workloads.sim.report import (
     WorkloadReport,
 )
 from k8s_workloads.sim.scenario import (
-    MAX_SCENARIO_BYTES,
-    MAX_SCENARIO_ENTRIES,
+    bundled_scenarios,
+    load_bundled_scenario,
+    load_scenario,
+    parse_scenario,
+)
+from k8s_workloads.sim.spec import (
     ContainerSpec,
     CreateError,
     PodScript,
@@ -37,15 +47,9 @@ from k8s_workloads.sim.scenario import (
     Scenario,
     ScenarioError,
     ScenarioTooLarge,
-    SimConfig,
     Step,
     WatchErrorSpec,
     WorkloadSpec,
-    bundled_scenarios,
-    generate_scenario,
-    load_bundled_scenario,
-    load_scenario,
-    parse_scenario,
 )
 from k8s_workloads.sim.world import simulate
 

@@ -10,7 +10,7 @@ from k8s_workloads._display import one_line
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from k8s_workloads.sim.scenario import SimConfig
+    from k8s_workloads.sim.config import SimConfig
 
 __all__ = [
     "Anomaly",

@@ -35,47 +35,37 @@ of a pod this scheduler still owns), ``lost_in_resync`` (after a re-list a runni
 no pod left), ``completed_callback_not_reported``, ``attempt_record_leak``, ``crash`` (a
 library function raised: the scheduler dies and restarts; five make a ``crash_loop``),
 ``event_storm`` and ``timeout``.
+
+This module runs the loop and performs the executor's requests (through the kit's
+:class:`~k8s_workloads.io.kit.ClusterCalls` and
+:class:`~k8s_workloads.testing.FakeAirflowDB`); the parts it calls each have a module:
+``_kubelet`` (the pod statuses), ``_airflow`` (the task process's and the scheduler's
+database writes), ``_restart`` (adoption and resets), ``_checks`` (the anomalies),
+``_timeline`` (the lines about decisions) and ``_state`` (what the run keeps).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
-import heapq
 import math
 import random
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.actions import (
-    Action,
-    DeletePod,
-    EmitEvent,
-    FreeSlot,
-    PatchLabels,
-    TrackRunning,
-    describe_action,
-)
-from k8s_workloads.events import Outcome, Resolution
-from k8s_workloads.executor import (
-    CreatePod,
-    ExecutorConfig,
-    ExecutorCore,
-    Handled,
-    ListPods,
-    ReadStates,
-    Request,
-)
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.executor.config import ExecutorConfig
+from k8s_workloads.executor.core import ExecutorCore
+from k8s_workloads.executor.requests import CreatePod, ListPods, ReadStates
 from k8s_workloads.io.kit import ClusterCalls
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-from k8s_workloads.labels import (
+from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
     POD_EXECUTOR_DONE_LABEL,
-    TRUE_LABEL_VALUE,
-    make_safe_label_value,
     watcher_selector,
 )
-from k8s_workloads.pods import BASE_CONTAINER_NAME, workload_command_args
+from k8s_workloads.pods.workload import workload_command_args
+from k8s_workloads.sim import _airflow, _checks, _kubelet, _restart, _timeline
+from k8s_workloads.sim._state import Crash, Live, Manifest, PodRun, Scheduler, describe_key
 from k8s_workloads.sim.report import (
     Anomaly,
     EmittedEvent,
@@ -83,171 +73,29 @@ from k8s_workloads.sim.report import (
     TimelineEntry,
     WorkloadReport,
 )
-from k8s_workloads.sim.scenario import (
-    ContainerSpec,
-    PodScript,
-    RestartSpec,
-    Scenario,
-    Step,
-    WatchErrorSpec,
-    WorkloadSpec,
-    is_terminal,
-)
-from k8s_workloads.states import (
-    CALLBACK_TERMINAL_STATES,
-    TASK_ADOPTABLE_STATES,
-    CallbackResult,
-    CallbackState,
-    ExecutorPseudoState,
-    KubernetesJob,
-    TaskInstanceState,
-    WorkloadResult,
-    WorkloadState,
-)
-from k8s_workloads.testing import FAILURES, FakeCluster, FakeWatch, Fault
+from k8s_workloads.states import KubernetesJob, WorkloadResult
+from k8s_workloads.testing._errors import FAILURES, Fault
+from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.database import FakeAirflowDB
+from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
 
-__all__ = ["simulate"]
+    from k8s_workloads.executor.requests import Request
+    from k8s_workloads.sim.spec import RestartSpec, Scenario, Step, WatchErrorSpec
+    from k8s_workloads.testing._watch import FakeWatch
 
-Manifest = dict[str, Any]
+__all__ = ["Simulation", "simulate"]
 
 _EPOCH = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 _MAX_CRASHES = 5
 _MAX_EVENTS_PER_TICK = 1_000_000
-_INIT_CONTAINER_NAME = "init"
 
 
-def _describe_key(key: WorkloadKey) -> str:
-    # One run per timeline line: the run id would only repeat itself.
-    return key.to_text(run_id=False)
+class Simulation:
+    """One run of a scenario: the world's state, tick by tick (see the module's text)."""
 
-
-def _shorten(text: str, key: WorkloadKey) -> str:
-    """A decision's reason with the key's long repr replaced by its short description."""
-    return text.replace(repr(key), _describe_key(key))
-
-
-def _action_texts(actions: Iterable[Action], key: WorkloadKey) -> tuple[str, ...]:
-    return tuple(_shorten(describe_action(action), key) for action in actions)
-
-
-def _compact(values: dict[str, Any]) -> dict[str, Any]:
-    return {name: value for name, value in values.items() if value is not None}
-
-
-# --- the fake Airflow database ---------------------------------------------------------
-
-
-@dataclasses.dataclass
-class _TaskRow:
-    state: TaskInstanceState | None
-    try_number: int
-    queued_by: int | None
-
-
-@dataclasses.dataclass
-class _CallbackRow:
-    state: CallbackState
-    queued_by: int | None
-
-
-class _AirflowDB:
-    """Task instance rows by primary key (current try) and callback rows by id, with
-    the scheduler job that queued each: what adoption and resets read."""
-
-    def __init__(self) -> None:
-        self.tasks: dict[tuple[str, str, str | None, int], _TaskRow] = {}
-        self.callbacks: dict[str, _CallbackRow] = {}
-
-    def task_row(self, key: TaskInstanceKey) -> _TaskRow | None:
-        """The task instance's row if its current try is the key's."""
-        row = self.tasks.get(key.primary)
-        return row if row is not None and row.try_number == key.try_number else None
-
-    def state(self, key: WorkloadKey) -> WorkloadState | None:
-        row = self.callbacks.get(key.id) if isinstance(key, CallbackKey) else self.task_row(key)
-        return None if row is None else row.state
-
-
-# --- the run -----------------------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class _Live:
-    """A workload while the run goes on; survives scheduler restarts."""
-
-    spec: WorkloadSpec
-    key: WorkloadKey
-    launches: int = 0
-    create_calls: int = 0
-    pods: list[str] = dataclasses.field(default_factory=list)
-    events: list[str] = dataclasses.field(default_factory=list)
-    terminal_events: int = 0
-    notes: list[str] = dataclasses.field(default_factory=list)
-    completed_by_adoption: set[str] = dataclasses.field(default_factory=set)
-    lost_reported: bool = False
-
-    def note(self, text: str) -> None:
-        if text not in self.notes:
-            self.notes.append(text)
-
-
-@dataclasses.dataclass
-class _PodRun:
-    """A pod the kubelet drives through its script."""
-
-    namespace: str
-    name: str
-    live: _Live
-    key: WorkloadKey
-    script: PodScript
-    created: int
-    step: int = 0
-    phase: str = "Pending"
-    started: int | None = None
-    ready: bool = False
-    ready_since: int = 0
-
-
-class _Scheduler:
-    """What one scheduler holds in memory: its executor core and its watch."""
-
-    def __init__(self, job_id: int, core: ExecutorCore, watch: FakeWatch) -> None:
-        self.job_id = job_id
-        self.core = core
-        self.watch = watch
-        self.due: list[tuple[int, int, Manifest]] = []  # (tick, order, event)
-        self.order = 0
-        self.handled: list[Handled] = []
-        self.relisted = False
-
-    @property
-    def label(self) -> str:
-        return make_safe_label_value(str(self.job_id))
-
-    def push(self, tick: int, event: Manifest) -> None:
-        self.order += 1
-        heapq.heappush(self.due, (tick, self.order, event))
-
-    def pop_due(self, tick: int) -> Manifest | None:
-        if self.due and self.due[0][0] <= tick:
-            return heapq.heappop(self.due)[2]
-        return None
-
-    def drop_all(self) -> list[Manifest]:
-        dropped = [event for _, _, event in sorted(self.due, key=lambda item: item[:2])]
-        self.due = []
-        dropped.extend(self.watch.events(copy=False))
-        return dropped
-
-
-class _Crash(Exception):
-    """Raised inside the simulation to unwind after a scheduler crash."""
-
-
-class _Simulation:
     def __init__(self, scenario: Scenario, *, record_timeline: bool = True) -> None:
         self.scenario = scenario
         self.config = scenario.config
@@ -257,20 +105,26 @@ class _Simulation:
         self.record_timeline = record_timeline
         self.cluster = FakeCluster(now=_EPOCH, namespaces=[self.config.namespace])
         self.calls = ClusterCalls(self.cluster)
-        self.db = _AirflowDB()
+        self.db = FakeAirflowDB()
+        self.row_keys: dict[tuple[str, str, str | None, int], TaskInstanceKey] = {}
+        """The try each task instance's row is at, by its primary key: Airflow keeps one row
+        per task instance (its current try); the kit's database keys rows by the whole key."""
+        self.queued_by: dict[WorkloadKey, int] = {}
+        """The scheduler job that queued (or adopted) each row: what adoption and resets
+        read (Airflow's ``queued_by_job_id``)."""
         self.t = 0
-        self.live = [_Live(spec, spec.key) for spec in scenario.workloads]
-        self.by_key: dict[WorkloadKey, _Live] = {live.key: live for live in self.live}
+        self.live = [Live(spec, spec.key) for spec in scenario.workloads]
+        self.by_key: dict[WorkloadKey, Live] = {live.key: live for live in self.live}
         self.to_queue = sorted(self.live, key=lambda live: live.spec.at)  # stable: file order
         self.queue_index = 0
-        self.sched: _Scheduler | None = None
+        self.sched: Scheduler | None = None
         self.start_at: int | None = 0
         self.next_job_id = 1
         self.dead_ids: list[int] = []
-        self.runs: dict[tuple[str, str], _PodRun] = {}
-        self.requeues: dict[int, list[_Live]] = {}
+        self.runs: dict[tuple[str, str], PodRun] = {}
+        self.requeues: dict[int, list[Live]] = {}
         """Workloads the scheduler queues again at a tick (reset after a restart)."""
-        self.kubelet_due: dict[int, list[_PodRun]] = {}
+        self.kubelet_due: dict[int, list[PodRun]] = {}
         self.timeline: list[TimelineEntry] = []
         self.anomalies: list[Anomaly] = []
         self.event_log: list[EmittedEvent] = []
@@ -296,7 +150,7 @@ class _Simulation:
         if self.record_timeline:
             self.timeline.append(TimelineEntry(self.t, kind, text, **fields))
 
-    def anomaly(self, kind: str, message: str, live: _Live | None = None) -> None:
+    def anomaly(self, kind: str, message: str, live: Live | None = None) -> None:
         self.anomalies.append(Anomaly(kind, message, self.t, live.spec.id if live else None))
         if live is not None:
             live.note(f"ANOMALY {kind}")
@@ -314,9 +168,9 @@ class _Simulation:
         return math.ceil(seconds / self.config.tick_seconds)
 
     @property
-    def scheduler(self) -> _Scheduler:
+    def scheduler(self) -> Scheduler:
         if self.sched is None:
-            raise _Crash("no scheduler is running")
+            raise Crash("no scheduler is running")
         return self.sched
 
     # --- the main loop ------------------------------------------------------------------
@@ -332,7 +186,7 @@ class _Simulation:
                 )
                 break
             self.t += 1
-        self.final_checks()
+        _checks.final_checks(self)
         return self.result()
 
     def tick(self) -> None:
@@ -358,7 +212,7 @@ class _Simulation:
     def guarded(self, step: Callable[[], None]) -> None:
         try:
             step()
-        except _Crash:
+        except Crash:
             pass
         except Exception as error:  # noqa: BLE001 - a library function raising is a finding
             self.crash(error)
@@ -430,126 +284,14 @@ class _Simulation:
         job_id = self.next_job_id
         self.next_job_id += 1
         core = self.new_core(job_id)
-        self.sched = _Scheduler(job_id, core, self.start_watch(core))
+        self.sched = Scheduler(job_id, core, self.start_watch(core))
         core.on_decision = self.sched.handled.append
         self.start_at = None
         selector = watcher_selector(job_id).label_selector
         self.log("scheduler", f"scheduler {job_id} starts; watching {selector}")
         self.collect()  # the watch starts with ADDED for the pods it already selects
         if self.dead_ids:
-            self.adopt()
-
-    def adopt(self) -> None:
-        sched = self.scheduler
-        listed: list[Manifest] = []
-        for selector in sched.core.adoption_selectors(self.dead_ids):
-            listing = self.cluster.list_pods(
-                self.config.namespace,
-                label_selector=selector.label_selector,
-                field_selector=selector.field_selector,
-            )
-            listed.extend(listing["items"])
-        # In name order; a pod in two lists is passed twice: the core counts it once.
-        pods = sorted(listed, key=lambda pod: str(pod["metadata"]["name"]))
-        dead = set(self.dead_ids)
-        expected = [
-            live.key
-            for live in self.live
-            if isinstance(live.key, TaskInstanceKey)
-            and (row := self.db.task_row(live.key)) is not None
-            and row.state in TASK_ADOPTABLE_STATES
-            and row.queued_by in dead
-        ]
-        active_callbacks = [
-            CallbackKey(callback_id)
-            for callback_id, row in self.db.callbacks.items()
-            if row.state not in CALLBACK_TERMINAL_STATES
-        ]
-        plan = sched.core.adopt(
-            pods,
-            expected_task_keys=expected,
-            expected_callback_keys=active_callbacks,
-        )
-        self.log(
-            "adopt",
-            f"adoption: {len({pod['metadata']['name'] for pod in pods})} pods listed, "
-            f"{len(plan.adopted)} adopted, "
-            f"{len(plan.completed)} completed, {len(plan.skipped)} skipped, "
-            f"{len(plan.undecodable)} undecodable; {len(expected)} task instances to adopt",
-        )
-        for skipped in (*plan.skipped, *plan.undecodable):
-            self.log("adopt", f"left alone: {skipped.reason}", pod=skipped.pod_name)
-        self.sync(why="adoption: Succeeded under a dead scheduler")
-        for key in plan.adopted:
-            if sched.core.is_running(key):
-                self.claim(key, sched.job_id)
-        for key in self.tracked(plan.actions):
-            live = self.by_key.get(key)
-            if live is not None:
-                live.note(f"adopted by scheduler {sched.job_id}")
-            self.log(
-                "adopt",
-                f"track running ({_describe_key(key)})",
-                workload=live.spec.id if live else None,
-            )
-        self.reset_orphans(sched.core.not_adopted(expected), dead)
-
-    def tracked(self, actions: Iterable[object]) -> list[WorkloadKey]:
-        core = self.scheduler.core
-        return [
-            action.key
-            for action in actions
-            if isinstance(action, TrackRunning) and core.is_running(action.key)
-        ]
-
-    def claim(self, key: WorkloadKey, job_id: int) -> None:
-        if isinstance(key, CallbackKey):
-            row = self.db.callbacks.get(key.id)
-            if row is not None:
-                row.queued_by = job_id
-            return
-        task_row = self.db.tasks.get(key.primary)
-        if task_row is not None:
-            task_row.queued_by = job_id
-
-    def reset_orphans(self, not_adopted: list[TaskInstanceKey], dead: set[int]) -> None:
-        for key in not_adopted:
-            live = self.by_key[key]
-            row = self.db.tasks[key.primary]
-            row.state = None
-            row.queued_by = None
-            new_key = key.with_try_number(key.try_number + 1)
-            live.key = new_key
-            self.by_key[new_key] = live
-            self.requeues.setdefault(self.t + 1, []).append(live)
-            live.note(f"reset: no pod to adopt; rescheduled as try {new_key.try_number}")
-            self.log(
-                "reset",
-                f"reset {_describe_key(key)}: no pod to adopt → rescheduled as try "
-                f"{new_key.try_number}",
-                workload=live.spec.id,
-            )
-        if not self.config.reset_orphaned_callbacks:
-            return
-        core = self.scheduler.core
-        for live in self.live:
-            callback_key = live.key
-            if not isinstance(callback_key, CallbackKey) or core.is_running(callback_key):
-                continue
-            cb_row = self.db.callbacks.get(callback_key.id)
-            if cb_row is None or cb_row.state is not CallbackState.QUEUED:
-                continue
-            if cb_row.queued_by not in dead:
-                continue
-            cb_row.queued_by = None
-            self.requeues.setdefault(self.t + 1, []).append(live)
-            live.note("re-queued after restart (simulator's reset_orphaned_callbacks)")
-            self.log(
-                "reset",
-                f"re-queue {_describe_key(callback_key)}: queued, no pod (assumption: "
-                "reset_orphaned_callbacks; Airflow 3.3.2 leaves it queued)",
-                workload=live.spec.id,
-            )
+            _restart.adopt(self)
 
     # --- queueing ---------------------------------------------------------------------
 
@@ -564,18 +306,22 @@ class _Simulation:
             for live in self.requeues.pop(tick):
                 self.queue(live)
 
-    def queue(self, live: _Live) -> None:
+    def queue(self, live: Live) -> None:
         sched = self.scheduler
         key = live.key
         if isinstance(key, CallbackKey):
-            self.db.callbacks[key.id] = _CallbackRow(CallbackState.QUEUED, sched.job_id)
+            self.db.add_callback(key)
         else:
-            self.db.tasks[key.primary] = _TaskRow(
-                TaskInstanceState.QUEUED, key.try_number, sched.job_id
-            )
+            old = self.row_keys.pop(key.primary, None)  # the row moves on to this try
+            if old is not None:
+                del self.db.task_states[old]
+                self.queued_by.pop(old, None)
+            self.db.add_task(key)
+            self.row_keys[key.primary] = key
+        self.queued_by[key] = sched.job_id
         workload: dict[str, Any] = {
             "type": "ExecuteCallback" if isinstance(key, CallbackKey) else "ExecuteTask",
-            "key": _describe_key(key),
+            "key": describe_key(key),
             "token": "simulated-token",
         }
         if isinstance(key, CallbackKey) and live.spec.dag_id and live.spec.run_id:
@@ -589,7 +335,7 @@ class _Simulation:
         else:
             job = KubernetesJob(key, args)
         sched.core.submit(job)
-        self.log("queue", f"queue {_describe_key(key)}", workload=live.spec.id)
+        self.log("queue", f"queue {describe_key(key)}", workload=live.spec.id)
 
     # --- the executor's passes --------------------------------------------------------
 
@@ -617,11 +363,11 @@ class _Simulation:
         self.flush(sched, pending, why, done=True)
         if sched.relisted:
             sched.relisted = False
-            self.check_resync()
+            _checks.check_resync(self)
 
     def flush(
         self,
-        sched: _Scheduler,
+        sched: Scheduler,
         pending: list[tuple[str, dict[str, Any], WorkloadResult | None] | None],
         why: str | None,
         *,
@@ -631,7 +377,7 @@ class _Simulation:
         handled = list(sched.handled)
         sched.handled.clear()
         for record in handled:
-            self.check(record)
+            _checks.check(self, record)
         event_line = pending[0]
         if event_line is not None:
             _, _, result = event_line
@@ -640,64 +386,9 @@ class _Simulation:
                 for record in handled
             )
             if matched or done or result is None:
-                handled = self.log_event_line(event_line, handled)
+                handled = _timeline.log_event_line(self, event_line, handled)
                 pending[0] = None
-        self.log_handled(handled, why)
-
-    def log_event_line(
-        self,
-        event_line: tuple[str, dict[str, Any], WorkloadResult | None],
-        handled: list[Handled],
-    ) -> list[Handled]:
-        """Log the event with the decision about its result; return the other records."""
-        text, fields, result = event_line
-        if not self.record_timeline:
-            return handled
-        for index, record in enumerate(handled):
-            if record.cause == "result" and result is not None and record.result == result:
-                key, decision = record.key, record.decision
-                self.log(
-                    "event",
-                    f"{text} → {_shorten(decision.reason, key)}",
-                    actions=_action_texts(decision.actions, key),
-                    **fields,
-                )
-                return handled[:index] + handled[index + 1 :]
-        self.log("event", text, **fields)
-        return handled
-
-    def log_handled(self, handled: list[Handled], why: str | None) -> None:
-        if not self.record_timeline:
-            return
-        for record in handled:
-            key, decision = record.key, record.decision
-            live = self.by_key.get(key)
-            text = _shorten(decision.reason, key)
-            actions = _action_texts(decision.actions, key)
-            result = record.result
-            if record.cause == "create error":
-                self.log(
-                    "create_error",
-                    f"create failed → {text}",
-                    workload=live.spec.id if live else None,
-                    actions=actions,
-                )
-                continue
-            if result is None:
-                self.log("note", f"{_describe_key(key)}: {text}", actions=actions)
-                continue
-            state = result.state.value
-            prefix = f"{why}: " if why else ""
-            if record.cause == "handling failed":
-                prefix = "retry after a failed call: "
-            self.log(
-                "adopt" if why else "event",
-                f"{prefix}{state} ({_describe_key(key)}) → {text}",
-                pod=result.pod_name or None,
-                workload=live.spec.id if live else None,
-                state=state,
-                actions=actions,
-            )
+        _timeline.log_handled(self, handled, why)
 
     def perform(self, request: Request) -> None:
         if isinstance(request, CreatePod):
@@ -716,11 +407,9 @@ class _Simulation:
                 self.log("note", what.format(request.pod_name), pod=request.pod_name)
             self.collect()
         elif isinstance(request, EmitEvent):
-            self.emit(request)
+            _airflow.emit(self, request)
         elif isinstance(request, ReadStates):
-            self.scheduler.core.states_read(
-                request, {key: self.db.state(key) for key in request.keys}
-            )
+            self.scheduler.core.states_read(request, self.db.read_states(request.keys))
         elif isinstance(request, ListPods):
             sched = self.scheduler
             pods, version = self.calls.list_pods(
@@ -747,20 +436,20 @@ class _Simulation:
             )
             self.log(
                 "create_error",
-                f"create {name} for {_describe_key(key)}: {what} {error.message!r}",
+                f"create {name} for {describe_key(key)}: {what} {error.message!r}",
                 pod=name,
                 workload=live.spec.id,
             )
             raise Fault(error.status, "Failure", error.message, headers=headers).error()
         live.create_calls = 0
-        self.cluster.create_pod(request.namespace, request.pod)
+        self.calls.perform(request)
         live.pods.append(name)
         live.launches += 1
-        run = _PodRun(request.namespace, name, live, key, script, self.t)
+        run = PodRun(request.namespace, name, live, key, script, self.t)
         self.runs[run.namespace, name] = run
         self.log(
             "create",
-            f"create pod for {_describe_key(key)} (launch {live.launches})",
+            f"create pod for {describe_key(key)} (launch {live.launches})",
             pod=name,
             workload=live.spec.id,
         )
@@ -778,115 +467,9 @@ class _Simulation:
 
     # --- checks on the core's decisions ---------------------------------------------------
 
-    def check(self, record: Handled) -> None:
-        result = record.result
-        live = self.by_key.get(record.key)
-        if result is None or live is None:
-            return
-        decision = record.decision
-        was_running = any(isinstance(action, FreeSlot) for action in decision.actions) or (
-            self.scheduler.core.is_running(result.key)
-        )
-        if result.state is ExecutorPseudoState.COMPLETED:
-            live.completed_by_adoption.add(result.pod_name)
-            if isinstance(result, CallbackResult):
-                reported = any(isinstance(action, EmitEvent) for action in decision.actions)
-                state = self.db.state(result.key)
-                if not reported and not is_terminal(state):
-                    self.anomaly(
-                        "completed_callback_not_reported",
-                        f"callback pod {result.pod_name} Succeeded while no scheduler watched; "
-                        f"adoption gave a COMPLETED result, the decision only cleans up "
-                        f"({decision.reason}), so the callback stays "
-                        f"{state.value if state else 'without state'} and never gets SUCCESS",
-                        live,
-                    )
-            return
-        if result.state is ExecutorPseudoState.ADOPTED and any(
-            isinstance(action, FreeSlot) for action in decision.actions
-        ):
-            self.check_adoption(result, live)
-        # Nothing performed: the decision only ignores the result.
-        ignored = not decision.actions and decision.look_up is None and decision.retry is None
-        known = self.db.state(result.key)
-        if ignored and was_running and is_terminal(known) and live.terminal_events > 0:
-            self.anomaly(
-                "slot_leak",
-                f"{_describe_key(result.key)} is in running but already "
-                f"{known.value if known else '?'}; the decision for its pod {result.pod_name} "
-                f"({result.state.value}) only ignores it "
-                f"({_shorten(decision.reason, result.key)}), so the slot is never freed",
-                live,
-            )
-        final = result.state in {
-            ExecutorPseudoState.LOOKUP,
-            TaskInstanceState.FAILED,
-            TaskInstanceState.SUCCESS,
-            CallbackState.FAILED,
-            CallbackState.SUCCESS,
-        }
-        current_pod = bool(live.pods) and live.pods[-1] == result.pod_name
-        if (
-            final
-            and ignored
-            and not was_running
-            and current_pod
-            and live.terminal_events == 0
-            and result.pod_name not in live.completed_by_adoption
-            and not live.lost_reported
-        ):
-            live.lost_reported = True
-            self.anomaly(
-                "lost_result",
-                f"the only final result of {_describe_key(result.key)} (pod "
-                f"{result.pod_name}: {result.state.value}) was ignored: the key is not in "
-                f"running ({_shorten(decision.reason, result.key)})",
-                live,
-            )
-
-    def check_adoption(self, result: WorkloadResult, live: _Live) -> None:
-        pod = self.cluster.pod(result.namespace, result.pod_name, copy=False)
-        labels = pod["metadata"]["labels"] if pod is not None else {}
-        if pod is not None and labels.get(AIRFLOW_WORKER_LABEL) != self.scheduler.label:
-            return  # another scheduler owns it now: a real adoption
-        cause = (
-            "the pod stopped matching the watch selector when the executor patched "
-            f"{POD_EXECUTOR_DONE_LABEL}=True on it"
-            if labels.get(POD_EXECUTOR_DONE_LABEL) == TRUE_LABEL_VALUE
-            else "the pod stopped matching the watch selector"
-        )
-        where = "still owned by this scheduler" if pod else "gone"
-        self.anomaly(
-            "false_adoption",
-            f"an ADOPTED result for pod {result.pod_name} (DELETED without a "
-            f"deletionTimestamp: {cause}; the pod is {where}) freed the slot of "
-            f"{_describe_key(result.key)}, which no other scheduler owns",
-            live,
-        )
-
-    def check_resync(self) -> None:
-        # Ground truth the executor does not have: which running keys have no pod left.
-        core = self.scheduler.core
-        with_pods = {
-            self.runs[pod["metadata"]["namespace"], pod["metadata"]["name"]].key
-            for pod in self.cluster.pods(copy=False)
-            if (pod["metadata"]["namespace"], pod["metadata"]["name"]) in self.runs
-        }
-        waiting = {job.key for job in core.queued}
-        for key in core.running:
-            if key in with_pods or key in waiting:
-                continue
-            self.anomaly(
-                "lost_in_resync",
-                f"{_describe_key(key)} is in running but its pod is gone: its final events "
-                "were among those the 410 lost, and the re-list only shows pods that exist, "
-                "so nothing will ever report it",
-                self.by_key.get(key),
-            )
-
     # --- the kubelet and the task process -----------------------------------------------
 
-    def schedule_step(self, run: _PodRun) -> None:
+    def schedule_step(self, run: PodRun) -> None:
         if run.step < len(run.script.steps):
             due = self.t + run.script.steps[run.step].after
             self.kubelet_due.setdefault(due, []).append(run)
@@ -902,11 +485,13 @@ class _Simulation:
                 self.apply_step(run, step)
                 self.schedule_step(run)
 
-    def apply_step(self, run: _PodRun, step: Step) -> None:
+    def apply_step(self, run: PodRun, step: Step) -> None:
         phase = "Failed" if step.evicted else (step.phase or run.phase)
         if phase == "Running" and run.started is None:
             run.started = self.t
-        status = self.status_for(run, step, phase)
+        status = _kubelet.pod_status(
+            run, step, phase, t=self.t, timestamp=self.timestamp, image=self.config.image()
+        )
         run.phase = phase
         copies = 2 if step.duplicate else 1
         watched = self.watched(run)
@@ -922,133 +507,13 @@ class _Simulation:
                 workload=run.live.spec.id,
                 phase=phase,
             )
-        self.task_process(run, step, phase)
+        _airflow.task_process(self, run, step, phase)
 
-    def watched(self, run: _PodRun) -> bool:
+    def watched(self, run: PodRun) -> bool:
         if self.sched is None:
             return False
         pod = self.cluster.pod(run.namespace, run.name, copy=False)
         return pod is not None and self.sched.watch.selects(pod)
-
-    def status_for(self, run: _PodRun, step: Step, phase: str) -> dict[str, Any]:
-        stamp = self.timestamp()
-        status: dict[str, Any] = {"phase": phase, "qosClass": "BestEffort"}
-        reason, message = step.reason, step.message
-        if step.evicted:
-            reason = reason or "Evicted"
-            message = message or "The node was low on resource: memory."
-        if reason:
-            status["reason"] = reason
-        if message:
-            status["message"] = message
-        ready = phase == "Running" and not step.deleted
-        if ready != run.ready:
-            run.ready, run.ready_since = ready, self.t
-        since = self.timestamp(run.ready_since or run.created)
-        conditions: list[dict[str, Any]] = [
-            {"type": "PodScheduled", "status": "True", "lastTransitionTime": stamp},
-            {"type": "Initialized", "status": "True", "lastTransitionTime": since},
-            {"type": "ContainersReady", "status": str(ready), "lastTransitionTime": since},
-            {"type": "Ready", "status": str(ready), "lastTransitionTime": since},
-        ]
-        if step.evicted:
-            conditions.append(
-                {
-                    "type": "DisruptionTarget",
-                    "status": "True",
-                    "reason": "TerminationByKubelet",
-                    "message": message,
-                    "lastTransitionTime": stamp,
-                }
-            )
-        status["conditions"] = conditions
-        if run.started is not None:
-            status["startTime"] = self.timestamp(run.started)
-        image = self.config.image()
-        main = self.container_status(BASE_CONTAINER_NAME, image, self.main_spec(step, phase))
-        if main is not None:
-            status["containerStatuses"] = [main]
-        init = self.container_status(_INIT_CONTAINER_NAME, image, step.init_container)
-        if init is not None:
-            status["initContainerStatuses"] = [init]
-        return status
-
-    @staticmethod
-    def main_spec(step: Step, phase: str) -> ContainerSpec | None:
-        if step.container != "default":
-            return step.container
-        if step.evicted:
-            return ContainerSpec("terminated", "Error", None, 137)
-        defaults = {
-            "Pending": ContainerSpec("waiting", "ContainerCreating"),
-            "Running": ContainerSpec("running"),
-            "Succeeded": ContainerSpec("terminated", "Completed", None, 0),
-            "Failed": ContainerSpec("terminated", "Error", None, 1),
-        }
-        return defaults.get(phase)
-
-    def container_status(
-        self, name: str, image: str, spec: ContainerSpec | None
-    ) -> dict[str, Any] | None:
-        if spec is None:
-            return None
-        stamp = self.timestamp()
-        state: dict[str, Any]
-        if spec.state == "waiting":
-            state = {"waiting": _compact({"reason": spec.reason, "message": spec.message})}
-        elif spec.state == "running":
-            state = {"running": {"startedAt": stamp}}
-        else:
-            state = {
-                "terminated": _compact(
-                    {
-                        "exitCode": spec.exit_code if spec.exit_code is not None else 0,
-                        "reason": spec.reason,
-                        "message": spec.message,
-                        "startedAt": stamp,
-                        "finishedAt": stamp,
-                    }
-                )
-            }
-        return {
-            "name": name,
-            "image": image,
-            "imageID": "",
-            "ready": spec.state == "running",
-            "restartCount": 0,
-            "started": spec.state == "running",
-            "state": state,
-        }
-
-    def task_process(self, run: _PodRun, step: Step, phase: str) -> None:
-        key = run.key
-        if not isinstance(key, TaskInstanceKey):
-            return
-        row = self.db.task_row(key)
-        if row is None:
-            return
-        write: TaskInstanceState | None
-        if step.task != "default":
-            write = step.task
-        elif phase == "Running" and not step.deleted and row.state is TaskInstanceState.QUEUED:
-            write = TaskInstanceState.RUNNING
-        elif phase == "Succeeded" and row.state in {
-            TaskInstanceState.QUEUED,
-            TaskInstanceState.RUNNING,
-        }:
-            write = TaskInstanceState.SUCCESS
-        else:
-            write = None
-        if write is None or write is row.state:
-            return
-        row.state = write
-        self.log(
-            "task",
-            f"task process sets {_describe_key(key)} {write.value}",
-            pod=run.name,
-            workload=run.live.spec.id,
-            state=write.value,
-        )
 
     # --- watch events -------------------------------------------------------------------
 
@@ -1109,138 +574,10 @@ class _Simulation:
             )
             self.sync()
             return
-        line = self.event_line(event, resolution) if self.record_timeline else None
+        line = _timeline.event_line(self, event, resolution) if self.record_timeline else None
         self.sync(event_line=line)
 
-    def event_line(
-        self, event: Manifest, resolution: Resolution
-    ) -> tuple[str, dict[str, Any], WorkloadResult | None]:
-        pod = event["object"]
-        metadata = pod.get("metadata", {})
-        phase = pod.get("status", {}).get("phase")
-        deleting = " (deleting)" if metadata.get("deletionTimestamp") else ""
-        shown = resolution.state.value if resolution.state is not None else resolution.outcome.value
-        if resolution.outcome is Outcome.FAILED:
-            shown = f"failed: {resolution.reason}"
-        live = self.by_key.get(resolution.key) if resolution.key is not None else None
-        about = f" ({_describe_key(resolution.key)})" if resolution.key is not None else ""
-        fields: dict[str, Any] = {
-            "pod": metadata.get("name"),
-            "workload": live.spec.id if live else None,
-            "event": event["type"],
-            "phase": phase,
-            "outcome": resolution.outcome.value,
-            "state": resolution.state.value if resolution.state is not None else None,
-        }
-        return f"{event['type']} {phase}{deleting} → {shown}{about}", fields, resolution.to_result()
-
-    # --- the scheduler's side of events -------------------------------------------------
-
-    def emit(self, action: EmitEvent) -> None:
-        live = self.by_key.get(action.key)
-        if live is None:
-            self.anomaly("unknown_key", f"event for an unknown key {action.key!r}")
-            return
-        live.events.append(f"t{self.t}:{action.state.value}")
-        if self.record_timeline:
-            self.event_log.append(
-                EmittedEvent(
-                    self.t,
-                    self.scheduler.job_id,
-                    live.spec.id,
-                    _describe_key(action.key),
-                    action.state.value,
-                    action.info,
-                )
-            )
-        if is_terminal(action.state):
-            if action.info:
-                live.note(action.info)
-            live.terminal_events += 1
-            if live.terminal_events == 2:
-                self.anomaly(
-                    "double_terminal_event",
-                    f"a second final event ({action.state.value}) for {_describe_key(action.key)}"
-                    f"; events so far: {', '.join(live.events)}",
-                    live,
-                )
-        if isinstance(action.key, CallbackKey):
-            self.apply_callback_event(action.key, action.state, live)
-        else:
-            self.apply_task_event(action.key, action.state, live)
-
-    def apply_callback_event(self, key: CallbackKey, state: WorkloadState, live: _Live) -> None:
-        row = self.db.callbacks.get(key.id)
-        if row is None or not isinstance(state, CallbackState):
-            self.anomaly("bad_event", f"callback event {state} without a callback row", live)
-            return
-        # Airflow 3.3's scheduler sets running/success/failed unconditionally.
-        if row.state in CALLBACK_TERMINAL_STATES and state is not row.state:
-            self.anomaly(
-                "overwritten_final_state",
-                f"{_describe_key(key)} was {row.state.value}; the event sets {state.value}",
-                live,
-            )
-        if state in {CallbackState.RUNNING, CallbackState.SUCCESS, CallbackState.FAILED}:
-            row.state = state
-
-    def apply_task_event(self, key: TaskInstanceKey, state: WorkloadState, live: _Live) -> None:
-        row = self.db.tasks.get(key.primary)
-        if row is None or not isinstance(state, TaskInstanceState):
-            self.anomaly("bad_event", f"task event {state} without a task instance row", live)
-            return
-        if row.try_number != key.try_number:
-            live.note(f"event for stale try {key.try_number} ignored by the scheduler")
-            return
-        if not is_terminal(state):
-            return  # the scheduler only logs running/queued events
-        if row.state in {TaskInstanceState.QUEUED, TaskInstanceState.RUNNING, None}:
-            row.state = state  # "executor reports finished although the task says running"
-        elif row.state is not state:
-            self.anomaly(
-                "contradicting_event",
-                f"the executor reports {state.value} for {_describe_key(key)}, "
-                f"which the task process set to {row.state.value}",
-                live,
-            )
-
     # --- the end ------------------------------------------------------------------------
-
-    def final_checks(self) -> None:
-        if self.sched is not None:
-            core = self.sched.core
-            for key in core.running:
-                live = self.by_key.get(key)
-                self.anomaly(
-                    "left_running", f"{_describe_key(key)} is still in running at the end", live
-                )
-            for key, attempt in core.attempts.records.items():
-                live = self.by_key.get(key)
-                if core.is_running(key) or live is None:
-                    continue
-                self.anomaly(
-                    "attempt_record_leak",
-                    f"the executor's attempt record of {_describe_key(key)} (attempts "
-                    f"{attempt.attempts}) outlives the workload: no decision removed it",
-                    live,
-                )
-        for live in self.live:
-            state = self.db.state(live.key)
-            shown = state.value if state is not None else "no state"
-            if not is_terminal(state):
-                self.anomaly(
-                    "unfinished",
-                    f"{_describe_key(live.key)} ended {shown}: never reached a final state "
-                    f"({live.terminal_events} final events)",
-                    live,
-                )
-            expected = live.spec.expect
-            if expected is not None and state is not expected:
-                self.anomaly(
-                    "unexpected_end_state",
-                    f"{_describe_key(live.key)} ended {shown}, expected {expected.value}",
-                    live,
-                )
 
     def result(self) -> SimulationResult:
         reports = []
@@ -1253,7 +590,7 @@ class _Simulation:
                 WorkloadReport(
                     id=live.spec.id,
                     kind=live.spec.kind,
-                    key=_describe_key(live.key).split(" ", 1)[1],
+                    key=describe_key(live.key).split(" ", 1)[1],
                     end_state=shown,
                     pods=tuple(live.pods),
                     launches=live.launches,
@@ -1288,4 +625,4 @@ class _Simulation:
 
 def simulate(scenario: Scenario, *, record_timeline: bool = True) -> SimulationResult:
     """Run a scenario; the same scenario always gives the same result."""
-    return _Simulation(scenario, record_timeline=record_timeline).run()
+    return Simulation(scenario, record_timeline=record_timeline).run()

@@ -32,7 +32,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.testing.cluster import CALLS, ApiError, FakeCluster, FakeWatch, Fault
+from k8s_workloads.testing._cluster_store import CALLS
+from k8s_workloads.testing._errors import ApiError, Fault
+from k8s_workloads.testing._watch import FakeWatch
+from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.database import DatabaseUnavailable, FakeAirflowDB
 from k8s_workloads.testing.driver import FAILURES, CoreDriver, PassReport
 from k8s_workloads.testing.kubelet import Kubelet, PodOutcome

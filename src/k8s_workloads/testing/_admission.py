@@ -21,8 +21,8 @@ from typing import Any
 import attrs
 
 from k8s_workloads import validation
-from k8s_workloads._pod_schema import DEFINITIONS
-from k8s_workloads.schema import pod_schema_errors
+from k8s_workloads.pods._pod_schema import DEFINITIONS
+from k8s_workloads.pods.schema import pod_schema_errors
 
 __all__ = [
     "FIELD_VALIDATION",

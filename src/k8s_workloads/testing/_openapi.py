@@ -15,7 +15,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads._pod_schema import DEFINITIONS
+from k8s_workloads.pods._pod_schema import DEFINITIONS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,28 +36,24 @@ _SCALARS: dict[str, Manifest] = {
     "time": {"type": "string", "format": "date-time"},
     "object": {"type": "object"},
 }
-_SECRET: Manifest = {
-    "type": "object",
-    "properties": {
-        "apiVersion": {"type": "string"},
-        "kind": {"type": "string"},
-        "metadata": {"$ref": "ObjectMeta"},
-        "data": {"type": "object", "additionalProperties": {"type": "string", "format": "byte"}},
-        "stringData": {"type": "object", "additionalProperties": {"type": "string"}},
-        "type": {"type": "string"},
-        "immutable": {"type": "boolean"},
-    },
-}
-_NAMESPACE: Manifest = {
-    "type": "object",
-    "properties": {
-        "apiVersion": {"type": "string"},
-        "kind": {"type": "string"},
-        "metadata": {"$ref": "ObjectMeta"},
-        "spec": {"type": "object"},
-        "status": {"type": "object"},
-    },
-}
+
+
+def _top_level(**properties: Manifest) -> Manifest:
+    """A top-level object's schema: ``apiVersion``, ``kind``, ``metadata``, then its own."""
+    common = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}}
+    return {
+        "type": "object",
+        "properties": {**common, "metadata": {"$ref": "ObjectMeta"}, **properties},
+    }
+
+
+_SECRET = _top_level(
+    data={"type": "object", "additionalProperties": {"type": "string", "format": "byte"}},
+    stringData={"type": "object", "additionalProperties": {"type": "string"}},
+    type={"type": "string"},
+    immutable={"type": "boolean"},
+)
+_NAMESPACE = _top_level(spec={"type": "object"}, status={"type": "object"})
 # (path, kind, verbs by HTTP method): what the server answers (see server.py's routes).
 _PATHS = (
     ("/api/v1/namespaces/{namespace}/pods", "Pod", ("get", "post")),

@@ -24,7 +24,7 @@ from k8s_workloads.states import (
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from k8s_workloads.actions import EmitEvent
+    from k8s_workloads.decisions.actions import EmitEvent
 
 __all__ = ["DatabaseUnavailable", "FakeAirflowDB"]
 

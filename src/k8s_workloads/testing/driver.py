@@ -5,20 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from k8s_workloads.actions import EmitEvent
-from k8s_workloads.executor import (
-    ExecutorCore,
-    ListPods,
-    NothingToDo,
-    ReadStates,
-    Request,
-    Waiting,
-)
+from k8s_workloads.decisions.actions import EmitEvent
+from k8s_workloads.executor.requests import ListPods, NothingToDo, ReadStates, Request, Waiting
 from k8s_workloads.io import kit
 from k8s_workloads.io.policy import failure_is_done
-from k8s_workloads.labels import (
-    watcher_selector,
-)
+from k8s_workloads.pods.labels import watcher_selector
 from k8s_workloads.testing._errors import FAILURES
 
 if TYPE_CHECKING:
@@ -26,9 +17,11 @@ if TYPE_CHECKING:
     import random
     from collections.abc import Iterable
 
-    from k8s_workloads.adoption import AdoptionPlan
+    from k8s_workloads.decisions.adoption import AdoptionPlan
+    from k8s_workloads.executor.core import ExecutorCore
     from k8s_workloads.keys import CallbackKey, TaskInstanceKey
-    from k8s_workloads.testing.cluster import FakeCluster, FakeWatch
+    from k8s_workloads.testing._watch import FakeWatch
+    from k8s_workloads.testing.cluster import FakeCluster
     from k8s_workloads.testing.database import FakeAirflowDB
 
 __all__ = ["FAILURES", "CoreDriver", "PassReport"]

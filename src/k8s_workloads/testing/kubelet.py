@@ -43,18 +43,16 @@ import datetime
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 
 from k8s_workloads import _config as _checks
 from k8s_workloads.testing import _statuses
 from k8s_workloads.testing._errors import ApiError
+from k8s_workloads.testing._service import Service
 from k8s_workloads.testing.cluster import FakeCluster
-
-if TYPE_CHECKING:
-    from types import TracebackType
 
 __all__ = ["DEFAULT_NODE", "Kubelet", "Plan", "PodOutcome"]
 
@@ -149,7 +147,7 @@ _SUCCESS = PodOutcome.success()
 K = TypeVar("K", bound="_KubeletBase")  # the kubelet's own class (no typing.Self on 3.10)
 
 
-class _KubeletBase:
+class _KubeletBase(Service):
     """What both kit kubelets share: the node, the pod IPs, the clock, binding, status
     writes, deletion confirmations and the thread that calls :meth:`step`."""
 
@@ -171,6 +169,15 @@ class _KubeletBase:
 
     def step(self, now: float) -> int:
         raise NotImplementedError
+
+    def _my_pods(self, present: set[str]) -> Iterator[tuple[Manifest, str]]:
+        """The cluster's pods this node runs, each with its uid (a shared snapshot, read
+        only); every pod's uid, this node's or not, goes into ``present``."""
+        for pod in self.cluster.pods(copy=False):
+            uid = str(pod["metadata"].get("uid", ""))
+            present.add(uid)
+            if self._mine(pod):
+                yield pod, uid
 
     def _mine(self, pod: Manifest) -> bool:
         node = (pod.get("spec") or {}).get("nodeName")
@@ -247,17 +254,6 @@ class _KubeletBase:
         if self._thread.is_alive():
             self._thread.join(timeout=10)
 
-    def __enter__(self: K) -> K:  # noqa: PYI019
-        return self.start()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
 
 @attrs.define
 class _Run:
@@ -306,15 +302,10 @@ class Kubelet(_KubeletBase):
         """One look at the cluster at ``now`` (seconds, any monotonic origin): the pods due
         move on. Returns how many statuses it wrote and deletions it confirmed."""
         written = 0
-        present = set()
-        for pod in self.cluster.pods(copy=False):
-            metadata = pod["metadata"]
-            uid = str(metadata.get("uid", ""))
-            present.add(uid)
-            if not self._mine(pod):
-                continue
+        present: set[str] = set()
+        for pod, uid in self._my_pods(present):
             run = self._runs.get(uid)
-            if metadata.get("deletionTimestamp"):
+            if pod["metadata"].get("deletionTimestamp"):
                 written += self._terminating(pod, run, now)
                 continue
             if run is None:

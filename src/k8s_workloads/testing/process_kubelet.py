@@ -165,14 +165,9 @@ class ProcessKubelet(_KubeletBase):
     def _step(self, now: float) -> int:
         written = 0
         present: set[str] = set()
-        for pod in self.cluster.pods(copy=False):
-            metadata = pod["metadata"]
-            uid = str(metadata.get("uid", ""))
-            present.add(uid)
-            if not self._mine(pod):
-                continue
+        for pod, uid in self._my_pods(present):
             run = self._runs.get(uid)
-            if metadata.get("deletionTimestamp"):
+            if pod["metadata"].get("deletionTimestamp"):
                 if run is None:
                     written += self._finish(pod)  # nothing of it runs here
                     continue

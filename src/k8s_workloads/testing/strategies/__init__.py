@@ -26,78 +26,15 @@ except ImportError as missing:  # pragma: no cover - the extra is installed in e
         "k8s_workloads.testing.strategies needs hypothesis: pip install 'k8s-workloads[hypothesis]'"
     ) from missing
 
-from k8s_workloads.testing.strategies._cluster import (
-    ClusterEvent,
-    ClusterPod,
-    PodFate,
-    cluster_events,
-    cluster_pods,
-)
-from k8s_workloads.testing.strategies._ids import (
-    airflow_ids,
-    callback_keys,
-    hostile_ids,
-    hostile_run_ids,
-    run_ids,
-    scheduler_job_ids,
-    task_keys,
-    workload_keys,
-)
-from k8s_workloads.testing.strategies._manifests import (
-    RESERVED_KEYS,
-    Edit,
-    HostileHook,
-    container_args,
-    dns_labels,
-    hostile_edits,
-    hostile_hooks,
-    hostile_label_keys,
-    hostile_label_values,
-    hostile_names,
-    hostile_templates_and_overrides,
-    huge_annotation_values,
-    kube_images,
-    label_keys,
-    label_values,
-    namespaces,
-    pod_overrides,
-    pod_templates,
-    templates_and_overrides,
-    wrong_type_values,
-)
+from k8s_workloads.testing.strategies import _cluster, _hostile, _ids, _manifests
+from k8s_workloads.testing.strategies._cluster import *  # noqa: F403
+from k8s_workloads.testing.strategies._hostile import *  # noqa: F403
+from k8s_workloads.testing.strategies._ids import *  # noqa: F403
+from k8s_workloads.testing.strategies._manifests import *  # noqa: F403
 
-__all__ = [
-    "RESERVED_KEYS",
-    "ClusterEvent",
-    "ClusterPod",
-    "Edit",
-    "HostileHook",
-    "PodFate",
-    "airflow_ids",
-    "callback_keys",
-    "cluster_events",
-    "cluster_pods",
-    "container_args",
-    "dns_labels",
-    "hostile_edits",
-    "hostile_hooks",
-    "hostile_ids",
-    "hostile_label_keys",
-    "hostile_label_values",
-    "hostile_names",
-    "hostile_run_ids",
-    "hostile_templates_and_overrides",
-    "huge_annotation_values",
-    "kube_images",
-    "label_keys",
-    "label_values",
-    "namespaces",
-    "pod_overrides",
-    "pod_templates",
-    "run_ids",
-    "scheduler_job_ids",
-    "task_keys",
-    "templates_and_overrides",
-    "workload_keys",
-    "wrong_type_values",
-]
+# Each module lists its public names once; the package offers all of them.
+__all__: list[str] = []
+__all__ += _cluster.__all__
+__all__ += _hostile.__all__
+__all__ += _ids.__all__
+__all__ += _manifests.__all__

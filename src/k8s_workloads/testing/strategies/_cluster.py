@@ -21,8 +21,8 @@ import attrs
 from hypothesis import strategies as st
 
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-from k8s_workloads.labels import create_unique_id
-from k8s_workloads.pods import construct_callback_pod, construct_task_pod
+from k8s_workloads.pods.build import construct_callback_pod, construct_task_pod
+from k8s_workloads.pods.labels import create_unique_id
 from k8s_workloads.testing.strategies._ids import workload_keys
 from k8s_workloads.testing.strategies._manifests import namespaces
 
@@ -194,6 +194,8 @@ def _status(pod: Manifest, fate: PodFate, *, exit_code: int, restarts: int, age:
     uid = pod["metadata"]["uid"]
     running = fate is PodFate.RUNNING
     waiting = fate in {PodFate.CREATING, PodFate.IMAGE_PULL_FAILED, PodFate.IMAGE_PULL_BACK_OFF}
+    ready_at = finished if fate.terminal else started
+    not_ready = None if running else ("PodCompleted" if fate.terminal else "ContainersNotReady")
     status: Manifest = {
         "phase": _PHASES[fate],
         "hostIP": "10.0.0.1",
@@ -203,21 +205,9 @@ def _status(pod: Manifest, fate: PodFate, *, exit_code: int, restarts: int, age:
         "conditions": [
             _condition("PodScheduled", true=True, at=started),
             _condition("Initialized", true=True, at=started),
-            _condition(
-                "ContainersReady",
-                true=running,
-                at=finished if fate.terminal else started,
-                reason=None
-                if running
-                else ("PodCompleted" if fate.terminal else "ContainersNotReady"),
-            ),
-            _condition(
-                "Ready",
-                true=running,
-                at=finished if fate.terminal else started,
-                reason=None
-                if running
-                else ("PodCompleted" if fate.terminal else "ContainersNotReady"),
+            *(
+                _condition(kind, true=running, at=ready_at, reason=not_ready)
+                for kind in ("ContainersReady", "Ready")
             ),
         ],
     }

@@ -1,0 +1,290 @@
+"""The executor's settings and lifecycle: the options read and checked, the core's
+configuration made from them and from the provider's, the pod template loaded within
+bounds, and ``start()`` / ``end()``, which make and stop the core, its I/O and the watchers.
+
+:class:`_Lifecycle` is the lowest of the classes ``KubernetesExecutor`` is made of, one a
+concern: ``_Lifecycle``, then :mod:`~k8s_workloads.airflow._reads`'s, then
+:mod:`~k8s_workloads.airflow._adoption`'s, then :mod:`~k8s_workloads.airflow.executor`'s
+(intake and the loop). Each one sees the attributes ``start()`` sets.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import os
+import queue
+from typing import TYPE_CHECKING, Any
+
+from k8s_workloads._yaml_input import load_bounded_file
+from k8s_workloads.adapters import to_manifest
+from k8s_workloads.airflow._runtime import (
+    _AIRFLOW_VERSION,
+    _airflow,
+    _failures,
+    _ProviderKubernetesExecutor,
+)
+from k8s_workloads.airflow._watcher import _Watcher
+from k8s_workloads.airflow.provider import SECTION
+from k8s_workloads.airflow.settings import (
+    LibraryOptions,
+    cluster_access_problem,
+    image_problem,
+    read_options,
+)
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions.actions import EmitEvent
+from k8s_workloads.executor.config import ExecutorConfig
+from k8s_workloads.executor.core import ExecutorCore
+from k8s_workloads.executor.requests import CreatePod, ListPods, ReadStates, Request
+from k8s_workloads.io.kube import KubeCalls
+from k8s_workloads.io.pool import PoolDriver
+from k8s_workloads.watch.failures import PendingPolicy
+from k8s_workloads.watch.resolution import ResolverConfig
+
+if TYPE_CHECKING:
+    from k8s_workloads.keys import WorkloadKey
+
+__all__ = ["_Lifecycle"]
+
+_SECTION = SECTION
+_KUBE_CLIENT = "airflow.providers.cncf.kubernetes.kube_client"
+
+
+class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
+    """The provider's executor, configured, started and ended on the library's core."""
+
+    if TYPE_CHECKING:  # defined by the classes made on this one; start() and end() use them
+
+        def _pass(self, *, seconds: float | None = None) -> None: ...
+        def _perform(self, request: Request) -> object: ...
+        def _screen(self, request: CreatePod) -> str | None: ...
+
+    # --- configuration ---------------------------------------------------------------
+
+    def _setting(self, name: str) -> str | None:
+        """``[kubernetes_executor] name`` as text; the library's options have their
+        declared defaults (the package is a registered provider: ``provider.py``)."""
+        value: str | None = self.conf.get(_SECTION, name, fallback=None)
+        return value
+
+    def _check_settings(self) -> LibraryOptions:
+        """The library's options, read and checked, and the settings without which no pod
+        runs: one ``InvalidExecutorSetting`` line (``settings``) naming the first problem."""
+        options = read_options(self._setting)
+        factory_read = hasattr(_airflow(_KUBE_CLIENT), "_get_executor_kube_client")
+        problem = cluster_access_problem(
+            self._setting, environ=os.environ, client_factory_read=factory_read
+        ) or image_problem(self._setting, self._template(self.kube_config.pod_template_file))
+        if problem is not None:
+            raise problem
+        return options
+
+    def _core_config(self) -> ExecutorConfig:
+        kube = self.kube_config
+        options = self._options
+        decisions = DecisionConfig(
+            delete_worker_pods=kube.delete_worker_pods,
+            delete_worker_pods_on_failure=kube.delete_worker_pods_on_failure,
+            mark_kept_failed_pods_done=options.mark_kept_failed_pods_done,
+            pod_launch_failure_retries=self.pod_launch_failure_max_retries,
+            pod_launch_failure_excluded_container_reasons=(
+                self.pod_launch_failure_excluded_container_reasons
+            ),
+            callback_launch_failure_retries=options.callback_launch_failure_retries,
+            task_publish_max_retries=self.task_publish_max_retries,
+            max_handling_retries=options.max_handling_retries,
+        )
+        resolver = ResolverConfig(
+            airflow_version=_AIRFLOW_VERSION,
+            fatal_pending_reasons=frozenset(
+                kube.worker_pod_pending_fatal_container_state_reasons or ()
+            ),
+            pending=PendingPolicy() if options.pending_policy else None,
+        )
+        return ExecutorConfig(
+            scheduler_id=self.scheduler_job_id or "",
+            namespace=kube.kube_namespace,
+            airflow_version=_AIRFLOW_VERSION,
+            kube_image=kube.kube_image,
+            pod_template=self._template(kube.pod_template_file),
+            load_template=self._template,
+            mutation_hook=_mutation_hook(),
+            decisions=decisions,
+            resolver=resolver,
+            secure_payload=options.secure_workload_payload,
+            creation_batch_size=max(1, int(kube.worker_pods_creation_batch_size)),
+            max_concurrent_creations=self._creation_concurrency(),
+            max_concurrent_cleanups=options.pod_cleanup_max_concurrency,
+            watch_all_namespaces=bool(kube.multi_namespace_mode),
+        )
+
+    def _creation_concurrency(self) -> int:
+        """Pod creations in flight at once: with the provider's ``async_pod_creation``,
+        ``pod_creation_max_concurrency`` (0: ``worker_pods_creation_batch_size``); one at a
+        time otherwise, as the provider creates them."""
+        kube = self.kube_config
+        if not getattr(kube, "async_pod_creation", False):
+            return 1
+        concurrency = int(getattr(kube, "pod_creation_max_concurrency", 0) or 0)
+        return max(1, concurrency or int(kube.worker_pods_creation_batch_size))
+
+    def _delete_options(self) -> dict[str, Any] | None:
+        """``[kubernetes_executor] delete_option_kwargs`` as the ``DeleteOptions`` body the
+        provider sends (its keys are the client's snake_case names)."""
+        options = self.kube_config.delete_option_kwargs or {}
+        if not options:
+            return None
+        client = _airflow("kubernetes.client")
+        body: dict[str, Any] = client.ApiClient().sanitize_for_serialization(
+            client.V1DeleteOptions(**options)
+        )
+        return body
+
+    @staticmethod
+    def _template(path: str | None) -> dict[str, Any]:
+        if not path:
+            return {}
+        generator = _airflow("airflow.providers.cncf.kubernetes.pod_generator").PodGenerator
+        try:
+            if not os.path.exists(path):  # noqa: PTH110 - the provider's test
+                # The provider's warning ("Model file ... does not exist") and empty pod.
+                return to_manifest(generator.deserialize_model_file(path))
+            # The provider's deserialize_model_file reads it with yaml.safe_load: a
+            # task's pod_template_file is a DAG author's, and an alias bomb or a file
+            # without end would fill the scheduler's memory. Read within the CLI's bounds.
+            loaded = load_bounded_file(path)
+            return to_manifest(generator.deserialize_model_dict(loaded))
+        except (OSError, ValueError, TypeError, _airflow("yaml").YAMLError) as error:
+            # The core fails the job with this message (it takes ValueError and TypeError).
+            raise ValueError(f"pod template file {path!r}: {error}") from error
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the executor: the API client, the core and the watcher thread."""
+        kube_client = _airflow(_KUBE_CLIENT)
+        self.log.info("Start Kubernetes executor (k8s_workloads)")
+        if not self.supports_callbacks:
+            self.log.info(
+                "Airflow %s: tasks only; callback workloads need Airflow 3.3 or later",
+                _AIRFLOW_VERSION,
+            )
+        self.scheduler_job_id = str(self.job_id)
+        # Checked before the client is made: its ConfigException ("Service host/port is
+        # not set") and image-less pods are what the provider shows instead.
+        self._options = self._check_settings()
+        self.kube_client = _executor_kube_client(kube_client, self.team_name)
+        self.core = ExecutorCore(self._core_config())
+        self._sync_bound = self._options.sync_max_seconds
+        config = self.core.config
+        self._calls = KubeCalls(
+            self.kube_client,
+            request_args=self.kube_config.kube_client_request_args or {},
+            delete_options=self._delete_options(),
+            pool_size=config.max_concurrent_creations + config.max_concurrent_cleanups,
+        )
+        self._driver = PoolDriver(
+            self.core,
+            self._perform,
+            failures=_failures(),
+            screen=self._screen,
+            inline=_inline,
+        )
+        self._last_orphan_adoption = float("-inf")  # the first sync() adopts
+        self._orphan_scan: concurrent.futures.Future[Any] | None = None
+        self._background = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="k8s-workloads-orphans"
+        )
+        self._events: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._ti_ids: dict[WorkloadKey, str] = {}
+        self._stale_verdicts: dict[WorkloadKey, str | None] = {}
+        """This pass's stale checks (see _stale), read one creation batch at a time."""
+        self._watchers = [_Watcher(self, ns, self._events) for ns in self._namespaces()]
+        for watcher in self._watchers:
+            watcher.start()
+
+    def _namespaces(self) -> list[str | None]:
+        """Where pods are watched and listed, as the provider does: the configured
+        namespace; in multi-namespace mode each of ``multi_namespace_mode_namespace_list``,
+        or every namespace (None) when there is no list."""
+        kube = self.kube_config
+        if not kube.multi_namespace_mode:
+            return [kube.kube_namespace]
+        listed = [ns.strip() for ns in kube.multi_namespace_mode_namespace_list or () if ns.strip()]
+        return list(dict.fromkeys(listed)) or [None]
+
+    def end(self) -> None:
+        """Stop the watchers and perform what the core still asks for."""
+        watchers = getattr(self, "_watchers", None)
+        if not watchers:
+            return
+        for watcher in watchers:
+            watcher.stopping.set()
+        with contextlib.suppress(Exception):
+            self._pass()
+        self._driver.close()
+        # A scan still running would go on after end(): list, take rows, log. Wait for it
+        # (each of its calls is bounded by the client's timeouts); drop those not started.
+        self._background.shutdown(wait=True, cancel_futures=True)
+        for watcher in watchers:
+            watcher.stop(timeout=5)
+        self._watchers = []
+
+    def terminate(self) -> None:
+        self.end()
+
+
+def _executor_kube_client(kube_client: Any, team_name: str | None) -> Any:  # noqa: ANN401
+    """The provider's API client for its executor: with ``client_factory`` and per-team
+    settings from provider 10.24, from ``in_cluster`` / ``config_file`` before."""
+    get_client = getattr(kube_client, "_get_executor_kube_client", None)
+    if get_client is None:
+        return kube_client.get_kube_client()
+    return get_client(team_name=team_name)
+
+
+def _mutation_hook() -> Any:  # noqa: ANN401 - a MutationHook, or None
+    """Airflow's ``pod_mutation_hook`` as a manifest hook; None when it would do nothing.
+
+    Each pod through a hook makes a ``V1Pod`` and back, most of a pod's build: with
+    Airflow's own hook and no policy implementing it, there is nothing to mutate.
+    """
+    settings = _airflow("airflow.settings")
+    hook = getattr(settings, "pod_mutation_hook", None)
+    if hook is None or _is_default_mutation_hook(settings, hook):
+        return None
+    from k8s_workloads.adapters import v1pod_mutation_hook  # noqa: PLC0415
+
+    return v1pod_mutation_hook(hook)
+
+
+def _is_default_mutation_hook(settings: Any, hook: object) -> bool:  # noqa: ANN401 - airflow.settings
+    """Whether ``hook`` is the function ``airflow.settings`` defines and no policy plugin
+    implements ``pod_mutation_hook``.
+
+    Airflow's function calls the policy plugin manager's hook, and
+    ``airflow_local_settings``'s ``pod_mutation_hook`` becomes a plugin of that manager
+    (``policies.make_plugin_from_local_settings``), as do the ``airflow.policy`` entry
+    points: the function stays the same, so the manager is asked. A function set in its
+    place (before Airflow 2.6 ``airflow_local_settings`` replaced it; or by code) is a
+    user's hook. Anything this cannot tell is taken for a user's hook.
+    """
+    if (
+        getattr(hook, "__module__", None) != settings.__name__
+        or getattr(hook, "__qualname__", None) != "pod_mutation_hook"
+    ):
+        return False
+    manager = getattr(settings, "get_policy_plugin_manager", None)
+    if manager is None:
+        return False
+    try:
+        return not manager().hook.pod_mutation_hook.get_hookimpls()
+    except AttributeError:  # no such hook spec: not the manager described above
+        return False
+
+
+def _inline(request: Request) -> bool:
+    """Performed on the scheduler's thread: events (its buffer), state reads (its
+    database) and re-lists (they restart the watchers)."""
+    return isinstance(request, (EmitEvent, ReadStates, ListPods))

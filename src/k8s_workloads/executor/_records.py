@@ -1,0 +1,130 @@
+"""The executor core's private records (a result waiting, a queued job, a work of
+actions, a request in flight) and how it reads a failed call's error."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions.creation_errors import classify_create_error
+from k8s_workloads.decisions.rules import UNKNOWN, KnownState
+
+if TYPE_CHECKING:
+    import datetime
+    from collections import deque
+
+    from k8s_workloads.decisions.actions import Action, Decision
+    from k8s_workloads.decisions.attempts import Attempt, Attempts
+    from k8s_workloads.executor.requests import DeleteSecret, Request
+    from k8s_workloads.keys import WorkloadKey
+    from k8s_workloads.states import KubernetesJob, WorkloadResult
+
+
+@attrs.define
+class _Pending:
+    """A result waiting to be handled, with its handling history."""
+
+    result: WorkloadResult
+    failures: int = 0
+    known: KnownState = UNKNOWN
+    """The state read for it before its handling failed (handling_failed reads it)."""
+    error: BaseException | None = None
+    """Set when its handling failed in this pass: handling_failed decides next."""
+    cached: tuple[int, Decision] | None = None
+    in_watch: bool = True
+    """False for a DELETED event: the pod is leaving the watch (deleted, or labelled out)."""
+
+
+@attrs.define
+class _Queued:
+    job: KubernetesJob[Any]
+    not_before: datetime.datetime | None = None
+
+
+_DECISION: Final = "decision"  # a pod-call failure fails the result's handling
+_FINAL: Final = "final"  # best effort: failures are ignored
+_CLEANED_KEPT: Final = 10_000
+_ADOPTION: Final = "adoption"  # a failed relabel drops the pod's adoption
+
+
+@attrs.define(eq=False)
+class _Work:
+    """Actions being performed, in order, and what a failure among them means.
+
+    A work is one workload's: while it is open, no other result of that workload is
+    decided and no pod of it is created (``key`` None: a clean-up of a pod only). Works
+    of different workloads run side by side; a work's own actions never overlap.
+    """
+
+    kind: str
+    actions: deque[Action | DeleteSecret]
+    pending: _Pending | None = None
+    attempts: Attempts | None = None
+    """The bookkeeping to keep once every action is done: ``key``'s record in it."""
+    completed: WorkloadResult | None = None
+    """An adopted Succeeded pod's result, fed to the decisions once it is relabelled."""
+    key: WorkloadKey | None = None
+    base: Attempt | None = None
+    """``key``'s record when the work was decided: kept only if no one changed it since."""
+
+
+@attrs.define(eq=False)
+class _Flight:
+    """A request handed out and not yet reported complete."""
+
+    request: Request
+    implicit: bool
+    """Handed out by next_request: it has succeeded when the next one is asked for."""
+    work: _Work | None = None
+    entry: _Queued | None = None
+    """A CreatePod's queued job."""
+    revoked: bool = False
+    """Its workload was revoked while the pod was being created: delete the pod."""
+
+
+def _args_workload(args: list[str]) -> str | None:
+    # The Airflow 3 workload argv: ... --json-string <workload JSON>.
+    for index, arg in enumerate(args[:-1]):
+        if arg == "--json-string":
+            return args[index + 1]
+    return None
+
+
+def _error_parts(
+    error: BaseException,
+) -> tuple[int | None, object, Mapping[str, str] | None, str | None] | None:
+    """An API error's status, body, headers and reason; None when it is no API error.
+
+    ``ApiException`` carries the four as attributes; an ``OSError`` or a urllib3 error
+    (reset, DNS, timeout) is a connection error, transient by the provider's rules.
+    """
+    status = getattr(error, "status", None)
+    if isinstance(status, int) and not isinstance(status, bool):
+        headers = getattr(error, "headers", None)
+        reason = getattr(error, "reason", None)
+        return (
+            status,
+            getattr(error, "body", None),
+            headers if isinstance(headers, Mapping) else None,
+            reason if isinstance(reason, str) else None,
+        )
+    if isinstance(error, OSError) or type(error).__module__.startswith("urllib3"):
+        return None, None, None, str(error) or type(error).__name__
+    return None
+
+
+def _transient(error: BaseException) -> bool:
+    """Whether a pod call may succeed when tried again: the pod-creation rules'
+    transient errors (429, 5xx, a conflict, a connection error; classify_create_error)."""
+    parts = _error_parts(error)
+    if parts is None:
+        return False
+    status, body, headers, reason = parts
+    verdict = classify_create_error(status, body, headers, reason=reason, config=_ALWAYS_RETRY)
+    return verdict.retry
+
+
+_ALWAYS_RETRY = DecisionConfig(task_publish_max_retries=-1)

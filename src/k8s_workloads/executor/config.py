@@ -1,0 +1,94 @@
+"""What the executor core is configured with: :class:`ExecutorConfig` (checked when made)."""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from k8s_workloads import _config as _checks
+from k8s_workloads._display import shown
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.pods.validation import is_dns1123_label
+from k8s_workloads.watch.resolution import ResolverConfig
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from k8s_workloads.compat import AirflowVersion, VersionLike
+    from k8s_workloads.pods.general import MutationHook
+
+__all__ = ["ExecutorConfig"]
+
+
+def _text(value: str | int) -> str:
+    return str(value)
+
+
+def _version(value: VersionLike) -> AirflowVersion:
+    return _checks.version("ExecutorConfig", "airflow_version", value)
+
+
+def _namespace(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    given: object = value  # typed str, but a caller may pass anything
+    if not isinstance(given, str) or not is_dns1123_label(given):
+        raise _checks.InvalidConfig(
+            type(instance).__name__,
+            attribute.name,
+            f"must be a namespace name (a DNS-1123 label), got {shown(value)}",
+        )
+
+
+@attrs.frozen(eq=False)
+class ExecutorConfig:
+    """What the core builds pods with and decides by.
+
+    ``pod_template`` is the manifest every pod is merged over (the provider's
+    ``pod_template_file``, loaded); a job naming its own ``pod_template_file`` gets
+    ``load_template(path)`` (the caller reads files; the core does not), which raises
+    ``ValueError`` or ``TypeError`` for a template it cannot give: the job then fails. ``rng`` draws
+    pod-name suffixes (a seeded ``random.Random`` makes runs reproducible; None: the
+    library's default source). ``creation_batch_size`` pods are created per pass (the
+    provider's ``worker_pods_creation_batch_size``, default 1), at most
+    ``max_concurrent_creations`` of them in flight at once. With ``secure_payload``
+    the workload JSON goes into a Secret instead of the pod's args
+    (:mod:`k8s_workloads.payload`). ``read_callback_states`` asks for ``Callback.state``
+    before reporting a callback, so a terminal callback is never overwritten.
+    """
+
+    scheduler_id: str = attrs.field(converter=_text)
+    namespace: str = attrs.field(validator=_namespace)
+    airflow_version: AirflowVersion = attrs.field(converter=_version)
+    kube_image: str | None = attrs.field(default=None, validator=_checks.optional_text)
+    pod_template: Mapping[str, Any] | None = attrs.field(
+        default=None, validator=_checks.optional_mapping
+    )
+    load_template: Callable[[str], Mapping[str, Any]] | None = attrs.field(
+        default=None, validator=_checks.optional_callable
+    )
+    mutation_hook: MutationHook | None = attrs.field(
+        default=None, validator=_checks.optional_callable
+    )
+    decisions: DecisionConfig = attrs.field(
+        default=DecisionConfig(), validator=_checks.kind(DecisionConfig)
+    )
+    resolver: ResolverConfig | None = attrs.field(
+        default=None, validator=_checks.kind(ResolverConfig, optional=True)
+    )
+    """None: the provider's watcher for ``airflow_version``."""
+    secure_payload: bool = attrs.field(default=False, validator=_checks.boolean)
+    read_callback_states: bool = attrs.field(default=True, validator=_checks.boolean)
+    creation_batch_size: int = attrs.field(default=1, validator=_checks.positive)
+    max_concurrent_creations: int = attrs.field(default=16, validator=_checks.positive)
+    """Pod creations in flight at once when the core is driven concurrently
+    (:meth:`ExecutorCore.start_request`); one at a time with :meth:`~ExecutorCore.next_request`."""
+    max_concurrent_cleanups: int = attrs.field(default=16, validator=_checks.positive)
+    """Pod deletions, label patches and Secret deletions in flight at once (likewise)."""
+    watch_all_namespaces: bool = attrs.field(default=False, validator=_checks.boolean)
+    rng: random.Random | None = attrs.field(
+        default=None, validator=_checks.kind(random.Random, optional=True)
+    )
+
+    def resolver_config(self) -> ResolverConfig:
+        return self.resolver or ResolverConfig(airflow_version=self.airflow_version)

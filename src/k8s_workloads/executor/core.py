@@ -1,0 +1,413 @@
+"""ExecutorCore: the whole executor loop as one sans-I/O state machine.
+
+Everything that affects the loop lives here, once: the running set, the attempt records,
+the pod-creation queue with its not-before times and the pause after a 429, the per-job
+create-retry counts, the backlog of results whose handling failed, the watch's resource
+version, the re-list after a 410 and adoption after a restart. The core never calls the
+Kubernetes API, the database, the clock or a random source. The executor feeds it what
+happened and performs what it asks for — one request at a time, or many in flight — in
+the spirit of h11's ``Connection``::
+
+    core = ExecutorCore(ExecutorConfig(scheduler_id="42", namespace="airflow",
+                                       airflow_version="3.3.2", kube_image="airflow:3.3.2"))
+    core.submit(job)                          # queue_workload / execute_async
+    core.feed_event(line, now=now)            # every watch event, as it arrives
+    core.run_pass(now, perform, failures=(ApiException, OSError))  # perform: the only I/O
+
+The protocol, in full:
+
+* One at a time: :meth:`ExecutorCore.next_request` hands out the next :data:`Request`; a
+  request not reported failed by the time the next one is asked for has succeeded.
+* Many in flight: :meth:`ExecutorCore.start_request` hands out requests until it answers
+  :class:`Waiting` (report a completion, then ask again) or :class:`NothingToDo`; every
+  request is an identity, and its completion is reported for it, in any order, with
+  :meth:`ExecutorCore.request_done` or :meth:`ExecutorCore.request_failed`. What must
+  stay ordered is not handed out early: one workload's requests follow one another (a
+  Secret before its pod, a pod's clean-up after its creation, its event after its
+  clean-up), a state read is answered before the decisions it guards, a re-list runs
+  alone. ``max_concurrent_creations`` and ``max_concurrent_cleanups`` bound what is in
+  flight; a 429 or ``Retry-After`` pauses the creations not handed out yet.
+* :class:`ReadStates` and :class:`ListPods` are answered with
+  :meth:`ExecutorCore.states_read` and :meth:`ExecutorCore.pods_listed` (one at a time:
+  before the next request).
+* A failure is reported with :meth:`ExecutorCore.request_failed` (for pod creation it reads
+  ``status``, ``body``, ``headers`` and ``reason`` off the error, as ``ApiException``
+  carries them, or take them from :meth:`ExecutorCore.create_failed`).
+* :class:`NothingToDo` ends a *pass* (one ``sync()``, or several when a bounded ``sync()``
+  leaves requests in flight): results whose handling failed are retried on the next pass,
+  never in the same one, and pod creation resumes then.
+* Driving it wrong — a completion for a request never handed out or reported twice, an
+  answer of the wrong kind — is a :class:`ProtocolError`, raised before anything changes.
+
+The pure functions (:func:`~k8s_workloads.watch.events.resolve_event`,
+:func:`~k8s_workloads.decisions.decide`, :func:`~k8s_workloads.decisions.handling_failed`,
+:func:`~k8s_workloads.decisions.adoption.plan_adoption` …) stay the layer underneath, unchanged in
+meaning; the core only sequences them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.decisions.adoption import plan_relist
+from k8s_workloads.decisions.attempts import Attempt, Attempts
+from k8s_workloads.executor._adopting import _Adopting
+from k8s_workloads.executor._creation import _Creation
+from k8s_workloads.executor._handling import _Handling
+from k8s_workloads.executor._records import _FINAL, _error_parts, _Pending, _Queued, _Work
+from k8s_workloads.executor.requests import (
+    CreatePod,
+    DeleteSecret,
+    InvalidStateAnswer,
+    ListPods,
+    NothingToDo,
+    ProtocolError,
+    ReadStates,
+    Request,
+    Waiting,
+    WorkloadAlreadyRunning,
+)
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.pods.labels import watcher_selector
+from k8s_workloads.states import (
+    CallbackState,
+    KubernetesJob,
+    TaskInstanceState,
+    state_class_for_key,
+)
+from k8s_workloads.watch.events import resolve_event, resolve_event_json
+from k8s_workloads.watch.resolution import Outcome, Resolution
+
+if TYPE_CHECKING:
+    import datetime
+    from collections.abc import Callable, Iterable, Mapping
+
+    from k8s_workloads.decisions.rules import KnownState
+
+
+__all__ = ["ExecutorCore"]
+
+
+class ExecutorCore(_Handling, _Creation, _Adopting):
+    """The executor's loop state and rules; see the module documentation for the protocol."""
+
+    # --- what the core holds (read-only views) ----------------------------------------
+
+    @property
+    def running(self) -> tuple[WorkloadKey, ...]:
+        """The workloads this executor runs, in the order it took them on."""
+        return tuple(self._running)
+
+    def is_running(self, key: WorkloadKey) -> bool:
+        return key in self._running
+
+    def take_running_changes(self) -> list[tuple[WorkloadKey, bool]]:
+        """Keys the core stopped (False) or started (True, adoption) running since the last
+        call, in order, without ``submit``'s: an executor keeping its own running set (as
+        Airflow's ``BaseExecutor.running``) applies these, at a cost per change, not per
+        workload in flight."""
+        changes, self._changes = self._changes, []
+        return changes
+
+    @property
+    def attempts(self) -> Attempts:
+        return self._attempts
+
+    @property
+    def queued(self) -> tuple[KubernetesJob[Any], ...]:
+        """Jobs waiting for their pod to be created, in creation order."""
+        return tuple(entry.job for entry in self._queue)
+
+    @property
+    def backlog(self) -> int:
+        """Results whose handling failed, waiting for the next pass."""
+        return len(self._backlog)
+
+    @property
+    def waiting_results(self) -> int:
+        return len(self._results)
+
+    @property
+    def has_work(self) -> bool:
+        """Whether a pass would do anything: results, retries, clean-ups, a re-list or
+        jobs are waiting (jobs may still wait for their not-before time)."""
+        return bool(
+            self._results
+            or self._backlog
+            or self._cleanups
+            or self._open_works
+            or self._in_flight
+            or self._queue
+            or self._relist_needed
+        )
+
+    @property
+    def in_flight(self) -> tuple[Request, ...]:
+        """The requests handed out and not yet reported complete, oldest first."""
+        return tuple(flight.request for flight in self._in_flight.values())
+
+    @property
+    def resource_version(self) -> str | None:
+        """Watch from here (None: from a fresh list; a 410 resets it)."""
+        return self._resource_version
+
+    @property
+    def is_relisting(self) -> bool:
+        """A re-list is needed or under way: do not restart the watch until it is done."""
+        return self._relist_needed
+
+    # --- inputs -----------------------------------------------------------------------
+
+    def submit(self, job: KubernetesJob[Any]) -> None:
+        """A workload to launch: it runs from now on and its pod joins the creation queue."""
+        key = job.key
+        if not isinstance(key, (TaskInstanceKey, CallbackKey)):
+            raise TypeError(f"job.key must be a workload key, got {type(key).__name__}")
+        if key in self._running:
+            raise WorkloadAlreadyRunning(f"{key!r} is running already")
+        self._running[key] = None
+        self._attempts = self._attempts.with_record(key, Attempt(job))
+        self._generation += 1
+        self._queue.append(_Queued(job))
+
+    def feed_event(self, event: object, *, now: datetime.datetime | None = None) -> Resolution:
+        """A watch event: a raw JSON line (``str`` or ``bytes``), a dict or a ``V1Pod`` event.
+
+        Returns how it was read (for logs); never raises. A 410 or any other ERROR event
+        makes the core ask for a re-list (:class:`ListPods`).
+        """
+        if isinstance(event, (bytes, bytearray)):
+            event = bytes(event).decode("utf-8", "replace")
+        if isinstance(event, str):  # decoded only as far as resolution reads it
+            resolution = resolve_event_json(event, config=self._resolver, now=now)
+        else:
+            resolution = resolve_event(event, config=self._resolver, now=now)
+        self._take(resolution)
+        return resolution
+
+    def _take(self, resolution: Resolution) -> None:
+        outcome = resolution.outcome
+        if outcome in {Outcome.RESYNC, Outcome.WATCH_ERROR}:
+            # The provider restarts its watch from "0" after any ERROR event; here the
+            # re-list also finds the pods that vanished in the gap.
+            self._resource_version = None
+            self._relist_needed = True
+            return
+        if resolution.resource_version:
+            self._resource_version = resolution.resource_version
+        result = resolution.to_result()
+        if result is not None:
+            self._results.append(_Pending(result, in_watch=resolution.event_type != "DELETED"))
+        elif resolution.event_type == "DELETED":
+            # With a result, the pod is forgotten when that result is handled (see
+            # _handle_next): results of it fed before the DELETED event (the MODIFIED one
+            # with its deletionTimestamp) are still waiting, and are duplicates.
+            self._cleaned.pop((resolution.namespace or "", resolution.pod_name or ""), None)
+
+    def states_read(
+        self,
+        request: ReadStates,
+        states: Mapping[WorkloadKey, TaskInstanceState | CallbackState | None],
+    ) -> None:
+        """The answer to ``request``: each key's state (missing or None: no row, no state)."""
+        flight = self._flight(request, ReadStates)
+        answers: dict[WorkloadKey, KnownState] = {}
+        for key in request.keys:
+            state = states.get(key)
+            if state is not None and not isinstance(state, state_class_for_key(key)):
+                kind = state_class_for_key(key).__name__
+                raise InvalidStateAnswer(
+                    f"states[{key!r}]: expected a {kind} or None, got {state!r}"
+                )
+            answers[key] = state
+        self._land(flight)
+        self._states.update(answers)
+
+    def pods_listed(
+        self,
+        request: ListPods,
+        pods: Iterable[Mapping[str, Any]],
+        resource_version: str | None = None,
+    ) -> None:
+        """The answer to a re-list: every listed pod (manifests) and the list's version.
+
+        Each listed pod is read as an ``ADDED`` event (its final events may have been
+        lost), and running workloads whose pods are gone become ``VANISHED`` results.
+        """
+        flight = self._flight(request, ListPods)
+        listed = list(pods)
+        self._land(flight)
+        waiting = [entry.job.key for entry in self._queue]
+        vanished = plan_relist(
+            tuple(self._running),
+            listed,
+            waiting=waiting,
+            attempts=self._attempts,
+            airflow_version=self._resolver.airflow_version,
+        )
+        for pod in listed:
+            self._take(
+                resolve_event(
+                    {"type": "ADDED", "object": pod}, config=self._resolver, now=self._now
+                )
+            )
+        for result in vanished:
+            self._results.append(_Pending(result))
+        self._resource_version = resource_version or None
+        self._relist_needed = False
+
+    def request_done(self, request: Request) -> None:
+        """``request`` succeeded (driven concurrently: see :meth:`start_request`).
+
+        A :class:`ReadStates` or :class:`ListPods` is answered with :meth:`states_read` or
+        :meth:`pods_listed` instead; a request never handed out, or reported already, is a
+        :class:`ProtocolError`.
+        """
+        flight = self._flight(request)
+        if isinstance(request, (ReadStates, ListPods)):
+            answer = "states_read" if isinstance(request, ReadStates) else "pods_listed"
+            raise ProtocolError(f"answer {request!r} with {answer}()")
+        self._land(flight)
+        self._settled(flight)
+
+    def request_failed(self, request: Request, error: BaseException) -> None:
+        """``request`` failed with ``error``: the core decides what that means."""
+        flight = self._flight(request)
+        if isinstance(request, EmitEvent):
+            raise ProtocolError(
+                "an EmitEvent cannot fail: write it to the event buffer (the scheduler "
+                "reads it); a lost report leaves the workload unreported"
+            )
+        self._land(flight)
+        if isinstance(request, CreatePod):
+            parts = _error_parts(error)
+            if parts is None:
+                self._create_error(flight, None, None, None, None, fatal=error)
+            else:
+                self._create_error(flight, *parts)
+            return
+        if isinstance(request, ReadStates):
+            for pending in self._results:
+                if pending.result.key in request.keys and pending.error is None:
+                    pending.error = error
+            return
+        if isinstance(request, ListPods):
+            return  # still needed; asked again on the next pass
+        work = flight.work
+        if work is None:
+            return
+        if isinstance(request, DeleteSecret):
+            self._ready.appendleft(work)  # best effort: the work goes on
+        elif isinstance(request, (DeletePod, PatchLabels)):
+            self._pod_call_failed(work, request, error)
+
+    # --- the loop ---------------------------------------------------------------------
+
+    def run_pass(
+        self,
+        now: datetime.datetime,
+        perform: Callable[[Request], object],
+        *,
+        failures: tuple[type[BaseException], ...] = (OSError,),
+    ) -> NothingToDo:
+        """One pass (one ``sync()``): every request, given to ``perform`` in order.
+
+        An exception of a ``failures`` type raised by ``perform`` is the request's failure,
+        handed to :meth:`request_failed`; any other propagates (a bug is not a failed
+        call). Pass the errors your calls raise: the kubernetes client's
+        ``ApiException``, ``urllib3``'s errors, your database driver's.
+        """
+        while not isinstance(request := self.next_request(now), NothingToDo):
+            try:
+                perform(request)
+            except failures as error:  # noqa: PERF203 - one try per request, by design
+                self.request_failed(request, error)
+        return request
+
+    def next_request(self, now: datetime.datetime) -> Request | NothingToDo:
+        """The next thing to do, or :class:`NothingToDo` when the pass is over (one request
+        at a time: the one handed out before has succeeded unless reported failed)."""
+        for flight in list(self._in_flight.values()):
+            request = flight.request
+            if not flight.implicit:
+                raise ProtocolError(
+                    f"{request!r} was handed out by start_request(): report its completion "
+                    "and keep driving with start_request()"
+                )
+            if isinstance(request, (ReadStates, ListPods)):
+                answer = "states_read" if isinstance(request, ReadStates) else "pods_listed"
+                raise ProtocolError(f"answer {request!r} with {answer}() first")
+            self._land(flight)
+            self._settled(flight)
+        following = self._next(now, implicit=True)
+        assert not isinstance(following, Waiting)  # noqa: S101 - nothing is in flight
+        return following
+
+    def start_request(self, now: datetime.datetime) -> Request | Waiting | NothingToDo:
+        """The next request to start while others are in flight (concurrent driving).
+
+        Start every request this hands out, until it answers :class:`Waiting` (wait for a
+        completion, report it, ask again) or :class:`NothingToDo` (nothing in flight; the
+        pass is over). Report each request's completion, in any order, with
+        :meth:`request_done` or :meth:`request_failed` (:meth:`states_read`,
+        :meth:`pods_listed`, :meth:`create_failed`, :meth:`create_skipped` for theirs).
+        What must stay ordered is not handed out early: a workload's requests one after
+        another, a state read answered before the decisions it guards, a re-list alone.
+        At most ``max_concurrent_creations`` creations and ``max_concurrent_cleanups``
+        clean-ups are in flight at once.
+        """
+        return self._next(now, implicit=False)
+
+    def _next(self, now: datetime.datetime, *, implicit: bool) -> Request | Waiting | NothingToDo:
+        self._now = now
+        if self._pass_over:
+            self._begin_pass()
+        answer = self._step(now, implicit=implicit)
+        if isinstance(answer, NothingToDo):
+            self._pass_over = True
+        return answer
+
+    def _begin_pass(self) -> None:
+        self._pass_over = False
+        self._states.clear()
+        self._created_this_pass = 0
+        self._creation_stopped = False
+        self._create_failed.clear()
+        self._relist_asked = False
+        if self._backlog:
+            self._results.extendleft(reversed(self._backlog))
+            self._backlog = []
+        for action in self._cleanups:
+            self._open(_Work(_FINAL, deque([action])), None)
+        self._cleanups = []
+
+    def _step(self, now: datetime.datetime, *, implicit: bool) -> Request | Waiting | NothingToDo:
+        while True:
+            request = self._work_request(implicit=implicit)
+            if request is not None:
+                return request
+            if self._listing is not None:
+                return Waiting(len(self._in_flight))  # a re-list runs alone
+            if self._relist_needed and not self._relist_asked:
+                if self._in_flight:
+                    return Waiting(len(self._in_flight))
+                self._relist_asked = True
+                namespace = None if self.config.watch_all_namespaces else self.config.namespace
+                listing = ListPods(namespace, watcher_selector(self.config.scheduler_id))
+                return self._launch(listing, implicit=implicit)
+            if self._results and self._reading is None:
+                handled = self._handle_next()
+                if isinstance(handled, ReadStates):
+                    return self._launch(handled, implicit=implicit)
+                if handled:
+                    continue
+            created = self._create_next(now, implicit=implicit)
+            if created is not None:
+                return created
+            if self._ready or (self._parked and self._cleaning < self._cleanup_slots()):
+                continue  # a job whose pod could not be built fails at once
+            if self._in_flight:
+                return Waiting(len(self._in_flight))
+            return NothingToDo(self._wake_up())

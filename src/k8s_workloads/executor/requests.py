@@ -1,0 +1,141 @@
+"""The executor protocol's values: the requests the core hands out, its answers when
+there is nothing to start, and the errors of driving it wrong.
+
+A request is one API or database call, or one event to report; the executor performs it
+and reports its completion to :class:`~k8s_workloads.executor.core.ExecutorCore`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import attrs
+
+from k8s_workloads.decisions.actions import Decision, DeletePod, EmitEvent, PatchLabels
+
+if TYPE_CHECKING:
+    import datetime
+
+    from k8s_workloads.keys import WorkloadKey
+    from k8s_workloads.pods.labels import PodSelector
+    from k8s_workloads.states import WorkloadResult
+
+__all__ = [
+    "CreatePod",
+    "DeleteSecret",
+    "Handled",
+    "InvalidStateAnswer",
+    "ListPods",
+    "NothingToDo",
+    "ProtocolError",
+    "ReadStates",
+    "Request",
+    "Waiting",
+    "WorkloadAlreadyRunning",
+]
+
+Manifest: TypeAlias = dict[str, Any]
+"""A Kubernetes object as the API takes it (camelCase JSON)."""
+
+
+class ProtocolError(RuntimeError):
+    """The core was driven out of order (an answer missing, or for another request)."""
+
+
+class InvalidStateAnswer(TypeError):
+    """A state given to :meth:`ExecutorCore.states_read` is not the key's kind of state."""
+
+
+class WorkloadAlreadyRunning(ValueError):
+    """:meth:`ExecutorCore.submit` was given a workload the core already runs."""
+
+
+# --- requests -------------------------------------------------------------------------
+
+
+def _pod_repr(pod: Mapping[str, Any]) -> str:
+    metadata = pod.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    return f"<pod {name}>"
+
+
+@attrs.frozen
+class CreatePod:
+    """Create ``secret`` (if any), then ``pod`` in ``namespace``: the bodies
+    ``create_namespaced_secret`` and ``create_namespaced_pod`` accept.
+
+    The bodies may hold the workload's token, so ``repr`` shows only their names.
+    """
+
+    key: WorkloadKey
+    namespace: str
+    pod: Manifest = attrs.field(repr=_pod_repr)
+    secret: Manifest | None = attrs.field(
+        default=None, repr=lambda s: "None" if s is None else "<secret>"
+    )
+
+    @property
+    def pod_name(self) -> str:
+        name: str = self.pod["metadata"]["name"]
+        return name
+
+
+@attrs.frozen
+class DeleteSecret:
+    """Delete the workload Secret of a pod created with a secure payload (404: fine)."""
+
+    name: str
+    namespace: str
+
+
+@attrs.frozen
+class ReadStates:
+    """Read these workloads' states from Airflow (task instance states and
+    ``Callback.state``), in one query; answer with :meth:`ExecutorCore.states_read`."""
+
+    keys: tuple[WorkloadKey, ...]
+
+
+@attrs.frozen
+class ListPods:
+    """List pods (``namespace`` None: every namespace) with this selector; answer with
+    :meth:`ExecutorCore.pods_listed`, then watch from the list's resource version."""
+
+    namespace: str | None
+    selector: PodSelector
+
+
+@attrs.frozen
+class Handled:
+    """What the core decided about one thing that happened (for logs and timelines)."""
+
+    key: WorkloadKey
+    cause: str
+    """``result`` (a watch or re-list result), ``handling failed`` (handling_failed
+    decided after a failed call), ``create error``, ``build error`` or ``stale`` (see
+    :meth:`ExecutorCore.create_skipped`)."""
+    decision: Decision
+    result: WorkloadResult | None = None
+
+
+@attrs.frozen
+class NothingToDo:
+    """The pass is over: nothing more to do until ``until`` (None: until something
+    happens — an event, a job, the next pass's retries)."""
+
+    until: datetime.datetime | None = None
+
+
+@attrs.frozen
+class Waiting:
+    """Requests are in flight and nothing more may start before one of them completes:
+    report a completion, then ask :meth:`ExecutorCore.start_request` again."""
+
+    in_flight: int
+
+
+Request: TypeAlias = (
+    CreatePod | DeletePod | DeleteSecret | PatchLabels | EmitEvent | ReadStates | ListPods
+)
+"""What the executor performs: one API or database call, or one event to report."""

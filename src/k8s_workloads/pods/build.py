@@ -1,0 +1,553 @@
+"""The worker pod builders: task pods, callback pods, and the prepared template.
+
+:func:`construct_task_pod` gives, for the same inputs, the manifest the provider's
+``PodGenerator.construct_pod`` followed by ``sanitize_for_serialization`` gives: the same
+name handling, image precedence, annotations, labels, ``base`` container and merge chain
+(template → dynamic pod → ``pod_override``). :func:`construct_callback_pod` builds the
+minimal pod for an Airflow 3.3 ``ExecuteCallback``. Both then apply an optional mutation
+hook and check that the identity the watcher decodes is still on the pod.
+:class:`PodTemplate` prepares a template (and each override) once for many pods, and
+:func:`construct_pod` builds a :class:`~k8s_workloads.states.KubernetesJob`'s pod with the
+builder its key calls for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from k8s_workloads.compat import VersionLike, require_callback_support
+from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, TaskInstanceKey
+from k8s_workloads.pods.codec import key_to_annotations
+from k8s_workloads.pods.general import MutationHook, _check_arguments, _fit_pod_name, _Layer, _layer
+from k8s_workloads.pods.identity import (
+    _HIDING_LABELS,
+    _callback_pod_name,
+    _Identity,
+    _task_annotations,
+    _task_identity,
+)
+from k8s_workloads.pods.labels import (
+    AIRFLOW_WORKER_LABEL,
+    DAG_ID_KEY,
+    KUBERNETES_EXECUTOR_LABEL,
+    LOGICAL_DATE_KEY,
+    MAP_INDEX_KEY,
+    RUN_ID_KEY,
+    TASK_ID_KEY,
+    TRY_NUMBER_KEY,
+    WORKLOAD_TYPE_LABEL,
+    build_labels_for_callback_pod,
+    build_labels_for_k8s_executor_pod,
+    create_unique_id,
+)
+from k8s_workloads.pods.plan import (
+    _ARGS_TYPES,
+    _CACHED_OVERRIDES,
+    _CACHED_TEMPLATES,
+    _DATE_KEYS,
+    _JOB_ID_TYPES,
+    _STR_TYPE,
+    _VERSION_TYPES,
+    _ByContent,
+    _fast_task_pod,
+    _Prepared,
+    _Switch,
+)
+from k8s_workloads.pods.validation import (
+    POD_NAME_MAX_LENGTH,
+)
+from k8s_workloads.pods.workload import _callback_ids
+
+if TYPE_CHECKING:
+    import datetime
+    import random
+    from collections.abc import Mapping, Sequence
+
+    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.states import KubernetesJob
+
+
+class PodTemplate:
+    """A worker pod template cleaned and checked once, for building many pods.
+
+    ``base_worker_pod`` is the manifest every pod is merged over (the provider's
+    ``pod_template_file``, loaded; None: no template). It is copied, cleaned and checked
+    against the Kubernetes 1.37 Pod schema here, once (raising :class:`InvalidPod` naming
+    the field, as :func:`construct_task_pod` does); later changes to the mapping passed
+    do not reach it. :meth:`task_pod` and :meth:`callback_pod` then build exactly the pods
+    :func:`construct_task_pod` and :func:`construct_callback_pod` build over the same
+    template, raising the same errors, in a fraction of the time: the merge is worked out
+    once per template and ``pod_override`` (overrides are kept by content, a few dozen at
+    most), and each pod only fills in its own values.
+
+    Every pod returned is a new tree of dicts and lists that shares nothing with another
+    pod, the template or the arguments: it may be mutated freely. Safe to share between
+    threads.
+    """
+
+    def __init__(self, base_worker_pod: Mapping[str, Any] | None = None) -> None:
+        layer = _layer({} if base_worker_pod is None else base_worker_pod, "base_worker_pod", ())
+        self._init(layer)
+
+    def _init(self, layer: _Layer) -> None:
+        self._bare = _Prepared(layer, None)
+        self._overrides: _ByContent[_Prepared] = _ByContent(_CACHED_OVERRIDES)
+
+    @classmethod
+    def _of_layer(cls, layer: _Layer) -> PodTemplate:
+        template = cls.__new__(cls)
+        template._init(layer)  # noqa: SLF001 - its own class
+        return template
+
+    def _with_override(
+        self, pod_override: Mapping[str, Any] | None, secrets: Sequence[object]
+    ) -> _Prepared:
+        if pod_override is None:
+            return self._bare
+        template = self._bare.template
+        return self._overrides.get(
+            pod_override,
+            lambda: _Prepared(template, _layer(pod_override, "pod_override", secrets)),
+        )
+
+    def task_pod(
+        self,
+        *,
+        namespace: str,
+        scheduler_job_id: str | int,
+        pod_id: str,
+        dag_id: str,
+        task_id: str,
+        kube_image: str | None,
+        try_number: int,
+        args: Sequence[str],
+        airflow_version: VersionLike,
+        run_id: str | None = None,
+        map_index: int = -1,
+        date: datetime.datetime | None = None,
+        pod_override: Mapping[str, Any] | None = None,
+        mutation_hook: MutationHook | None = None,
+        logical_date_key: str = LOGICAL_DATE_KEY,
+        rng: random.Random | None = None,
+    ) -> Manifest:
+        """:func:`construct_task_pod` over this template (the same pod, the same errors)."""
+        return _task_pod(
+            self,
+            namespace,
+            scheduler_job_id,
+            pod_id,
+            dag_id,
+            task_id,
+            kube_image,
+            try_number,
+            args,
+            airflow_version,
+            run_id,
+            map_index,
+            date,
+            pod_override,
+            mutation_hook,
+            logical_date_key,
+            rng,
+        )
+
+    def callback_pod(
+        self,
+        *,
+        callback_id: str,
+        namespace: str,
+        scheduler_job_id: str | int,
+        kube_image: str | None,
+        args: Sequence[str],
+        airflow_version: VersionLike,
+        dag_id: str | None = None,
+        run_id: str | None = None,
+        pod_id: str | None = None,
+        mutation_hook: MutationHook | None = None,
+        rng: random.Random | None = None,
+    ) -> Manifest:
+        """:func:`construct_callback_pod` over this template (the same pod and errors)."""
+        return _callback_pod(
+            self,
+            callback_id=callback_id,
+            namespace=namespace,
+            scheduler_job_id=scheduler_job_id,
+            kube_image=kube_image,
+            args=args,
+            airflow_version=airflow_version,
+            dag_id=dag_id,
+            run_id=run_id,
+            pod_id=pod_id,
+            mutation_hook=mutation_hook,
+            rng=rng,
+        )
+
+
+_TEMPLATES: _ByContent[PodTemplate] = _ByContent(_CACHED_TEMPLATES)
+_NO_TEMPLATE: list[PodTemplate] = []
+
+
+def _template_of(
+    source: PodTemplate | Mapping[str, Any] | None, secrets: Sequence[object]
+) -> PodTemplate:
+    """The prepared template for a builder's ``base_worker_pod`` (kept by content)."""
+    if isinstance(source, PodTemplate):
+        return source
+    if source is None:
+        if not _NO_TEMPLATE:
+            _NO_TEMPLATE.append(PodTemplate())
+        return _NO_TEMPLATE[0]
+    return _TEMPLATES.get(
+        source,
+        lambda: PodTemplate._of_layer(_layer(source, "base_worker_pod", secrets)),  # noqa: SLF001
+    )
+
+
+def construct_task_pod(
+    *,
+    namespace: str,
+    scheduler_job_id: str | int,
+    pod_id: str,
+    dag_id: str,
+    task_id: str,
+    kube_image: str | None,
+    try_number: int,
+    args: Sequence[str],
+    airflow_version: VersionLike,
+    run_id: str | None = None,
+    map_index: int = -1,
+    date: datetime.datetime | None = None,
+    pod_override: Mapping[str, Any] | None = None,
+    base_worker_pod: Mapping[str, Any] | None = None,
+    mutation_hook: MutationHook | None = None,
+    logical_date_key: str = LOGICAL_DATE_KEY,
+    rng: random.Random | None = None,
+) -> Manifest:
+    """The manifest of a task instance's worker pod (a new dict, safe to mutate).
+
+    A ``pod_id`` over 63 characters is cut and given a new random suffix (with a
+    ``UserWarning``, as the provider). The image is the override's first container's, if
+    set, else ``kube_image``.
+
+    The pod returned always passes :func:`~k8s_workloads.validation.validate_manifest`
+    and the Kubernetes 1.37 Pod schema (:mod:`k8s_workloads.schema`). Template and
+    override values of the wrong type are coerced where the provider's loader coerces
+    them unambiguously (an integer for a string field, ``"600"`` or ``600.0`` for an
+    integer field) and refused otherwise (``hostNetwork: "False,"``, which the
+    provider's loader reads as true).
+
+    The template and override are prepared once (see :class:`PodTemplate`) and kept by
+    content, so building many pods over the same ones costs little more than filling in
+    each pod's values; build over a :class:`PodTemplate` to skip even the lookup.
+
+    Raises :class:`~k8s_workloads.keys.InvalidKey` (naming the field) for ids, a
+    ``try_number`` or a ``map_index`` no task instance key can hold; :class:`InvalidPod`
+    (a :class:`PodReconciliationError`) when the pod would break a Kubernetes rule;
+    :class:`PodReconciliationError` when the layers cannot be merged or the
+    template/override overwrite the pod's identity; and :class:`PodMutationHookError`
+    (:class:`InvalidMutatedPod` for an invalid pod) when the hook fails or does.
+    """
+    return _task_pod(
+        base_worker_pod,
+        namespace,
+        scheduler_job_id,
+        pod_id,
+        dag_id,
+        task_id,
+        kube_image,
+        try_number,
+        args,
+        airflow_version,
+        run_id,
+        map_index,
+        date,
+        pod_override,
+        mutation_hook,
+        logical_date_key,
+        rng,
+    )
+
+
+def _task_pod(  # noqa: PLR0917 - called positionally by the two builders, for speed
+    template_source: PodTemplate | Mapping[str, Any] | None,
+    namespace: str,
+    scheduler_job_id: str | int,
+    pod_id: str,
+    dag_id: str,
+    task_id: str,
+    kube_image: str | None,
+    try_number: int,
+    args: Sequence[str],
+    airflow_version: VersionLike,
+    run_id: str | None,
+    map_index: int,
+    date: datetime.datetime | None,
+    pod_override: Mapping[str, Any] | None,
+    mutation_hook: MutationHook | None,
+    logical_date_key: str,
+    rng: random.Random | None,
+) -> Manifest:
+    secrets = (args,)
+    prepared: _Prepared | None = None
+    if (
+        _Switch.enabled
+        and type(dag_id) is str
+        and dag_id
+        and type(task_id) is str
+        and task_id
+        and (run_id is None or type(run_id) is str)
+        and type(try_number) is int
+        and 0 <= try_number <= AIRFLOW_INT_MAX
+        and type(map_index) is int
+        and -1 <= map_index <= AIRFLOW_INT_MAX
+        and type(namespace) is str
+        and type(pod_id) is str
+        and len(pod_id) <= POD_NAME_MAX_LENGTH
+        and (kube_image is None or type(kube_image) is str)
+        and type(args) in _ARGS_TYPES
+        and set(map(type, args)) <= _STR_TYPE
+        and type(airflow_version) in _VERSION_TYPES
+        and type(scheduler_job_id) in _JOB_ID_TYPES
+        and type(logical_date_key) is str
+        and logical_date_key in _DATE_KEYS
+    ):
+        # Exactly the values every check below lets through: a valid key, the builder's
+        # arguments of their types, a name that needs no cut. The fast path returns the
+        # pod, or the prepared layers when the general path must build it.
+        built = _fast_task_pod(  # positional: this is the path every pod takes
+            _template_of(template_source, secrets)._with_override(pod_override, secrets),  # noqa: SLF001
+            namespace,
+            scheduler_job_id,
+            pod_id,
+            dag_id,
+            task_id,
+            kube_image,
+            try_number,
+            args,
+            airflow_version,
+            run_id,
+            map_index,
+            date,
+            mutation_hook,
+            logical_date_key,
+            secrets,
+        )
+        if not isinstance(built, _Prepared):
+            return built
+        prepared = built
+    # The identity the watcher decodes must be a key: try_number 10**70 or -5, or
+    # map_index -2, would give a pod it cannot read back (or reads as another task).
+    TaskInstanceKey(dag_id, task_id, run_id or None, try_number, map_index)
+    _check_arguments(namespace=namespace, name=pod_id, args=args, image=kube_image)
+    pod_id = _fit_pod_name(pod_id, rng)
+    if prepared is None:
+        prepared = _template_of(template_source, secrets)._with_override(pod_override, secrets)  # noqa: SLF001
+
+    annotations = _task_annotations(
+        dag_id,
+        task_id,
+        str(try_number),
+        map_index,
+        date.isoformat() if date else None,
+        run_id,
+        logical_date_key,
+    )
+    labels = build_labels_for_k8s_executor_pod(
+        dag_id=dag_id,
+        task_id=task_id,
+        try_number=try_number,
+        airflow_worker=scheduler_job_id,
+        map_index=map_index,
+        logical_date=date,
+        run_id=run_id,
+        airflow_version=airflow_version,
+        logical_date_key=logical_date_key,
+    )
+    identity = _task_identity(annotations, labels, map_index=map_index, run_id=run_id, date=date)
+    return prepared.build(
+        namespace=namespace,
+        name=pod_id,
+        annotations=annotations,
+        labels=labels,
+        args=args,
+        image=prepared.override_image or kube_image,
+        hook=mutation_hook,
+        identity=identity,
+        secrets=secrets,
+    )
+
+
+def construct_callback_pod(
+    *,
+    callback_id: str,
+    namespace: str,
+    scheduler_job_id: str | int,
+    kube_image: str | None,
+    args: Sequence[str],
+    airflow_version: VersionLike,
+    base_worker_pod: Mapping[str, Any] | None = None,
+    dag_id: str | None = None,
+    run_id: str | None = None,
+    pod_id: str | None = None,
+    mutation_hook: MutationHook | None = None,
+    rng: random.Random | None = None,
+) -> Manifest:
+    """The manifest of a callback workload's pod (Airflow 3.3+; a new dict).
+
+    Annotated ``callback_id=<id>`` (and ``dag_id`` / ``run_id`` when known; see
+    :func:`parse_callback_log_path`), labelled ``airflow-workload-type=callback``,
+    ``kubernetes_executor=True``, ``airflow-worker=<job id>`` and ``airflow_version``;
+    never task annotations. Merged over the global pod template with the task rules; as
+    for tasks, a configured ``kube_image`` wins over the template's image, and the pod
+    returned always passes the naming rules and the 1.37 schema. The template is prepared
+    once and kept by content, as for :func:`construct_task_pod`. Raises
+    :class:`~k8s_workloads.compat.CallbackWorkloadsUnsupported` below Airflow 3.3,
+    :class:`~k8s_workloads.keys.InvalidKey` for an id that is not a UUID, and the errors
+    of :func:`construct_task_pod` (:class:`InvalidPod` first among them).
+    """
+    return _callback_pod(
+        base_worker_pod,
+        callback_id=callback_id,
+        namespace=namespace,
+        scheduler_job_id=scheduler_job_id,
+        kube_image=kube_image,
+        args=args,
+        airflow_version=airflow_version,
+        dag_id=dag_id,
+        run_id=run_id,
+        pod_id=pod_id,
+        mutation_hook=mutation_hook,
+        rng=rng,
+    )
+
+
+def _callback_pod(
+    template_source: PodTemplate | Mapping[str, Any] | None,
+    *,
+    callback_id: str,
+    namespace: str,
+    scheduler_job_id: str | int,
+    kube_image: str | None,
+    args: Sequence[str],
+    airflow_version: VersionLike,
+    dag_id: str | None,
+    run_id: str | None,
+    pod_id: str | None,
+    mutation_hook: MutationHook | None,
+    rng: random.Random | None,
+) -> Manifest:
+    require_callback_support(airflow_version)
+    key = CallbackKey(callback_id)
+    secrets = (args,)
+    _check_arguments(namespace=namespace, name=pod_id or "", args=args, image=kube_image)
+    name = _fit_pod_name(pod_id or _callback_pod_name(key, rng), rng)
+    identity_annotations = key_to_annotations(key)
+    annotations = dict(identity_annotations)
+    if dag_id:
+        annotations[DAG_ID_KEY] = dag_id
+    if run_id:
+        annotations[RUN_ID_KEY] = run_id
+    labels = build_labels_for_callback_pod(
+        scheduler_job_id=scheduler_job_id, airflow_version=airflow_version
+    )
+    identity = _Identity(
+        annotations=identity_annotations,
+        labels={
+            label: labels[label]
+            for label in (WORKLOAD_TYPE_LABEL, AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL)
+        },
+        forbidden_annotations=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
+        forbidden_labels=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, *_HIDING_LABELS),
+    )
+    prepared = _template_of(template_source, secrets)._bare  # noqa: SLF001
+    return prepared.build(
+        namespace=namespace,
+        name=name,
+        annotations=annotations,
+        labels=labels,
+        args=args,
+        image=kube_image,
+        hook=mutation_hook,
+        identity=identity,
+        secrets=secrets,
+    )
+
+
+def construct_pod(
+    job: KubernetesJob[Any],
+    *,
+    namespace: str,
+    scheduler_job_id: str | int,
+    airflow_version: VersionLike,
+    kube_image: str | None = None,
+    base_worker_pod: PodTemplate | Mapping[str, Any] | None = None,
+    args: Sequence[str] | None = None,
+    pod_id: str | None = None,
+    dag_id: str | None = None,
+    run_id: str | None = None,
+    mutation_hook: MutationHook | None = None,
+    rng: random.Random | None = None,
+) -> Manifest:
+    """The worker pod of a job, built by the builder its key calls for.
+
+    A :class:`~k8s_workloads.keys.TaskInstanceKey` gets :func:`construct_task_pod` (with
+    the job's ``pod_override``; ``pod_id`` defaults to
+    :func:`~k8s_workloads.labels.create_unique_id` of the dag and task ids), a
+    :class:`~k8s_workloads.keys.CallbackKey` :func:`construct_callback_pod` (``pod_id``
+    defaults to :func:`callback_pod_name`). The image is the job's ``kube_image``, else
+    ``kube_image``; the container args are ``args``, else the job's ``command``.
+    ``base_worker_pod`` is a manifest or a :class:`PodTemplate`.
+
+    ``dag_id`` and ``run_id`` annotate a callback's pod; when None they are read from the
+    log path of the workload in the job's command (as the executor does). A task's come
+    from its key: passing them for a task job, or a ``pod_override`` on a callback job,
+    raises :class:`ValueError`. Otherwise raises what the builder raises.
+    """
+    key = job.key
+    image = job.kube_image or kube_image
+    built_args = job.command if args is None else args
+    if isinstance(key, CallbackKey):
+        if job.pod_override is not None:
+            raise ValueError("pod_override: callback pods take no pod_override")
+        if dag_id is None and run_id is None:
+            dag_id, run_id = _callback_ids(job.command)
+        return _callback_pod(
+            base_worker_pod,
+            callback_id=key.id,
+            namespace=namespace,
+            scheduler_job_id=scheduler_job_id,
+            kube_image=image,
+            args=built_args,
+            airflow_version=airflow_version,
+            dag_id=dag_id,
+            run_id=run_id,
+            pod_id=pod_id,
+            mutation_hook=mutation_hook,
+            rng=rng,
+        )
+    if not isinstance(key, TaskInstanceKey):
+        raise TypeError(
+            f"job.key must be a TaskInstanceKey or a CallbackKey, got {type(key).__name__}"
+        )
+    for field, value in (("dag_id", dag_id), ("run_id", run_id)):
+        if value is not None:
+            raise ValueError(f"{field}: a task pod's {field} comes from its key")
+    return _task_pod(
+        base_worker_pod,
+        namespace=namespace,
+        scheduler_job_id=scheduler_job_id,
+        pod_id=pod_id or create_unique_id(key.dag_id, key.task_id, rng=rng),
+        dag_id=key.dag_id,
+        task_id=key.task_id,
+        kube_image=image,
+        try_number=key.try_number,
+        args=built_args,
+        airflow_version=airflow_version,
+        run_id=key.run_id,
+        map_index=key.map_index,
+        date=None,
+        pod_override=job.pod_override,
+        mutation_hook=mutation_hook,
+        logical_date_key=LOGICAL_DATE_KEY,
+        rng=rng,
+    )

@@ -1,0 +1,178 @@
+"""A worker pod's identity: the labels and annotations the watcher decodes.
+
+The one place that says which annotations name a task or callback pod
+(:func:`_task_annotations`, :func:`callback_pod_name`), which labels and annotations a pod
+must carry or must not carry (:class:`_Identity`), and which keys no template, override or
+hook may set. Every build path (the general one and the prepared one) takes a pod's
+identity from here; the label values are :mod:`k8s_workloads.pods.labels`'.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from k8s_workloads._display import shown
+from k8s_workloads._json import as_map
+from k8s_workloads.keys import CallbackKey
+from k8s_workloads.pods.labels import (
+    AIRFLOW_WORKER_LABEL,
+    CALLBACK_ID_ANNOTATION,
+    DAG_ID_KEY,
+    EXECUTION_DATE_KEY,
+    KUBERNETES_EXECUTOR_LABEL,
+    LOGICAL_DATE_KEY,
+    MAP_INDEX_KEY,
+    POD_EXECUTOR_DONE_LABEL,
+    POD_REVOKED_LABEL,
+    RUN_ID_KEY,
+    TASK_ID_KEY,
+    TRY_NUMBER_KEY,
+    WORKLOAD_TYPE_LABEL,
+    add_unique_suffix,
+)
+
+if TYPE_CHECKING:
+    import datetime
+    import random
+    from collections.abc import Mapping, Sequence
+
+    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.plan import _Plan
+
+
+# Labels the executor writes later to stop reading a pod (revoked, or done): on a new pod
+# every event would be ignored, adoption would skip it, and after a 410 the re-list would
+# report its running workload vanished. No template, override or hook may set them.
+_HIDING_LABELS = (POD_REVOKED_LABEL, POD_EXECUTOR_DONE_LABEL)
+# Every key a task pod's identity holds, or forbids, whatever its values: a plan whose
+# layers set none of them keeps every task pod's identity (see _fast_task_pod).
+_TASK_IDENTITY_ANNOTATIONS = frozenset(
+    (
+        DAG_ID_KEY,
+        TASK_ID_KEY,
+        TRY_NUMBER_KEY,
+        MAP_INDEX_KEY,
+        RUN_ID_KEY,
+        LOGICAL_DATE_KEY,
+        EXECUTION_DATE_KEY,
+        CALLBACK_ID_ANNOTATION,
+    )
+)
+_TASK_IDENTITY_LABELS = frozenset(
+    (AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL, WORKLOAD_TYPE_LABEL, *_HIDING_LABELS)
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Identity:
+    """What the watcher decodes, which neither the template, override nor hook may change."""
+
+    annotations: Mapping[str, str]
+    labels: Mapping[str, str]
+    forbidden_annotations: Sequence[str]
+    forbidden_labels: Sequence[str]
+
+    def kept_by(
+        self, plan: _Plan, *, annotations: Mapping[str, str], labels: Mapping[str, str]
+    ) -> bool:
+        """Whether a planned pod keeps this identity whatever :meth:`check` would find.
+
+        The pod's labels and annotations are ``{**template's, **the pod's own,
+        **override's}``: when no layer names a key of the identity or a forbidden one, and
+        the pod's own hold no forbidden key, the pod carries exactly its own identity.
+        """
+        layer_annotations = plan.layer_annotation_keys
+        layer_labels = plan.layer_label_keys
+        return (
+            layer_annotations.isdisjoint(self.annotations)
+            and layer_annotations.isdisjoint(self.forbidden_annotations)
+            and layer_labels.isdisjoint(self.labels)
+            and layer_labels.isdisjoint(self.forbidden_labels)
+            and annotations.keys().isdisjoint(self.forbidden_annotations)
+            and labels.keys().isdisjoint(self.forbidden_labels)
+            and self.annotations.items() <= annotations.items()
+            and self.labels.items() <= labels.items()
+        )
+
+    def check(self, manifest: Manifest, *, stage: str, error: type[ValueError]) -> None:
+        metadata = as_map(manifest.get("metadata"))
+        found_annotations = as_map(metadata.get("annotations"))
+        found_labels = as_map(metadata.get("labels"))
+        problems = [
+            f"annotation {key!r} is {shown(found_annotations.get(key))}, expected {shown(value)}"
+            for key, value in self.annotations.items()
+            if found_annotations.get(key) != value
+        ]
+        problems += [
+            f"label {key!r} is {shown(found_labels.get(key))}, expected {shown(value)}"
+            for key, value in self.labels.items()
+            if found_labels.get(key) != value
+        ]
+        problems += [
+            f"annotation {key!r} must not be set"
+            for key in self.forbidden_annotations
+            if key in found_annotations
+        ]
+        problems += [
+            f"label {key!r} must not be set" for key in self.forbidden_labels if key in found_labels
+        ]
+        if problems:
+            raise error(
+                f"{stage} changed the identity the executor reads back: " + "; ".join(problems)
+            )
+
+
+def _task_annotations(  # noqa: PLR0917 - the identity's parts, in their order
+    dag_id: str,
+    task_id: str,
+    try_number: str,
+    map_index: int,
+    date: str | None,
+    run_id: str | None,
+    logical_date_key: str,
+) -> dict[str, str]:
+    """The annotations naming a task pod, in their order (both build paths make them here;
+    the labels are :func:`~k8s_workloads.labels.build_labels_for_k8s_executor_pod`'s)."""
+    annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: try_number}
+    if map_index >= 0:
+        annotations[MAP_INDEX_KEY] = str(map_index)
+    if date:
+        annotations[logical_date_key] = date
+    if run_id:
+        annotations[RUN_ID_KEY] = run_id
+    return annotations
+
+
+def _task_identity(
+    annotations: Mapping[str, str],
+    labels: Mapping[str, str],
+    *,
+    map_index: int,
+    run_id: str | None,
+    date: datetime.datetime | None,
+) -> _Identity:
+    return _Identity(
+        annotations=annotations,
+        labels={
+            label: labels[label] for label in (AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL)
+        },
+        # An annotation the pod must not carry would decode to another key: a map index
+        # on an unmapped task, a run id or date the task does not have.
+        forbidden_annotations=(
+            CALLBACK_ID_ANNOTATION,
+            *((MAP_INDEX_KEY,) if map_index < 0 else ()),
+            *((RUN_ID_KEY,) if not run_id else ()),
+            *((LOGICAL_DATE_KEY, EXECUTION_DATE_KEY) if not (date or run_id) else ()),
+        ),
+        forbidden_labels=(WORKLOAD_TYPE_LABEL, *_HIDING_LABELS),
+    )
+
+
+def callback_pod_name(callback_id: str, *, rng: random.Random | None = None) -> str:
+    """``callback-<first 8 hex digits of the id>-<8 random [a-z0-9]>``: 26 characters."""
+    return _callback_pod_name(CallbackKey(callback_id), rng)
+
+
+def _callback_pod_name(key: CallbackKey, rng: random.Random | None) -> str:
+    return add_unique_suffix(name=f"callback-{key.id.replace('-', '')[:8]}", rng=rng)

@@ -1,0 +1,274 @@
+"""decide_create_error and classify_create_error: the pod-creation error table (§5.2),
+row by row, the ``Retry-After`` reading and the deprecated two-step API."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions.actions import (
+    EmitEvent,
+    FreeSlot,
+    RequeueJob,
+)
+from k8s_workloads.decisions.creation_errors import (
+    CreateErrorVerdict,
+    classify_create_error,
+    decide_create_error,
+    requeue_after_create_error,
+)
+from k8s_workloads.states import (
+    CallbackState,
+    KubernetesJob,
+    TaskInstanceState,
+)
+from tests.support.decision_cases import (
+    CALLBACK_JOB,
+    OTHER_JOB,
+    TASK_JOB,
+    launched,
+)
+
+# --- pod-creation errors (§5.2) ----------------------------------------------------------
+
+RETRYING = DecisionConfig(task_publish_max_retries=3)
+
+
+def status_body(message: str) -> str:
+    return json.dumps(
+        {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message}
+    )
+
+
+CREATE_ERRORS = [
+    pytest.param(
+        403,
+        status_body('pods "p" is forbidden: exceeded quota: compute, requested: cpu=2'),
+        None,
+        True,
+        None,
+        id="403-exceeded-quota",
+    ),
+    pytest.param(
+        403,
+        status_body('pods is forbidden: User "x" cannot create resource "pods"'),
+        None,
+        False,
+        None,
+        id="403-plain",
+    ),
+    pytest.param(
+        409,
+        status_body(
+            'Operation cannot be fulfilled on pods "p": the object has been modified; '
+            "please apply your changes to the latest version and try again"
+        ),
+        None,
+        True,
+        None,
+        id="409-object-modified",
+    ),
+    pytest.param(409, status_body('pods "p" already exists'), None, False, None, id="409-plain"),
+    pytest.param(
+        410, status_body("too old resource version: 5 (10)"), None, True, None, id="410-too-old"
+    ),
+    pytest.param(410, status_body("Gone"), None, False, None, id="410-plain"),
+    pytest.param(429, status_body("Too many requests"), None, True, 0.0, id="429-no-header"),
+    pytest.param(
+        429, status_body("Too many requests"), {"Retry-After": "7"}, True, 7.0, id="429-header"
+    ),
+    pytest.param(
+        429,
+        "",
+        {"content-type": "text/plain", "retry-after": "3"},
+        True,
+        3.0,
+        id="429-header-lower-case",
+    ),
+    pytest.param(500, status_body("internal error"), None, True, None, id="500"),
+    pytest.param(502, "", None, True, None, id="502"),
+    pytest.param(503, "", None, True, None, id="503"),
+    pytest.param(503, "", {"Retry-After": "12"}, True, 12.0, id="503-retry-after"),
+    pytest.param(504, "", None, True, None, id="504"),
+    pytest.param(400, status_body("Pod is invalid"), None, False, None, id="400"),
+    pytest.param(404, status_body('namespaces "x" not found'), None, False, None, id="404"),
+    pytest.param(422, status_body("Pod is invalid: spec"), None, False, None, id="422"),
+    pytest.param(401, "", None, False, None, id="401"),
+    pytest.param(None, None, None, True, None, id="connection-error"),
+]
+
+
+@pytest.mark.parametrize(("status", "body", "headers", "retry", "delay"), CREATE_ERRORS)
+def test_create_error_table(
+    status: int | None,
+    body: str | None,
+    headers: dict[str, str] | None,
+    retry: bool,
+    delay: float | None,
+) -> None:
+    verdict = classify_create_error(status, body, headers, reason="Reason", config=RETRYING)
+    assert verdict.retry is retry
+    assert verdict.delay == delay
+    if retry:
+        assert verdict.reason.endswith("is transient: retry")
+    else:
+        assert verdict.reason.endswith("is not transient: fail")
+
+
+@pytest.mark.parametrize(("status", "body", "headers", "retry", "delay"), CREATE_ERRORS)
+def test_create_errors_are_not_retried_by_default(
+    status: int | None,
+    body: str | None,
+    headers: dict[str, str] | None,
+    retry: bool,
+    delay: float | None,
+) -> None:
+    del retry, delay
+    verdict = classify_create_error(status, body, headers)
+    assert verdict.retry is False
+    assert verdict.delay is None
+
+
+@pytest.mark.parametrize(
+    ("body", "reason", "message", "retry"),
+    [
+        # The API server's Status JSON: its "message".
+        (status_body("exceeded quota: q1"), None, "exceeded quota: q1", True),
+        (status_body("exceeded quota: q1").encode(), None, "exceeded quota: q1", True),
+        # JSON without a message: nothing to match.
+        (json.dumps({"kind": "Status"}), "exceeded quota", "", False),
+        # An empty body falls back to the HTTP reason.
+        ("", "Forbidden", "Forbidden", False),
+        (b"", "Forbidden", "Forbidden", False),
+        (None, "Forbidden", "Forbidden", False),
+        ("", None, "", False),
+        # A plain-text body is the message itself.
+        ("exceeded quota: q1", "Forbidden", "exceeded quota: q1", True),
+        (b"exceeded quota: q1", None, "exceeded quota: q1", True),
+        ('"exceeded quota"', None, '"exceeded quota"', True),
+        ("[1, 2]", None, "[1, 2]", False),
+    ],
+)
+def test_create_error_body_forms(
+    body: object, reason: str | None, message: str, retry: bool
+) -> None:
+    verdict = classify_create_error(403, body, reason=reason, config=RETRYING)
+    assert verdict.message == message
+    assert verdict.retry is retry
+
+
+def test_create_error_body_as_a_deserialised_status_mapping() -> None:
+    """A body already parsed to a dict (the code has a Mapping branch for it) is read too.
+
+    ``body in {"", b""}`` hashes the body first, so any dict body raises ``TypeError``
+    before the Mapping branch is reached.
+    """
+    body = {"kind": "Status", "message": "exceeded quota: q1"}
+    verdict = classify_create_error(403, body, config=RETRYING)
+    assert verdict.retry is True
+    assert verdict.message == "exceeded quota: q1"
+
+
+@pytest.mark.parametrize("value", ["soon", "Wed, 21 Oct 2015 07:28:00 GMT", "", "1.5", "-5"])
+def test_malformed_retry_after_is_ignored(value: str) -> None:
+    """A malformed ``Retry-After`` is ignored: 429 waits 0 s, 503 gets no delay.
+
+    RFC 9110 ``delay-seconds`` is ``1*DIGIT``, so "-5" is malformed too; today it gives a
+    negative delay.
+    """
+    headers = {"Retry-After": value}
+    assert classify_create_error(429, "", headers, config=RETRYING).delay == 0.0
+    assert classify_create_error(503, "", headers, config=RETRYING).delay is None
+
+
+def test_create_error_retries_exhausted_fail() -> None:
+    config = DecisionConfig(task_publish_max_retries=2)
+    assert classify_create_error(500, "", retries=1, config=config).retry is True
+    verdict = classify_create_error(500, "", retries=2, config=config)
+    assert verdict == CreateErrorVerdict(
+        False, "HTTP 500 is transient but retries are exhausted (2 of 2)", message=""
+    )
+    connection = classify_create_error(None, retries=2, config=config)
+    assert connection.retry is False
+    assert "connection error" in connection.reason
+
+
+def test_create_error_unlimited_retries() -> None:
+    config = DecisionConfig(task_publish_max_retries=-1)
+    for retries in (0, 1, 10_000):
+        assert classify_create_error(429, "", retries=retries, config=config).retry is True
+    assert classify_create_error(400, "", retries=0, config=config).retry is False
+
+
+def test_requeue_after_a_retryable_create_error() -> None:
+    attempts = launched(TASK_JOB)
+    decision = decide_create_error(
+        TASK_JOB, 429, "", {"Retry-After": "5"}, config=RETRYING, attempts=attempts
+    )
+    assert decision.actions == (RequeueJob(TASK_JOB, "HTTP 429 is transient: retry", 5.0),)
+    assert decision.attempts == attempts  # the record stays: the workload goes on
+
+
+@pytest.mark.parametrize(
+    ("job", "state"),
+    [(TASK_JOB, TaskInstanceState.FAILED), (CALLBACK_JOB, CallbackState.FAILED)],
+)
+def test_requeue_after_a_fatal_create_error_fails_the_workload(
+    job: KubernetesJob[Any], state: TaskInstanceState | CallbackState
+) -> None:
+    attempts = launched(job, OTHER_JOB)
+    decision = decide_create_error(
+        job, 422, status_body("Pod is invalid"), config=RETRYING, attempts=attempts
+    )
+    assert decision.actions == (
+        FreeSlot(job.key),
+        EmitEvent(
+            job.key, state, "pod creation failed: HTTP 422 is not transient: fail: Pod is invalid"
+        ),
+    )
+    # The workload is finished: its attempt record goes, the others stay.
+    assert decision.attempts == launched(OTHER_JOB)
+    (_, failed) = decide_create_error(job, 400, "", config=RETRYING).actions
+    assert isinstance(failed, EmitEvent)
+    assert failed.info == "pod creation failed: HTTP 400 is not transient: fail"
+
+
+@pytest.mark.parametrize(("status", "body"), [(429, ""), (422, "Pod is invalid"), (None, None)])
+def test_the_deprecated_two_step_creation_error_api_gives_the_same_decision(
+    status: int | None, body: str | None
+) -> None:
+    attempts = launched(TASK_JOB, OTHER_JOB)
+    verdict = classify_create_error(status, body, config=RETRYING)
+    with pytest.warns(DeprecationWarning, match="decide_create_error"):
+        old = requeue_after_create_error(TASK_JOB, verdict, attempts=attempts)
+    assert old == decide_create_error(TASK_JOB, status, body, config=RETRYING, attempts=attempts)
+    with pytest.warns(DeprecationWarning, match="CreateErrorVerdict"):
+        from k8s_workloads.decisions import CreateErrorDecision  # noqa: PLC0415
+    assert CreateErrorDecision is CreateErrorVerdict
+
+
+@pytest.mark.parametrize(
+    ("value", "delay"),
+    [
+        ("1" + "0" * 400, 600.0),  # used to raise OverflowError
+        ("100000000000000000000", 600.0),  # used to stop pod creation for good
+        ("30", 30.0),
+        ("1" * 5000, 0.0),  # past Python's digit limit: malformed, ignored (429: no delay)
+        ("1e20", 0.0),  # not an integer: ignored, as the provider does
+    ],
+)
+def test_retry_after_is_capped_and_never_raises(value: str, delay: float) -> None:
+    verdict = classify_create_error(
+        429, "", {"Retry-After": value}, config=DecisionConfig(task_publish_max_retries=1)
+    )
+    assert verdict.retry
+    assert verdict.delay == delay
+
+
+def test_the_retry_after_cap_is_configurable() -> None:
+    config = DecisionConfig(task_publish_max_retries=1, max_retry_after_seconds=5)
+    verdict = classify_create_error(503, "", {"Retry-After": "60"}, config=config)
+    assert verdict.delay == 5.0

@@ -1,0 +1,135 @@
+"""The drivers' shared bookkeeping (:mod:`k8s_workloads.io._inflight`), through both
+drivers: the ``kubernetes`` client on a thread pool and ``kubernetes_asyncio`` on an event
+loop, against the kit's server (real HTTP on 127.0.0.1): many requests in flight, reused
+connections, a bounded pass, failures reported by the shared policy."""
+
+from __future__ import annotations
+
+import pytest
+
+from k8s_workloads.executor import NothingToDo, Waiting
+from k8s_workloads.keys import TaskInstanceKey
+from k8s_workloads.pods import construct_task_pod
+from k8s_workloads.states import TaskInstanceState
+from tests.support.event_factory import RUNNING, SUCCEEDED
+from tests.support.io_world import DRIVERS, NS, Driven, Served, feed_watch, tasks
+
+
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_many_workloads_run_with_requests_in_flight_and_connections_reused(
+    slow: Served, kind: str
+) -> None:
+    driven = Driven(slow, kind, creations=8, cleanups=8)
+    core, db = driven.core, driven.db
+    keys = tasks(db, core, 40)
+    version = slow.cluster.resource_version
+    assert isinstance(driven.run(), NothingToDo)
+    assert len(slow.cluster.pods()) == 40
+    for key in keys:
+        assert isinstance(key, TaskInstanceKey)
+        db.task_finished(key, TaskInstanceState.SUCCESS)
+    for pod in slow.cluster.pods():
+        slow.cluster.set_status(NS, pod["metadata"]["name"], SUCCEEDED)
+    feed_watch(slow, core, version)
+    assert isinstance(driven.run(), NothingToDo)
+    feed_watch(slow, core, None)  # the deletions' own events: nothing more to do
+    assert isinstance(driven.run(), NothingToDo)
+    driven.close()
+    stats = slow.server.stats
+    assert 1 < stats.max_in_flight_creations <= 8
+    assert stats.count("DELETE", "pods") == 40  # one DELETE per pod
+    assert stats.connections <= 16  # the pool's size, not one per call
+    assert slow.cluster.pods() == []
+    for key in keys:
+        assert db.reported(key) == [TaskInstanceState.SUCCESS]
+
+
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_a_bounded_pass_returns_with_requests_in_flight_and_loses_nothing(kind: str) -> None:
+    world = Served(latency=1.0)
+    try:
+        driven = Driven(world, kind, creations=4, cleanups=4)
+        tasks(driven.db, driven.core, 8)
+        answer = driven.run(seconds=0.25)
+        assert answer == Waiting(4)  # back to the caller while four creations go on
+        assert driven.in_flight == 4
+        assert isinstance(driven.run(), NothingToDo)  # the next sync() finishes them
+        assert len(world.cluster.pods()) == 8
+        assert driven.core.in_flight == ()
+        driven.close()
+    finally:
+        world.close()
+
+
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_failed_calls_go_to_the_core_and_a_404_on_a_delete_is_done(
+    served: Served, kind: str
+) -> None:
+    driven = Driven(served, kind, creations=2, cleanups=2)
+    core, db = driven.core, driven.db
+    keys = tasks(db, core, 2)
+    served.cluster.fail_next("create_pod", 403, message="forbidden")  # whichever comes first
+    driven.run()
+    (pod,) = served.cluster.pods()
+    made = pod["metadata"]["annotations"]["task_id"]
+    (finished,) = [k for k in keys if isinstance(k, TaskInstanceKey) and k.task_id == made]
+    (refused,) = [key for key in keys if key != finished]
+    assert db.reported(refused) == [TaskInstanceState.FAILED]  # the core's rule for a 403
+    assert isinstance(finished, TaskInstanceKey)
+    db.task_finished(finished, TaskInstanceState.SUCCESS)
+    version = served.cluster.resource_version
+    served.cluster.set_status(NS, pod["metadata"]["name"], SUCCEEDED)
+    feed_watch(served, core, version)
+    served.cluster.remove_pod(NS, pod["metadata"]["name"])  # gone before the executor's DELETE
+    assert isinstance(driven.run(), NothingToDo)
+    # The 404 was the delete done: the result was reported in the same pass, not retried.
+    assert db.reported(finished) == [TaskInstanceState.SUCCESS]
+    assert core.backlog == 0
+    driven.close()
+
+
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_a_guarded_relabel_goes_as_a_json_patch_and_only_one_adopter_wins(
+    served: Served, kind: str
+) -> None:
+    # Issue 19, item 2, through each client: the list body is sent as a JSON patch (the
+    # kit's server applies a body by its content type), its owner test passes after a
+    # status update, and fails (422: not tracked) once a rival relabelled the pod.
+    taken, lost = (TaskInstanceKey("etl", name, "manual__1", 1) for name in ("taken", "lost"))
+    for key in (taken, lost):
+        served.cluster.create_pod(
+            NS,
+            construct_task_pod(
+                namespace=NS,
+                scheduler_job_id="9",
+                pod_id=key.task_id,
+                dag_id=key.dag_id,
+                task_id=key.task_id,
+                run_id=key.run_id,
+                try_number=key.try_number,
+                kube_image="airflow:3.3.2",
+                args=["python", "-m", "x"],
+                airflow_version="3.3.2",
+            ),
+        )
+        served.cluster.set_status(NS, key.task_id, RUNNING)
+    driven = Driven(served, kind, creations=2, cleanups=2)
+    listed = [
+        pod
+        for selector in driven.core.adoption_selectors(["9"])
+        for pod in served.cluster.list_pods(
+            NS, label_selector=selector.label_selector, field_selector=selector.field_selector
+        )["items"]
+    ]
+    served.cluster.set_status(NS, "taken", {**RUNNING, "podIP": "10.0.0.9"})  # a new version
+    served.cluster.patch_pod(NS, "lost", {"metadata": {"labels": {"airflow-worker": "5"}}})
+    driven.core.adopt(listed, expected_task_keys=[taken, lost])
+    while not isinstance(driven.run(), NothingToDo):
+        pass
+    assert driven.core.not_adopted([taken, lost]) == [lost]
+    owners = {
+        name: (served.cluster.pod(NS, name) or {})["metadata"]["labels"]["airflow-worker"]
+        for name in ("taken", "lost")
+    }
+    assert owners == {"taken": "1", "lost": "5"}
+    driven.close()

@@ -1,0 +1,79 @@
+"""The ``kubernetes`` client's calls (:mod:`k8s_workloads.io.kube`) against the kit's
+API server: lists in pages, the connection pool, a Secret before its pod."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from k8s_workloads.executor import CreatePod
+from k8s_workloads.io.kube import FAILURES, KubeCalls
+from k8s_workloads.keys import TaskInstanceKey
+from tests.support.io_world import NS, SPEC, Served
+
+
+def test_lists_are_read_in_pages_and_an_expired_token_starts_again(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for number in range(12):
+        served.cluster.create_pod(
+            NS, {"metadata": {"name": f"p{number}", "labels": {"a": "b"}}, "spec": SPEC}
+        )
+    calls = KubeCalls(served.api, page_size=5)
+    pods, version = calls.list_pods(NS, label_selector="a=b")
+    assert sorted(pod["metadata"]["name"] for pod in pods) == sorted(
+        f"p{number}" for number in range(12)
+    )
+    assert version == served.cluster.resource_version
+    assert served.server.stats.count("LIST", "pods") == 3
+
+    pages = 0
+    original = served.api.list_namespaced_pod
+
+    def expiring(*args: Any, **kwargs: Any) -> Any:
+        nonlocal pages
+        pages += 1
+        if pages == 2:  # the snapshot behind the first page's token is compacted away
+            served.cluster.expire_list_continuations()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(served.api, "list_namespaced_pod", expiring)
+    pods, _ = calls.list_pods(NS, label_selector="a=b")
+    assert len(pods) == 12
+    assert pages == 2 + 3  # one page, the 410, then a whole new list
+
+
+def test_a_list_that_keeps_expiring_fails(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    for number in range(6):
+        served.cluster.create_pod(NS, {"metadata": {"name": f"p{number}"}, "spec": SPEC})
+    calls = KubeCalls(served.api, page_size=2)
+    original = served.api.list_namespaced_pod
+
+    def expiring(*args: Any, **kwargs: Any) -> Any:
+        served.cluster.expire_list_continuations()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(served.api, "list_namespaced_pod", expiring)
+    with pytest.raises(FAILURES) as caught:
+        calls.list_pods(NS)
+    assert getattr(caught.value, "status", None) == 410
+
+
+def test_the_connection_pool_is_sized_to_the_calls_in_flight(served: Served) -> None:
+    KubeCalls(served.api, pool_size=40)
+    pool = served.api.api_client.rest_client.pool_manager.connection_pool_kw
+    assert pool["maxsize"] == 40
+    assert pool["block"] is True  # a call beyond the pool waits: never a 41st connection
+
+
+def test_a_secret_is_created_before_its_pod_in_one_call(served: Served) -> None:
+    calls = KubeCalls(served.api)
+    secret = {"metadata": {"name": "s1"}, "stringData": {"a": "b"}}
+    pod = {"metadata": {"name": "p1"}, "spec": {"containers": [{"name": "base"}]}}
+    key = TaskInstanceKey("etl", "t", "manual__1", 1)
+    served.cluster.fail_next("create_pod", 500)
+    with pytest.raises(FAILURES):
+        calls.perform(CreatePod(key, NS, pod, secret))
+    assert served.cluster.secret(NS, "s1") is not None  # made first; the core deletes it
+    assert served.cluster.pods() == []
