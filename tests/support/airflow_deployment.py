@@ -281,7 +281,23 @@ class Deployment:
         finally:
             self.kubelet.stop()
             self.server.stop()
+            keep = os.environ.get("K8S_WORKLOADS_KEEP_DEPLOYMENT")
+            if keep:  # a directory to keep the logs, DAGs and pods' logs in, for a post-mortem
+                self._keep(Path(keep))
             shutil.rmtree(self.root, ignore_errors=True)
+
+    def _keep(self, into: Path) -> None:
+        """Copy the deployment's files and every pod's log under ``into``."""
+        target = into / self.root.name
+        shutil.copytree(self.root, target, dirs_exist_ok=True, ignore_dangling_symlinks=True)
+        pods = target / "pods"
+        pods.mkdir(exist_ok=True)
+        for pod in self.cluster.pods():
+            name = pod["metadata"]["name"]
+            (pods / f"{name}.json").write_text(json.dumps(pod, indent=1, default=str))
+            (pods / f"{name}.log").write_text(self.cluster.pod_log(NS, name))
+        calls = "\n".join(" ".join(map(str, call)) for call in self.cluster.calls)
+        (target / "cluster-calls.txt").write_text(calls)
 
     def __enter__(self) -> Deployment:  # noqa: PYI034 - no typing.Self on Python 3.10
         return self
