@@ -6,7 +6,7 @@ holds the text.
 * ``reference/``: a page per public module of ``k8s_workloads``, found by walking the
   package (a module or package whose name starts with ``_`` is private and left out), so
   a new module appears without editing the nav; its index lists the top-level names from
-  ``__init__.py``'s ``_PUBLIC`` table.
+  ``__init__.py``'s ``_LAZY`` table.
 * ``differences.md``: the Unreleased "Differences from the provider" section of
   ``CHANGELOG.md``.
 * ``executor-contract.md``: the README's "Wiring an executor" section.
@@ -180,12 +180,15 @@ def _public_table() -> dict[str, tuple[str, ...]]:
         if (
             isinstance(node, ast.AnnAssign)
             and isinstance(node.target, ast.Name)
-            and node.target.id == "_PUBLIC"
+            and node.target.id == "_LAZY"
             and node.value is not None
         ):
-            table: dict[str, tuple[str, ...]] = ast.literal_eval(node.value)
+            lazy: dict[str, str] = ast.literal_eval(node.value)
+            table: dict[str, tuple[str, ...]] = {}
+            for name, module in lazy.items():
+                table[module] = (*table.get(module, ()), name)
             return table
-    raise PluginError("k8s_workloads/__init__.py: no _PUBLIC table")
+    raise PluginError("k8s_workloads/__init__.py: no _LAZY table")
 
 
 def root_reference_page(modules: list[str]) -> str:

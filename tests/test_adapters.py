@@ -10,8 +10,6 @@ import copy
 import datetime
 import pickle
 import re
-import subprocess
-import sys
 import types
 from typing import Any
 
@@ -56,6 +54,7 @@ from k8s_workloads.adapters import (
 )
 from k8s_workloads.pods import InvalidPod, PodMutationHookError, construct_task_pod
 from k8s_workloads.reconcile import PodReconciliationError
+from tests.support.fresh_python import run_python
 
 K8S_MAJOR = int(kubernetes.__version__.split(".")[0])
 
@@ -319,10 +318,7 @@ def test_only_the_adapter_module_imports_kubernetes() -> None:
         "import k8s_workloads.adapters; "
         "print('kubernetes' in sys.modules)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.split() == ["False", "False", "True"]
+    assert run_python(code).split() == ["False", "False", "True"]
 
 
 def test_public_names() -> None:

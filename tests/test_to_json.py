@@ -110,29 +110,24 @@ def test_a_resolutions_short_json_is_the_summary_fields(resolution: Resolution) 
     assert {name: full[name] for name in short} == short
 
 
+def _results(kind: Any, keys: Any, states: Any) -> Any:
+    """Results of ``kind`` for ``keys`` in ``states`` or a pseudo-state, any text around."""
+    return st.builds(
+        kind,
+        keys,
+        states | st.sampled_from(ExecutorPseudoState),
+        hostile_text,
+        hostile_text,
+        hostile_text,
+        st.none() | failure_details,
+        launch=st.none() | st.integers(0, 10),
+        pod_uid=optional_text,
+    )
+
+
 results = st.one_of(
-    st.builds(
-        TaskResult,
-        task_keys(),
-        st.sampled_from(TaskInstanceState) | st.sampled_from(ExecutorPseudoState),
-        hostile_text,
-        hostile_text,
-        hostile_text,
-        st.none() | failure_details,
-        launch=st.none() | st.integers(0, 10),
-        pod_uid=optional_text,
-    ),
-    st.builds(
-        CallbackResult,
-        callback_keys(),
-        st.sampled_from(CallbackState) | st.sampled_from(ExecutorPseudoState),
-        hostile_text,
-        hostile_text,
-        hostile_text,
-        st.none() | failure_details,
-        launch=st.none() | st.integers(0, 10),
-        pod_uid=optional_text,
-    ),
+    _results(TaskResult, task_keys(), st.sampled_from(TaskInstanceState)),
+    _results(CallbackResult, callback_keys(), st.sampled_from(CallbackState)),
 )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 from k8s_workloads._display import shown
 from k8s_workloads.compat import AirflowVersion, InvalidVersion
@@ -31,84 +31,59 @@ def _owner(instance: object) -> str:
     return type(instance).__name__
 
 
+def _refuse(instance: object, attribute: Any, value: object, must: str) -> NoReturn:  # noqa: ANN401
+    """Raise the :class:`InvalidConfig` of a validator: what the value must be, and was."""
+    raise InvalidConfig(_owner(instance), attribute.name, f"must {must}, got {shown(value)}")
+
+
 def boolean(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401 - attrs'
     if not isinstance(value, bool):
-        raise InvalidConfig(
-            _owner(instance), attribute.name, f"must be True or False, got {shown(value)}"
-        )
+        _refuse(instance, attribute, value, "be True or False")
 
 
 def retries(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     """A retry budget: -1 (unlimited) or a count from 0."""
     if isinstance(value, bool) or not isinstance(value, int) or value < -1:
-        raise InvalidConfig(
-            _owner(instance),
-            attribute.name,
-            f"must be -1 (unlimited) or a count from 0, got {shown(value)}",
-        )
+        _refuse(instance, attribute, value, "be -1 (unlimited) or a count from 0")
 
 
 def count(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     """A count from 0."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidConfig(
-            _owner(instance), attribute.name, f"must be a count from 0, got {shown(value)}"
-        )
+        _refuse(instance, attribute, value, "be a count from 0")
 
 
 def positive(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     """A count from 1."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidConfig(
-            _owner(instance), attribute.name, f"must be a count from 1, got {shown(value)}"
-        )
+        _refuse(instance, attribute, value, "be a count from 1")
+
+
+def _is_seconds(value: object, *, above_zero: bool) -> bool:
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, (int, float))
+        and math.isfinite(value)
+        and (value > 0 if above_zero else value >= 0)
+    )
 
 
 def seconds(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     """A finite, positive number of seconds."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise InvalidConfig(
-            _owner(instance),
-            attribute.name,
-            f"must be a finite number of seconds above 0, got {shown(value)}",
-        )
+    if not _is_seconds(value, above_zero=True):
+        _refuse(instance, attribute, value, "be a finite number of seconds above 0")
 
 
 def delay(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     """A finite number of seconds from 0 (0: none)."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise InvalidConfig(
-            _owner(instance),
-            attribute.name,
-            f"must be a finite number of seconds from 0, got {shown(value)}",
-        )
+    if not _is_seconds(value, above_zero=False):
+        _refuse(instance, attribute, value, "be a finite number of seconds from 0")
 
 
 def grace(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     """None (never), or a finite number of seconds from 0."""
-    if value is None:
-        return
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise InvalidConfig(
-            _owner(instance),
-            attribute.name,
-            f"must be None or a finite number of seconds from 0, got {shown(value)}",
-        )
+    if value is not None and not _is_seconds(value, above_zero=False):
+        _refuse(instance, attribute, value, "be None or a finite number of seconds from 0")
 
 
 def optional_seconds(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
@@ -119,23 +94,17 @@ def optional_seconds(instance: object, attribute: Any, value: object) -> None:  
 
 def optional_text(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     if value is not None and not isinstance(value, str):
-        raise InvalidConfig(
-            _owner(instance), attribute.name, f"must be None or a str, got {shown(value)}"
-        )
+        _refuse(instance, attribute, value, "be None or a str")
 
 
 def optional_mapping(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     if value is not None and not isinstance(value, Mapping):
-        raise InvalidConfig(
-            _owner(instance), attribute.name, f"must be None or a mapping, got {shown(value)}"
-        )
+        _refuse(instance, attribute, value, "be None or a mapping")
 
 
 def optional_callable(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     if value is not None and not callable(value):
-        raise InvalidConfig(
-            _owner(instance), attribute.name, f"must be None or callable, got {shown(value)}"
-        )
+        _refuse(instance, attribute, value, "be None or callable")
 
 
 def kind(cls: type, *, optional: bool = False) -> Validator:
@@ -144,9 +113,7 @@ def kind(cls: type, *, optional: bool = False) -> Validator:
 
     def check(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
         if not (isinstance(value, cls) or (optional and value is None)):
-            raise InvalidConfig(
-                _owner(instance), attribute.name, f"must be {wanted}, got {shown(value)}"
-            )
+            _refuse(instance, attribute, value, f"be {wanted}")
 
     return check
 
@@ -154,9 +121,7 @@ def kind(cls: type, *, optional: bool = False) -> Validator:
 def port(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     """A TCP port, 0 (any free one) to 65535."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
-        raise InvalidConfig(
-            _owner(instance), attribute.name, f"must be a port from 0 to 65535, got {shown(value)}"
-        )
+        _refuse(instance, attribute, value, "be a port from 0 to 65535")
 
 
 class _Field(NamedTuple):
@@ -170,9 +135,7 @@ def check(instance: object, name: str, validator: Validator, value: object) -> N
 
 def text_set(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     if not isinstance(value, frozenset) or not all(isinstance(item, str) for item in value):
-        raise InvalidConfig(
-            _owner(instance), attribute.name, f"must be a frozenset of str, got {shown(value)}"
-        )
+        _refuse(instance, attribute, value, "be a frozenset of str")
 
 
 class InvalidVersionConfig(InvalidConfig, InvalidVersion):  # type: ignore[misc]  # field: str

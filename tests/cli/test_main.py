@@ -14,6 +14,7 @@ import pytest
 from k8s_workloads import __version__
 from k8s_workloads.cli import main
 from tests.support.cli import CALLBACK_ID, run
+from tests.support.fresh_python import loaded_after
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -58,15 +59,8 @@ def test_console_script_runs_as_a_module_entry_point() -> None:
 
 
 def test_cli_import_stays_light() -> None:
-    code = (
-        "import sys, k8s_workloads.cli; "
-        "print(sorted(m for m in ('yaml', 'kubernetes', 'k8s_workloads.pods.build', "
-        "'k8s_workloads.pods.payload', 'slugify') if m in sys.modules))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "[]"
+    heavy = ("yaml", "kubernetes", "k8s_workloads.pods.build", "k8s_workloads.pods.payload")
+    assert loaded_after("import k8s_workloads.cli", *heavy, "slugify") == []
 
 
 @pytest.mark.parametrize(

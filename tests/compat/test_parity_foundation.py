@@ -27,6 +27,7 @@ import random
 import re
 import string
 from importlib import metadata
+from typing import Any
 
 import pytest
 from hypothesis import event, given
@@ -355,43 +356,20 @@ def test_label_and_selector_builders_match_provider_where_valid(
     airflow_worker: str | int | None,
     logical_date: datetime.datetime | None,
 ) -> None:
-    theirs = PodGenerator.build_labels_for_k8s_executor_pod(
-        dag_id=dag_id,
-        task_id=task_id,
-        try_number=try_number,
-        airflow_worker=airflow_worker,
-        map_index=map_index,
-        logical_date=logical_date,
-        run_id=run_id,
-    )
-    mine = ours.build_labels_for_k8s_executor_pod(
-        dag_id=dag_id,
-        task_id=task_id,
-        try_number=try_number,
-        airflow_worker=airflow_worker,
-        map_index=map_index,
-        logical_date=logical_date,
-        run_id=run_id,
-        airflow_version=AIRFLOW_VERSION,
-    )
-    their_selector = PodGenerator.build_selector_for_k8s_executor_pod(
-        dag_id=dag_id,
-        task_id=task_id,
-        try_number=try_number,
-        map_index=map_index,
-        logical_date=logical_date,
-        run_id=run_id,
-        airflow_worker=airflow_worker,
-    )
-    my_selector = ours.build_selector_for_k8s_executor_pod(
-        dag_id=dag_id,
-        task_id=task_id,
-        try_number=try_number,
-        map_index=map_index,
-        logical_date=logical_date,
-        run_id=run_id,
-        airflow_worker=airflow_worker,
-    )
+    # The same identity to both sides' label and selector builders.
+    identity: dict[str, Any] = {
+        "dag_id": dag_id,
+        "task_id": task_id,
+        "try_number": try_number,
+        "airflow_worker": airflow_worker,
+        "map_index": map_index,
+        "logical_date": logical_date,
+        "run_id": run_id,
+    }
+    theirs = PodGenerator.build_labels_for_k8s_executor_pod(**identity)
+    mine = ours.build_labels_for_k8s_executor_pod(**identity, airflow_version=AIRFLOW_VERSION)
+    their_selector = PodGenerator.build_selector_for_k8s_executor_pod(**identity)
+    my_selector = ours.build_selector_for_k8s_executor_pod(**identity)
     assert all(is_label_value(value) for value in mine.values()), mine
     if all(is_label_value(value) for value in theirs.values()):
         event("provider valid: equal")
@@ -676,23 +654,16 @@ def test_case21_labels(extra_args: dict[str, int | str], extra_labels: dict[str,
     run_id = extra_args.get("run_id")
     assert not isinstance(map_index, str)
     assert not isinstance(run_id, int)
-    theirs = PodGenerator.build_labels_for_k8s_executor_pod(
-        dag_id="dag*",
-        task_id="task*",
-        try_number=1,
-        airflow_worker=worker,
-        map_index=map_index,
-        run_id=run_id,
-    )
-    mine = ours.build_labels_for_k8s_executor_pod(
-        dag_id="dag*",
-        task_id="task*",
-        try_number=1,
-        airflow_worker=worker,
-        map_index=map_index,
-        run_id=run_id,
-        airflow_version=AIRFLOW_VERSION,
-    )
+    identity: dict[str, Any] = {
+        "dag_id": "dag*",
+        "task_id": "task*",
+        "try_number": 1,
+        "airflow_worker": worker,
+        "map_index": map_index,
+        "run_id": run_id,
+    }
+    theirs = PodGenerator.build_labels_for_k8s_executor_pod(**identity)
+    mine = ours.build_labels_for_k8s_executor_pod(**identity, airflow_version=AIRFLOW_VERSION)
     assert theirs == expected
     assert mine == expected
 

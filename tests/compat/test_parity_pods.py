@@ -44,7 +44,6 @@ import warnings
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -75,6 +74,7 @@ from k8s_workloads.testing.strategies import (
     templates_and_overrides,
 )
 from k8s_workloads.validation import is_label_value, validate_manifest
+from tests.support.pod_builds import schema_valid
 
 if TYPE_CHECKING:
     from kubernetes.client import V1Pod
@@ -147,22 +147,12 @@ def _accept_random_names(
         assert their_name[:-8] == "-"
 
 
-def _schema_valid(manifest: Manifest) -> bool:
-    try:
-        kubernetes_validate.validate(
-            {"apiVersion": "v1", "kind": "Pod", **manifest}, "1.37", strict=True
-        )
-    except kubernetes_validate.ValidationError:
-        return False
-    return True
-
-
 def _documented_refusal(mine: Manifest | ValueError, theirs: Manifest) -> bool:
     """(d) and (e): whether ours refused a pod the provider built, checking that the
     provider's pod is one the API server refuses, or one that decodes to another key."""
     if isinstance(mine, InvalidPod):
         event("documented (d): ours refuses a pod the API server would refuse")
-        assert validate_manifest(theirs) or not _schema_valid(theirs), mine
+        assert validate_manifest(theirs) or not schema_valid(theirs), mine
         return True
     if isinstance(mine, InvalidKey):
         event("documented (e): map_index below -1")

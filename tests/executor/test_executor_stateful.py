@@ -175,24 +175,72 @@ class CheckingDB(FakeAirflowDB):
             assert not alive, f"{key} reported {state.value} while its pod {alive} lives"
 
 
-class ExecutorMachine(RuleBasedStateMachine):
+class _ClusterModel(RuleBasedStateMachine):
+    """What both machines keep and check: the cluster, the workloads queued and how each
+    ended, and the checks at the end of a run."""
+
+    db: FakeAirflowDB
+
     def __init__(self) -> None:
         super().__init__()
         self.broken = False
         self.now = T0
         self.cluster = FakeCluster(now=T0, namespaces=[NS])
-        self.db = CheckingDB(self)
         self.decisions = DecisionConfig(
             pod_launch_failure_retries=POD_LAUNCH_FAILURE_RETRIES,
             callback_launch_failure_retries=CALLBACK_LAUNCH_FAILURE_RETRIES,
             task_publish_max_retries=TASK_PUBLISH_MAX_RETRIES,
         )
-        self.read_callback_states = True
-        self.scheduler_id = 0
         self.workloads: list[WorkloadKey] = []
         self.completed_by_adoption: set[WorkloadKey] = set()
-        self.delivered: list[str] = []
         self.counter = 0
+
+    def pods_where(self, condition: Callable[[Pod], bool]) -> list[str]:
+        return [pod["metadata"]["name"] for pod in self.cluster.pods() if condition(pod)]
+
+    def key_of(self, name: str) -> WorkloadKey:
+        pod = self.cluster.pod(NS, name)
+        assert pod is not None
+        annotations = pod["metadata"]["annotations"]
+        if "callback_id" in annotations:
+            return CallbackKey(annotations["callback_id"])
+        return TaskInstanceKey(
+            annotations["dag_id"], annotations["task_id"], annotations["run_id"], 1
+        )
+
+    def _settled(self, key: WorkloadKey) -> bool:
+        return bool(self.db.terminal_reports(key)) or self.db.state(key) in TASK_FINISHED_STATES
+
+    def _check_the_end(self, watched: Callable[[Pod], bool]) -> None:
+        """Every workload reported once (or finished by its task process under a dead
+        scheduler); with failed pods deleted or labelled done, no finished pod left."""
+        for key in self.workloads:
+            terminal = self.db.terminal_reports(key)
+            if isinstance(key, TaskInstanceKey) and not terminal:
+                # A pod that Succeeded under a dead scheduler: the task process wrote its
+                # final state itself and adoption only cleans the pod up.
+                assert key in self.completed_by_adoption, f"task {key} was never reported"
+                assert self.db.task_states[key] in TASK_FINISHED_STATES
+                continue
+            assert len(terminal) == 1, f"{key} was reported {len(terminal)} times: {terminal}"
+        if (
+            self.decisions.mark_kept_failed_pods_done
+            or self.decisions.delete_worker_pods_on_failure
+        ):
+            # Every finished pod a live scheduler owns was deleted or labelled done; a
+            # second pod of a workload already reported (a task run twice) too
+            # (tests/executor/test_executor_findings.py).
+            left = self.pods_where(watched)
+            assert not left, f"pods left to be re-reported forever: {left}"
+
+
+class ExecutorMachine(_ClusterModel):
+    def __init__(self) -> None:
+        super().__init__()
+        self.db = CheckingDB(self)
+        self.read_callback_states = True
+        self.scheduler_id = 0
+        self.delivered: list[str] = []
         self._start_scheduler()
 
     # --- the executor -----------------------------------------------------------------
@@ -219,25 +267,12 @@ class ExecutorMachine(RuleBasedStateMachine):
 
     # --- the cluster ------------------------------------------------------------------
 
-    def pods_where(self, condition: Callable[[Pod], bool]) -> list[str]:
-        return [pod["metadata"]["name"] for pod in self.cluster.pods() if condition(pod)]
-
     def _pick(self, condition: Callable[[Pod], bool], pick: int) -> str:
         # A dead scheduler's pod whose relabel failed stands still in this model until a
         # later adoption takes it (with the provider, its task would be reset and run
         # twice meanwhile: a hazard left as it is).
         names = self.pods_where(lambda pod: condition(pod) and not self._orphaned(pod))
         return names[pick % len(names)]
-
-    def key_of(self, name: str) -> WorkloadKey:
-        pod = self.cluster.pod(NS, name)
-        assert pod is not None
-        annotations = pod["metadata"]["annotations"]
-        if "callback_id" in annotations:
-            return CallbackKey(annotations["callback_id"])
-        return TaskInstanceKey(
-            annotations["dag_id"], annotations["task_id"], annotations["run_id"], 1
-        )
 
     def _watched(self, pod: Pod) -> bool:
         labels = pod["metadata"]["labels"]
@@ -251,9 +286,6 @@ class ExecutorMachine(RuleBasedStateMachine):
         owner = pod["metadata"]["labels"].get(AIRFLOW_WORKER_LABEL)
         done = pod["metadata"]["labels"].get(POD_EXECUTOR_DONE_LABEL) == TRUE_LABEL_VALUE
         return owner != str(self.scheduler_id) and not done
-
-    def _settled(self, key: WorkloadKey) -> bool:
-        return bool(self.db.terminal_reports(key)) or self.db.state(key) in TASK_FINISHED_STATES
 
     # kept as the old machine's names, for the pinned scenarios below
     @property
@@ -537,22 +569,7 @@ class ExecutorMachine(RuleBasedStateMachine):
             return
         self.settle()
         assert self.running == set(), f"still running after every pod finished: {self.running}"
-        for key in self.workloads:
-            terminal = self.db.terminal_reports(key)
-            if isinstance(key, TaskInstanceKey) and not terminal:
-                # A pod that Succeeded under a dead scheduler: the task process wrote its
-                # final state itself and adoption only cleans the pod up.
-                assert key in self.completed_by_adoption, f"task {key} was never reported"
-                assert self.db.task_states[key] in TASK_FINISHED_STATES
-                continue
-            assert len(terminal) == 1, f"{key} was reported {len(terminal)} times: {terminal}"
-        if (
-            self.decisions.mark_kept_failed_pods_done
-            or self.decisions.delete_worker_pods_on_failure
-        ):
-            # Every finished pod this scheduler owns was deleted or labelled done.
-            left = self.pods_where(self._watched)
-            assert not left, f"pods left to be re-reported forever: {left}"
+        self._check_the_end(self._watched)
 
 
 # Twice the profile's examples: 300 derandomised runs of up to 50 steps in the ci profile,
@@ -1019,28 +1036,19 @@ class SchedulerDB(FakeAirflowDB):
         return self.shared.read_states(keys)
 
 
-class SchedulersMachine(RuleBasedStateMachine):
+class SchedulersMachine(_ClusterModel):
+    db: SharedDB
+
     def __init__(self) -> None:
         super().__init__()
-        self.broken = False
-        self.now = T0
         self.clock_stopped = False
         self.fixed_names = False
-        self.cluster = FakeCluster(now=T0, namespaces=[NS])
         self.db = SharedDB(self)
-        self.decisions = DecisionConfig(
-            pod_launch_failure_retries=POD_LAUNCH_FAILURE_RETRIES,
-            callback_launch_failure_retries=CALLBACK_LAUNCH_FAILURE_RETRIES,
-            task_publish_max_retries=TASK_PUBLISH_MAX_RETRIES,
-        )
         self.schedulers: list[Scheduler] = []
         self.owner: dict[WorkloadKey, int] = {}
         """The scheduler each workload was queued by or handed over to (queued_by_job_id)."""
-        self.workloads: list[WorkloadKey] = []
-        self.completed_by_adoption: set[WorkloadKey] = set()
         self.run_twice: set[WorkloadKey] = set()
         """Workloads launched again while a dead scheduler's pod of theirs was left."""
-        self.counter = 0
 
     # --- the schedulers ---------------------------------------------------------------
 
@@ -1077,19 +1085,6 @@ class SchedulersMachine(RuleBasedStateMachine):
 
     # --- the cluster ------------------------------------------------------------------
 
-    def pods_where(self, condition: Callable[[Pod], bool]) -> list[str]:
-        return [pod["metadata"]["name"] for pod in self.cluster.pods() if condition(pod)]
-
-    def key_of(self, name: str) -> WorkloadKey:
-        pod = self.cluster.pod(NS, name)
-        assert pod is not None
-        annotations = pod["metadata"]["annotations"]
-        if "callback_id" in annotations:
-            return CallbackKey(annotations["callback_id"])
-        return TaskInstanceKey(
-            annotations["dag_id"], annotations["task_id"], annotations["run_id"], 1
-        )
-
     def watched(self, pod: Pod) -> bool:
         """A pod a live scheduler watches."""
         labels = pod["metadata"]["labels"]
@@ -1108,9 +1103,6 @@ class SchedulersMachine(RuleBasedStateMachine):
         # A dead scheduler's pod stands still until it is adopted.
         names = self.pods_where(lambda pod: condition(pod) and self.watched(pod))
         return names[pick % len(names)]
-
-    def _settled(self, key: WorkloadKey) -> bool:
-        return bool(self.db.terminal_reports(key)) or self.db.state(key) in TASK_FINISHED_STATES
 
     # --- configuration ----------------------------------------------------------------
 
@@ -1485,21 +1477,7 @@ class SchedulersMachine(RuleBasedStateMachine):
             assert scheduler.core.running == (), (
                 f"scheduler {scheduler.job_id} still runs {scheduler.core.running}"
             )
-        for key in self.workloads:
-            terminal = self.db.terminal_reports(key)
-            if isinstance(key, TaskInstanceKey) and not terminal:
-                assert key in self.completed_by_adoption, f"task {key} was never reported"
-                assert self.db.task_states[key] in TASK_FINISHED_STATES
-                continue
-            assert len(terminal) == 1, f"{key} was reported {len(terminal)} times: {terminal}"
-        if (
-            self.decisions.mark_kept_failed_pods_done
-            or self.decisions.delete_worker_pods_on_failure
-        ):
-            # A second pod of a workload already reported (a task run twice) is cleaned up
-            # too (tests/executor/test_executor_findings.py).
-            left = self.pods_where(self.watched)
-            assert not left, f"pods left to be re-reported forever: {left}"
+        self._check_the_end(self.watched)
 
 
 SchedulersMachine.TestCase.settings = settings(

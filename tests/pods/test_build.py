@@ -185,29 +185,21 @@ def test_a_bad_template_is_refused_naming_the_field() -> None:
 
 
 def test_a_long_pod_id_warns_at_the_caller() -> None:
+    arguments: dict[str, Any] = {
+        "namespace": "airflow",
+        "scheduler_job_id": 1,
+        "pod_id": "a" * 80,
+        "dag_id": "etl",
+        "task_id": "load",
+        "kube_image": None,
+        "try_number": 1,
+        "args": ["run"],
+        "airflow_version": VERSION,
+    }
+    # The general builder and a prepared template's, with the same arguments.
     builds: tuple[Callable[[], dict[str, Any]], ...] = (
-        lambda: construct_task_pod(
-            namespace="airflow",
-            scheduler_job_id=1,
-            pod_id="a" * 80,
-            dag_id="etl",
-            task_id="load",
-            kube_image=None,
-            try_number=1,
-            args=["run"],
-            airflow_version=VERSION,
-        ),
-        lambda: PodTemplate().task_pod(
-            namespace="airflow",
-            scheduler_job_id=1,
-            pod_id="a" * 80,
-            dag_id="etl",
-            task_id="load",
-            kube_image=None,
-            try_number=1,
-            args=["run"],
-            airflow_version=VERSION,
-        ),
+        lambda: construct_task_pod(**arguments),
+        lambda: PodTemplate().task_pod(**arguments),
     )
     for build in builds:
         with pytest.warns(UserWarning, match="truncating") as caught:

@@ -18,10 +18,9 @@ import json
 import random
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -38,7 +37,6 @@ from k8s_workloads.pods import (
 from k8s_workloads.pods.codec import annotations_to_key
 from k8s_workloads.pods.labels import create_unique_id
 from k8s_workloads.pods.reconcile import Manifest, PodReconciliationError
-from k8s_workloads.pods.validation import validate_manifest
 from k8s_workloads.testing.strategies import (
     HostileHook,
     container_args,
@@ -54,40 +52,26 @@ from k8s_workloads.testing.strategies import (
     scheduler_job_ids,
     templates_and_overrides,
 )
+from tests.support.pod_builds import (
+    TaskPodInputs,
+    assert_valid_pod,
+    containers_of,
+    task_pod_inputs,
+)
 
 AIRFLOW_VERSION = "3.3.2"
-KUBERNETES_VERSION = "1.37"
-
-
-def _assert_valid(manifest: Manifest) -> None:
-    assert validate_manifest(manifest) == []
-    kubernetes_validate.validate(
-        {"apiVersion": "v1", "kind": "Pod", **manifest}, KUBERNETES_VERSION, strict=True
-    )
-
-
-def _containers_of(value: object) -> Iterator[object]:
-    """Every dict and list inside a JSON-like value, itself included."""
-    if isinstance(value, dict):
-        yield value
-        for item in value.values():
-            yield from _containers_of(item)
-    elif isinstance(value, list):
-        yield value
-        for item in value:
-            yield from _containers_of(item)
 
 
 def _assert_independent(manifest: Manifest, *inputs: object) -> None:
     """The manifest shares no dict or list with the inputs, and is plain JSON."""
-    given_ids = {id(found) for value in inputs for found in _containers_of(value)}
-    assert not any(id(found) in given_ids for found in _containers_of(manifest))
+    given_ids = {id(found) for value in inputs for found in containers_of(value)}
+    assert not any(id(found) in given_ids for found in containers_of(manifest))
     assert json.loads(json.dumps(manifest)) == manifest
 
 
 def _scribble(value: object) -> None:
     """Empty every dict and list inside a JSON-like value, innermost first."""
-    for found in reversed(list(_containers_of(value))):
+    for found in reversed(list(containers_of(value))):
         if isinstance(found, (dict, list)):
             found.clear()
 
@@ -96,59 +80,29 @@ def _snapshot(*values: object) -> tuple[object, ...]:
     return copy.deepcopy(values)
 
 
-@given(
-    dag_id=hostile_ids,
-    task_id=hostile_ids,
-    run_id=st.one_of(st.none(), hostile_run_ids),
-    try_number=st.integers(0, 10**6),
-    map_index=st.integers(-1, 10**4),
-    kube_image=kube_images,
-    args=container_args,
-    namespace=namespaces,
-    scheduler_job_id=scheduler_job_ids,
-    pair=templates_and_overrides(valid=True),
-    seed=st.integers(0, 2**32),
-)
-def test_task_pods_are_valid_and_decode_back(
-    *,
-    dag_id: str,
-    task_id: str,
-    run_id: str | None,
-    try_number: int,
-    map_index: int,
-    kube_image: str | None,
-    args: list[str],
-    namespace: str,
-    scheduler_job_id: str | int,
-    pair: tuple[Manifest | None, Manifest | None],
-    seed: int,
-) -> None:
-    template, override = pair
+@given(inputs=task_pod_inputs(), seed=st.integers(0, 2**32))
+def test_task_pods_are_valid_and_decode_back(*, inputs: TaskPodInputs, seed: int) -> None:
+    template, override, args = inputs.template, inputs.override, inputs.args
     rng = random.Random(seed)
     before = _snapshot(template, override, args)
     manifest = construct_task_pod(
-        namespace=namespace,
-        scheduler_job_id=scheduler_job_id,
-        pod_id=create_unique_id(dag_id, task_id, rng=rng),
-        dag_id=dag_id,
-        task_id=task_id,
-        kube_image=kube_image,
-        try_number=try_number,
-        args=args,
-        airflow_version=AIRFLOW_VERSION,
-        run_id=run_id,
-        map_index=map_index,
-        pod_override=override,
-        base_worker_pod=template,
+        pod_id=create_unique_id(inputs.dag_id, inputs.task_id, rng=rng),
         rng=rng,
+        **inputs.arguments(),
     )
     event(f"template: {template is not None}, override: {override is not None}")
-    _assert_valid(manifest)
+    assert_valid_pod(manifest)
     metadata = manifest["metadata"]
     key = annotations_to_key(
         metadata["annotations"], metadata["labels"], airflow_version=AIRFLOW_VERSION
     )
-    assert key == TaskInstanceKey(dag_id, task_id, run_id or None, try_number, map_index)
+    assert key == TaskInstanceKey(
+        inputs.dag_id,
+        inputs.task_id,
+        inputs.run_id or None,
+        inputs.try_number,
+        inputs.map_index,
+    )
     _assert_independent(manifest, template, override, args)
     assert _snapshot(template, override, args) == before
     _scribble(manifest)
@@ -191,7 +145,7 @@ def test_callback_pods_are_valid_and_decode_back(
         run_id=run_id,
         rng=random.Random(seed),
     )
-    _assert_valid(manifest)
+    assert_valid_pod(manifest)
     metadata = manifest["metadata"]
     key = annotations_to_key(
         metadata["annotations"], metadata["labels"], airflow_version=AIRFLOW_VERSION
@@ -283,7 +237,7 @@ def _outcome(build: Callable[[], Manifest]) -> str:
     if other is not None:
         assert _TOKEN[:8] not in str(other)
         return "other"
-    _assert_valid(manifest)
+    assert_valid_pod(manifest)
     return "valid"
 
 

@@ -17,10 +17,9 @@ import json
 import random
 import string
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -50,6 +49,13 @@ from k8s_workloads.testing.strategies import (
     run_ids,
     scheduler_job_ids,
     templates_and_overrides,
+)
+from tests.support.pod_builds import (
+    TaskPodInputs,
+    assert_valid_pod,
+    container_ids,
+    containers_of,
+    task_pod_inputs,
 )
 
 AIRFLOW_VERSION = "3.3.2"
@@ -285,8 +291,6 @@ def test_the_fast_path_leaves_bad_keys_to_the_key(field: str, value: object) -> 
 
 # --- plans: the merge worked out once per template and override -------------------------
 
-KUBERNETES_VERSION = "1.37"
-
 
 CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
 
@@ -322,28 +326,6 @@ OVERRIDE: Manifest = {
         "volumes": [{"name": "scratch", "emptyDir": {"sizeLimit": "1Gi"}}],
     },
 }
-
-
-def _assert_valid(manifest: Manifest) -> None:
-    assert validate_manifest(manifest) == []
-    kubernetes_validate.validate(
-        {"apiVersion": "v1", "kind": "Pod", **manifest}, KUBERNETES_VERSION, strict=True
-    )
-
-
-def _containers_of(value: object) -> Iterator[object]:
-    if isinstance(value, dict):
-        yield value
-        for item in value.values():
-            yield from _containers_of(item)
-    elif isinstance(value, list):
-        yield value
-        for item in value:
-            yield from _containers_of(item)
-
-
-def _ids(*values: object) -> set[int]:
-    return {id(found) for value in values for found in _containers_of(value)}
 
 
 def _quiet_outcome(build: Callable[[], Manifest]) -> tuple[str, object]:
@@ -397,51 +379,23 @@ def test_a_realistic_template_is_planned_from_its_second_pod() -> None:
         {"name": "B"},
     ]
     assert second["metadata"]["labels"]["team"] == "analytics"
-    _assert_valid(second)
+    assert_valid_pod(second)
 
 
-@given(
-    dag_id=hostile_ids,
-    task_id=hostile_ids,
-    run_id=st.one_of(st.none(), hostile_run_ids),
-    try_number=st.integers(0, 10**6),
-    map_index=st.integers(-1, 10**4),
-    kube_image=kube_images,
-    args=container_args,
-    namespace=namespaces,
-    scheduler_job_id=scheduler_job_ids,
-    pair=templates_and_overrides(valid=True),
-)
-def test_prepared_pods_are_the_general_builds_and_valid(
-    *,
-    dag_id: str,
-    task_id: str,
-    run_id: str | None,
-    try_number: int,
-    map_index: int,
-    kube_image: str | None,
-    args: list[str],
-    namespace: str,
-    scheduler_job_id: str | int,
-    pair: tuple[Manifest | None, Manifest | None],
-) -> None:
-    template, override = pair
+@given(inputs=task_pod_inputs())
+def test_prepared_pods_are_the_general_builds_and_valid(inputs: TaskPodInputs) -> None:
+    template, override, args = inputs.template, inputs.override, inputs.args
     prepared = PodTemplate(template)
     built: list[Manifest] = []
     use = FastPathUse()
     for number in range(PODS_PER_EXAMPLE):
         values: dict[str, Any] = {
-            "namespace": namespace,
-            "scheduler_job_id": scheduler_job_id,
-            "pod_id": create_unique_id(dag_id, task_id, rng=random.Random(number)),
-            "dag_id": dag_id,
-            "task_id": task_id,
-            "kube_image": kube_image,
-            "try_number": try_number + number,
+            **inputs.arguments(),
+            "pod_id": create_unique_id(inputs.dag_id, inputs.task_id, rng=random.Random(number)),
+            "try_number": inputs.try_number + number,
             "args": [*args, str(number)] if number % 2 else args,
-            "run_id": run_id,
-            "map_index": map_index,
         }
+        del values["pod_override"], values["base_worker_pod"]  # _task_pod's own arguments
         # A fresh template builds its first pod by the general merge: the reference.
         reference = functools.partial(
             _task_pod, PodTemplate(template), override, number=0, **values
@@ -452,13 +406,13 @@ def test_prepared_pods_are_the_general_builds_and_valid(
         use.planned_pods += one.planned_pods
         use.fast_task_pods += one.fast_task_pods
         assert ("pod", json.dumps(pod)) == expected
-        _assert_valid(pod)
+        assert_valid_pod(pod)
         built.append(pod)
     event(f"planned: {_planned(use) > 0}")
     # No two pods share a dict or list; nor do they with the layers given.
     for index, pod in enumerate(built):
-        others = _ids(*built[:index], *built[index + 1 :], template, override, args)
-        assert not _ids(pod) & others
+        others = container_ids(*built[:index], *built[index + 1 :], template, override, args)
+        assert not container_ids(pod) & others
 
 
 @given(
@@ -497,7 +451,7 @@ def test_prepared_builds_refuse_what_the_general_build_refuses(
     assert outcomes == [expected] * 3
     event(expected[0])
     if expected[0] == "pod":
-        _assert_valid(json.loads(str(expected[1])))
+        assert_valid_pod(json.loads(str(expected[1])))
 
 
 @given(
@@ -528,7 +482,7 @@ def test_prepared_callback_pods_are_the_general_builds(
         expected = _quiet_outcome(lambda: build(PodTemplate(template)))
         pod = build(prepared)
         assert ("pod", json.dumps(pod)) == expected
-        _assert_valid(pod)
+        assert_valid_pod(pod)
 
 
 def test_returned_pods_are_independent_of_each_other_and_the_template() -> None:
@@ -540,7 +494,7 @@ def test_returned_pods_are_independent_of_each_other_and_the_template() -> None:
     reference = copy.deepcopy(pods_built[2])
     # Mutating every dict and list of one pod, and the mapping the template came from,
     # changes neither the other pods nor the pods built after.
-    for found in reversed(list(_containers_of(pods_built[1]))):
+    for found in reversed(list(containers_of(pods_built[1]))):
         if isinstance(found, dict):
             found["scribbled"] = True
         elif isinstance(found, list):
@@ -550,7 +504,7 @@ def test_returned_pods_are_independent_of_each_other_and_the_template() -> None:
     assert pods_built[2] == reference
     again = _task_pod(template, OVERRIDE, number=2)
     assert again == reference
-    assert not _ids(again) & _ids(*pods_built, given_template, OVERRIDE)
+    assert not container_ids(again) & container_ids(*pods_built, given_template, OVERRIDE)
 
 
 def test_construct_task_pod_keeps_templates_by_content_not_by_type() -> None:

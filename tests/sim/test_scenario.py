@@ -61,9 +61,8 @@ def test_a_few_kilobytes_of_aliases_are_refused_before_they_are_written_out(
 
 
 def test_the_default_limit_refuses_the_bomb() -> None:
-    with pytest.raises(ScenarioTooLarge, match=r"more than 100,000 entries"):
+    with pytest.raises(ScenarioTooLarge, match=f"more than {MAX_SCENARIO_ENTRIES:,} entries"):
         parse_scenario(bomb(200, 200, 200))
-    assert MAX_SCENARIO_ENTRIES == 100_000
 
 
 @st.composite
@@ -135,12 +134,11 @@ def test_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
         load_scenario(str(path), max_bytes=size - 1)
     assert caught.value.limit == "max_bytes"
     assert isinstance(caught.value, ScenarioError)
-    assert MAX_SCENARIO_BYTES == 64 * 1024 * 1024
 
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
 def test_an_endless_file_is_refused_after_the_limit() -> None:
-    with pytest.raises(ScenarioTooLarge, match="over 67,108,864 bytes"):
+    with pytest.raises(ScenarioTooLarge, match=f"over {MAX_SCENARIO_BYTES:,} bytes"):
         load_scenario("/dev/zero")
 
 

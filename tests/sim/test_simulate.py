@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import io
-import json
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +22,10 @@ from k8s_workloads.sim import (
     generate_scenario,
     load_bundled_scenario,
     parse_scenario,
-    run_simulation_cli,
     simulate,
-    simulate_generated,
 )
 from k8s_workloads.states import TaskInstanceState
+from tests.support.sim_world import simulate_cli as cli
 
 DEFAULT = "scenario.yaml"
 DOWNTIME = "scenarios/restart_downtime.yaml"
@@ -237,42 +234,6 @@ def test_a_crash_while_performing_an_event_keeps_the_timeline(
 # --- output -------------------------------------------------------------------------------
 
 
-def cli(path: str | None, fmt: str = "text") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = run_simulation_cli(path, out=out, err=err, fmt=fmt)
-    return status, out.getvalue(), err.getvalue()
-
-
-def test_text_output_has_a_timeline_a_table_and_a_summary() -> None:
-    status, out, err = cli(None)
-    assert err == ""
-    result = run(DEFAULT)
-    assert status == (0 if result.ok else 1)
-    lines = out.splitlines()
-    assert lines[0] == "Scenario nightly (seed 42, Airflow 3.3.2)"
-    assert lines[1].startswith("t=  0  ")
-    assert any(" MODIFIED Succeeded → lookup (task etl.extract try=1) → " in line for line in lines)
-    header = next(line for line in lines if line.startswith("workload "))
-    assert header.split()[:4] == ["workload", "kind", "key", "end"]
-    assert lines[-1] == result.summary()
-    assert lines[-1].startswith("13 workloads: 5 failed, 8 success | ")
-
-
-def test_json_output_parses() -> None:
-    status, out, _ = cli(None, "json")
-    document = json.loads(out)
-    assert document["name"] == "nightly"
-    assert status == (0 if document["summary"]["ok"] else 1)
-    assert [w["id"] for w in document["workloads"]] == list(EXPECTED[DEFAULT])
-    assert {w["id"]: w["end_state"] for w in document["workloads"]} == {
-        name: expected[0] for name, expected in EXPECTED[DEFAULT].items()
-    }
-    events = [entry for entry in document["timeline"] if entry["kind"] == "event"]
-    assert events
-    assert all({"t", "pod", "event", "outcome", "text"} <= entry.keys() for entry in events)
-    assert document["summary"]["end_states"] == {"failed": 5, "success": 8}
-
-
 def test_runs_are_deterministic() -> None:
     first, second = cli(None), cli(None)
     assert first == second
@@ -303,12 +264,6 @@ def test_the_seed_picks_the_pod_names() -> None:
     other = simulate(dataclasses.replace(scenario, seed=43))
     assert run(DEFAULT).workload("extract").pods != other.workload("extract").pods
     assert other.workload("extract").end_state == "success"
-
-
-def test_an_unknown_output_format_is_a_usage_error() -> None:
-    status, out, err = cli(None, "yaml")
-    assert (status, out) == (2, "")
-    assert "unknown output format 'yaml'" in err
 
 
 # --- bad scenario files -------------------------------------------------------------------
@@ -525,28 +480,6 @@ def test_a_missing_file(tmp_path: Path) -> None:
 # --- generated mode -----------------------------------------------------------------------
 
 
-@functools.cache
-def generated() -> SimulationResult:
-    return simulate_generated(500, 2, 7)
-
-
-def test_generated_mode_counts_every_workload() -> None:
-    result = generated()
-    assert result.timeline == ()
-    assert sum(result.end_states.values()) == 500
-    assert result.restarts == 2
-    assert result.events_processed > 1000
-    assert len({report.id for report in result.workloads}) == 500
-
-
-def test_generated_mode_ends_with_every_workload_final() -> None:
-    result = generated()
-    finals = {"success", "failed"}
-    assert {report.end_state for report in result.workloads} <= finals
-    assert all(report.terminal_events <= 1 for report in result.workloads)
-    assert result.anomalies == ()
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize(
     "change",
@@ -569,19 +502,6 @@ def test_generated_mode_finds_no_anomaly(seed: int, change: dict[str, Any]) -> N
     assert result.restarts == 2
     assert sum(result.end_states.values()) == 200
     assert all(report.terminal_events == 1 for report in result.workloads if report.id)
-
-
-def test_generated_mode_is_deterministic() -> None:
-    again = simulate_generated(500, 2, 7)
-    assert again.to_json() == generated().to_json()
-    assert simulate_generated(500, 2, 8).to_json() != generated().to_json()
-
-
-def test_generated_mode_with_watch_errors() -> None:
-    result = simulate_generated(300, 1, 3, watch_errors=2)
-    assert sum(result.end_states.values()) == 300
-    assert result.anomalies == ()
-    assert len(generate_scenario(300, 1, 3, watch_errors=2).watch_errors) == 2
 
 
 # --- every DecisionConfig and ResolverConfig option reaches a scenario ----------------------

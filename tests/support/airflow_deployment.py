@@ -6,10 +6,11 @@ scheduler`` (with ``k8s_workloads.airflow.KubernetesExecutor``) as subprocesses 
 migrated PostgreSQL database named by its SQLAlchemy URL, which several schedulers can
 share), and the test kit's cluster in the test's own process: a :class:`FakeApiServer`
 the scheduler reaches through a kubeconfig, and a :class:`ProcessKubelet` that runs each
-pod's command as a local process with this environment's ``python``. A pod gets only
-``PATH`` from this process and the rest from the pod template (``AIRFLOW_HOME``, the DAGs
-folder, the execution API's URL), as a worker pod gets its settings, so the Task SDK in
-the pod reaches the real api-server.
+pod's command as a local process with this environment's ``python`` (the Task SDK's
+command forked from a zygote that imported it once). A pod gets only ``PATH`` from this
+process and the rest from the pod template (``AIRFLOW_HOME``, the DAGs folder, the
+execution API's URL), as a worker pod gets its settings, so the Task SDK in the pod
+reaches the real api-server.
 
 Every wait has a timeout and fails with the tails of the processes' logs. :meth:`close`
 stops every process group (SIGTERM, then SIGKILL), the kubelet's pods, the API server, and
@@ -44,6 +45,7 @@ from k8s_workloads.testing import FakeApiServer, FakeCluster, Fault, ProcessKube
 from tests.support.airflow_support import kubeconfig
 
 NS = "airflow"
+WORKLOAD_MODULE = "airflow.sdk.execution_time.execute_workload"
 _STOP_SECONDS = 10.0  # SIGTERM, then SIGKILL: the scheduler ends its executor in between
 _TAIL_LINES = 30
 _LIFETIME = 900.0  # the kit's server and pods stop by themselves if a test never ends
@@ -154,6 +156,9 @@ class Deployment:
             max_lifetime=lifetime,
             executables={"python": sys.executable, "python3": sys.executable},
             inherit_env=False,
+            # Each task pod forks from one interpreter that imported the Task SDK once
+            # (every pod has the template's env), as Airflow's supervisor forks its runner.
+            preload=(WORKLOAD_MODULE,),
         )
         try:
             self.server.start()

@@ -3,30 +3,13 @@ registry makes them, patches conditional on a version."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from k8s_workloads.testing import (
     ApiError,
     FakeCluster,
 )
-
-NS = "airflow"
-
-
-def pod(name: str, labels: dict[str, str], phase: str = "Pending") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "labels": labels},
-        "spec": {"containers": [{"name": "base", "image": "x"}]},
-        "status": {"phase": phase},
-    }
-
-
-def types(events: list[dict[str, Any]]) -> list[str]:
-    return [event["type"] for event in events]
+from tests.support.kit_pods import NS, pod, types
 
 
 def test_deleting_a_pod_sends_modified_with_a_timestamp_then_deleted() -> None:

@@ -4,7 +4,6 @@ faults on demand, the clock, resource versions and namespaces."""
 from __future__ import annotations
 
 import datetime
-from typing import Any
 
 import pytest
 
@@ -12,18 +11,7 @@ from k8s_workloads.testing import (
     ApiError,
     FakeCluster,
 )
-
-NS = "airflow"
-
-
-def pod(name: str, labels: dict[str, str], phase: str = "Pending") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "labels": labels},
-        "spec": {"containers": [{"name": "base", "image": "x"}]},
-        "status": {"phase": phase},
-    }
+from tests.support.kit_pods import NS, pod
 
 
 def test_any_call_fails_on_demand_with_the_api_exception_shape() -> None:

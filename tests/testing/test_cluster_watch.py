@@ -12,22 +12,7 @@ from k8s_workloads.testing import (
     ApiError,
     FakeCluster,
 )
-
-NS = "airflow"
-
-
-def pod(name: str, labels: dict[str, str], phase: str = "Pending") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "labels": labels},
-        "spec": {"containers": [{"name": "base", "image": "x"}]},
-        "status": {"phase": phase},
-    }
-
-
-def types(events: list[dict[str, Any]]) -> list[str]:
-    return [event["type"] for event in events]
+from tests.support.kit_pods import NS, pod, types
 
 
 def test_a_watch_sees_its_selection_change_as_the_api_server_sends_it() -> None:

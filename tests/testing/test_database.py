@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from k8s_workloads.decisions.actions import EmitEvent
@@ -13,18 +11,6 @@ from k8s_workloads.testing import (
     DatabaseUnavailable,
     FakeAirflowDB,
 )
-
-NS = "airflow"
-
-
-def pod(name: str, labels: dict[str, str], phase: str = "Pending") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "labels": labels},
-        "spec": {"containers": [{"name": "base", "image": "x"}]},
-        "status": {"phase": phase},
-    }
 
 
 def test_the_database_guards_finished_tasks_but_not_callbacks() -> None:

@@ -33,9 +33,9 @@ from airflow.utils.state import TaskInstanceState as ProviderState
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.testing import FakeApiServer, FakeCluster, Kubelet, PodOutcome
 from k8s_workloads.watch.events import Outcome, resolve_event
+from tests.support.pod_builds import named_task_pod
 
 NS = "airflow"
 JOB = "7"
@@ -70,21 +70,6 @@ def _watcher() -> KubernetesJobWatcher:
     return watcher
 
 
-def _pod(name: str) -> dict[str, Any]:
-    return construct_task_pod(
-        namespace=NS,
-        scheduler_job_id=JOB,
-        pod_id=name,
-        dag_id="etl",
-        task_id=name,
-        kube_image="apache/airflow:3.3.2",
-        try_number=1,
-        args=["python", "-m", "x"],
-        airflow_version="3.3.2",
-        run_id="manual__2026-06-07T01:50:23+00:00",
-    )
-
-
 @pytest.fixture
 def served() -> Iterator[tuple[FakeCluster, client.CoreV1Api]]:
     cluster = FakeCluster(namespaces=[NS])
@@ -110,11 +95,11 @@ def test_the_providers_watcher_reads_every_status_the_kubelet_writes(
 ) -> None:
     cluster, api = served
     for name in OUTCOMES:
-        cluster.create_pod(NS, _pod(name))
+        cluster.create_pod(NS, named_task_pod(name, namespace=NS, owner=JOB))
     kubelet = Kubelet(cluster, run_seconds=1, plan=OUTCOMES)
     for second in (0.0, 1.0, 2.0):  # bound, Running, then each pod's outcome
         kubelet.step(second)
-    cluster.create_pod(NS, _pod("running"))
+    cluster.create_pod(NS, named_task_pod("running", namespace=NS, owner=JOB))
     for second in (3.0, 4.0):  # bound, then Running (its end is not reached)
         kubelet.step(second)
 
@@ -150,9 +135,9 @@ def test_an_expired_watch_reaches_the_providers_watcher_as_the_clients_410(
     served: tuple[FakeCluster, client.CoreV1Api],
 ) -> None:
     cluster, api = served
-    cluster.create_pod(NS, _pod("ok"))
+    cluster.create_pod(NS, named_task_pod("ok", namespace=NS, owner=JOB))
     old = cluster.resource_version
-    cluster.create_pod(NS, _pod("later"))
+    cluster.create_pod(NS, named_task_pod("later", namespace=NS, owner=JOB))
     cluster.compact()  # the history before now is gone: a watch from `old` is too old
     watcher = _watcher()
     # The server answers 200 and ends the stream with an ERROR event; the kubernetes

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import signal
 import sys
 import time
@@ -22,6 +21,7 @@ from k8s_workloads.testing import FakeCluster
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
 from k8s_workloads.watch.events import ResolverConfig, resolve_event
 from tests.support.event_factory import VERSION
+from tests.support.processes import alive
 from tests.testing.test_kubelet import deserialize_in_both_clients, task_body
 
 NS = "airflow"
@@ -42,14 +42,6 @@ def pod_with(*containers: dict[str, Any], name: str = "p", **spec: Any) -> dict[
     body["spec"]["containers"] = list(containers)
     body["spec"].update(spec)
     return body
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def wait_for(check: Callable[[], Any], *, seconds: float = 20.0) -> Any:

@@ -3,8 +3,6 @@ reads them, the library's own selectors among them."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,18 +17,7 @@ from k8s_workloads.testing import (
     InvalidSelector,
     LabelSelector,
 )
-
-NS = "airflow"
-
-
-def pod(name: str, labels: dict[str, str], phase: str = "Pending") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS, "labels": labels},
-        "spec": {"containers": [{"name": "base", "image": "x"}]},
-        "status": {"phase": phase},
-    }
+from tests.support.kit_pods import pod
 
 
 @pytest.mark.parametrize(

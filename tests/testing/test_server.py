@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,10 +15,9 @@ from kubernetes import watch as k8s_watch
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 
-import k8s_workloads
 from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, watcher_selector
-from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.testing import STATS_PATH, FakeApiServer, FakeCluster, ServerStats
+from tests.support.pod_builds import named_task_pod as task_pod
 
 NS = "airflow"
 # The client is exercised at run time; kubernetes 36 has no types, 37 wants model objects
@@ -30,21 +25,6 @@ NS = "airflow"
 Served = tuple[FakeCluster, Any, FakeApiServer]
 WATCH: Any = k8s_watch
 DYNAMIC: Any = DynamicClient
-
-
-def task_pod(name: str, owner: str = "7") -> dict[str, Any]:
-    return construct_task_pod(
-        namespace=NS,
-        scheduler_job_id=owner,
-        pod_id=name,
-        dag_id="etl",
-        task_id=name,
-        kube_image="airflow:3.3.2",
-        try_number=1,
-        args=["python", "-m", "x"],
-        airflow_version="3.3.2",
-        run_id="manual__1",
-    )
 
 
 @pytest.fixture
@@ -359,83 +339,3 @@ def test_concurrent_creations_are_seen_in_flight_together() -> None:
     assert stats.max_in_flight_creations >= 2
     assert stats.max_in_flight >= stats.max_in_flight_creations
     assert stats.connections == 4
-
-
-def _server_process(*arguments: str) -> subprocess.Popen[str]:
-    # This interpreter, importing this k8s_workloads (the one under test), not another.
-    source = str(Path(k8s_workloads.__file__).resolve().parents[1])
-    path = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
-    return subprocess.Popen(
-        [sys.executable, "-m", "k8s_workloads.testing.server", *arguments],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": path},
-    )
-
-
-@pytest.fixture
-def process() -> Iterator[subprocess.Popen[str]]:
-    running = _server_process(
-        "--port", "0", "--latency", "0.01", "--lifetime", "120", "--kubelet", "0.05"
-    )
-    try:
-        yield running
-    finally:
-        if running.poll() is None:
-            running.kill()
-        running.wait(timeout=30)
-        for stream in (running.stdin, running.stdout, running.stderr):
-            if stream is not None:
-                stream.close()
-
-
-def test_a_server_in_its_own_process_runs_pods_and_exits_0_on_sigterm(
-    process: subprocess.Popen[str],
-) -> None:
-    assert process.stdout is not None
-    url = process.stdout.readline().strip()
-    assert url.startswith("http://127.0.0.1:")
-    api_client: Any = k8s.ApiClient(k8s.Configuration(host=url))
-    api: Any = k8s.CoreV1Api(api_client)
-    api.create_namespaced_pod(NS, task_pod("load"))
-    deadline = time.monotonic() + 60
-    while (pod := api.read_namespaced_pod("load", NS)).status.phase != "Succeeded":
-        assert time.monotonic() < deadline, f"still {pod.status.phase}"
-        time.sleep(0.05)
-    (container,) = pod.status.container_statuses
-    assert container.image == "airflow:3.3.2"
-    assert container.image_id.startswith("docker-pullable://airflow:3.3.2@sha256:")
-    assert container.state.terminated.exit_code == 0
-    api_client.close()
-    connection = http.client.HTTPConnection(url.removeprefix("http://"), timeout=10)
-    stats = ServerStats.from_json(_exchange(connection, "GET", STATS_PATH)[1])
-    connection.close()
-    assert stats.count("POST", "pods") == 1
-    assert stats.count("GET", "pods") >= 3  # Pending, Running, Succeeded at least
-    process.terminate()
-    assert process.wait(timeout=30) == 0
-
-
-def test_a_server_in_its_own_process_exits_0_when_its_stdin_closes(
-    process: subprocess.Popen[str],
-) -> None:
-    assert process.stdout is not None
-    assert process.stdin is not None
-    assert process.stdout.readline().startswith("http://127.0.0.1:")
-    process.stdin.close()
-    assert process.wait(timeout=30) == 0
-
-
-@pytest.mark.parametrize(
-    "arguments",
-    [["--latency", "-1"], ["--port", "nope"], ["--kubelet", "-2"], ["--namespace", "Bad_NS"]],
-)
-def test_bad_arguments_exit_2_with_one_line_on_stderr(arguments: list[str]) -> None:
-    running = _server_process(*arguments)
-    out, err = running.communicate(timeout=60)
-    assert running.returncode == 2
-    assert out == ""
-    (line,) = err.splitlines()
-    assert line.startswith("python -m k8s_workloads.testing.server: error: ")

@@ -154,22 +154,27 @@ def _always(_: _Case) -> bool:
     return True
 
 
+def _frozen_states(states: Iterable[_ResultState] | None) -> frozenset[_ResultState] | None:
+    return None if states is None else frozenset(states)
+
+
 @attrs.frozen
 class Rule:
-    """One row of a decision table: the states it is about, when it applies, what it
-    does and why. The first row that applies to a result decides."""
+    """One row of a decision table: the states it is about, then by name ``when`` (the
+    text) beside ``applies`` (the code for the rest of it), what it does and why. The
+    first row that applies to a result decides."""
 
-    states: frozenset[_ResultState] | None
-    """The result states the row is about; None: any state."""
+    states: frozenset[_ResultState] | None = attrs.field(converter=_frozen_states)
+    """The result states the row is about (any iterable of them is taken); None: any."""
     when: str
     then: str
     why: str
-    applies: _Test = attrs.field(eq=False, repr=False)
+    applies: _Test = attrs.field(default=_always, eq=False, repr=False, kw_only=True)
     """The rest of ``when``, beyond the state and the two columns below."""
-    outcome: _Outcome = attrs.field(eq=False, repr=False)
-    running: bool | None = None
+    outcome: _Outcome = attrs.field(eq=False, repr=False, kw_only=True)
+    running: bool | None = attrs.field(default=None, kw_only=True)
     """Only while the key is in ``running`` (True), only while it is not (False), or either."""
-    record: bool | None = None
+    record: bool | None = attrs.field(default=None, kw_only=True)
     """Only for a workload with an attempt record (True), or with or without one."""
 
     def is_about(self, state: _ResultState) -> bool:
@@ -182,25 +187,6 @@ class Rule:
             and self.running in {None, running}
             and self.record in {None, record}
         )
-
-
-def _rule(
-    states: Iterable[_ResultState] | None,
-    *,
-    when: str,
-    applies: _Test = _always,
-    then: str,
-    why: str,
-    outcome: _Outcome,
-    running: bool | None = None,
-    record: bool | None = None,
-) -> Rule:
-    """A table row: the states it is about, then by name ``when`` (the text) beside
-    ``applies`` (the code for the rest of it), what it does and why."""
-    frozen = None if states is None else frozenset(states)
-    return Rule(
-        frozen, when, then, why, applies=applies, outcome=outcome, running=running, record=record
-    )
 
 
 _ADOPTED = ExecutorPseudoState.ADOPTED
@@ -232,7 +218,7 @@ def _requeue(case: _Case, attempt: Attempt, *, what: str, limit: int) -> Decisio
 # --- rows every table shares ----------------------------------------------------------
 
 _ADOPTED_ROWS: Final = (
-    _rule(
+    Rule(
         [_ADOPTED],
         when="the pod's failure was requeued (an earlier launch)",
         applies=_Case.requeued_pod,
@@ -243,7 +229,7 @@ _ADOPTED_ROWS: Final = (
         outcome=lambda c: c.ignore("a requeued workload's old pod left the watch"),
         record=True,
     ),
-    _rule(
+    Rule(
         [_ADOPTED],
         when="not running",
         then="ignore; drop the attempt record",
@@ -251,7 +237,7 @@ _ADOPTED_ROWS: Final = (
         outcome=lambda c: Decision((), c.attempts.without(c.key), Ignore("adopted, not running")),
         running=False,
     ),
-    _rule(
+    Rule(
         [_ADOPTED],
         when="otherwise",
         then="free the slot; drop the attempt record",
@@ -266,7 +252,7 @@ def _stale_launch(case: _Case) -> bool:
     return launch is not None and attempt is not None and launch < attempt.attempts
 
 
-_STALE_LAUNCH: Final = _rule(
+_STALE_LAUNCH: Final = Rule(
     [_VANISHED],
     when="the vanished pod was an earlier launch (its result was made before a requeue)",
     applies=_stale_launch,
@@ -279,22 +265,27 @@ _STALE_LAUNCH: Final = _rule(
     record=True,
 )
 
-_NOT_RUNNING_DUPLICATE: Final = _rule(
+
+def _not_running(states: Iterable[_ResultState] | None, *, why: str, what: str = "") -> Rule:
+    """The row of a result for a workload this executor does not track (any more): it
+    is ignored, saying ``what`` it was."""
+    said = f": {what}" if what else ""
+    return Rule(
+        states,
+        when="not running",
+        then="ignore",
+        why=why,
+        outcome=lambda c: c.ignore(f"{c.key!r} is not running{said}"),
+        running=False,
+    )
+
+
+_NOT_RUNNING_DUPLICATE: Final = _not_running(
     None,
-    when="not running",
-    then="ignore",
     why="A repeated terminal event (MODIFIED then DELETED is normal): no event, and unlike "
     "the provider (§7.3.3) no second delete or patch either.",
-    outcome=lambda c: c.ignore(f"{c.key!r} is not running: duplicate result"),
-    running=False,
+    what="duplicate result",
 )
-
-
-_NOT_RUNNING_VANISHED: Final = _rule(
-    [_VANISHED],
-    when="not running",
-    then="ignore",
-    why="Settled already (by another result, or never this executor's).",
-    outcome=lambda c: c.ignore(f"{c.key!r} is not running"),
-    running=False,
+_NOT_RUNNING_VANISHED: Final = _not_running(
+    [_VANISHED], why="Settled already (by another result, or never this executor's)."
 )

@@ -27,9 +27,9 @@ from k8s_workloads.decisions.rules import (
     Rule,
     _Case,
     _may_retry,
+    _not_running,
     _Outcome,
     _requeue,
-    _rule,
     cleanup_actions,
 )
 from k8s_workloads.states import (
@@ -111,7 +111,7 @@ _FAILED = TaskInstanceState.FAILED
 
 TASK_RULES: Final[tuple[Rule, ...]] = (
     *_ADOPTED_ROWS,
-    _rule(
+    Rule(
         [TaskInstanceState.RUNNING],
         when="always",
         then="emit running",
@@ -120,7 +120,7 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
     ),
     _STALE_LAUNCH,
     _NOT_RUNNING_VANISHED,
-    _rule(
+    Rule(
         [_VANISHED],
         when="the task instance state is not read",
         applies=lambda c: c.known is UNKNOWN,
@@ -128,7 +128,7 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         why="The task process records its own end state: did it get there?",
         outcome=lambda c: c.look_up("did the task finish before its pod vanished?"),
     ),
-    _rule(
+    Rule(
         [_VANISHED],
         when="the task instance is finished",
         applies=lambda c: c.known in TASK_FINISHED_STATES,
@@ -136,14 +136,14 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         why="The task recorded its end before its pod vanished.",
         outcome=lambda c: c.settled(FreeSlot(c.key), _report_known(c)),
     ),
-    _rule(
+    Rule(
         [_VANISHED],
         when="otherwise",
         then="free the slot, emit failed; drop the attempt record",
         why="A task that never recorded its end died with its pod.",
         outcome=lambda c: c.settled(FreeSlot(c.key), EmitEvent(c.key, _FAILED, _VANISHED_INFO)),
     ),
-    _rule(
+    Rule(
         [_COMPLETED],
         when="always",
         then="clean the pod up",
@@ -151,7 +151,7 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         outcome=lambda c: Decision(tuple(c.cleanup()), c.attempts),
     ),
     _NOT_RUNNING_DUPLICATE,
-    _rule(
+    Rule(
         [_FAILED],
         when="relaunching is on and this pod's failure was requeued",
         applies=lambda c: c.config.pod_launch_failure_retries != 0 and c.requeued_pod(),
@@ -160,7 +160,7 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         outcome=lambda c: c.ignore("duplicate failure of a pod already requeued"),
         record=True,
     ),
-    _rule(
+    Rule(
         [_FAILED],
         when="relaunching is on and the task instance state is not read",
         applies=lambda c: c.known is UNKNOWN and c.config.pod_launch_failure_retries != 0,
@@ -169,7 +169,7 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         outcome=lambda c: c.look_up("did the pod fail before the task ran?"),
         record=True,
     ),
-    _rule(
+    Rule(
         [_FAILED],
         when="the task instance is QUEUED (no task code ran), the container reason is not "
         "excluded and launch retries remain",
@@ -179,7 +179,7 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         outcome=_task_requeue,
         record=True,
     ),
-    _rule(
+    Rule(
         [_LOOKUP],
         when="the task instance state is not read",
         applies=lambda c: c.known is UNKNOWN,
@@ -187,7 +187,7 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
         why="A Succeeded pod says the process exited 0; the task instance says how it ended.",
         outcome=lambda c: c.look_up("the pod succeeded"),
     ),
-    _rule(
+    Rule(
         [_LOOKUP],
         when="no task instance state",
         applies=lambda c: c.known is None,
@@ -197,14 +197,14 @@ TASK_RULES: Final[tuple[Rule, ...]] = (
             *c.cleanup(), FreeSlot(c.key), ignored=Ignore("no task instance state to report")
         ),
     ),
-    _rule(
+    Rule(
         [_LOOKUP],
         when="otherwise",
         then="clean the pod up, free the slot, emit the state read; drop the attempt record",
         why="The task instance's own state is the result.",
         outcome=_report_read_state,
     ),
-    _rule(
+    Rule(
         None,
         when="otherwise",
         then="clean the pod up, free the slot, emit the state (a failure with its details); "
@@ -266,7 +266,7 @@ _NO_TRANSITION = "Nothing else is ever taken as success."
 CALLBACK_RULES: Final[tuple[Rule, ...]] = (
     *_ADOPTED_ROWS,
     _STALE_LAUNCH,
-    _rule(
+    Rule(
         [_COMPLETED],
         when="the callback is terminal",
         applies=_terminal,
@@ -275,7 +275,7 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         "cleaning it up is the point.",
         outcome=lambda c: c.settled(*c.cleanup(), *c.freed(), ignored=_keep(c)),
     ),
-    _rule(
+    Rule(
         [_C_SUCCESS, _C_FAILED, _VANISHED],
         when="the callback is terminal and running",
         applies=_terminal,
@@ -284,7 +284,7 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         outcome=lambda c: c.settled(*c.cleanup(), FreeSlot(c.key), ignored=_keep(c)),
         running=True,
     ),
-    _rule(
+    Rule(
         [_C_SUCCESS, _C_FAILED, _VANISHED, _C_RUNNING, _LOOKUP, *CallbackState],
         when="the callback is terminal",
         applies=_terminal,
@@ -293,14 +293,14 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         outcome=lambda c: Decision((), c.attempts, _keep(c)),
     ),
     _NOT_RUNNING_VANISHED,
-    _rule(
+    Rule(
         [_VANISHED],
         when="otherwise",
         then="free the slot, emit failed; drop the attempt record",
         why="Nothing says the callback succeeded, so it did not (success is never assumed).",
         outcome=lambda c: c.settled(FreeSlot(c.key), EmitEvent(c.key, _C_FAILED, _VANISHED_INFO)),
     ),
-    _rule(
+    Rule(
         [_COMPLETED],
         when="otherwise",
         then="clean the pod up, free the slot if running, emit success; drop the attempt record",
@@ -308,22 +308,19 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         "restart) exited 0, so the callback succeeded, and nothing else will say so.",
         outcome=lambda c: c.settled(*c.cleanup(), *c.freed(), EmitEvent(c.key, _C_SUCCESS)),
     ),
-    _rule(
+    Rule(
         [_LOOKUP],
         when="always",
         then="ignore",
         why=f"LOOKUP has no meaning for a callback. {_NO_TRANSITION}",
         outcome=lambda c: c.ignore(f"no callback transition for {c.state}"),
     ),
-    _rule(
+    _not_running(
         [_C_RUNNING],
-        when="not running",
-        then="ignore",
         why="A running event of a callback no longer tracked is stale.",
-        outcome=lambda c: c.ignore(f"{c.key!r} is not running: stale event"),
-        running=False,
+        what="stale event",
     ),
-    _rule(
+    Rule(
         [_C_RUNNING],
         when="the callback is running already",
         applies=lambda c: c.known is _C_RUNNING,
@@ -331,7 +328,7 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         why="Reported once.",
         outcome=lambda c: c.ignore("callback already running"),
     ),
-    _rule(
+    Rule(
         [_C_RUNNING],
         when="otherwise",
         then="emit running",
@@ -339,7 +336,7 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         outcome=lambda c: Decision((EmitEvent(c.key, _C_RUNNING),), c.attempts),
     ),
     _NOT_RUNNING_DUPLICATE,
-    _rule(
+    Rule(
         [_C_FAILED],
         when="this pod's failure was requeued",
         applies=_Case.requeued_pod,
@@ -348,7 +345,7 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         outcome=lambda c: c.ignore("duplicate failure of a pod already requeued"),
         record=True,
     ),
-    _rule(
+    Rule(
         [_C_FAILED],
         when="the pod failed before the callback ran and launch retries remain",
         applies=_callback_requeues,
@@ -357,7 +354,7 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         outcome=_callback_requeue,
         record=True,
     ),
-    _rule(
+    Rule(
         [_C_FAILED],
         when="otherwise",
         then="clean the pod up, free the slot, emit failed with its details; drop the record",
@@ -368,14 +365,14 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
             EmitEvent(c.key, _C_FAILED, describe_failure(c.result.failure_details)),
         ),
     ),
-    _rule(
+    Rule(
         [_C_SUCCESS],
         when="otherwise",
         then="clean the pod up, free the slot, emit success; drop the attempt record",
         why="The callback's pod Succeeded.",
         outcome=lambda c: c.settled(*c.cleanup(), FreeSlot(c.key), EmitEvent(c.key, _C_SUCCESS)),
     ),
-    _rule(
+    Rule(
         None,
         when="otherwise",
         then="ignore",
@@ -419,7 +416,7 @@ def _known_is_the_result(case: _Case) -> bool:
 
 
 _GIVE_UP_FIRST: Final = (
-    _rule(
+    Rule(
         None,
         when="fewer failures than max_handling_retries",
         applies=lambda c: c.failures < c.config.max_handling_retries,
@@ -430,7 +427,7 @@ _GIVE_UP_FIRST: Final = (
     ),
     *_ADOPTED_ROWS,
     _STALE_LAUNCH,
-    _rule(
+    Rule(
         None,
         when="the pod's failure was requeued",
         applies=lambda c: bool(c.result.pod_name) and c.requeued_pod(),
@@ -439,14 +436,14 @@ _GIVE_UP_FIRST: Final = (
         outcome=lambda c: c.ignore("duplicate result of a pod already requeued"),
         record=True,
     ),
-    _rule(
+    Rule(
         [TaskInstanceState.RUNNING, _C_RUNNING],
         when="always",
         then="ignore",
         why="The pod's final event still decides.",
         outcome=lambda c: c.ignore(f"{c.gave_up()}; the pod's final event decides"),
     ),
-    _rule(
+    Rule(
         None,
         when="not running (and not an adopted Succeeded pod)",
         applies=lambda c: c.state is not _COMPLETED,
@@ -459,14 +456,14 @@ _GIVE_UP_FIRST: Final = (
 
 TASK_GIVE_UP_RULES: Final[tuple[Rule, ...]] = (
     *_GIVE_UP_FIRST,
-    _rule(
+    Rule(
         [_COMPLETED],
         when="always",
         then="free the slot if running, clean the pod up, ignore; drop the attempt record",
         why="An adopted Succeeded task pod only needs cleaning up: its task recorded its end.",
         outcome=_give_up(lambda c: Ignore(f"{c.gave_up()}; the task recorded its own end")),
     ),
-    _rule(
+    Rule(
         None,
         when="the task instance state was read and is what the decision would report (a "
         "Succeeded pod, a finished task)",
@@ -475,7 +472,7 @@ TASK_GIVE_UP_RULES: Final[tuple[Rule, ...]] = (
         why="The state read is what the decision would have reported.",
         outcome=_give_up(_report_known),
     ),
-    _rule(
+    Rule(
         None,
         when="otherwise",
         then="free the slot, emit failed, clean the pod up; drop the attempt record",
@@ -487,7 +484,7 @@ TASK_GIVE_UP_RULES: Final[tuple[Rule, ...]] = (
 
 CALLBACK_GIVE_UP_RULES: Final[tuple[Rule, ...]] = (
     *_GIVE_UP_FIRST,
-    _rule(
+    Rule(
         None,
         when="the callback is terminal",
         applies=_terminal,
@@ -495,7 +492,7 @@ CALLBACK_GIVE_UP_RULES: Final[tuple[Rule, ...]] = (
         why=_NEVER_OVERWRITTEN,
         outcome=_give_up(_keep),
     ),
-    _rule(
+    Rule(
         None,
         when="otherwise",
         then="free the slot if running, emit failed, clean the pod up; drop the attempt record",

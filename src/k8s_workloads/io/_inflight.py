@@ -20,6 +20,7 @@ how it waits, and its clock::
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 import attrs
@@ -65,27 +66,21 @@ def inline_by_default(request: Request) -> bool:
     return isinstance(request, (EmitEvent, ReadStates))
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class InFlight(Generic[H]):
     """What both drivers keep: the core, the ``failures`` a call raises (anything else
     is a bug: reported failed to the core, then raised), ``screen`` (a reason skips a
     :class:`~k8s_workloads.executor.CreatePod`), ``inline`` (which requests run on the
-    caller's thread or coroutine), and the calls in flight."""
+    caller's thread or coroutine), the error a ``cancelled`` call stands for, and the
+    calls in flight."""
 
-    def __init__(
-        self,
-        core: ExecutorCore,
-        *,
-        failures: tuple[type[BaseException], ...],
-        screen: Callable[[CreatePod], str | None] | None,
-        inline: Callable[[Request], bool],
-        cancelled: type[BaseException],
-    ) -> None:
-        self.core = core
-        self.failures = failures
-        self.screen = screen
-        self.inline = inline
-        self._cancelled = cancelled
-        self.calls: dict[H, Request] = {}
+    core: ExecutorCore
+    _: dataclasses.KW_ONLY
+    failures: tuple[type[BaseException], ...]
+    screen: Callable[[CreatePod], str | None] | None
+    inline: Callable[[Request], bool]
+    cancelled: type[BaseException]
+    calls: dict[H, Request] = dataclasses.field(default_factory=dict, init=False)
 
     @property
     def in_flight(self) -> int:
@@ -131,7 +126,7 @@ class InFlight(Generic[H]):
         bug: BaseException | None = None
         for call in [call for call in self.calls if call.done()]:
             request = self.calls.pop(call)
-            error = self._cancelled() if call.cancelled() else call.exception()
+            error = self.cancelled() if call.cancelled() else call.exception()
             answer = call.result() if error is None else None
             bug = (
                 settle(self.core, request, answer=answer, error=error, failures=self.failures)

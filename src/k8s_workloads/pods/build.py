@@ -17,25 +17,24 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.compat import VersionLike, require_callback_support
 from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, TaskInstanceKey
-from k8s_workloads.pods.codec import key_to_annotations
-from k8s_workloads.pods.general import MutationHook, _check_arguments, _fit_pod_name, _Layer, _layer
+from k8s_workloads.pods.general import (
+    MutationHook,
+    _check_arguments,
+    _fit_pod_name,
+    _Layer,
+    _layer,
+    _OwnValues,
+    _TaskPodValues,
+)
 from k8s_workloads.pods.identity import (
-    _HIDING_LABELS,
+    _DATE_KEYS,
+    _callback_identity,
     _callback_pod_name,
-    _Identity,
     _task_annotations,
     _task_identity,
 )
 from k8s_workloads.pods.labels import (
-    AIRFLOW_WORKER_LABEL,
-    DAG_ID_KEY,
-    KUBERNETES_EXECUTOR_LABEL,
     LOGICAL_DATE_KEY,
-    MAP_INDEX_KEY,
-    RUN_ID_KEY,
-    TASK_ID_KEY,
-    TRY_NUMBER_KEY,
-    WORKLOAD_TYPE_LABEL,
     build_labels_for_callback_pod,
     build_labels_for_k8s_executor_pod,
     create_unique_id,
@@ -44,7 +43,6 @@ from k8s_workloads.pods.plan import (
     _ARGS_TYPES,
     _CACHED_OVERRIDES,
     _CACHED_TEMPLATES,
-    _DATE_KEYS,
     _JOB_ID_TYPES,
     _STR_TYPE,
     _VERSION_TYPES,
@@ -133,22 +131,24 @@ class PodTemplate:
         """:func:`construct_task_pod` over this template (the same pod, the same errors)."""
         return _task_pod(
             self,
-            namespace,
-            scheduler_job_id,
-            pod_id,
-            dag_id,
-            task_id,
-            kube_image,
-            try_number,
-            args,
-            airflow_version,
-            run_id,
-            map_index,
-            date,
-            pod_override,
-            mutation_hook,
-            logical_date_key,
-            rng,
+            _TaskPodValues(
+                namespace,
+                scheduler_job_id,
+                pod_id,
+                dag_id,
+                task_id,
+                kube_image,
+                try_number,
+                args,
+                airflow_version,
+                run_id,
+                map_index,
+                date,
+                pod_override,
+                mutation_hook,
+                logical_date_key,
+                rng,
+            ),
         )
 
     def callback_pod(
@@ -249,73 +249,7 @@ def construct_task_pod(
     """
     return _task_pod(
         base_worker_pod,
-        namespace,
-        scheduler_job_id,
-        pod_id,
-        dag_id,
-        task_id,
-        kube_image,
-        try_number,
-        args,
-        airflow_version,
-        run_id,
-        map_index,
-        date,
-        pod_override,
-        mutation_hook,
-        logical_date_key,
-        rng,
-    )
-
-
-def _task_pod(  # noqa: PLR0917 - called positionally by the two builders, for speed
-    template_source: PodTemplate | Mapping[str, Any] | None,
-    namespace: str,
-    scheduler_job_id: str | int,
-    pod_id: str,
-    dag_id: str,
-    task_id: str,
-    kube_image: str | None,
-    try_number: int,
-    args: Sequence[str],
-    airflow_version: VersionLike,
-    run_id: str | None,
-    map_index: int,
-    date: datetime.datetime | None,
-    pod_override: Mapping[str, Any] | None,
-    mutation_hook: MutationHook | None,
-    logical_date_key: str,
-    rng: random.Random | None,
-) -> Manifest:
-    secrets = (args,)
-    prepared: _Prepared | None = None
-    if (
-        _Switch.enabled
-        and type(dag_id) is str
-        and dag_id
-        and type(task_id) is str
-        and task_id
-        and (run_id is None or type(run_id) is str)
-        and type(try_number) is int
-        and 0 <= try_number <= AIRFLOW_INT_MAX
-        and type(map_index) is int
-        and -1 <= map_index <= AIRFLOW_INT_MAX
-        and type(namespace) is str
-        and type(pod_id) is str
-        and len(pod_id) <= POD_NAME_MAX_LENGTH
-        and (kube_image is None or type(kube_image) is str)
-        and type(args) in _ARGS_TYPES
-        and set(map(type, args)) <= _STR_TYPE
-        and type(airflow_version) in _VERSION_TYPES
-        and type(scheduler_job_id) in _JOB_ID_TYPES
-        and type(logical_date_key) is str
-        and logical_date_key in _DATE_KEYS
-    ):
-        # Exactly the values every check below lets through: a valid key, the builder's
-        # arguments of their types, a name that needs no cut. The fast path returns the
-        # pod, or the prepared layers when the general path must build it.
-        built = _fast_task_pod(  # positional: this is the path every pod takes
-            _template_of(template_source, secrets)._with_override(pod_override, secrets),  # noqa: SLF001
+        _TaskPodValues(
             namespace,
             scheduler_job_id,
             pod_id,
@@ -328,53 +262,85 @@ def _task_pod(  # noqa: PLR0917 - called positionally by the two builders, for s
             run_id,
             map_index,
             date,
+            pod_override,
             mutation_hook,
             logical_date_key,
-            secrets,
-        )
+            rng,
+        ),
+    )
+
+
+def _task_pod(
+    template_source: PodTemplate | Mapping[str, Any] | None, task: _TaskPodValues
+) -> Manifest:
+    secrets = (task.args,)
+    prepared: _Prepared | None = None
+    if (
+        _Switch.enabled
+        and type(task.dag_id) is str
+        and task.dag_id
+        and type(task.task_id) is str
+        and task.task_id
+        and (task.run_id is None or type(task.run_id) is str)
+        and type(task.try_number) is int
+        and 0 <= task.try_number <= AIRFLOW_INT_MAX
+        and type(task.map_index) is int
+        and -1 <= task.map_index <= AIRFLOW_INT_MAX
+        and type(task.namespace) is str
+        and type(task.pod_id) is str
+        and len(task.pod_id) <= POD_NAME_MAX_LENGTH
+        and (task.kube_image is None or type(task.kube_image) is str)
+        and type(task.args) in _ARGS_TYPES
+        and set(map(type, task.args)) <= _STR_TYPE
+        and type(task.airflow_version) in _VERSION_TYPES
+        and type(task.scheduler_job_id) in _JOB_ID_TYPES
+        and type(task.logical_date_key) is str
+        and task.logical_date_key in _DATE_KEYS
+    ):
+        # Exactly the values every check below lets through: a valid key, the builder's
+        # arguments of their types, a name that needs no cut. The fast path returns the
+        # pod, or the prepared layers when the general path must build it.
+        template = _template_of(template_source, secrets)
+        prepared = template._with_override(task.pod_override, secrets)  # noqa: SLF001
+        built = _fast_task_pod(prepared, task, secrets)
         if not isinstance(built, _Prepared):
             return built
-        prepared = built
     # The identity the watcher decodes must be a key: try_number 10**70 or -5, or
     # map_index -2, would give a pod it cannot read back (or reads as another task).
-    TaskInstanceKey(dag_id, task_id, run_id or None, try_number, map_index)
-    _check_arguments(namespace=namespace, name=pod_id, args=args, image=kube_image)
-    pod_id = _fit_pod_name(pod_id, rng)
+    TaskInstanceKey(task.dag_id, task.task_id, task.run_id or None, task.try_number, task.map_index)
+    _check_arguments(
+        namespace=task.namespace, name=task.pod_id, args=task.args, image=task.kube_image
+    )
+    pod_id = _fit_pod_name(task.pod_id, task.rng)
     if prepared is None:
-        prepared = _template_of(template_source, secrets)._with_override(pod_override, secrets)  # noqa: SLF001
-
+        template = _template_of(template_source, secrets)
+        prepared = template._with_override(task.pod_override, secrets)  # noqa: SLF001
     annotations = _task_annotations(
-        dag_id,
-        task_id,
-        str(try_number),
-        map_index,
-        date.isoformat() if date else None,
-        run_id,
-        logical_date_key,
+        task.dag_id,
+        task.task_id,
+        str(task.try_number),
+        task.map_index,
+        task.date.isoformat() if task.date else None,
+        task.run_id,
+        task.logical_date_key,
     )
     labels = build_labels_for_k8s_executor_pod(
-        dag_id=dag_id,
-        task_id=task_id,
-        try_number=try_number,
-        airflow_worker=scheduler_job_id,
-        map_index=map_index,
-        logical_date=date,
-        run_id=run_id,
-        airflow_version=airflow_version,
-        logical_date_key=logical_date_key,
+        dag_id=task.dag_id,
+        task_id=task.task_id,
+        try_number=task.try_number,
+        airflow_worker=task.scheduler_job_id,
+        map_index=task.map_index,
+        logical_date=task.date,
+        run_id=task.run_id,
+        airflow_version=task.airflow_version,
+        logical_date_key=task.logical_date_key,
     )
-    identity = _task_identity(annotations, labels, map_index=map_index, run_id=run_id, date=date)
-    return prepared.build(
-        namespace=namespace,
-        name=pod_id,
-        annotations=annotations,
-        labels=labels,
-        args=args,
-        image=prepared.override_image or kube_image,
-        hook=mutation_hook,
-        identity=identity,
-        secrets=secrets,
+    identity = _task_identity(
+        annotations, labels, map_index=task.map_index, run_id=task.run_id, date=task.date
     )
+    image = prepared.override_image or task.kube_image
+    own = _OwnValues(task.namespace, pod_id, annotations, labels, task.args, image)
+    return prepared.build(own, hook=task.mutation_hook, identity=identity, secrets=secrets)
 
 
 def construct_callback_pod(
@@ -441,36 +407,13 @@ def _callback_pod(
     secrets = (args,)
     _check_arguments(namespace=namespace, name=pod_id or "", args=args, image=kube_image)
     name = _fit_pod_name(pod_id or _callback_pod_name(key, rng), rng)
-    identity_annotations = key_to_annotations(key)
-    annotations = dict(identity_annotations)
-    if dag_id:
-        annotations[DAG_ID_KEY] = dag_id
-    if run_id:
-        annotations[RUN_ID_KEY] = run_id
     labels = build_labels_for_callback_pod(
         scheduler_job_id=scheduler_job_id, airflow_version=airflow_version
     )
-    identity = _Identity(
-        annotations=identity_annotations,
-        labels={
-            label: labels[label]
-            for label in (WORKLOAD_TYPE_LABEL, AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL)
-        },
-        forbidden_annotations=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
-        forbidden_labels=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, *_HIDING_LABELS),
-    )
+    annotations, identity = _callback_identity(key, labels, dag_id=dag_id, run_id=run_id)
     prepared = _template_of(template_source, secrets)._bare  # noqa: SLF001
-    return prepared.build(
-        namespace=namespace,
-        name=name,
-        annotations=annotations,
-        labels=labels,
-        args=args,
-        image=kube_image,
-        hook=mutation_hook,
-        identity=identity,
-        secrets=secrets,
-    )
+    own = _OwnValues(namespace, name, annotations, labels, args, kube_image)
+    return prepared.build(own, hook=mutation_hook, identity=identity, secrets=secrets)
 
 
 def construct_pod(
@@ -534,20 +477,22 @@ def construct_pod(
             raise ValueError(f"{field}: a task pod's {field} comes from its key")
     return _task_pod(
         base_worker_pod,
-        namespace=namespace,
-        scheduler_job_id=scheduler_job_id,
-        pod_id=pod_id or create_unique_id(key.dag_id, key.task_id, rng=rng),
-        dag_id=key.dag_id,
-        task_id=key.task_id,
-        kube_image=image,
-        try_number=key.try_number,
-        args=built_args,
-        airflow_version=airflow_version,
-        run_id=key.run_id,
-        map_index=key.map_index,
-        date=None,
-        pod_override=job.pod_override,
-        mutation_hook=mutation_hook,
-        logical_date_key=LOGICAL_DATE_KEY,
-        rng=rng,
+        _TaskPodValues(
+            namespace=namespace,
+            scheduler_job_id=scheduler_job_id,
+            pod_id=pod_id or create_unique_id(key.dag_id, key.task_id, rng=rng),
+            dag_id=key.dag_id,
+            task_id=key.task_id,
+            kube_image=image,
+            try_number=key.try_number,
+            args=built_args,
+            airflow_version=airflow_version,
+            run_id=key.run_id,
+            map_index=key.map_index,
+            date=None,
+            pod_override=job.pod_override,
+            mutation_hook=mutation_hook,
+            logical_date_key=LOGICAL_DATE_KEY,
+            rng=rng,
+        ),
     )

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 
 from k8s_workloads._display import shown
+from k8s_workloads._errors import FieldError
 from k8s_workloads.compat import VersionLike, supports_callbacks
 from k8s_workloads.keys import (
     CallbackKey,
@@ -46,13 +47,9 @@ __all__ = [
 ]
 
 
-class InvalidAnnotations(ValueError):
-    """A pod's annotations (or labels) do not describe a workload."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        """The annotation or label at fault, e.g. ``try_number``."""
+class InvalidAnnotations(FieldError):
+    """A pod's annotations (or labels) do not describe a workload; ``field`` is the
+    annotation or label at fault, e.g. ``try_number``."""
 
 
 class LegacyPodAnnotations(InvalidAnnotations):

@@ -13,7 +13,9 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import attrs
 
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_list, as_map
@@ -43,8 +45,11 @@ from k8s_workloads.pods.validation import (
 from k8s_workloads.pods.workload import BASE_CONTAINER_NAME, EXECUTOR_POD_ENV
 
 if TYPE_CHECKING:
+    import datetime
     import random
+    from collections.abc import Mapping
 
+    from k8s_workloads.compat import VersionLike
     from k8s_workloads.pods.identity import _Identity
 
 
@@ -136,27 +141,59 @@ def _apply_hook(manifest: Manifest, hook: MutationHook) -> Manifest:
     return result
 
 
-def _dynamic_layer(
-    *,
-    namespace: str,
-    name: str,
-    annotations: dict[str, str],
-    labels: dict[str, str],
-    args: list[str],
-    image: str | None,
-) -> Manifest:
+@attrs.define
+class _OwnValues:
+    """A pod's own values: what the executor's layer holds between template and override.
+
+    The general build merges them as a layer; a plan puts each at the places the probe's
+    landed, by its place in this record. (A mutable slots class: the cheapest to make,
+    once per pod; never changed after.)"""
+
+    namespace: str
+    name: str
+    annotations: dict[str, str]
+    labels: dict[str, str]
+    args: Sequence[str]
+    image: str | None
+
+
+@attrs.define
+class _TaskPodValues:
+    """The arguments of :func:`~k8s_workloads.pods.build.construct_task_pod` but the
+    template, as the builders pass them on (a mutable slots class: the cheapest to make,
+    once per pod; never changed after)."""
+
+    namespace: str
+    scheduler_job_id: str | int
+    pod_id: str
+    dag_id: str
+    task_id: str
+    kube_image: str | None
+    try_number: int
+    args: Sequence[str]
+    airflow_version: VersionLike
+    run_id: str | None
+    map_index: int
+    date: datetime.datetime | None
+    pod_override: Mapping[str, Any] | None
+    mutation_hook: MutationHook | None
+    logical_date_key: str
+    rng: random.Random | None
+
+
+def _dynamic_layer(own: _OwnValues) -> Manifest:
     """The executor's own layer, holding the given objects themselves (the general build
     gives it copies: the identity keeps the originals)."""
-    container: Manifest = {"name": BASE_CONTAINER_NAME, "args": args}
-    if image is not None:
-        container["image"] = image
+    container: Manifest = {"name": BASE_CONTAINER_NAME, "args": own.args}
+    if own.image is not None:
+        container["image"] = own.image
     container["env"] = [dict(EXECUTOR_POD_ENV)]
     return {
         "metadata": {
-            "namespace": namespace,
-            "annotations": annotations,
-            "name": name,
-            "labels": labels,
+            "namespace": own.namespace,
+            "annotations": own.annotations,
+            "name": own.name,
+            "labels": own.labels,
         },
         "spec": {"containers": [container]},
     }

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_map
 from k8s_workloads.keys import CallbackKey
+from k8s_workloads.pods.codec import key_to_annotations
 from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
     CALLBACK_ID_ANNOTATION,
@@ -62,6 +63,15 @@ _TASK_IDENTITY_ANNOTATIONS = frozenset(
 _TASK_IDENTITY_LABELS = frozenset(
     (AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL, WORKLOAD_TYPE_LABEL, *_HIDING_LABELS)
 )
+
+
+# The annotation keys a task pod's date may take (``logical_date_key``).
+_DATE_KEYS = (LOGICAL_DATE_KEY, EXECUTION_DATE_KEY)
+# The most characters a task pod's own annotation keys can have (dag_id, task_id,
+# try_number, map_index, a date key and run_id), for the annotations' size bound.
+_TASK_ANNOTATION_KEY_CHARS = sum(
+    len(key) for key in (DAG_ID_KEY, TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, RUN_ID_KEY)
+) + max(len(key) for key in _DATE_KEYS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,6 +177,29 @@ def _task_identity(
         ),
         forbidden_labels=(WORKLOAD_TYPE_LABEL, *_HIDING_LABELS),
     )
+
+
+def _callback_identity(
+    key: CallbackKey, labels: Mapping[str, str], *, dag_id: str | None, run_id: str | None
+) -> tuple[dict[str, str], _Identity]:
+    """A callback pod's annotations (its id; ``dag_id`` and ``run_id`` when known) and
+    its identity: the id, the callback labels of ``labels``, and no task key."""
+    identity_annotations = key_to_annotations(key)
+    annotations = dict(identity_annotations)
+    if dag_id:
+        annotations[DAG_ID_KEY] = dag_id
+    if run_id:
+        annotations[RUN_ID_KEY] = run_id
+    identity = _Identity(
+        annotations=identity_annotations,
+        labels={
+            label: labels[label]
+            for label in (WORKLOAD_TYPE_LABEL, AIRFLOW_WORKER_LABEL, KUBERNETES_EXECUTOR_LABEL)
+        },
+        forbidden_annotations=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
+        forbidden_labels=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, *_HIDING_LABELS),
+    )
+    return annotations, identity
 
 
 def callback_pod_name(callback_id: str, *, rng: random.Random | None = None) -> str:

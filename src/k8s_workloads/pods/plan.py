@@ -15,10 +15,11 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias, TypeVar, cast
 
+import attrs
 import msgspec
 
 from k8s_workloads._json import as_map
-from k8s_workloads.compat import AirflowVersion, VersionLike
+from k8s_workloads.compat import AirflowVersion
 from k8s_workloads.pods._manifest import Manifest, PodReconciliationError, clean_manifest
 from k8s_workloads.pods.errors import InvalidPod, _masked
 from k8s_workloads.pods.general import (
@@ -29,9 +30,12 @@ from k8s_workloads.pods.general import (
     _incomplete,
     _Layer,
     _override_image,
+    _OwnValues,
+    _TaskPodValues,
     _violations,
 )
 from k8s_workloads.pods.identity import (
+    _TASK_ANNOTATION_KEY_CHARS,
     _TASK_IDENTITY_ANNOTATIONS,
     _TASK_IDENTITY_LABELS,
     _Identity,
@@ -39,13 +43,6 @@ from k8s_workloads.pods.identity import (
     _task_identity,
 )
 from k8s_workloads.pods.labels import (
-    DAG_ID_KEY,
-    EXECUTION_DATE_KEY,
-    LOGICAL_DATE_KEY,
-    MAP_INDEX_KEY,
-    RUN_ID_KEY,
-    TASK_ID_KEY,
-    TRY_NUMBER_KEY,
     _safe_label_of_str,
     _task_labels,
     _version_label_of_str,
@@ -64,7 +61,6 @@ from k8s_workloads.pods.validation import (
 )
 
 if TYPE_CHECKING:
-    import datetime
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 
@@ -136,7 +132,7 @@ _PLAN_AFTER_USES = 2
 """A layer pair is planned on its second pod: a one-off override is merged directly."""
 _CACHED_TEMPLATES = 16
 _CACHED_OVERRIDES = 64
-_PLAN_PARAMETERS = ("namespace", "name", "annotations", "labels", "args", "image")
+_PLAN_PARAMETERS = tuple(field.name for field in attrs.fields(_OwnValues))
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder().decode
 _NOT_PLANNED = (TypeError, ValueError, OverflowError, RecursionError, MemoryError)
@@ -164,27 +160,18 @@ class _Plan:
     keeps_task_identity: bool
     """No layer sets a label or annotation a task pod's identity holds or must not hold."""
 
-    def pod(  # noqa: PLR0917 - the pod's values, in _PLAN_PARAMETERS' order
-        self,
-        namespace: str,
-        name: str,
-        annotations: dict[str, str],
-        labels: dict[str, str],
-        args: Sequence[str],
-        image: str | None,
-        *,
-        fresh: bool,
-    ) -> Manifest:
+    def pod(self, own: _OwnValues, *, fresh: bool) -> Manifest:
         """The planned pod of the pod's own values (the pod holds them, not copies), the
         layers' labels and annotations joined to its own. ``fresh``: the two dicts are the
         caller's to give away (nothing else holds them), so the pod may hold them when no
         layer adds to them."""
+        annotations, labels = own.annotations, own.labels
         if not fresh or self.template_annotations or self.override_annotations:
             annotations = {**self.template_annotations, **annotations, **self.override_annotations}
         if not fresh or self.template_labels or self.override_labels:
             labels = {**self.template_labels, **labels, **self.override_labels}
         pod: Manifest = _decode(self.encoded)
-        values = (namespace, name, annotations, labels, list(args), image)
+        values = (own.namespace, own.name, annotations, labels, list(own.args), own.image)
         for path, key, parameter in self.slots:
             parent: Any = pod
             for step in path:
@@ -245,7 +232,7 @@ def _make_plan(template: _Layer, override: _Layer | None, *, image: bool) -> _Pl
         "labels": {_marker("label"): "v"},
         "args": [_marker("args")],
     }
-    dynamic = _dynamic_layer(**probe, image=probe_image)  # type: ignore[arg-type]
+    dynamic = _dynamic_layer(_OwnValues(**probe, image=probe_image))  # type: ignore[arg-type]
     try:
         merged = merge_pair(
             merge_pair(template.manifest, dynamic), None if override is None else override.manifest
@@ -294,7 +281,8 @@ def _make_plan(template: _Layer, override: _Layer | None, *, image: bool) -> _Pl
         keeps_task_identity=layer_label_keys.isdisjoint(_TASK_IDENTITY_LABELS)
         and layer_annotation_keys.isdisjoint(_TASK_IDENTITY_ANNOTATIONS),
     )
-    sample = plan.pod("default", "pod", {}, {}, ["true"], "image" if image else None, fresh=False)
+    sample_image = "image" if image else None
+    sample = plan.pod(_OwnValues("default", "pod", {}, {}, ["true"], sample_image), fresh=False)
     incomplete = _incomplete(template, override)
     if not is_valid_manifest(sample) or (incomplete and not is_pod_schema_valid(sample)):
         return None  # every pod of this pair would be refused: the general build says why
@@ -328,42 +316,32 @@ class _Prepared:
 
     def build(
         self,
+        own: _OwnValues,
         *,
-        namespace: str,
-        name: str,
-        annotations: dict[str, str],
-        labels: dict[str, str],
-        args: Sequence[str],
-        image: str | None,
         hook: MutationHook | None,
         identity: _Identity,
         secrets: Sequence[object],
     ) -> Manifest:
         plan = (
-            self.plan(image=image is not None)
+            self.plan(image=own.image is not None)
             if _Switch.enabled
-            and namespace
-            and name
-            and args
-            and labels
-            and annotations
-            and image != ""
+            and own.namespace
+            and own.name
+            and own.args
+            and own.labels
+            and own.annotations
+            and own.image != ""
             else None
         )
         if plan is None:
-            dynamic = _dynamic_layer(
-                namespace=namespace,
-                name=name,
-                annotations=dict(annotations),
-                labels=dict(labels),
-                args=list(args),
-                image=image,
-            )
             # The layers are kept for many pods: the merge shares their values, so each
             # pod merges its own copies.
+            copies = attrs.evolve(
+                own, annotations=dict(own.annotations), labels=dict(own.labels), args=list(own.args)
+            )
             return _finish(
                 _private(self.template),
-                dynamic,
+                _dynamic_layer(copies),
                 None if self.override is None else _private(self.override),
                 hook=hook,
                 identity=identity,
@@ -371,12 +349,12 @@ class _Prepared:
             )
         for use in _Switch.uses:
             use.planned_pods += 1
-        merged = plan.pod(namespace, name, annotations, labels, args, image, fresh=False)
-        if not identity.kept_by(plan, annotations=annotations, labels=labels):
+        merged = plan.pod(own, fresh=False)
+        if not identity.kept_by(plan, annotations=own.annotations, labels=own.labels):
             identity.check(
                 merged, stage="the template or pod_override", error=PodReconciliationError
             )
-        strings = (namespace, name, image, args, labels, annotations)
+        strings = (own.namespace, own.name, own.image, own.args, own.labels, own.annotations)
         if not is_valid_manifest(merged, strings_of=strings, containers=False):
             violations = _violations(merged, whole=_incomplete(self.template, self.override))
             source = "the API server would refuse the pod"
@@ -432,31 +410,10 @@ _ARGS_TYPES = (list, tuple)
 _VERSION_TYPES = (str, AirflowVersion)
 _STR_TYPE = frozenset((str,))
 _JOB_ID_TYPES = (str, int)
-_DATE_KEYS = (LOGICAL_DATE_KEY, EXECUTION_DATE_KEY)
-# The most characters the own annotations' keys can have (dag_id, task_id, try_number,
-# map_index, a date key and run_id), for the annotations' size bound.
-_OWN_ANNOTATION_KEY_CHARS = sum(
-    len(key) for key in (DAG_ID_KEY, TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, RUN_ID_KEY)
-) + max(len(key) for key in _DATE_KEYS)
 
 
-def _fast_task_pod(  # noqa: PLR0917 - the builder's values, positional for speed
-    prepared: _Prepared,
-    namespace: str,
-    scheduler_job_id: str | int,
-    pod_id: str,
-    dag_id: str,
-    task_id: str,
-    kube_image: str | None,
-    try_number: int,
-    args: Sequence[str],
-    airflow_version: VersionLike,
-    run_id: str | None,
-    map_index: int,
-    date: datetime.datetime | None,
-    mutation_hook: MutationHook | None,
-    logical_date_key: str,
-    secrets: Sequence[object],
+def _fast_task_pod(
+    prepared: _Prepared, task: _TaskPodValues, secrets: Sequence[object]
 ) -> Manifest | _Prepared:
     """A planned task pod with only the checks its own values need, else ``prepared``.
 
@@ -478,31 +435,36 @@ def _fast_task_pod(  # noqa: PLR0917 - the builder's values, positional for spee
     huge annotations) returns ``prepared`` and the general path builds, checks and
     reports as it always does.
     """
-    image = prepared.override_image or kube_image
+    image = prepared.override_image or task.kube_image
     plan = prepared._plans.get(image is not None)  # noqa: SLF001 - planned by build only
     # The label is made from the version's text, as airflow_version_label makes it.
-    version = airflow_version if type(airflow_version) is str else str(airflow_version)
+    version = task.airflow_version
+    if type(version) is not str:
+        version = str(version)
+    dag_id, task_id, run_id, args = task.dag_id, task.task_id, task.run_id, task.args
     if (
         plan is None
         or type(version) is not str
         or not plan.keeps_task_identity
         or not args
         or image == ""
-        or _DNS1123_SUBDOMAIN.fullmatch(pod_id) is None  # at most 63 long (the caller's check)
-        or not _is_namespace(namespace)
+        or _DNS1123_SUBDOMAIN.fullmatch(task.pod_id) is None  # at most 63 long (the caller's)
+        or not _is_namespace(task.namespace)
         or not "".join(args).isascii()
         or not (image is None or image.isascii())
         or not (dag_id.isascii() and task_id.isascii())
         or not (run_id is None or run_id.isascii())
     ):
         return prepared
-    try_text = str(try_number)
+    try_text = str(task.try_number)
     iso = date_label = None
+    date = task.date
     if date:
         iso = date.isoformat()
         date_label = datetime_to_label_safe_datestring(date)
         if not (type(iso) is str and iso.isascii() and is_label_value(date_label)):
             return prepared
+    map_index, logical_date_key = task.map_index, task.logical_date_key
     annotations = _task_annotations(
         dag_id, task_id, try_text, map_index, iso, run_id, logical_date_key
     )
@@ -511,20 +473,21 @@ def _fast_task_pod(  # noqa: PLR0917 - the builder's values, positional for spee
         task_id=task_id,
         try_number=try_text,
         version=_version_label_of_str(version),
-        worker=str(scheduler_job_id),
+        worker=str(task.scheduler_job_id),
         map_index=map_index,
         date_label=date_label,
         run_id=run_id,
         logical_date_key=logical_date_key,
         safe=_safe_label_of_str,
     )
-    own_characters = sum(map(len, annotations.values())) + _OWN_ANNOTATION_KEY_CHARS
+    own_characters = sum(map(len, annotations.values())) + _TASK_ANNOTATION_KEY_CHARS
     if (own_characters + plan.layer_annotation_chars) * 4 > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES:
         return prepared
     for use in _Switch.uses:
         use.fast_task_pods += 1
-    if mutation_hook is None:  # the two dicts are this call's own: the pod may hold them
-        return plan.pod(namespace, pod_id, annotations, labels, args, image, fresh=True)
+    own = _OwnValues(task.namespace, task.pod_id, annotations, labels, args, image)
+    if task.mutation_hook is None:  # the two dicts are this call's own: the pod may hold them
+        return plan.pod(own, fresh=True)
     identity = _task_identity(annotations, labels, map_index=map_index, run_id=run_id, date=date)
-    merged = plan.pod(namespace, pod_id, annotations, labels, args, image, fresh=False)
-    return _hooked(merged, mutation_hook, identity, secrets)
+    merged = plan.pod(own, fresh=False)
+    return _hooked(merged, task.mutation_hook, identity, secrets)

@@ -35,6 +35,7 @@ import attrs
 import msgspec
 
 from k8s_workloads._display import shown
+from k8s_workloads._errors import FieldError
 from k8s_workloads.pods._pod_schema import DEFINITIONS, KUBERNETES_VERSION
 
 if TYPE_CHECKING:
@@ -63,13 +64,9 @@ _KUBERNETES_HINT = (
 )
 
 
-class SchemaViolation(ValueError):
-    """A pod manifest breaks the Kubernetes Pod schema; ``field`` names where."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        """Where the bad value sits, e.g. ``spec.containers[0].ports[0].containerPort``."""
+class SchemaViolation(FieldError):
+    """A pod manifest breaks the Kubernetes Pod schema; ``field`` names where, e.g.
+    ``spec.containers[0].ports[0].containerPort``."""
 
 
 # --- the table, parsed -------------------------------------------------------------------
@@ -84,6 +81,12 @@ class _Node:
     """The items of a list, the values of a map."""
     name: str = ""
     """The definition's name, or the enum's one value."""
+
+    @property
+    def element(self) -> _Node:
+        """The node of a list's items or a map's values (which always have a spec)."""
+        assert self.item is not None  # noqa: S101 - set by _node for every list and map
+        return self.item
 
 
 @functools.cache
@@ -247,8 +250,7 @@ class _Walk:
         if not self.is_list(value):
             self.wrong(path, node, value)
             return value
-        item = node.item
-        assert item is not None  # noqa: S101 - lists always have an item spec
+        item = node.element
         return [self.value(entry, item, f"{path}[{index}]") for index, entry in enumerate(value)]
 
     def keys(self, value: Mapping[Any, Any], path: str) -> dict[str, Any]:
@@ -264,8 +266,7 @@ class _Walk:
         if not self.is_object(value):
             self.wrong(path, node, value)
             return value
-        item = node.item
-        assert item is not None  # noqa: S101 - maps always have an item spec
+        item = node.element
         return {
             key: self.value(entry, item, f"{path}[{shown(key)}]")
             for key, entry in self.keys(value, path).items()
@@ -352,11 +353,9 @@ def _struct_type(node: _Node, structs: dict[str, Any], *, relaxed: bool) -> Any:
     if kind == "definition":
         result = _struct(node.name, structs, relaxed=relaxed)
     elif kind == "list":
-        assert node.item is not None  # noqa: S101
-        result = list[_struct_type(node.item, structs, relaxed=relaxed)]  # type: ignore[misc]
+        result = list[_struct_type(node.element, structs, relaxed=relaxed)]  # type: ignore[misc]
     elif kind == "map":
-        assert node.item is not None  # noqa: S101
-        result = dict[str, _struct_type(node.item, structs, relaxed=relaxed)]  # type: ignore[misc]
+        result = dict[str, _struct_type(node.element, structs, relaxed=relaxed)]  # type: ignore[misc]
     elif kind == "enum":
         result = Literal[node.name]
     else:

@@ -16,7 +16,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeAlias, cast
 
-from k8s_workloads._display import path_part, shown
+import attrs
+
+from k8s_workloads._display import SHOWN_LENGTH, path_part, shown
+from k8s_workloads._errors import FieldError
 from k8s_workloads._json import as_list, as_map
 
 __all__ = [
@@ -75,13 +78,9 @@ _LABEL_VALUE_CHARS = re.compile(r"[-A-Za-z0-9_.]+")
 _NOT_ALNUM_ENDS = frozenset("-_.")
 
 
-class NamingRuleViolation(ValueError):
-    """A name, label or annotation breaks a Kubernetes validation rule."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        """Where the bad value sits, e.g. ``metadata.labels['dag_id']``."""
+class NamingRuleViolation(FieldError):
+    """A name, label or annotation breaks a Kubernetes validation rule; ``field`` is
+    where the bad value sits, e.g. ``metadata.labels['dag_id']``."""
 
 
 class InvalidDNS1123Label(NamingRuleViolation):
@@ -163,61 +162,69 @@ def _not_a_string(
     return [error(field, f"must be a string, got {type(value).__name__}")]
 
 
+@attrs.frozen
+class _StringRule:
+    """A string rule of validation.go: a length bound, then the characters."""
+
+    error: type[NamingRuleViolation]
+    valid: Callable[[str], bool]
+    max_length: int
+    must: str
+    """What the characters must be, for the message."""
+    shown_limit: int = SHOWN_LENGTH
+
+    def errors(self, value: object, field: str) -> list[NamingRuleViolation]:
+        if not isinstance(value, str):
+            return _not_a_string(field, value, self.error)
+        if self.valid(value):
+            return []
+        if len(value) > self.max_length:
+            long = shown(value, limit=self.shown_limit)
+            return [self.error(field, f"{long} is longer than {self.max_length} characters")]
+        must = f"must {self.must} and start and end with an alphanumeric"
+        return [self.error(field, f"{shown(value)} {must}")]
+
+
+def _is_pod_name(value: str) -> bool:
+    return len(value) <= POD_NAME_MAX_LENGTH and _DNS1123_SUBDOMAIN.fullmatch(value) is not None
+
+
+_SUBDOMAIN_CHARS = "consist of lower-case alphanumerics, '-' or '.'"
+_DNS1123_LABEL_RULE = _StringRule(
+    InvalidDNS1123Label,
+    is_dns1123_label,
+    DNS1123_LABEL_MAX_LENGTH,
+    "consist of lower-case alphanumerics or '-'",
+)
+_DNS1123_SUBDOMAIN_RULE = _StringRule(
+    InvalidDNS1123Subdomain,
+    is_dns1123_subdomain,
+    DNS1123_SUBDOMAIN_MAX_LENGTH,
+    _SUBDOMAIN_CHARS,
+    shown_limit=40,
+)
+_POD_NAME_RULE = _StringRule(InvalidPodName, _is_pod_name, POD_NAME_MAX_LENGTH, _SUBDOMAIN_CHARS)
+_LABEL_VALUE_RULE = _StringRule(
+    InvalidLabelValue,
+    is_label_value,
+    LABEL_VALUE_MAX_LENGTH,
+    "be empty or consist of alphanumerics, '-', '_' or '.'",
+)
+
+
 def dns1123_label_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
     """Violations of the DNS-1123 label rule (namespaces, container names)."""
-    if not isinstance(value, str):
-        return _not_a_string(field, value, InvalidDNS1123Label)
-    if is_dns1123_label(value):
-        return []
-    if len(value) > DNS1123_LABEL_MAX_LENGTH:
-        return [InvalidDNS1123Label(field, f"{shown(value)} is longer than 63 characters")]
-    return [
-        InvalidDNS1123Label(
-            field,
-            f"{shown(value)} must consist of lower-case alphanumerics or '-' and start and end "
-            "with an alphanumeric",
-        )
-    ]
+    return _DNS1123_LABEL_RULE.errors(value, field)
 
 
 def dns1123_subdomain_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
     """Violations of the DNS-1123 subdomain rule."""
-    if not isinstance(value, str):
-        return _not_a_string(field, value, InvalidDNS1123Subdomain)
-    if is_dns1123_subdomain(value):
-        return []
-    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        return [
-            InvalidDNS1123Subdomain(
-                field, f"{shown(value, limit=40)} is longer than 253 characters"
-            )
-        ]
-    return [
-        InvalidDNS1123Subdomain(
-            field,
-            f"{shown(value)} must consist of lower-case alphanumerics, '-' or '.' and start and "
-            "end with an alphanumeric",
-        )
-    ]
+    return _DNS1123_SUBDOMAIN_RULE.errors(value, field)
 
 
 def pod_name_errors(value: object, *, field: str = "metadata.name") -> list[NamingRuleViolation]:
     """Violations of the executor pod-name rule: DNS-1123 subdomain and at most 63 long."""
-    if not isinstance(value, str):
-        return _not_a_string(field, value, InvalidPodName)
-    if len(value) > POD_NAME_MAX_LENGTH:
-        return [
-            InvalidPodName(field, f"{shown(value)} is longer than {POD_NAME_MAX_LENGTH} characters")
-        ]
-    if _DNS1123_SUBDOMAIN.fullmatch(value) is None:
-        return [
-            InvalidPodName(
-                field,
-                f"{shown(value)} must consist of lower-case alphanumerics, '-' or '.' and start "
-                "and end with an alphanumeric",
-            )
-        ]
-    return []
+    return _POD_NAME_RULE.errors(value, field)
 
 
 def _key_errors(
@@ -261,19 +268,7 @@ def label_key_errors(key: object, *, field: str) -> list[NamingRuleViolation]:
 
 def label_value_errors(value: object, *, field: str) -> list[NamingRuleViolation]:
     """Violations of the label-value rule."""
-    if not isinstance(value, str):
-        return _not_a_string(field, value, InvalidLabelValue)
-    if is_label_value(value):
-        return []
-    if len(value) > LABEL_VALUE_MAX_LENGTH:
-        return [InvalidLabelValue(field, f"{shown(value)} is longer than 63 characters")]
-    return [
-        InvalidLabelValue(
-            field,
-            f"{shown(value)} must be empty or consist of alphanumerics, '-', '_' or '.' and start "
-            "and end with an alphanumeric",
-        )
-    ]
+    return _LABEL_VALUE_RULE.errors(value, field)
 
 
 def label_errors(labels: object, *, field: str = "metadata.labels") -> list[NamingRuleViolation]:
@@ -509,27 +504,32 @@ def _keys_pass(keys: dict[object, object], known: set[str], *, lower: bool) -> b
     return all(type(key) is str and _is_key(key, known, lower=lower) for key in keys)
 
 
+def _joined_values(
+    mapping: dict[object, object], known: set[str], *, lower: bool, separator: str
+) -> str | None:
+    """The values joined, if every key passes and every value is a string; else None."""
+    if not _keys_pass(mapping, known, lower=lower):
+        return None
+    try:
+        return separator.join(mapping.values())  # type: ignore[arg-type]
+    except TypeError:  # a value that is not a string
+        return None
+
+
 def _labels_pass(labels: dict[object, object]) -> bool:
     if not labels:
         return True
-    if not _keys_pass(labels, _VALID_LABEL_KEYS, lower=False):
-        return False
-    try:
-        joined = "\x00".join(labels.values())  # type: ignore[arg-type]
-    except TypeError:  # a value that is not a string
-        return False
+    joined = _joined_values(labels, _VALID_LABEL_KEYS, lower=False, separator="\x00")
     return (
-        joined.count("\x00") == len(labels) - 1
+        joined is not None
+        and joined.count("\x00") == len(labels) - 1
         and _JOINED_LABEL_VALUES.fullmatch(joined) is not None
     )
 
 
 def _annotations_pass(annotations: dict[object, object]) -> bool:
-    if not _keys_pass(annotations, _VALID_ANNOTATION_KEYS, lower=True):
-        return False
-    try:
-        values = "".join(annotations.values())  # type: ignore[arg-type]
-    except TypeError:  # a value that is not a string
+    values = _joined_values(annotations, _VALID_ANNOTATION_KEYS, lower=True, separator="")
+    if values is None:
         return False
     characters = len(values) + len("".join(annotations))  # type: ignore[arg-type]
     # A character is at most 4 UTF-8 bytes: count bytes only when that could matter.

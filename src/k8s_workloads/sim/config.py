@@ -44,6 +44,16 @@ tick's pass. :class:`~k8s_workloads.executor.ExecutorConfig`'s default is 1 (the
 provider's ``worker_pods_creation_batch_size``), which would spread a scenario's
 launches over as many passes as it has workloads; a scenario sets it to see that."""
 
+_DECISION_FIELDS = (
+    "delete_worker_pods",
+    "delete_worker_pods_on_failure",
+    "mark_kept_failed_pods_done",
+    "pod_launch_failure_retries",
+    "callback_launch_failure_retries",
+    "task_publish_max_retries",
+)
+"""The fields that go to :class:`DecisionConfig` under the same names."""
+
 _SIM_CONFIG_CHECKS: tuple[tuple[str, _checks.Validator], ...] = (
     ("airflow_version", _checks.kind(str)),
     ("namespace", _checks.kind(str)),
@@ -110,14 +120,7 @@ class SimConfig:
         self.resolver_config()  # checked by the classes they go to
 
     def decision_config(self) -> DecisionConfig:
-        config = DecisionConfig(
-            delete_worker_pods=self.delete_worker_pods,
-            delete_worker_pods_on_failure=self.delete_worker_pods_on_failure,
-            mark_kept_failed_pods_done=self.mark_kept_failed_pods_done,
-            pod_launch_failure_retries=self.pod_launch_failure_retries,
-            callback_launch_failure_retries=self.callback_launch_failure_retries,
-            task_publish_max_retries=self.task_publish_max_retries,
-        )
+        config = DecisionConfig(**{name: getattr(self, name) for name in _DECISION_FIELDS})
         return attrs.evolve(config, **dict(self.decisions))
 
     def resolver_config(self) -> ResolverConfig:

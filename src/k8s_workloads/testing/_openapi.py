@@ -133,26 +133,27 @@ def _paths(*, v3: bool) -> Manifest:
     }
 
 
+def _document(*, v3: bool) -> Manifest:
+    """The OpenAPI document of the kit's API: version 2 (``/openapi/v2``) or 3."""
+    document: Manifest = {"openapi": "3.0.0"} if v3 else {"swagger": "2.0"}
+    document["info"] = {"title": "Kubernetes (k8s_workloads test kit)", "version": "v1.37.0"}
+    document["paths"] = _paths(v3=v3)
+    if v3:
+        schemas = _definitions(lambda name: f"#/components/schemas/{_PREFIX}{name}")
+        document["components"] = {"schemas": schemas}
+    else:
+        document["definitions"] = _definitions(lambda name: f"#/definitions/{_PREFIX}{name}")
+    return document
+
+
 @functools.cache
 def _v2() -> Manifest:
-    return {
-        "swagger": "2.0",
-        "info": {"title": "Kubernetes (k8s_workloads test kit)", "version": "v1.37.0"},
-        "paths": _paths(v3=False),
-        "definitions": _definitions(lambda name: f"#/definitions/{_PREFIX}{name}"),
-    }
+    return _document(v3=False)
 
 
 @functools.cache
 def _v3_core() -> Manifest:
-    return {
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes (k8s_workloads test kit)", "version": "v1.37.0"},
-        "paths": _paths(v3=True),
-        "components": {
-            "schemas": _definitions(lambda name: f"#/components/schemas/{_PREFIX}{name}")
-        },
-    }
+    return _document(v3=True)
 
 
 @functools.cache

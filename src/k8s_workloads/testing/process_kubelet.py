@@ -31,12 +31,23 @@ way, with nothing written. Every pod lives at most ``max_lifetime`` seconds (or 
 command's children stop too. :meth:`ProcessKubelet.stop` (or leaving the ``with``) stops
 every process (SIGTERM, SIGKILL a second later), waits for each and removes the
 temporary directories.
+
+Preloading (``preload``, off by default): a container whose command is ``<python> -m
+<module> args...`` with ``<module>`` preloaded runs as a fork of a *zygote*, an
+interpreter that imported the module once with exactly the container's environment and
+working directory (see :mod:`k8s_workloads.testing._zygote`): Airflow's task command
+then costs a fork instead of seconds of imports. Its logs, exit codes, signals, grace
+periods and deadlines are a plain process's; while the zygote imports, the container
+has not started (the pod stays ``Pending``, as while an image is pulled). Whatever the
+zygote cannot do (it failed to import, died, or a fifth environment) runs as a plain
+process.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -51,12 +62,13 @@ from typing import IO, TYPE_CHECKING, Any
 import attrs
 
 from k8s_workloads import _config as _checks
-from k8s_workloads.testing import _sandbox, _statuses
+from k8s_workloads._display import shown
+from k8s_workloads.testing import _sandbox, _statuses, _zygote
 from k8s_workloads.testing._errors import ApiError
 from k8s_workloads.testing.kubelet import DEFAULT_NODE, _KubeletBase
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
 
     from k8s_workloads.testing.cluster import FakeCluster
 
@@ -69,6 +81,21 @@ _TAIL_BYTES = 2048
 _SHUTDOWN_SECONDS = 1.0
 _READER_JOIN_SECONDS = 2.0
 _DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadline"
+# A module name `python -m` accepts: dotted Python identifiers (ASCII, as module files).
+_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def _preloaded(value: object) -> tuple[str, ...]:
+    """``preload`` as a tuple of module names (a list or set of them is fine, one string
+    is not: it would be read as its letters)."""
+    if isinstance(value, (tuple, list, frozenset, set)) and all(
+        isinstance(item, str) and _MODULE_NAME.match(item) for item in value
+    ):
+        return tuple(value)
+    wanted = "a tuple of module names such as 'pkg.module'"
+    raise _checks.InvalidConfig(
+        "ProcessKubelet", "preload", f"must be {wanted}, got {shown(value)}"
+    )
 
 
 @attrs.define(eq=False)
@@ -76,7 +103,7 @@ class _Container:
     spec: Manifest
     name: str
     state: Manifest
-    process: subprocess.Popen[bytes] | None = None
+    process: subprocess.Popen[bytes] | _zygote.ForkedProcess | None = None
     reader: threading.Thread | None = None
     started: str = ""
     tail: deque[str] = attrs.field(factory=lambda: deque(maxlen=_TAIL_LINES))
@@ -126,7 +153,9 @@ class ProcessKubelet(_KubeletBase):
     host programs that stand for a command's first word (default: ``python`` and
     ``python3`` are ``sys.executable``); ``inherit_env``: start from this process's
     environment (default) or from ``PATH`` alone; ``poll_seconds``: how often the thread
-    looks (default 50 ms). Thread-safe with the cluster; ``step`` is for one thread.
+    looks (default 50 ms); ``preload``: modules whose ``python -m`` containers are forked
+    from a zygote that imported them (default none). Thread-safe with the cluster;
+    ``step`` is for one thread.
     """
 
     def __init__(
@@ -138,6 +167,7 @@ class ProcessKubelet(_KubeletBase):
         max_lifetime: float = 600.0,
         executables: Mapping[str, str] | None = None,
         inherit_env: bool = True,
+        preload: Collection[str] = (),
     ) -> None:
         super().__init__(cluster, node_name=node_name, poll_seconds=poll_seconds)
         _checks.check(self, "max_lifetime", _checks.seconds, max_lifetime)
@@ -150,6 +180,8 @@ class ProcessKubelet(_KubeletBase):
             else {"python": sys.executable, "python3": sys.executable}
         )
         self.inherit_env = inherit_env
+        self.preload = _preloaded(preload)
+        self._zygotes = _zygote.ZygotePool(self.preload, root_variable=_sandbox.POD_ROOT_VARIABLE)
         self._runs: dict[str, _Run] = {}
         self._lock = threading.Lock()  # step, pids and stop may run on different threads
 
@@ -303,11 +335,14 @@ class ProcessKubelet(_KubeletBase):
             before = container.state
             container.state = _statuses.waiting(error.reason, error.message)
             return container.state != before
+        forked = self._zygotes.spawn(prepared.argv, prepared.env, prepared.cwd)
+        if forked is _zygote.STARTING:
+            return False  # the zygote still imports: the container waits, as for its image
         container.started = self._timestamp()
         try:
             if not prepared.argv:
                 raise FileNotFoundError("no command or args to run")
-            process = subprocess.Popen(  # noqa: S603 - the pod's own command, on purpose
+            process = forked or subprocess.Popen(  # noqa: S603 - the pod's own command
                 prepared.argv,
                 env=prepared.env,
                 cwd=prepared.cwd,
@@ -435,7 +470,7 @@ class ProcessKubelet(_KubeletBase):
 
     def stop(self) -> None:
         """Stop the thread, then every process (SIGTERM; SIGKILL a second later) and
-        remove the pods' directories. Safe to call twice."""
+        the zygotes, and remove the pods' directories. Safe to call twice."""
         super().stop()
         with self._lock:
             self._stop_every_process()
@@ -462,6 +497,7 @@ class ProcessKubelet(_KubeletBase):
                     container.reader.join(timeout=_READER_JOIN_SECONDS)
             self._cleanup(run)
         self._runs.clear()
+        self._zygotes.close()
 
     def pids(self) -> list[int]:
         """The process ids of every container process started and not yet reaped."""
@@ -475,3 +511,13 @@ class ProcessKubelet(_KubeletBase):
             for container in run.containers()
             if container.process is not None and container.process.returncode is None
         ]
+
+    def zygote_pids(self) -> list[int]:
+        """The process ids of the zygotes running (``preload``)."""
+        with self._lock:
+            return self._zygotes.pids()
+
+    @property
+    def zygote_notes(self) -> list[str]:
+        """What the zygotes could not do, once each (those containers ran plain)."""
+        return list(self._zygotes.notes)

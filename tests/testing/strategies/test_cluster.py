@@ -1,20 +1,17 @@
-"""The public strategies (:mod:`k8s_workloads.testing.strategies`) draw what they promise.
+"""The cluster's pods and events (:mod:`k8s_workloads.testing.strategies._cluster`) are
+what a real cluster reports.
 
 * Every pod :func:`cluster_pods` draws is a valid 1.37 pod (kubernetes-validate's strict
   schema), deserializes into the kubernetes client's ``V1Pod`` with every status field kept,
   decodes to the key it was drawn for, and resolves to the outcome its :class:`PodFate`
   means, for tasks and callbacks alike, as ``ADDED``, ``MODIFIED`` or (finished pods)
   ``DELETED`` events.
-* The keys are valid keys; without hypothesis, the module says which extra to install.
 """
 
 from __future__ import annotations
 
 import copy
-import os
 import re
-import subprocess
-import sys
 from typing import Any
 
 import kubernetes_validate  # type: ignore[import-untyped]
@@ -29,7 +26,6 @@ from k8s_workloads.testing.strategies import (
     ClusterEvent,
     ClusterPod,
     PodFate,
-    callback_keys,
     cluster_events,
     cluster_pods,
     task_keys,
@@ -124,27 +120,3 @@ def test_the_arguments_narrow_what_is_drawn(pod: ClusterPod) -> None:
     assert pod.fate is PodFate.UNSCHEDULED
     assert "nodeName" not in pod.manifest["spec"]
     assert pod.manifest["status"]["phase"] == "Pending"
-
-
-@given(callback_keys())
-def test_callback_keys_are_uuids(key: CallbackKey) -> None:
-    assert len(key.id) == 36
-    assert key.id.count("-") == 4
-
-
-def test_without_hypothesis_the_module_names_the_extra() -> None:
-    code = (
-        "import sys; sys.modules['hypothesis'] = None\n"
-        "try:\n"
-        "    import k8s_workloads.testing.strategies\n"
-        "except ImportError as error:\n"
-        "    print(error)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    assert "pip install 'k8s-workloads[hypothesis]'" in done.stdout

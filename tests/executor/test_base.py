@@ -1,5 +1,6 @@
-"""ExecutorCore driven with many requests in flight: ordering, budgets, the 429 pause and
-the protocol's typed errors (the stateful machine covers the interleavings at large)."""
+"""The executor core's requests in flight and open works (:mod:`k8s_workloads.executor._base`),
+driven with many requests at once: ordering, budgets, the 429 pause and the protocol's
+typed errors (the stateful machine covers the interleavings at large)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from k8s_workloads.executor import (
 )
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
 from k8s_workloads.testing import ApiError
-from tests.executor.test_core import World, callback, kinds, task
+from tests.support.core_world import World, callback, kinds, task
 from tests.support.event_factory import RUNNING, SUCCEEDED
 
 
@@ -177,10 +178,7 @@ def test_a_completion_reported_twice_is_a_protocol_error_and_changes_nothing() -
 def test_reads_are_answered_not_marked_done() -> None:
     world = World()
     key = task()
-    world.submit(key)
-    world.sync()
-    world.status(key, SUCCEEDED)
-    world.driver.deliver(now=world.now)
+    world.finished(key, SUCCEEDED)
     (read,), _ = start_all(world)
     assert isinstance(read, ReadStates)
     with pytest.raises(ProtocolError, match="states_read"):
@@ -235,10 +233,7 @@ def test_submitted_again_while_its_last_result_is_handled_keeps_the_new_record()
     # for the same key meanwhile) is not overwritten when the old work ends.
     world = World()
     key = task()
-    world.submit(key)
-    world.sync()
-    world.status(key, SUCCEEDED)
-    world.driver.deliver(now=world.now)
+    world.finished(key, SUCCEEDED)
     rng = random.Random(9)
     while True:
         start_all(world)

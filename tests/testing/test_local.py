@@ -1,9 +1,10 @@
-"""``python -m k8s_workloads.testing serve``: a local cluster the kubernetes client reaches
-through the kubeconfig it writes; pods run as processes; it stops by itself and on SIGTERM."""
+"""``python -m k8s_workloads.testing serve`` (:mod:`k8s_workloads.testing._local`): a local
+cluster the kubernetes client reaches through the kubeconfig it writes; pods run as
+processes; it stops by itself and on SIGTERM."""
 
 from __future__ import annotations
 
-import os
+import json
 import signal
 import subprocess
 import sys
@@ -14,6 +15,9 @@ from typing import Any
 import pytest
 
 kubernetes = pytest.importorskip("kubernetes")
+
+from k8s_workloads.testing._local import kubeconfig  # noqa: E402 - after the skip
+from tests.support.processes import alive  # noqa: E402 - after the skip
 
 NS = "default"
 
@@ -41,14 +45,6 @@ def settings(process: subprocess.Popen[str]) -> dict[str, str]:
     raise AssertionError(f"no settings printed; stderr: {process.communicate()[1]}")
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def pod(name: str, code: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
@@ -60,6 +56,20 @@ def pod(name: str, code: str) -> dict[str, Any]:
             "containers": [{"name": "base", "image": "x", "args": ["python", "-c", code]}],
         },
     }
+
+
+def test_the_kubeconfig_names_the_server_and_the_namespace_as_the_client_reads_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text(json.dumps(kubeconfig("http://127.0.0.1:4321", "team-a")))
+    api_client = kubernetes.config.new_client_from_config(config_file=str(path))
+    try:
+        assert api_client.configuration.host == "http://127.0.0.1:4321"
+    finally:
+        api_client.close()
+    _, active = kubernetes.config.list_kube_config_contexts(config_file=str(path))
+    assert active["context"]["namespace"] == "team-a"
 
 
 def test_the_kubeconfig_reaches_the_cluster_pods_run_and_sigterm_stops_everything(

@@ -107,8 +107,22 @@ def test_the_loader_is_a_safe_loader() -> None:
         load_bounded("!!python/object/apply:os.system ['true']")
 
 
-def test_the_defaults_are_the_documented_limits() -> None:
-    assert (_limits.MAX_YAML_NODES, _limits.MAX_YAML_DEPTH) == (100_000, 100)
+def test_the_default_bounds_are_the_limits_module_names() -> None:
+    # At the default depth bound a document loads; one level deeper it is refused.
+    depth = _limits.MAX_YAML_DEPTH
+    assert load_bounded("[" * (depth - 1) + "]" * (depth - 1)) is not None
+    with pytest.raises(YAMLLimitExceeded) as caught:
+        load_bounded("[" * (depth + 1) + "]" * (depth + 1))
+    assert caught.value.limit == "max_depth"
+    # Past the default node bound (aliases written out) it is refused too.
+    fanout = 10
+    levels = ["a0: &a0 [x]"] + [
+        f"a{i}: &a{i} [{', '.join(['*a' + str(i - 1)] * fanout)}]"
+        for i in range(1, 7)  # 10**6 nodes written out
+    ]
+    with pytest.raises(YAMLLimitExceeded) as caught:
+        load_bounded("\n".join(levels))
+    assert caught.value.limit == "max_nodes"
 
 
 @st.composite

@@ -1,0 +1,615 @@
+"""Zygotes for the process kubelet: ``python -m <module>`` containers forked after the import.
+
+A *zygote* is a long-lived interpreter that imports the preloaded modules once and then
+forks one child per container, as Airflow's own task supervisor forks its task runner
+after importing everything. Importing ``airflow.sdk.execution_time.execute_workload``
+costs seconds of CPU; a fork costs milliseconds.
+
+The kubelet side (:class:`ZygotePool`) runs a container as a fork when its command is
+``<executable> -m <module> args...`` with ``<module>`` preloaded. One zygote per
+*signature*: the executable, the container's environment without the kit's per-container
+root (:data:`~k8s_workloads.testing._sandbox.POD_ROOT_VARIABLE`) and its working directory
+(the container's own root counts as "its root"), so every pod of one template shares
+one. The zygote starts with exactly that environment and working directory, its own
+temporary directory standing for the container's root, so what a module reads at import
+(Airflow reads ``AIRFLOW__*`` then) is what the container would read. A container whose
+environment names a path under its own root, a fifth signature, a zygote that did not
+start, whose import failed or that died: the container runs as a plain process, and the
+pool says so once (``notes``, and a warning on this module's logger).
+
+The zygote side (:func:`_serve`) is this file run by ``<executable> -c`` (only the
+standard library; :mod:`k8s_workloads` is not imported there). Each child starts a
+session (:func:`os.setsid`, so the kubelet signals its group by pid as for a plain
+process), reads ``/dev/null``, writes stdout and stderr to the pipe whose write end came
+with the request (:func:`socket.send_fds`), takes the container's root variable (the rest
+of its environment is the zygote's: the same, plus what the interpreter's start and the
+imports set, as in a fresh process), working directory and ``sys.argv``, and runs the
+module with :func:`runpy.run_module` as ``__main__``. Its exit status is the
+interpreter's: ``SystemExit``'s code (``None`` is 0, another object is printed and is 1),
+1 with the traceback for an uncaught exception, SIGINT for ``KeyboardInterrupt``;
+non-daemon threads are joined and ``atexit`` handlers run before :func:`os._exit`. The
+zygote reaps its children and reports each wait status; :class:`ForkedProcess` gives the
+kubelet ``pid``, ``poll``, ``wait`` and ``returncode`` as a ``Popen`` does. Closing the
+pool closes each zygote's socket: a zygote kills what it still runs and exits (SIGKILL a
+second later if it does not).
+
+What differs from a fresh process, knowingly: the module is in ``sys.modules`` under its
+own name too, the children share the zygote's hash seed (``random`` reseeds itself
+after a fork), and the few standard modules this file imports are loaded.
+
+Messages on the socket are a 4-byte big-endian length and a JSON object. To the zygote:
+``{"module", "args", "own_env", "cwd"}`` (``own_env``: the container's root variable; the
+rest of its environment is the zygote's) with the pipe's write end. From it: ``{"ready"}``
+or ``{"failed": traceback}`` once, ``{"started": pid}`` or ``{"refused": why}`` per
+request, ``{"exited": pid, "status": wait status}`` per child.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import enum
+import importlib
+import json
+import logging
+import os
+import runpy
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections import deque
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+    from types import FrameType
+
+__all__ = ["STARTING", "ForkedProcess", "Starting", "ZygotePool"]
+
+_log = logging.getLogger("k8s_workloads.testing.process_kubelet")
+
+ZYGOTE_LIMIT = 4
+"""Zygotes a pool runs at most (one per signature); further signatures run plain."""
+_START_SECONDS = 180.0  # an import slower than this on a loaded machine: plain processes
+_REPLY_SECONDS = 10.0  # a fork is answered in milliseconds; silence means a stuck zygote
+_CLOSE_SECONDS = 1.0
+_HEADER = struct.Struct(">I")
+_WAIT_SLICE = 0.1
+# The zygote runs this file, not the package: the container's environment need not
+# import k8s_workloads, and its sys.path[0] is then the working directory (not this
+# directory, whose selectors.py would shadow the standard module).
+_BOOTSTRAP = (
+    "import sys\n"
+    "path = sys.argv[1]\n"
+    "with open(path, encoding='utf-8') as source:\n"
+    "    code = compile(source.read(), path, 'exec')\n"
+    "exec(code, {'__name__': '__zygote__'})\n"
+)
+
+
+class Starting(enum.Enum):
+    """The one value :data:`STARTING`."""
+
+    STARTING = "starting"
+
+
+STARTING = Starting.STARTING
+"""What :meth:`ZygotePool.spawn` answers while the container's zygote still imports."""
+
+Message = dict[str, Any]
+
+
+# --- both sides -----------------------------------------------------------------------
+
+
+def _frame(message: Message) -> bytes:
+    body = json.dumps(message).encode()
+    return _HEADER.pack(len(body)) + body
+
+
+def _frames(buffer: bytearray) -> list[Message]:
+    """The complete messages at the start of ``buffer``, removed from it."""
+    found = []
+    while len(buffer) >= _HEADER.size:
+        (size,) = _HEADER.unpack_from(buffer)
+        if len(buffer) < _HEADER.size + size:
+            break
+        found.append(json.loads(bytes(buffer[_HEADER.size : _HEADER.size + size])))
+        del buffer[: _HEADER.size + size]
+    return found
+
+
+# --- the zygote -----------------------------------------------------------------------
+
+
+def _receive(channel: socket.socket) -> tuple[Message, list[int]] | None:
+    """The next request and the descriptors sent with it; None when the kubelet closed."""
+    data, fds, _, _ = socket.recv_fds(channel, _HEADER.size, 1)
+    while data and len(data) < _HEADER.size:
+        more = channel.recv(_HEADER.size - len(data))
+        if not more:
+            return None
+        data += more
+    if not data:
+        return None
+    (size,) = _HEADER.unpack(data)
+    body = bytearray()
+    while len(body) < size:
+        more = channel.recv(size - len(body))
+        if not more:
+            return None
+        body += more
+    return json.loads(bytes(body)), fds
+
+
+def _exit_status(code: object) -> int:
+    """The status ``SystemExit(code)`` ends an interpreter with."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)  # noqa: T201 - what CPython prints for sys.exit("why")
+    return 1
+
+
+def _run_main(module: str) -> int:
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as ended:
+        return _exit_status(ended.code)
+    except KeyboardInterrupt:
+        # CPython ends by SIGINT then, so that its parent sees the signal.
+        traceback.print_exc()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        return 128 + signal.SIGINT
+    except BaseException:  # noqa: BLE001 - the interpreter's last resort: traceback, exit 1
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def _end_interpreter() -> None:
+    """What an interpreter does after ``__main__``: join non-daemon threads, run the
+    ``atexit`` handlers, flush stdio."""
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()  # noqa: SLF001 - a fork ends with os._exit, which skips them
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+
+
+def _child(request: Message, output: int, closing: list[int]) -> int:
+    """In the forked child: become the container and run its module; the exit status."""
+    os.setsid()
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for descriptor in closing:
+        os.close(descriptor)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.close(null)
+    os.close(output)
+    # The rest of the environment is the container's already (one signature), with what
+    # the interpreter's start (PEP 538's LC_CTYPE) and the imports set, as in a fresh one.
+    os.environ.update(request["own_env"])
+    cwd = str(request["cwd"])
+    try:
+        os.chdir(cwd)
+    except OSError as error:
+        print(f"cannot enter the working directory: {error}", file=sys.stderr)  # noqa: T201
+        return 1
+    # As `python -m`: argv[0] is "-m" while the module is found, then its file
+    # (run_module sets it); the working directory comes first on sys.path.
+    module = str(request["module"])
+    sys.argv = ["-m", *request["args"]]
+    sys.orig_argv = [sys.orig_argv[0], "-m", module, *request["args"]]
+    sys.path[0] = cwd
+    code = _run_main(module)
+    _end_interpreter()
+    return code
+
+
+def _fork(
+    channel: socket.socket, request: Message, fds: list[int], children: set[int], wake: list[int]
+) -> None:
+    if len(fds) != 1:
+        for descriptor in fds:
+            os.close(descriptor)
+        channel.sendall(_frame({"refused": "no output pipe came with the request"}))
+        return
+    (output,) = fds
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()  # else a child writes the zygote's pending text again
+    try:
+        pid = os.fork()
+    except OSError as error:
+        os.close(output)
+        channel.sendall(_frame({"refused": f"fork: {error}"}))
+        return
+    if pid == 0:
+        code = 1
+        try:
+            code = _child(request, output, [channel.fileno(), *wake])
+        finally:
+            os._exit(code)
+    os.close(output)
+    children.add(pid)
+    channel.sendall(_frame({"started": pid}))
+
+
+def _reap(channel: socket.socket, children: set[int]) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        children.discard(pid)
+        channel.sendall(_frame({"exited": pid, "status": status}))
+
+
+def _wake(number: int, frame: FrameType | None) -> None:
+    """SIGCHLD's handler: nothing; its byte on the wakeup descriptor ends the select."""
+
+
+def _serve(arguments: list[str]) -> int:
+    """The zygote's loop: ``arguments`` are the socket's descriptor and the modules."""
+    channel = socket.socket(fileno=int(arguments[0]))
+    try:
+        for module in arguments[1:]:
+            importlib.import_module(module)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            channel.sendall(_frame({"failed": traceback.format_exc()}))
+        raise
+    wake = os.pipe()
+    for descriptor in wake:
+        os.set_blocking(descriptor, False)
+    signal.set_wakeup_fd(wake[1])
+    signal.signal(signal.SIGCHLD, _wake)
+    children: set[int] = set()
+    try:
+        channel.sendall(_frame({"ready": os.getpid()}))
+        while True:
+            readable, _, _ = select.select([channel.fileno(), wake[0]], [], [])
+            if wake[0] in readable:
+                with contextlib.suppress(BlockingIOError):
+                    while os.read(wake[0], 512):
+                        pass
+            _reap(channel, children)
+            if channel.fileno() in readable:
+                received = _receive(channel)
+                if received is None:
+                    break
+                _fork(channel, *received, children, list(wake))
+    except OSError:
+        pass  # the kubelet is gone: stop what runs
+    finally:
+        for pid in children:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+        for pid in children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+    return 0
+
+
+# --- the kubelet's side -----------------------------------------------------------------
+
+
+class ForkedProcess:
+    """A container process a zygote forked: the part of ``Popen``'s interface the
+    kubelet uses (``returncode`` is negative for a signal, as there)."""
+
+    def __init__(self, zygote: _Zygote, pid: int, stdout: IO[bytes]) -> None:
+        self._zygote = zygote
+        self.pid = pid
+        self.stdout: IO[bytes] | None = stdout
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """The exit code if the process ended, else None."""
+        if self.returncode is None:
+            self._zygote.collect(0.0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The exit code once the process ended; ``subprocess.TimeoutExpired`` after
+        ``timeout`` seconds."""
+        until = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            if self._zygote.channel is None:  # the zygote ended: its children were killed
+                self.returncode = -signal.SIGKILL
+                break
+            left = _WAIT_SLICE if until is None else until - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(f"zygote child {self.pid}", timeout or 0.0)
+            self._zygote.collect(min(left, _WAIT_SLICE))
+        return self.returncode
+
+
+class _Zygote:
+    """One zygote process and its socket, seen from the kubelet."""
+
+    def __init__(
+        self,
+        executable: str,
+        modules: Collection[str],
+        env: Mapping[str, str],
+        cwd: str | None,
+        root_variable: str | None,
+    ) -> None:
+        # The zygote's own directory stands for a container's root (and working
+        # directory, when the containers start in theirs).
+        self.root = Path(tempfile.mkdtemp(prefix="k8s-workloads-zygote-"))
+        own = {} if root_variable is None else {root_variable: str(self.root)}
+        self.state: Literal["starting", "ready", "failed", "dead"] = "starting"
+        self.failure = ""
+        self.began = time.monotonic()
+        self._buffer = bytearray()
+        self._replies: deque[Message] = deque()
+        self._children: dict[int, ForkedProcess] = {}
+        self._early: dict[int, int] = {}  # exits read before their start was answered
+        self._lock = threading.RLock()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.channel: socket.socket | None = ours
+        log = (self.root / "zygote.log").open("wb")
+        try:
+            self.process = subprocess.Popen(  # noqa: S603 - the container's own interpreter
+                [executable, "-c", _BOOTSTRAP, __file__, str(theirs.fileno()), *modules],
+                env={**env, **own},
+                cwd=cwd if cwd is not None else self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+            )
+        except BaseException:  # not started: nothing of it may stay
+            ours.close()
+            self.channel = None
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
+        finally:
+            theirs.close()
+            log.close()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def collect(self, timeout: float) -> None:
+        """Read what the zygote said (waiting up to ``timeout`` seconds for something)."""
+        with self._lock:
+            channel = self.channel
+            if channel is None:
+                return
+            if not select.select([channel], [], [], timeout)[0]:
+                return
+            while True:
+                try:
+                    data = channel.recv(65536, socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    break
+                except OSError:
+                    data = b""
+                if not data:
+                    self._lost()
+                    break
+                self._buffer += data
+            for message in _frames(self._buffer):
+                self._take(message)
+
+    def _take(self, message: Message) -> None:
+        if "ready" in message:
+            self.state = "ready"
+        elif "failed" in message:
+            self.state, self.failure = "failed", str(message["failed"])
+        elif "exited" in message:
+            pid, status = int(message["exited"]), int(message["status"])
+            child = self._children.pop(pid, None)
+            if child is None:
+                self._early[pid] = status
+            else:
+                child.returncode = os.waitstatus_to_exitcode(status)
+        else:
+            self._replies.append(message)
+
+    def _lost(self) -> None:
+        """The socket closed: the zygote ended. What it still ran is killed (its exit
+        status can no longer be read)."""
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        if self.state in {"starting", "ready"}:
+            self.state = "dead"
+        for pid, child in self._children.items():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            child.returncode = -signal.SIGKILL
+        self._children.clear()
+
+    def refresh(self) -> None:
+        """Read what is there; a zygote still importing after its time is given up."""
+        self.collect(0.0)
+        if self.state == "starting" and time.monotonic() - self.began > _START_SECONDS:
+            self.state, self.failure = "failed", f"not ready after {_START_SECONDS:.0f} s"
+
+    def spawn(
+        self, module: str, args: list[str], own_env: Mapping[str, str], cwd: str
+    ) -> ForkedProcess | None:
+        """A :class:`ForkedProcess` running the container, or None if the zygote could
+        not fork it."""
+        with self._lock:
+            if self.channel is None or self.state != "ready":
+                return None
+            reading, writing = os.pipe()
+            body = {"module": module, "args": args, "own_env": dict(own_env), "cwd": cwd}
+            try:
+                framed = _frame(body)
+                socket.send_fds(self.channel, [framed[: _HEADER.size]], [writing])
+                self.channel.sendall(framed[_HEADER.size :])
+            except OSError:
+                os.close(reading)
+                self._lost()
+                return None
+            finally:
+                os.close(writing)
+            until = time.monotonic() + _REPLY_SECONDS
+            while not self._replies and self.channel is not None:
+                left = until - time.monotonic()
+                if left <= 0:
+                    self.state, self.failure = "failed", "a fork was not answered"
+                    break
+                self.collect(left)
+            reply = self._replies.popleft() if self._replies else {}
+            if "started" not in reply:
+                os.close(reading)
+                if "refused" in reply:
+                    _log.warning("the zygote could not fork: %s", reply["refused"])
+                return None
+            pid = int(reply["started"])
+            child = ForkedProcess(self, pid, os.fdopen(reading, "rb"))
+            if pid in self._early:
+                child.returncode = os.waitstatus_to_exitcode(self._early.pop(pid))
+            else:
+                self._children[pid] = child
+            return child
+
+    def close(self) -> None:
+        """Close the socket (the zygote kills its children and exits), SIGKILL it a
+        second later if need be, remove its directory."""
+        with self._lock:
+            channel, self.channel = self.channel, None
+            if channel is not None:
+                channel.close()
+            try:
+                self.process.wait(timeout=_CLOSE_SECONDS)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+            for pid, child in self._children.items():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+                child.returncode = -signal.SIGKILL
+            self._children.clear()
+            if self.state in {"starting", "ready"}:
+                self.state = "dead"
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+Signature = tuple[str, frozenset[tuple[str, str]], str | None]
+
+
+class ZygotePool:
+    """The kubelet's zygotes, one per signature (see the module's description).
+
+    ``modules``: the modules preloaded (each zygote imports them all); ``root_variable``:
+    the environment variable naming a container's own root, which may differ between
+    containers of one signature.
+    """
+
+    def __init__(
+        self, modules: Collection[str], *, root_variable: str, limit: int = ZYGOTE_LIMIT
+    ) -> None:
+        self.modules = tuple(modules)
+        self.root_variable = root_variable
+        self.limit = limit
+        self.notes: list[str] = []
+        self._zygotes: dict[Signature, _Zygote] = {}
+        self._refused: set[Signature] = set()
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+            _log.warning("process kubelet: %s", text)
+
+    def signature(self, argv: list[str], env: Mapping[str, str], cwd: str) -> Signature | None:
+        """The zygote a container's command can fork from, or None: not ``-m`` of a
+        preloaded module, or its environment or working directory names its own root
+        otherwise than as the root variable."""
+        if len(argv) < 3 or argv[1] != "-m" or argv[2] not in self.modules:
+            return None
+        own = env.get(self.root_variable)
+        shared = {name: value for name, value in env.items() if name != self.root_variable}
+        if own and any(own in value for value in shared.values()):
+            self._note(f"{argv[2]}: its env names a path under its own root: plain processes")
+            return None
+        if own and cwd != own and cwd.startswith(own):
+            return None
+        return argv[0], frozenset(shared.items()), None if cwd == own else cwd
+
+    def spawn(
+        self, argv: list[str], env: Mapping[str, str], cwd: str
+    ) -> ForkedProcess | Starting | None:
+        """The container forked from its zygote; :data:`STARTING` while the zygote
+        still imports (ask again later); None: run it as a plain process."""
+        signature = self.signature(argv, env, cwd)
+        if signature is None or signature in self._refused:
+            return None
+        zygote = self._zygotes.get(signature)
+        if zygote is None:
+            zygote = self._start(signature, env)
+            if zygote is None:
+                return None
+        zygote.refresh()
+        if zygote.state == "starting":
+            return STARTING
+        if zygote.state == "ready":
+            own = {name: env[name] for name in [self.root_variable] if name in env}
+            forked = zygote.spawn(argv[2], argv[3:], own, cwd)
+            if forked is not None or zygote.state == "ready":
+                return forked  # None: this one fork was refused; the zygote stays
+        why = zygote.failure.strip().splitlines()[-1:] or [f"it is {zygote.state}"]
+        self._note(f"the zygote for {argv[2]} failed ({why[0]}): plain processes")
+        self._refused.add(signature)
+        self._zygotes.pop(signature, None)
+        zygote.close()
+        return None
+
+    def _start(self, signature: Signature, env: Mapping[str, str]) -> _Zygote | None:
+        if len(self._zygotes) >= self.limit:
+            self._note(f"{self.limit} zygotes run already: plain processes for another env")
+            return None
+        executable, shared, cwd = signature
+        variable = self.root_variable if self.root_variable in env else None
+        try:
+            zygote = _Zygote(executable, self.modules, dict(shared), cwd, variable)
+        except OSError as error:
+            self._note(f"a zygote cannot start ({error}): plain processes")
+            self._refused.add(signature)
+            return None
+        self._zygotes[signature] = zygote
+        return zygote
+
+    def pids(self) -> list[int]:
+        """The process ids of the zygotes running."""
+        return [zygote.pid for zygote in self._zygotes.values() if zygote.process.poll() is None]
+
+    def close(self) -> None:
+        """Stop every zygote (and what they still run); safe to call twice."""
+        for zygote in self._zygotes.values():
+            zygote.close()
+        self._zygotes.clear()
+
+
+if __name__ == "__zygote__":
+    sys.exit(_serve(sys.argv[2:]))

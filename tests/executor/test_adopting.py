@@ -1,0 +1,153 @@
+"""Adoption in the executor core (:mod:`k8s_workloads.executor._adopting`): a restarted
+scheduler takes over the dead ones' pods, a failed relabel leaves the task to be reset,
+revoking drops a job and its pod, and two adopters never both track one pod."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from k8s_workloads.decisions.actions import DeletePod, PatchLabels
+from k8s_workloads.executor import (
+    ExecutorConfig,
+    ExecutorCore,
+)
+from k8s_workloads.labels import AIRFLOW_WORKER_LABEL, POD_REVOKED_LABEL, TRUE_LABEL_VALUE
+from k8s_workloads.testing import CoreDriver
+from tests.support.core_world import NS, T0, VERSION, World, callback, task
+from tests.support.event_factory import RUNNING, SUCCEEDED
+
+if TYPE_CHECKING:
+    from k8s_workloads.keys import TaskInstanceKey
+
+
+def test_a_restarted_scheduler_adopts_the_dead_ones_pods() -> None:
+    old = World(scheduler_id="1")
+    running_task, running_callback, done_task = task("a"), callback(), task("b")
+    for key in (running_task, running_callback, done_task):
+        old.submit(key)
+    old.sync()
+    old.status(running_task, RUNNING)
+    old.status(running_callback, RUNNING)
+    old.status(done_task, SUCCEEDED)
+    # Scheduler 1 dies before reading any of it; scheduler 2 takes over.
+    new_core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=VERSION))
+    driver = CoreDriver(new_core, old.cluster, old.db)
+    plan, reset = driver.adopt(
+        ["1"],
+        now=T0,
+        expected_task_keys=[running_task, done_task, task("lost")],
+        expected_callback_keys=[running_callback],
+    )
+    assert plan.adopted == {running_task, running_callback}
+    assert reset == [done_task, task("lost")]  # a Succeeded pod's task is not running
+    assert set(new_core.running) == {running_task, running_callback}
+    owners = {pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] for pod in old.cluster.pods()}
+    assert owners == {"2"}
+    assert done_task not in {old.key_of(pod) for pod in old.cluster.pods()}  # cleaned up
+    # A retried adoption (Airflow retries on a database error) resets nothing it owns.
+    _, reset_again = driver.adopt(["1"], now=T0, expected_task_keys=[running_task])
+    assert reset_again == []
+
+
+def _running_under_scheduler_1() -> tuple[World, TaskInstanceKey, ExecutorCore, CoreDriver]:
+    """Scheduler 1's world with one task running, and scheduler 2's core and driver over
+    the same cluster and database (scheduler 1 is taken for dead)."""
+    old = World(scheduler_id="1")
+    key = task()
+    old.submit(key)
+    old.sync()
+    old.status(key, RUNNING)
+    core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=VERSION))
+    return old, key, core, CoreDriver(core, old.cluster, old.db)
+
+
+def test_a_failed_relabel_leaves_the_task_to_be_reset() -> None:
+    old, key, new_core, driver = _running_under_scheduler_1()
+    old.cluster.fail_next("patch_pod", 500)
+    _, reset = driver.adopt(["1"], now=T0, expected_task_keys=[key])
+    assert reset == [key]
+    assert new_core.running == ()
+
+
+def test_revoke_drops_the_job_marks_and_deletes_the_pod_and_reports_nothing() -> None:
+    world = World()
+    started, queued = task("a"), task("b")
+    world.submit(started)
+    world.sync()
+    world.submit(queued)
+    pods = world.cluster.pods()
+    world.core.revoke(queued, pods)
+    world.core.revoke(started, pods)
+    performed = world.sync()
+    assert [type(r) for r in performed] == [PatchLabels, DeletePod]
+    assert performed[0].labels == {POD_REVOKED_LABEL: TRUE_LABEL_VALUE}
+    assert world.core.running == ()
+    assert world.core.queued == ()
+    assert world.cluster.pod_names() == []
+    assert world.db.events == []
+
+
+@pytest.mark.parametrize(("version", "lists"), [("3.3.2", 3), ("3.2.2", 2)])
+def test_the_core_names_the_adoption_lists_for_its_airflow(version: str, lists: int) -> None:
+    # Callback pods are listed only where Airflow runs callbacks on executors (3.3+).
+    core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=version))
+    selectors = core.adoption_selectors(["1"], ["5"])
+    assert len(selectors) == lists
+    assert ("airflow-workload-type=callback" in selectors[1].label_selector) is (lists == 3)
+    assert selectors[-1].label_selector.endswith(
+        "airflow-worker notin (2,5),airflow_executor_done!=True"
+    )
+
+
+def test_a_status_update_between_the_list_and_the_relabel_does_not_fail_adoption() -> None:
+    # Issue 19, item 2: the pod's kubelet writes its status after the adopter listed it
+    # (a new resourceVersion); the relabel tests the owner, not the version.
+    old, key, core, driver = _running_under_scheduler_1()
+    listed = [
+        pod
+        for selector in core.adoption_selectors(["1"])
+        for pod in old.cluster.list_pods(
+            NS, label_selector=selector.label_selector, field_selector=selector.field_selector
+        )["items"]
+    ]
+    (pod,) = listed
+    name = pod["metadata"]["name"]
+    old.status(key, {**RUNNING, "podIP": "10.0.0.7"})  # a status update meanwhile
+    moved = old.cluster.pod(NS, name)
+    assert moved is not None
+    assert moved["metadata"]["resourceVersion"] != pod["metadata"]["resourceVersion"]
+    core.adopt(listed, expected_task_keys=[key])
+    report = driver.run_pass(T0)
+    assert report.failed == []
+    assert core.is_running(key)
+    assert core.not_adopted([key]) == []
+    adopted = old.cluster.pod(NS, name)
+    assert adopted is not None
+    assert adopted["metadata"]["labels"][AIRFLOW_WORKER_LABEL] == "2"
+
+
+def test_of_two_schedulers_adopting_one_pod_only_one_tracks_it() -> None:
+    # Issue 11, item 12, and issue 19, item 2: the relabel tests the listed owner; the
+    # slower scheduler's test fails (422) and it neither tracks nor later fails the
+    # workload.
+    old = World(scheduler_id="1")
+    key = task()
+    old.submit(key)
+    old.sync()
+    old.status(key, RUNNING)
+    listed = old.cluster.pods()
+    cores = [
+        ExecutorCore(ExecutorConfig(scheduler_id=job, namespace=NS, airflow_version=VERSION))
+        for job in ("2", "3")
+    ]
+    drivers = [CoreDriver(core, old.cluster, old.db) for core in cores]
+    for core in cores:
+        core.adopt(listed, expected_task_keys=[key])
+    for driver in drivers:
+        driver.run_pass(T0)
+    assert [core.is_running(key) for core in cores] == [True, False]
+    assert cores[1].not_adopted([key]) == [key]
+    (pod,) = old.cluster.pods()
+    assert pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] == "2"

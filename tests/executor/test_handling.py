@@ -1,0 +1,127 @@
+"""Results in the executor core (:mod:`k8s_workloads.executor._handling`): states read in
+one query per pass, decisions performed in order, and what a failed read or pod call
+means for the result being handled."""
+
+from __future__ import annotations
+
+import pytest
+
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent
+from k8s_workloads.executor import (
+    ProtocolError,
+    ReadStates,
+)
+from k8s_workloads.states import CallbackState, TaskInstanceState
+from tests.support.core_world import World, callback, kinds, task
+from tests.support.event_factory import OOM_KILLED as OOM
+from tests.support.event_factory import RUNNING, SUCCEEDED
+
+
+def test_state_reads_are_batched_one_query_per_pass() -> None:
+    world = World()
+    keys = [task(f"t{i}") for i in range(20)] + [callback(i) for i in range(1, 6)]
+    for key in keys:
+        world.submit(key)
+    world.sync()
+    for key in keys:
+        world.status(key, SUCCEEDED)
+    reads_before = world.db.reads
+    performed = world.sync()
+    assert world.db.reads == reads_before + 1
+    (read,) = [request for request in performed if isinstance(request, ReadStates)]
+    assert set(read.keys) == set(keys)
+    assert world.core.running == ()
+
+
+def test_without_callback_reads_a_callback_result_needs_no_query() -> None:
+    world = World(read_callback_states=False)
+    key = callback()
+    world.submit(key)
+    world.sync()
+    world.status(key, SUCCEEDED)
+    performed = world.sync()
+    assert not any(isinstance(request, ReadStates) for request in performed)
+    assert world.db.reported(key) == [CallbackState.SUCCESS]
+
+
+def test_duplicate_terminal_events_delete_once() -> None:
+    world = World(decisions=DecisionConfig(delete_worker_pods_on_failure=True))
+    key = task()
+    world.submit(key)
+    world.sync()
+    world.db.task_started(key)
+    world.status(key, OOM)
+    world.driver.deliver(now=world.now)
+    (pod,) = world.cluster.pods()
+    world.core.feed_event({"type": "MODIFIED", "object": pod})  # delivered twice
+    performed = world.driver.run_pass(world.now).performed
+    deletes = [request for request in performed if isinstance(request, DeletePod)]
+    assert len(deletes) == 1  # the provider deletes again for every duplicate (§7.3.3)
+    assert world.db.reported(key) == [TaskInstanceState.FAILED]
+
+
+def test_a_failed_state_read_is_retried_on_the_next_pass_never_the_same() -> None:
+    world = World()
+    key = task()
+    world.submit(key)
+    world.sync()
+    world.db.task_finished(key, TaskInstanceState.SUCCESS)
+    world.status(key, SUCCEEDED)
+    world.db.fail_next(1)
+    performed = world.sync()
+    assert kinds(performed) == ["ReadStates"]  # failed; nothing else this pass
+    assert world.core.backlog == 1
+    performed = world.driver.run_pass(world.now).performed
+    assert kinds(performed) == ["ReadStates", "DeletePod", "EmitEvent"]
+    assert world.db.reported(key) == [TaskInstanceState.SUCCESS]
+
+
+def test_handling_gives_up_after_max_retries_and_reports_failed() -> None:
+    world = World(decisions=DecisionConfig(max_handling_retries=2))
+    key = task()
+    world.submit(key)
+    world.sync()
+    world.status(key, SUCCEEDED)
+    world.db.fail_next(10)
+    passes = 0
+    while world.core.running:
+        world.sync()
+        passes += 1
+        assert passes < 10
+    assert passes == 3  # the first try and two retries
+    (event,) = world.db.events
+    assert event.state is TaskInstanceState.FAILED
+    assert "gave up after 3 failed attempts" in (event.info or "")
+    assert world.cluster.pod_names() == []  # still cleaned up
+
+
+def test_a_failed_pod_call_stops_the_decision_and_retries_next_pass() -> None:
+    world = World()
+    key = callback()
+    world.submit(key)
+    world.sync()
+    world.status(key, SUCCEEDED)
+    world.cluster.fail_next("delete_pod", 503)
+    performed = world.sync()
+    assert kinds(performed) == ["ReadStates", "DeletePod"]
+    assert world.db.events == []
+    assert world.core.running == (key,)
+    world.sync()
+    assert world.db.reported(key) == [CallbackState.SUCCESS]
+
+
+def test_an_emit_event_cannot_be_reported_failed() -> None:
+    world = World()
+    key = callback()
+    world.submit(key)
+    world.sync()
+    world.status(key, RUNNING)
+    world.driver.deliver(now=world.now)
+    request = world.core.next_request(world.now)
+    assert isinstance(request, ReadStates)
+    world.core.states_read(request, {key: CallbackState.QUEUED})
+    emit = world.core.next_request(world.now)
+    assert isinstance(emit, EmitEvent)
+    with pytest.raises(ProtocolError, match="EmitEvent cannot fail"):
+        world.core.request_failed(emit, RuntimeError("x"))
