@@ -184,6 +184,18 @@ def scheduler_jobs(deployment: Deployment) -> list[int]:
     return [row[0] for row in rows]
 
 
+def process_of(deployment: Deployment, job: str) -> str:
+    """The scheduler process whose job row is ``job``: the one whose log names it when it
+    queues task instances (the job ids follow the order the rows were made, not the order
+    the processes started)."""
+    mark = f"(scheduler job_id={job})"
+    names = [
+        name for name in SCHEDULERS if mark in deployment.logs[name].read_text(errors="replace")
+    ]
+    assert len(names) == 1, f"job {job} in the logs of {names}"
+    return names[0]
+
+
 def task_states(deployment: Deployment) -> collections.Counter[str]:
     rows = deployment.query("SELECT state FROM task_instance WHERE dag_id LIKE 'ha_%'")
     return collections.Counter(str(state) for (state,) in rows)
@@ -315,7 +327,7 @@ def test_two_schedulers_one_killed_every_workload_runs_once(postgres: str) -> No
         # else (Airflow's reset of a live scheduler's work): say so, not a later symptom.
         judged = [name for name in SCHEDULERS if DECLARED_DEAD in logged(deployment, name, marks)]
         assert not judged, f"{judged} declared a live scheduler dead (heartbeat lag): {figures}"
-        name = "scheduler-1" if victim == str(jobs[0]) else "scheduler-2"
+        name = process_of(deployment, victim)
         deployment.kill(name)
         killed = time.monotonic()
         figures |= {
