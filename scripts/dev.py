@@ -19,7 +19,10 @@ beside the checkout and re-made whenever their requirements change:
   printed note; with neither found, the core suite runs in ``.venv``;
 * ``.venv-airflow``: kubernetes 36.x with the released ``apache-airflow`` and
   ``apache-airflow-providers-cncf-kubernetes`` next to this package, which proves that it
-  installs beside today's provider and lets ``tests/compat`` compare outputs;
+  installs beside today's provider and lets ``tests/compat`` compare outputs; with the
+  PostgreSQL drivers for the HA test (two schedulers on one database,
+  ``tests/airflow/test_ha.py``), for which the test job installs Debian's ``postgresql``
+  when it is missing, running as root where ``apt-get`` exists (else the test skips, saying so);
 * ``.venv-airflow32``: the same with Airflow 3.2, for ``tests/airflow/test_versions.py``:
   the executor runs tasks there and refuses callbacks, saying they need 3.3;
 * ``.venv-airflow-oldest``: the oldest admitted Airflow and provider (3.3.0, 10.21.0),
@@ -61,6 +64,10 @@ AIRFLOW_REQUIREMENTS = [
     "kubernetes>=36.0.1,<37",
     "apache-airflow==3.3.2",
     "apache-airflow-providers-cncf-kubernetes==10.25.0",
+    # The HA test's schedulers share a PostgreSQL database: Airflow opens it with both
+    # drivers (psycopg2 for its sessions, asyncpg for the async engine it makes beside).
+    "psycopg2-binary>=2.9.9,<3",
+    "asyncpg>=0.29,<1",
 ]
 AIRFLOW32_REQUIREMENTS = [
     "-e",
@@ -92,6 +99,31 @@ AIRFLOW_OLDEST_TESTS = [
 
 # Tests skipped where mkdocs or mypy is missing (the extra Pythons' environments).
 DEV_TOOL_TESTS = ["tests/test_docs.py", "tests/test_readme.py"]
+
+
+def _has_postgres() -> bool:
+    """Whether PostgreSQL's server programs are here (Debian's, or ``initdb`` on PATH)."""
+    return any(Path("/usr/lib/postgresql").glob("*/bin/initdb")) or bool(shutil.which("initdb"))
+
+
+def ensure_postgres() -> None:
+    """Install Debian's PostgreSQL for the HA test where it is missing, when this runs as
+    root with apt-get; else say why the HA test will skip (the test starts its own server
+    as an unprivileged user, see ``tests/support/postgres.py``)."""
+    if _has_postgres():
+        return
+    apt_get = shutil.which("apt-get")
+    if apt_get is None or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        print("note: PostgreSQL not installed (needs root and apt-get); the HA test skips")
+        return
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install: list[str | Path] = [apt_get, "install", "-y", "--no-install-recommends"]
+    install += ["--quiet", "postgresql"]
+    # A fresh machine's package lists may be empty: update once, then try again.
+    if _run(install, env=env) != 0 and (
+        _run([Path(apt_get), "update", "--quiet"], env=env) != 0 or _run(install, env=env) != 0
+    ):
+        print("note: could not install PostgreSQL with apt-get; the HA test skips")
 
 
 def _bin(env: Path, name: str) -> Path:
@@ -260,6 +292,7 @@ def test(*, thorough: bool) -> int:
     env = dict(os.environ)
     env["HYPOTHESIS_PROFILE"] = "thorough" if thorough else "ci"
     ensure_env(MAIN_ENV, MAIN_REQUIREMENTS)
+    ensure_postgres()
     extras = extra_pythons()
     core: list[Step] = [
         Step(

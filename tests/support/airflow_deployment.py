@@ -2,14 +2,15 @@
 
 :class:`Deployment` runs ``airflow api-server``, ``airflow dag-processor`` and ``airflow
 scheduler`` (with ``k8s_workloads.airflow.KubernetesExecutor``) as subprocesses bound to
-127.0.0.1, against a migrated SQLite database in a temporary ``AIRFLOW_HOME``, and the test
-kit's cluster in the test's own process: a :class:`FakeApiServer` the scheduler reaches
-through a kubeconfig, and a :class:`ProcessKubelet` that runs each pod's command as a local
-process with this environment's ``python`` (the Task SDK's command forked from a zygote
-that imported it once). A pod gets only ``PATH`` from this process and
-the rest from the pod template (``AIRFLOW_HOME``, the DAGs folder, the execution API's
-URL), as a worker pod gets its settings, so the Task SDK in the pod reaches the real
-api-server.
+127.0.0.1, against a migrated SQLite database in a temporary ``AIRFLOW_HOME`` (or a
+migrated PostgreSQL database named by its SQLAlchemy URL, which several schedulers can
+share), and the test kit's cluster in the test's own process: a :class:`FakeApiServer`
+the scheduler reaches through a kubeconfig, and a :class:`ProcessKubelet` that runs each
+pod's command as a local process with this environment's ``python`` (the Task SDK's
+command forked from a zygote that imported it once). A pod gets only ``PATH`` from this
+process and the rest from the pod template (``AIRFLOW_HOME``, the DAGs folder, the
+execution API's URL), as a worker pod gets its settings, so the Task SDK in the pod
+reaches the real api-server.
 
 Every wait has a timeout and fails with the tails of the processes' logs. :meth:`close`
 stops every process group (SIGTERM, then SIGKILL), the kubelet's pods, the API server, and
@@ -19,6 +20,7 @@ removes the temporary directory. Imported only where Airflow is installed.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import shutil
@@ -87,6 +89,30 @@ class OutageCluster(FakeCluster):
         )
 
 
+def _database_errors() -> tuple[type[Exception], ...]:
+    """What reading either database raises when it is not there (yet)."""
+    try:
+        psycopg2 = importlib.import_module("psycopg2")  # where a PostgreSQL driver is installed
+    except ImportError:
+        return (sqlite3.Error,)
+    return (sqlite3.Error, psycopg2.Error)
+
+
+def _postgres_query(url: str, sql: str, parameters: tuple[object, ...]) -> list[tuple[Any, ...]]:
+    """Rows of the PostgreSQL database at the SQLAlchemy ``url``, in a read-only session."""
+    psycopg2 = importlib.import_module("psycopg2")
+    dsn = url.replace("postgresql+psycopg2://", "postgresql://", 1)
+    connection = psycopg2.connect(dsn, connect_timeout=30)
+    try:
+        connection.set_session(readonly=True, autocommit=True)
+        with connection.cursor() as cursor:
+            # No parameters: no % substitution either (a LIKE pattern stays as written).
+            cursor.execute(sql, parameters or None)
+            return list(cursor.fetchall())
+    finally:
+        connection.close()
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 free at the time of asking."""
     with socket.socket() as probe:
@@ -99,27 +125,35 @@ class Deployment:
     """The Airflow processes and the kit's cluster (see the module's description).
 
     ``root``: the temporary directory (``home``, ``dags``, the process logs); ``database``:
-    a migrated SQLite database, copied into ``home``.
+    a migrated SQLite database, copied into ``home``, or the SQLAlchemy URL of a migrated
+    PostgreSQL database (``postgresql+psycopg2://...``), used as it is.
     """
 
-    def __init__(self, database: Path, dag_files: dict[str, str]) -> None:
+    def __init__(
+        self, database: Path | str, dag_files: dict[str, str], *, lifetime: float = _LIFETIME
+    ) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="k8s-workloads-e2e-"))
         self.home = self.root / "home"
         self.dags = self.root / "dags"
         self.home.mkdir()
         self.dags.mkdir()
         self.database = self.home / "airflow.db"
-        shutil.copyfile(database, self.database)
+        if isinstance(database, Path):
+            shutil.copyfile(database, self.database)
+            self.database_url = f"sqlite:///{self.database}"
+        else:
+            self.database_url = database
         for name, text in dag_files.items():
             (self.dags / name).write_text(text)
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.logs: dict[str, Path] = {}
         self.expected_alive: set[str] = set()  # a wait fails at once if one of them exits
         self.cluster = OutageCluster(namespaces=[NS])
-        self.server = FakeApiServer(self.cluster, lifetime=_LIFETIME)
+        self.lifetime = lifetime
+        self.server = FakeApiServer(self.cluster, lifetime=lifetime)
         self.kubelet = ProcessKubelet(
             self.cluster,
-            max_lifetime=_LIFETIME,
+            max_lifetime=lifetime,
             executables={"python": sys.executable, "python3": sys.executable},
             inherit_env=False,
             # Each task pod forks from one interpreter that imported the Task SDK once
@@ -151,7 +185,7 @@ class Deployment:
             "AIRFLOW__CORE__EXECUTOR": "k8s_workloads.airflow.KubernetesExecutor",
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.api_url}/execution/",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.database}",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.database_url,
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API__PORT": str(self.api_port),
             "AIRFLOW__API__WORKERS": "1",
@@ -203,10 +237,10 @@ class Deployment:
         """``airflow command...`` in its own process group, its output in ``name``'s log.
 
         Under coreutils' ``timeout`` where there is one: if the test's process is killed
-        before it stops them, the group still ends after ``_LIFETIME`` seconds."""
+        before it stops them, the group still ends after ``lifetime`` seconds."""
         airflow = Path(sys.executable).with_name("airflow")
         bounded = shutil.which("timeout")
-        lifetime = [bounded, "--kill-after=10", f"{_LIFETIME:.0f}"] if bounded else []
+        lifetime = [bounded, "--kill-after=10", f"{self.lifetime:.0f}"] if bounded else []
         log = self.root / f"{name}.log"
         self.logs[name] = log
         with log.open("ab") as output:
@@ -252,7 +286,23 @@ class Deployment:
         finally:
             self.kubelet.stop()
             self.server.stop()
+            keep = os.environ.get("K8S_WORKLOADS_KEEP_DEPLOYMENT")
+            if keep:  # a directory to keep the logs, DAGs and pods' logs in, for a post-mortem
+                self._keep(Path(keep))
             shutil.rmtree(self.root, ignore_errors=True)
+
+    def _keep(self, into: Path) -> None:
+        """Copy the deployment's files and every pod's log under ``into``."""
+        target = into / self.root.name
+        shutil.copytree(self.root, target, dirs_exist_ok=True, ignore_dangling_symlinks=True)
+        pods = target / "pods"
+        pods.mkdir(exist_ok=True)
+        for pod in self.cluster.pods():
+            name = pod["metadata"]["name"]
+            (pods / f"{name}.json").write_text(json.dumps(pod, indent=1, default=str))
+            (pods / f"{name}.log").write_text(self.cluster.pod_log(NS, name))
+        calls = "\n".join(" ".join(map(str, call)) for call in self.cluster.calls)
+        (target / "cluster-calls.txt").write_text(calls)
 
     def __enter__(self) -> Deployment:  # noqa: PYI034 - no typing.Self on Python 3.10
         return self
@@ -277,7 +327,7 @@ class Deployment:
                 f"--- pod {metadata['name']} {status.get('phase')} "
                 f"labels {metadata.get('labels')} ---\n" + "\n".join(log)
             )
-        with contextlib.suppress(sqlite3.Error):
+        with contextlib.suppress(*_database_errors()):
             rows = self.query("SELECT dag_id, run_id, task_id, state FROM task_instance")
             rows += self.query("SELECT 'callback', id, substr(output, 1, 300), state FROM callback")
             parts.append("--- rows ---\n" + "\n".join(map(str, rows)))
@@ -299,7 +349,10 @@ class Deployment:
             time.sleep(0.25)
 
     def query(self, sql: str, *parameters: object) -> list[tuple[Any, ...]]:
-        """Rows of the metadata database, read-only (the processes write it meanwhile)."""
+        """Rows of the metadata database, read-only (the processes write it meanwhile);
+        ``?`` marks a parameter, on either database."""
+        if not self.database_url.startswith("sqlite"):
+            return _postgres_query(self.database_url, sql.replace("?", "%s"), parameters)
         connection = sqlite3.connect(f"file:{self.database}?mode=ro", uri=True, timeout=30)
         try:
             return connection.execute(sql, parameters).fetchall()
