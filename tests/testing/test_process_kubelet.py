@@ -8,7 +8,6 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,17 @@ from k8s_workloads.testing import FakeCluster
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
 from k8s_workloads.watch.events import ResolverConfig, resolve_event
 from tests.support.event_factory import VERSION
+from tests.support.kit_processes import (
+    NS,
+    deserialize_in_both_clients,
+    ended,
+    logged,
+    pod_with,
+    task_body,
+    wait_for,
+)
 from tests.support.processes import alive
-from tests.testing.test_kubelet import deserialize_in_both_clients, task_body
 
-NS = "airflow"
 MOUNT = "/run/secrets/airflow-workload"
 
 
@@ -35,36 +41,6 @@ def python(code: str, *, name: str = "base", **container: Any) -> dict[str, Any]
         "image": "apache/airflow:3.3.2",
         "args": ["python", "-c", code],
     } | container
-
-
-def pod_with(*containers: dict[str, Any], name: str = "p", **spec: Any) -> dict[str, Any]:
-    body = task_body(name)
-    body["spec"]["containers"] = list(containers)
-    body["spec"].update(spec)
-    return body
-
-
-def wait_for(check: Callable[[], Any], *, seconds: float = 20.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while True:
-        found = check()
-        if found:
-            return found
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
-
-
-def ended(cluster: FakeCluster, name: str = "p") -> Callable[[], dict[str, Any] | None]:
-    def check() -> dict[str, Any] | None:
-        pod = cluster.pod(NS, name)
-        phase = None if pod is None else pod["status"].get("phase")
-        return pod if phase in {"Succeeded", "Failed"} else None
-
-    return check
-
-
-def logged(cluster: FakeCluster, text: str, name: str = "p") -> Callable[[], bool]:
-    return lambda: text in cluster.pod_log(NS, name, "base")
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from k8s_workloads import InvalidConfig
 from k8s_workloads.testing import FakeCluster
 from k8s_workloads.testing._sandbox import POD_ROOT_VARIABLE
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
+from tests.support.kit_processes import NS, ended, logged, pod_with, wait_for
 from tests.support.processes import alive
-from tests.testing.test_process_kubelet import NS, ended, logged, pod_with, wait_for
 
 REPORT = """
 import json, os, sys
