@@ -18,24 +18,31 @@ start, whose import failed or that died: the container runs as a plain process, 
 pool says so once (``notes``, and a warning on this module's logger).
 
 The zygote side (:func:`_serve`) is this file run by ``<executable> -c`` (only the
-standard library; :mod:`k8s_workloads` is not imported there). Each child starts a
-session (:func:`os.setsid`, so the kubelet signals its group by pid as for a plain
-process), reads ``/dev/null``, writes stdout and stderr to the pipe whose write end came
-with the request (:func:`socket.send_fds`), takes the container's root variable (the rest
-of its environment is the zygote's: the same, plus what the interpreter's start and the
-imports set, as in a fresh process), working directory and ``sys.argv``, and runs the
-module with :func:`runpy.run_module` as ``__main__``. Its exit status is the
-interpreter's: ``SystemExit``'s code (``None`` is 0, another object is printed and is 1),
-1 with the traceback for an uncaught exception, SIGINT for ``KeyboardInterrupt``;
-non-daemon threads are joined and ``atexit`` handlers run before :func:`os._exit`. The
-zygote reaps its children and reports each wait status; :class:`ForkedProcess` gives the
-kubelet ``pid``, ``poll``, ``wait`` and ``returncode`` as a ``Popen`` does. Closing the
-pool closes each zygote's socket: a zygote kills what it still runs and exits (SIGKILL a
-second later if it does not).
+standard library; :mod:`k8s_workloads` is not imported there). If the imports started a
+thread, forking is unsafe: the zygote reports itself failed. Each child writes stdout
+and stderr to the pipe whose write end came with the request (:func:`socket.send_fds`),
+starts a session (:func:`os.setsid`, so the kubelet signals its group by pid as for a
+plain process; the zygote answers ``started`` only once the child has it), reads
+``/dev/null``, takes the container's root variable (the rest of its environment is the
+zygote's: the same, plus what the interpreter's start and the imports set, as in a fresh
+process), working directory and ``sys.argv``, and runs the module with
+:func:`runpy.run_module` as ``__main__``. Its exit status is the interpreter's:
+``SystemExit``'s code (``None`` is 0, another object is printed and is 1), 1 for an
+uncaught exception (shown by :func:`sys.excepthook`); non-daemon threads are joined,
+``atexit`` handlers run and stdio flushed before :func:`os._exit`, and after that a
+``KeyboardInterrupt`` ends the child by SIGINT, as CPython does. A child that fails
+before its module runs says why in one line and exits 1. The zygote reaps its children
+and reports each wait status; :class:`ForkedProcess` gives the kubelet ``pid``,
+``poll``, ``wait`` and ``returncode`` as a ``Popen`` does. Closing the pool closes each
+zygote's socket: a zygote kills what it still runs and exits (SIGKILL a second later if
+it does not; then the pool kills the children it knew).
 
 What differs from a fresh process, knowingly: the module is in ``sys.modules`` under its
-own name too, the children share the zygote's hash seed (``random`` reseeds itself
-after a fork), and the few standard modules this file imports are loaded.
+own name too (runpy's warning about that is silenced), the children share the zygote's
+hash seed (``random`` reseeds itself after a fork), the few standard modules this file
+imports are loaded, and :func:`os._exit` skips the interpreter's finalization: objects
+still alive at the end are not collected, so a ``__del__`` or a ``weakref.finalize``
+with ``atexit=False`` does not run (``atexit`` handlers do).
 
 Messages on the socket are a 4-byte big-endian length and a JSON object. To the zygote:
 ``{"module", "args", "own_env", "cwd"}`` (``own_env``: the container's root variable; the
@@ -53,6 +60,7 @@ import importlib
 import json
 import logging
 import os
+import re
 import runpy
 import select
 import shutil
@@ -65,9 +73,10 @@ import tempfile
 import threading
 import time
 import traceback
+import warnings
 from collections import deque
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, NoReturn
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -162,21 +171,20 @@ def _exit_status(code: object) -> int:
 
 
 def _run_main(module: str) -> int:
+    """Run ``module`` as ``__main__``: its exit status, or ``-SIGINT`` for an uncaught
+    ``KeyboardInterrupt`` (the interpreter ends by that signal once finalized)."""
+    # The zygote imported the module, so runpy warns that it is in sys.modules already
+    # (for a dotted name): a plain `python -m` never says that. Only that one warning
+    # is silenced, and before any filter of the module's own (an `error` from -W too).
+    ignored = f"'{module}' found in sys.modules after import of package "
+    warnings.filterwarnings("ignore", re.escape(ignored), RuntimeWarning, "runpy")
     try:
         runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as ended:
         return _exit_status(ended.code)
-    except KeyboardInterrupt:
-        # CPython ends by SIGINT then, so that its parent sees the signal.
-        traceback.print_exc()
-        with contextlib.suppress(OSError, ValueError):
-            sys.stderr.flush()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-        return 128 + signal.SIGINT
-    except BaseException:  # noqa: BLE001 - the interpreter's last resort: traceback, exit 1
-        traceback.print_exc()
-        return 1
+    except BaseException as error:  # noqa: BLE001 - the interpreter's last resort
+        sys.excepthook(type(error), error, error.__traceback__)
+        return -signal.SIGINT if isinstance(error, KeyboardInterrupt) else 1
     return 0
 
 
@@ -192,19 +200,22 @@ def _end_interpreter() -> None:
             stream.flush()
 
 
-def _child(request: Message, output: int, closing: list[int]) -> int:
-    """In the forked child: become the container and run its module; the exit status."""
+def _child(request: Message, output: int, session: int, closing: list[int]) -> int:
+    """In the forked child: become the container and run its module; the exit status.
+    ``session``: the pipe on which the child says it has its own session."""
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.close(output)
     os.setsid()
+    os.write(session, b"s")
+    os.close(session)
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     for descriptor in closing:
         os.close(descriptor)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    os.dup2(output, 1)
-    os.dup2(output, 2)
     os.close(null)
-    os.close(output)
     # The rest of the environment is the container's already (one signature), with what
     # the interpreter's start (PEP 538's LC_CTYPE) and the imports set, as in a fresh one.
     os.environ.update(request["own_env"])
@@ -222,7 +233,25 @@ def _child(request: Message, output: int, closing: list[int]) -> int:
     sys.path[0] = cwd
     code = _run_main(module)
     _end_interpreter()
+    if code == -signal.SIGINT:
+        # CPython's end for an uncaught KeyboardInterrupt: finalized, then SIGINT.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        return 128 + signal.SIGINT
     return code
+
+
+def _forked(request: Message, output: int, session: int, closing: list[int]) -> NoReturn:
+    """The child's whole life: never returns to the zygote's loop."""
+    code = 1
+    try:
+        code = _child(request, output, session, closing)
+    except BaseException as error:  # noqa: BLE001 - it must end here, saying why
+        # Before its module ran (after, _run_main catches all): one line in its log.
+        with contextlib.suppress(OSError):
+            os.write(2, f"the zygote could not start the container: {error!r}\n".encode())
+    finally:
+        os._exit(code)
 
 
 def _fork(
@@ -236,20 +265,25 @@ def _fork(
     (output,) = fds
     for stream in (sys.stdout, sys.stderr):
         stream.flush()  # else a child writes the zygote's pending text again
+    pipe: tuple[int, ...] = ()
     try:
+        pipe = waiting, session = os.pipe()
         pid = os.fork()
     except OSError as error:
-        os.close(output)
+        for descriptor in (output, *pipe):
+            os.close(descriptor)
         channel.sendall(_frame({"refused": f"fork: {error}"}))
         return
     if pid == 0:
-        code = 1
-        try:
-            code = _child(request, output, [channel.fileno(), *wake])
-        finally:
-            os._exit(code)
+        os.close(waiting)
+        _forked(request, output, session, [channel.fileno(), *wake])
     os.close(output)
+    os.close(session)
     children.add(pid)
+    # Answered once the child has its session (or died before): a killpg by its pid
+    # then reaches it, as for a plain process.
+    os.read(waiting, 1)
+    os.close(waiting)
     channel.sendall(_frame({"started": pid}))
 
 
@@ -269,26 +303,45 @@ def _wake(number: int, frame: FrameType | None) -> None:
     """SIGCHLD's handler: nothing; its byte on the wakeup descriptor ends the select."""
 
 
-def _serve(arguments: list[str]) -> int:
-    """The zygote's loop: ``arguments`` are the socket's descriptor and the modules."""
-    channel = socket.socket(fileno=int(arguments[0]))
+def _preload(channel: socket.socket, modules: list[str]) -> bool:
+    """Import ``modules``; False (said on the socket) if forking after them is unsafe."""
     try:
-        for module in arguments[1:]:
+        for module in modules:
             importlib.import_module(module)
     except BaseException:
         with contextlib.suppress(OSError):
             channel.sendall(_frame({"failed": traceback.format_exc()}))
         raise
+    if threading.active_count() == 1:
+        return True
+    # A fork copies only the forking thread: a lock another one held stays locked.
+    others = set(threading.enumerate()) - {threading.main_thread()}
+    names = ", ".join(sorted(thread.name for thread in others))
+    why = f"the imports started threads, forking is unsafe: {names}"
+    with contextlib.suppress(OSError):
+        channel.sendall(_frame({"failed": why}))
+    return False
+
+
+def _serve(arguments: list[str]) -> int:
+    """The zygote's loop: ``arguments`` are the socket's descriptor and the modules."""
+    channel = socket.socket(fileno=int(arguments[0]))
+    if not _preload(channel, arguments[1:]):
+        return 1
     wake = os.pipe()
     for descriptor in wake:
         os.set_blocking(descriptor, False)
     signal.set_wakeup_fd(wake[1])
     signal.signal(signal.SIGCHLD, _wake)
     children: set[int] = set()
+    # poll, not select: the socket's number is the kubelet's, which may be over 1023.
+    watched = select.poll()
+    for descriptor in (channel.fileno(), wake[0]):
+        watched.register(descriptor, select.POLLIN)
     try:
         channel.sendall(_frame({"ready": os.getpid()}))
         while True:
-            readable, _, _ = select.select([channel.fileno(), wake[0]], [], [])
+            readable = {descriptor for descriptor, _ in watched.poll()}
             if wake[0] in readable:
                 with contextlib.suppress(BlockingIOError):
                     while os.read(wake[0], 512):
@@ -339,9 +392,9 @@ class ForkedProcess:
                 self.returncode = -signal.SIGKILL
                 break
             left = _WAIT_SLICE if until is None else until - time.monotonic()
-            if left <= 0:
+            self._zygote.collect(max(0.0, min(left, _WAIT_SLICE)))  # read at least once
+            if left <= 0 and self.poll() is None:
                 raise subprocess.TimeoutExpired(f"zygote child {self.pid}", timeout or 0.0)
-            self._zygote.collect(min(left, _WAIT_SLICE))
         return self.returncode
 
 
@@ -356,10 +409,6 @@ class _Zygote:
         cwd: str | None,
         root_variable: str | None,
     ) -> None:
-        # The zygote's own directory stands for a container's root (and working
-        # directory, when the containers start in theirs).
-        self.root = Path(tempfile.mkdtemp(prefix="k8s-workloads-zygote-"))
-        own = {} if root_variable is None else {root_variable: str(self.root)}
         self.state: Literal["starting", "ready", "failed", "dead"] = "starting"
         self.failure = ""
         self.began = time.monotonic()
@@ -368,28 +417,32 @@ class _Zygote:
         self._children: dict[int, ForkedProcess] = {}
         self._early: dict[int, int] = {}  # exits read before their start was answered
         self._lock = threading.RLock()
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.channel: socket.socket | None = ours
-        log = (self.root / "zygote.log").open("wb")
-        try:
-            self.process = subprocess.Popen(  # noqa: S603 - the container's own interpreter
-                [executable, "-c", _BOOTSTRAP, __file__, str(theirs.fileno()), *modules],
-                env={**env, **own},
-                cwd=cwd if cwd is not None else self.root,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-            )
-        except BaseException:  # not started: nothing of it may stay
-            ours.close()
-            self.channel = None
-            shutil.rmtree(self.root, ignore_errors=True)
-            raise
-        finally:
-            theirs.close()
-            log.close()
+        self.channel: socket.socket | None = None
+        # The zygote's own directory stands for a container's root (and working
+        # directory, when the containers start in theirs).
+        self.root = Path(tempfile.mkdtemp(prefix="k8s-workloads-zygote-"))
+        own = {} if root_variable is None else {root_variable: str(self.root)}
+        with contextlib.ExitStack() as closing:
+            try:
+                self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                closing.enter_context(theirs)
+                log = closing.enter_context((self.root / "zygote.log").open("wb"))
+                self.process = subprocess.Popen(  # noqa: S603 - the container's interpreter
+                    [executable, "-c", _BOOTSTRAP, __file__, str(theirs.fileno()), *modules],
+                    env={**env, **own},
+                    cwd=cwd if cwd is not None else self.root,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(theirs.fileno(),),
+                    start_new_session=True,
+                )
+            except BaseException:  # not started: nothing of it may stay
+                if self.channel is not None:
+                    self.channel.close()
+                    self.channel = None
+                shutil.rmtree(self.root, ignore_errors=True)
+                raise
 
     @property
     def pid(self) -> int:
@@ -401,21 +454,27 @@ class _Zygote:
             channel = self.channel
             if channel is None:
                 return
-            if not select.select([channel], [], [], timeout)[0]:
+            # poll, not select: this process may hold more than 1023 descriptors.
+            watched = select.poll()
+            watched.register(channel, select.POLLIN)
+            if not watched.poll(max(0, round(timeout * 1000))):
                 return
-            while True:
+            ended = False
+            while not ended:
                 try:
                     data = channel.recv(65536, socket.MSG_DONTWAIT)
                 except BlockingIOError:
                     break
                 except OSError:
                     data = b""
-                if not data:
-                    self._lost()
-                    break
+                ended = not data
                 self._buffer += data
+            # What the zygote said before it ended first: a child's exit sent just
+            # before comes in the same read as the end, and is its real status.
             for message in _frames(self._buffer):
                 self._take(message)
+            if ended:
+                self._lost()
 
     def _take(self, message: Message) -> None:
         if "ready" in message:
@@ -438,13 +497,30 @@ class _Zygote:
         if self.channel is not None:
             self.channel.close()
             self.channel = None
-        if self.state in {"starting", "ready"}:
-            self.state = "dead"
+        # A zygote ending by itself (status 0) killed and reaped its children already;
+        # its socket closes as it exits.
+        try:
+            code = self.process.wait(timeout=_CLOSE_SECONDS)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._end_children(kill=code != 0)
+
+    def _end_children(self, *, kill: bool) -> None:
+        """The zygote is gone: its children are too (SIGKILLed here if ``kill``: a
+        zygote that was killed could not), and it is dead unless it had failed."""
         for pid, child in self._children.items():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
+            if kill:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
             child.returncode = -signal.SIGKILL
         self._children.clear()
+        if self.state in {"starting", "ready"}:
+            self.state = "dead"
+
+    @property
+    def running_children(self) -> bool:
+        """Whether a container forked from it may still run."""
+        return bool(self._children)
 
     def refresh(self) -> None:
         """Read what is there; a zygote still importing after its time is given up."""
@@ -472,16 +548,13 @@ class _Zygote:
                 return None
             finally:
                 os.close(writing)
-            until = time.monotonic() + _REPLY_SECONDS
-            while not self._replies and self.channel is not None:
-                left = until - time.monotonic()
-                if left <= 0:
-                    self.state, self.failure = "failed", "a fork was not answered"
-                    break
-                self.collect(left)
-            reply = self._replies.popleft() if self._replies else {}
+            reply: Message = {}
+            try:
+                reply = self._reply()
+            finally:
+                if "started" not in reply:
+                    os.close(reading)
             if "started" not in reply:
-                os.close(reading)
                 if "refused" in reply:
                     _log.warning("the zygote could not fork: %s", reply["refused"])
                 return None
@@ -493,6 +566,18 @@ class _Zygote:
                 self._children[pid] = child
             return child
 
+    def _reply(self) -> Message:
+        """The zygote's answer to the request sent; ``{}`` if it ended, or if none came
+        in time (then it is failed)."""
+        until = time.monotonic() + _REPLY_SECONDS
+        while not self._replies and self.channel is not None:
+            left = until - time.monotonic()
+            if left <= 0:
+                self.state, self.failure = "failed", "a fork was not answered"
+                break
+            self.collect(left)
+        return self._replies.popleft() if self._replies else {}
+
     def close(self) -> None:
         """Close the socket (the zygote kills its children and exits), SIGKILL it a
         second later if need be, remove its directory."""
@@ -500,19 +585,16 @@ class _Zygote:
             channel, self.channel = self.channel, None
             if channel is not None:
                 channel.close()
+            killed = False
             try:
                 self.process.wait(timeout=_CLOSE_SECONDS)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
-            for pid, child in self._children.items():
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
-                child.returncode = -signal.SIGKILL
-            self._children.clear()
-            if self.state in {"starting", "ready"}:
-                self.state = "dead"
+                killed = True
+            # A zygote that exited killed and reaped its children: their pids are stale.
+            self._end_children(kill=killed)
             shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -536,6 +618,7 @@ class ZygotePool:
         self.notes: list[str] = []
         self._zygotes: dict[Signature, _Zygote] = {}
         self._refused: set[Signature] = set()
+        self._retired: list[_Zygote] = []  # failed, closed once their children ended
 
     def _note(self, text: str) -> None:
         if text not in self.notes:
@@ -562,6 +645,16 @@ class ZygotePool:
     ) -> ForkedProcess | Starting | None:
         """The container forked from its zygote; :data:`STARTING` while the zygote
         still imports (ask again later); None: run it as a plain process."""
+        self.tend()
+        try:
+            return self._spawn(argv, env, cwd)
+        except (OSError, ValueError) as error:  # no descriptor left for the pipe, say
+            self._note(f"a fork could not be asked for ({error}): plain processes")
+            return None
+
+    def _spawn(
+        self, argv: list[str], env: Mapping[str, str], cwd: str
+    ) -> ForkedProcess | Starting | None:
         signature = self.signature(argv, env, cwd)
         if signature is None or signature in self._refused:
             return None
@@ -582,8 +675,18 @@ class ZygotePool:
         self._note(f"the zygote for {argv[2]} failed ({why[0]}): plain processes")
         self._refused.add(signature)
         self._zygotes.pop(signature, None)
-        zygote.close()
+        # Its containers running still end as they would: it is closed after them.
+        self._retired.append(zygote)
+        self.tend()
         return None
+
+    def tend(self) -> None:
+        """Close each failed zygote whose containers have all ended."""
+        for zygote in list(self._retired):
+            zygote.collect(0.0)
+            if not zygote.running_children:
+                self._retired.remove(zygote)
+                zygote.close()
 
     def _start(self, signature: Signature, env: Mapping[str, str]) -> _Zygote | None:
         if len(self._zygotes) >= self.limit:
@@ -601,14 +704,17 @@ class ZygotePool:
         return zygote
 
     def pids(self) -> list[int]:
-        """The process ids of the zygotes running."""
-        return [zygote.pid for zygote in self._zygotes.values() if zygote.process.poll() is None]
+        """The process ids of the zygotes running (a failed one too, while a container
+        forked from it runs)."""
+        zygotes = [*self._zygotes.values(), *self._retired]
+        return [zygote.pid for zygote in zygotes if zygote.process.poll() is None]
 
     def close(self) -> None:
         """Stop every zygote (and what they still run); safe to call twice."""
-        for zygote in self._zygotes.values():
+        for zygote in [*self._zygotes.values(), *self._retired]:
             zygote.close()
         self._zygotes.clear()
+        self._retired.clear()
 
 
 if __name__ == "__zygote__":
