@@ -140,7 +140,12 @@ def zygote_of(modules: Path) -> Iterator[Callable[..., _Zygote]]:
         env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(modules), "END": "3"}
         zygote = _Zygote(sys.executable, preloaded, env, None, None)
         started.append(zygote)
-        wait_for(lambda: zygote.refresh() or zygote.state != "starting")
+
+        def imported() -> bool:
+            zygote.refresh()
+            return zygote.state != "starting"
+
+        wait_for(imported)
         assert zygote.state == "ready", zygote.failure
         return zygote
 
@@ -161,15 +166,13 @@ def fork(zygote: _Zygote, module: str, own_env: Any = None) -> ForkedProcess:
     return child
 
 
-def output_then_exit_said(zygote: _Zygote, child: ForkedProcess) -> bytes:
-    """The child's whole output; then waits until the zygote's word of its exit is on
-    the socket (read by no one yet)."""
-    assert child.stdout is not None
-    with child.stdout:
-        said = child.stdout.read()
+def terminated_unread(zygote: _Zygote, child: ForkedProcess) -> None:
+    """SIGTERM the running ``child`` (started: its start was read), then wait until the
+    zygote's word of its exit is on the socket, read by no one yet."""
+    assert child.returncode is None
+    os.kill(child.pid, signal.SIGTERM)
     assert zygote.channel is not None
     assert select.select([zygote.channel], [], [], 10)[0]
-    return said
 
 
 def module_pod(
@@ -561,20 +564,20 @@ def test_a_child_has_its_own_session_once_it_is_started(
 def test_a_childs_exit_said_just_before_the_zygote_died_is_its_status(
     zygote_of: Callable[..., _Zygote],
 ) -> None:
-    zygote = zygote_of("report")
-    child = fork(zygote, "report")
-    output_then_exit_said(zygote, child)
+    zygote = zygote_of("sleeper")
+    child = fork(zygote, "sleeper")
+    terminated_unread(zygote, child)
     os.kill(zygote.pid, signal.SIGKILL)
     zygote.process.wait()  # its exit and the socket's end now come in one read
-    assert child.poll() == 3
+    assert child.poll() == -signal.SIGTERM
     assert zygote.state == "dead"
 
 
 def test_wait_with_no_time_left_reads_what_is_there(zygote_of: Callable[..., _Zygote]) -> None:
-    zygote = zygote_of("report")
-    child = fork(zygote, "report")
-    output_then_exit_said(zygote, child)
-    assert child.wait(timeout=0) == 3
+    zygote = zygote_of("sleeper")
+    child = fork(zygote, "sleeper")
+    terminated_unread(zygote, child)
+    assert child.wait(timeout=0) == -signal.SIGTERM
 
 
 def test_a_socket_numbered_over_1023_is_waited_on(zygote_of: Callable[..., _Zygote]) -> None:
@@ -618,7 +621,9 @@ def test_a_child_failing_before_its_module_runs_says_why(
 ) -> None:
     zygote = zygote_of("report")
     child = fork(zygote, "report", own_env={"NOT_TEXT": 1})  # os.environ refuses it
-    said = output_then_exit_said(zygote, child).decode()
+    assert child.stdout is not None
+    with child.stdout:
+        said = child.stdout.read().decode()
     assert child.wait(timeout=10) == 1
     assert said.count("\n") == 1
     assert said.startswith("the zygote could not start the container: TypeError(")
