@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import re
 import time
@@ -15,7 +14,8 @@ from k8s_workloads.states import ExecutorPseudoState, TaskInstanceState
 from k8s_workloads.testing import FakeCluster, Kubelet
 from k8s_workloads.testing.kubelet import DEFAULT_NODE, PodOutcome
 from k8s_workloads.watch.events import ResolverConfig, resolve_event
-from tests.support.event_factory import VERSION, task_pod
+from tests.support.event_factory import VERSION
+from tests.support.kit_processes import deserialize_in_both_clients, task_body
 
 NS = "airflow"
 
@@ -144,14 +144,6 @@ def test_the_kubelets_options_are_checked(field: str, value: Any) -> None:
 VERSION_CONFIG = ResolverConfig(airflow_version=VERSION)
 
 
-def task_body(name: str) -> dict[str, Any]:
-    body = task_pod()
-    body["metadata"]["name"] = name
-    body["metadata"].pop("resourceVersion")
-    body["spec"]["containers"].append({"name": "sidecar", "image": "busybox:1.36"})
-    return body
-
-
 def run_to_the_end(
     outcome: PodOutcome, *, steps: int = 3
 ) -> tuple[FakeCluster, Kubelet, list[Any]]:
@@ -163,22 +155,6 @@ def run_to_the_end(
     for second in range(steps):
         kubelet.step(float(second))
     return cluster, kubelet, watch.events()
-
-
-def deserialize_in_both_clients(pod: dict[str, Any]) -> None:
-    """The pod as both clients' ``V1Pod`` models take it (each raises on a missing
-    required field: ``image``, ``imageID``, ``ready``, ``restartCount``, ``exitCode``)."""
-    import kubernetes.client  # noqa: PLC0415 - the dev extra
-    import kubernetes_asyncio.client  # noqa: PLC0415
-
-    model = kubernetes.client.ApiClient()._ApiClient__deserialize(pod, "V1Pod")  # type: ignore[attr-defined]
-    assert model.metadata.name == pod["metadata"]["name"]
-
-    async def deserialize() -> Any:
-        async with kubernetes_asyncio.client.ApiClient() as client:
-            return client._ApiClient__deserialize(pod, "V1Pod")
-
-    assert asyncio.run(deserialize()).status.phase == pod["status"]["phase"]
 
 
 @pytest.mark.parametrize(

@@ -14,64 +14,41 @@ one. The zygote starts with exactly that environment and working directory, its 
 temporary directory standing for the container's root, so what a module reads at import
 (Airflow reads ``AIRFLOW__*`` then) is what the container would read. A container whose
 environment names a path under its own root, a fifth signature, a zygote that did not
-start, whose import failed or that died: the container runs as a plain process, and the
-pool says so once (``notes``, and a warning on this module's logger).
+start, whose import failed, that died or stopped answering, a fork that cannot be
+asked for: the container runs as a plain process, and the pool says so once (``notes``,
+and a warning on this module's logger). A failed zygote forks nothing more, but the
+containers it runs end as they would: it is closed after them (:meth:`ZygotePool.tend`).
 
-The zygote side (:func:`_serve`) is this file run by ``<executable> -c`` (only the
-standard library; :mod:`k8s_workloads` is not imported there). Each child starts a
-session (:func:`os.setsid`, so the kubelet signals its group by pid as for a plain
-process), reads ``/dev/null``, writes stdout and stderr to the pipe whose write end came
-with the request (:func:`socket.send_fds`), takes the container's root variable (the rest
-of its environment is the zygote's: the same, plus what the interpreter's start and the
-imports set, as in a fresh process), working directory and ``sys.argv``, and runs the
-module with :func:`runpy.run_module` as ``__main__``. Its exit status is the
-interpreter's: ``SystemExit``'s code (``None`` is 0, another object is printed and is 1),
-1 with the traceback for an uncaught exception, SIGINT for ``KeyboardInterrupt``;
-non-daemon threads are joined and ``atexit`` handlers run before :func:`os._exit`. The
-zygote reaps its children and reports each wait status; :class:`ForkedProcess` gives the
-kubelet ``pid``, ``poll``, ``wait`` and ``returncode`` as a ``Popen`` does. Closing the
-pool closes each zygote's socket: a zygote kills what it still runs and exits (SIGKILL a
-second later if it does not).
-
-What differs from a fresh process, knowingly: the module is in ``sys.modules`` under its
-own name too, the children share the zygote's hash seed (``random`` reseeds itself
-after a fork), and the few standard modules this file imports are loaded.
-
-Messages on the socket are a 4-byte big-endian length and a JSON object. To the zygote:
-``{"module", "args", "own_env", "cwd"}`` (``own_env``: the container's root variable; the
-rest of its environment is the zygote's) with the pipe's write end. From it: ``{"ready"}``
-or ``{"failed": traceback}`` once, ``{"started": pid}`` or ``{"refused": why}`` per
-request, ``{"exited": pid, "status": wait status}`` per child.
+The zygote's side, what a forked child does and the messages on the socket:
+:mod:`k8s_workloads.testing._zygote_serve`. :class:`ForkedProcess` gives the kubelet
+``pid``, ``poll``, ``wait`` and ``returncode`` as a ``Popen`` does. Closing the pool
+closes each zygote's socket: a zygote kills what it still runs and exits (SIGKILL a
+second later if it does not; then the pool kills the children it knew).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import enum
-import importlib
-import json
 import logging
 import os
-import runpy
 import select
 import shutil
 import signal
 import socket
-import struct
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-import traceback
 from collections import deque
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Literal
+
+from k8s_workloads.testing import _zygote_serve
+from k8s_workloads.testing._zygote_serve import HEADER, Message, frame, frames
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
-    from types import FrameType
 
 __all__ = ["STARTING", "ForkedProcess", "Starting", "ZygotePool"]
 
@@ -82,11 +59,11 @@ ZYGOTE_LIMIT = 4
 _START_SECONDS = 180.0  # an import slower than this on a loaded machine: plain processes
 _REPLY_SECONDS = 10.0  # a fork is answered in milliseconds; silence means a stuck zygote
 _CLOSE_SECONDS = 1.0
-_HEADER = struct.Struct(">I")
 _WAIT_SLICE = 0.1
-# The zygote runs this file, not the package: the container's environment need not
-# import k8s_workloads, and its sys.path[0] is then the working directory (not this
+# The zygote runs the serving file, not the package: the container's environment need
+# not import k8s_workloads, and its sys.path[0] is then the working directory (not this
 # directory, whose selectors.py would shadow the standard module).
+_SERVE = _zygote_serve.__file__
 _BOOTSTRAP = (
     "import sys\n"
     "path = sys.argv[1]\n"
@@ -104,214 +81,6 @@ class Starting(enum.Enum):
 
 STARTING = Starting.STARTING
 """What :meth:`ZygotePool.spawn` answers while the container's zygote still imports."""
-
-Message = dict[str, Any]
-
-
-# --- both sides -----------------------------------------------------------------------
-
-
-def _frame(message: Message) -> bytes:
-    body = json.dumps(message).encode()
-    return _HEADER.pack(len(body)) + body
-
-
-def _frames(buffer: bytearray) -> list[Message]:
-    """The complete messages at the start of ``buffer``, removed from it."""
-    found = []
-    while len(buffer) >= _HEADER.size:
-        (size,) = _HEADER.unpack_from(buffer)
-        if len(buffer) < _HEADER.size + size:
-            break
-        found.append(json.loads(bytes(buffer[_HEADER.size : _HEADER.size + size])))
-        del buffer[: _HEADER.size + size]
-    return found
-
-
-# --- the zygote -----------------------------------------------------------------------
-
-
-def _receive(channel: socket.socket) -> tuple[Message, list[int]] | None:
-    """The next request and the descriptors sent with it; None when the kubelet closed."""
-    data, fds, _, _ = socket.recv_fds(channel, _HEADER.size, 1)
-    while data and len(data) < _HEADER.size:
-        more = channel.recv(_HEADER.size - len(data))
-        if not more:
-            return None
-        data += more
-    if not data:
-        return None
-    (size,) = _HEADER.unpack(data)
-    body = bytearray()
-    while len(body) < size:
-        more = channel.recv(size - len(body))
-        if not more:
-            return None
-        body += more
-    return json.loads(bytes(body)), fds
-
-
-def _exit_status(code: object) -> int:
-    """The status ``SystemExit(code)`` ends an interpreter with."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)  # noqa: T201 - what CPython prints for sys.exit("why")
-    return 1
-
-
-def _run_main(module: str) -> int:
-    try:
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
-    except SystemExit as ended:
-        return _exit_status(ended.code)
-    except KeyboardInterrupt:
-        # CPython ends by SIGINT then, so that its parent sees the signal.
-        traceback.print_exc()
-        with contextlib.suppress(OSError, ValueError):
-            sys.stderr.flush()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-        return 128 + signal.SIGINT
-    except BaseException:  # noqa: BLE001 - the interpreter's last resort: traceback, exit 1
-        traceback.print_exc()
-        return 1
-    return 0
-
-
-def _end_interpreter() -> None:
-    """What an interpreter does after ``__main__``: join non-daemon threads, run the
-    ``atexit`` handlers, flush stdio."""
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()
-    atexit._run_exitfuncs()  # noqa: SLF001 - a fork ends with os._exit, which skips them
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            stream.flush()
-
-
-def _child(request: Message, output: int, closing: list[int]) -> int:
-    """In the forked child: become the container and run its module; the exit status."""
-    os.setsid()
-    signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    for descriptor in closing:
-        os.close(descriptor)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.dup2(output, 1)
-    os.dup2(output, 2)
-    os.close(null)
-    os.close(output)
-    # The rest of the environment is the container's already (one signature), with what
-    # the interpreter's start (PEP 538's LC_CTYPE) and the imports set, as in a fresh one.
-    os.environ.update(request["own_env"])
-    cwd = str(request["cwd"])
-    try:
-        os.chdir(cwd)
-    except OSError as error:
-        print(f"cannot enter the working directory: {error}", file=sys.stderr)  # noqa: T201
-        return 1
-    # As `python -m`: argv[0] is "-m" while the module is found, then its file
-    # (run_module sets it); the working directory comes first on sys.path.
-    module = str(request["module"])
-    sys.argv = ["-m", *request["args"]]
-    sys.orig_argv = [sys.orig_argv[0], "-m", module, *request["args"]]
-    sys.path[0] = cwd
-    code = _run_main(module)
-    _end_interpreter()
-    return code
-
-
-def _fork(
-    channel: socket.socket, request: Message, fds: list[int], children: set[int], wake: list[int]
-) -> None:
-    if len(fds) != 1:
-        for descriptor in fds:
-            os.close(descriptor)
-        channel.sendall(_frame({"refused": "no output pipe came with the request"}))
-        return
-    (output,) = fds
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()  # else a child writes the zygote's pending text again
-    try:
-        pid = os.fork()
-    except OSError as error:
-        os.close(output)
-        channel.sendall(_frame({"refused": f"fork: {error}"}))
-        return
-    if pid == 0:
-        code = 1
-        try:
-            code = _child(request, output, [channel.fileno(), *wake])
-        finally:
-            os._exit(code)
-    os.close(output)
-    children.add(pid)
-    channel.sendall(_frame({"started": pid}))
-
-
-def _reap(channel: socket.socket, children: set[int]) -> None:
-    while children:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        children.discard(pid)
-        channel.sendall(_frame({"exited": pid, "status": status}))
-
-
-def _wake(number: int, frame: FrameType | None) -> None:
-    """SIGCHLD's handler: nothing; its byte on the wakeup descriptor ends the select."""
-
-
-def _serve(arguments: list[str]) -> int:
-    """The zygote's loop: ``arguments`` are the socket's descriptor and the modules."""
-    channel = socket.socket(fileno=int(arguments[0]))
-    try:
-        for module in arguments[1:]:
-            importlib.import_module(module)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            channel.sendall(_frame({"failed": traceback.format_exc()}))
-        raise
-    wake = os.pipe()
-    for descriptor in wake:
-        os.set_blocking(descriptor, False)
-    signal.set_wakeup_fd(wake[1])
-    signal.signal(signal.SIGCHLD, _wake)
-    children: set[int] = set()
-    try:
-        channel.sendall(_frame({"ready": os.getpid()}))
-        while True:
-            readable, _, _ = select.select([channel.fileno(), wake[0]], [], [])
-            if wake[0] in readable:
-                with contextlib.suppress(BlockingIOError):
-                    while os.read(wake[0], 512):
-                        pass
-            _reap(channel, children)
-            if channel.fileno() in readable:
-                received = _receive(channel)
-                if received is None:
-                    break
-                _fork(channel, *received, children, list(wake))
-    except OSError:
-        pass  # the kubelet is gone: stop what runs
-    finally:
-        for pid in children:
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)
-        for pid in children:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-    return 0
-
-
-# --- the kubelet's side -----------------------------------------------------------------
 
 
 class ForkedProcess:
@@ -339,9 +108,9 @@ class ForkedProcess:
                 self.returncode = -signal.SIGKILL
                 break
             left = _WAIT_SLICE if until is None else until - time.monotonic()
-            if left <= 0:
+            self._zygote.collect(max(0.0, min(left, _WAIT_SLICE)))  # read at least once
+            if left <= 0 and self.poll() is None:
                 raise subprocess.TimeoutExpired(f"zygote child {self.pid}", timeout or 0.0)
-            self._zygote.collect(min(left, _WAIT_SLICE))
         return self.returncode
 
 
@@ -356,10 +125,6 @@ class _Zygote:
         cwd: str | None,
         root_variable: str | None,
     ) -> None:
-        # The zygote's own directory stands for a container's root (and working
-        # directory, when the containers start in theirs).
-        self.root = Path(tempfile.mkdtemp(prefix="k8s-workloads-zygote-"))
-        own = {} if root_variable is None else {root_variable: str(self.root)}
         self.state: Literal["starting", "ready", "failed", "dead"] = "starting"
         self.failure = ""
         self.began = time.monotonic()
@@ -368,28 +133,32 @@ class _Zygote:
         self._children: dict[int, ForkedProcess] = {}
         self._early: dict[int, int] = {}  # exits read before their start was answered
         self._lock = threading.RLock()
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.channel: socket.socket | None = ours
-        log = (self.root / "zygote.log").open("wb")
-        try:
-            self.process = subprocess.Popen(  # noqa: S603 - the container's own interpreter
-                [executable, "-c", _BOOTSTRAP, __file__, str(theirs.fileno()), *modules],
-                env={**env, **own},
-                cwd=cwd if cwd is not None else self.root,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-            )
-        except BaseException:  # not started: nothing of it may stay
-            ours.close()
-            self.channel = None
-            shutil.rmtree(self.root, ignore_errors=True)
-            raise
-        finally:
-            theirs.close()
-            log.close()
+        self.channel: socket.socket | None = None
+        # The zygote's own directory stands for a container's root (and working
+        # directory, when the containers start in theirs).
+        self.root = Path(tempfile.mkdtemp(prefix="k8s-workloads-zygote-"))
+        own = {} if root_variable is None else {root_variable: str(self.root)}
+        with contextlib.ExitStack() as closing:
+            try:
+                self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                closing.enter_context(theirs)
+                log = closing.enter_context((self.root / "zygote.log").open("wb"))
+                self.process = subprocess.Popen(  # noqa: S603 - the container's interpreter
+                    [executable, "-c", _BOOTSTRAP, _SERVE, str(theirs.fileno()), *modules],
+                    env={**env, **own},
+                    cwd=cwd if cwd is not None else self.root,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(theirs.fileno(),),
+                    start_new_session=True,
+                )
+            except BaseException:  # not started: nothing of it may stay
+                if self.channel is not None:
+                    self.channel.close()
+                    self.channel = None
+                shutil.rmtree(self.root, ignore_errors=True)
+                raise
 
     @property
     def pid(self) -> int:
@@ -401,21 +170,27 @@ class _Zygote:
             channel = self.channel
             if channel is None:
                 return
-            if not select.select([channel], [], [], timeout)[0]:
+            # poll, not select: this process may hold more than 1023 descriptors.
+            watched = select.poll()
+            watched.register(channel, select.POLLIN)
+            if not watched.poll(max(0, round(timeout * 1000))):
                 return
-            while True:
+            ended = False
+            while not ended:
                 try:
                     data = channel.recv(65536, socket.MSG_DONTWAIT)
                 except BlockingIOError:
                     break
                 except OSError:
                     data = b""
-                if not data:
-                    self._lost()
-                    break
+                ended = not data
                 self._buffer += data
-            for message in _frames(self._buffer):
+            # What the zygote said before it ended first: a child's exit sent just
+            # before comes in the same read as the end, and is its real status.
+            for message in frames(self._buffer):
                 self._take(message)
+            if ended:
+                self._lost()
 
     def _take(self, message: Message) -> None:
         if "ready" in message:
@@ -438,13 +213,30 @@ class _Zygote:
         if self.channel is not None:
             self.channel.close()
             self.channel = None
-        if self.state in {"starting", "ready"}:
-            self.state = "dead"
+        # A zygote ending by itself (status 0) killed and reaped its children already;
+        # its socket closes as it exits.
+        try:
+            code = self.process.wait(timeout=_CLOSE_SECONDS)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._end_children(kill=code != 0)
+
+    def _end_children(self, *, kill: bool) -> None:
+        """The zygote is gone: its children are too (SIGKILLed here if ``kill``: a
+        zygote that was killed could not), and it is dead unless it had failed."""
         for pid, child in self._children.items():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
+            if kill:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
             child.returncode = -signal.SIGKILL
         self._children.clear()
+        if self.state in {"starting", "ready"}:
+            self.state = "dead"
+
+    @property
+    def running_children(self) -> bool:
+        """Whether a container forked from it may still run."""
+        return bool(self._children)
 
     def refresh(self) -> None:
         """Read what is there; a zygote still importing after its time is given up."""
@@ -463,25 +255,22 @@ class _Zygote:
             reading, writing = os.pipe()
             body = {"module": module, "args": args, "own_env": dict(own_env), "cwd": cwd}
             try:
-                framed = _frame(body)
-                socket.send_fds(self.channel, [framed[: _HEADER.size]], [writing])
-                self.channel.sendall(framed[_HEADER.size :])
+                framed = frame(body)
+                socket.send_fds(self.channel, [framed[: HEADER.size]], [writing])
+                self.channel.sendall(framed[HEADER.size :])
             except OSError:
                 os.close(reading)
                 self._lost()
                 return None
             finally:
                 os.close(writing)
-            until = time.monotonic() + _REPLY_SECONDS
-            while not self._replies and self.channel is not None:
-                left = until - time.monotonic()
-                if left <= 0:
-                    self.state, self.failure = "failed", "a fork was not answered"
-                    break
-                self.collect(left)
-            reply = self._replies.popleft() if self._replies else {}
+            reply: Message = {}
+            try:
+                reply = self._reply()
+            finally:
+                if "started" not in reply:
+                    os.close(reading)
             if "started" not in reply:
-                os.close(reading)
                 if "refused" in reply:
                     _log.warning("the zygote could not fork: %s", reply["refused"])
                 return None
@@ -493,6 +282,18 @@ class _Zygote:
                 self._children[pid] = child
             return child
 
+    def _reply(self) -> Message:
+        """The zygote's answer to the request sent; ``{}`` if it ended, or if none came
+        in time (then it is failed)."""
+        until = time.monotonic() + _REPLY_SECONDS
+        while not self._replies and self.channel is not None:
+            left = until - time.monotonic()
+            if left <= 0:
+                self.state, self.failure = "failed", "a fork was not answered"
+                break
+            self.collect(left)
+        return self._replies.popleft() if self._replies else {}
+
     def close(self) -> None:
         """Close the socket (the zygote kills its children and exits), SIGKILL it a
         second later if need be, remove its directory."""
@@ -500,19 +301,16 @@ class _Zygote:
             channel, self.channel = self.channel, None
             if channel is not None:
                 channel.close()
+            killed = False
             try:
                 self.process.wait(timeout=_CLOSE_SECONDS)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
-            for pid, child in self._children.items():
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
-                child.returncode = -signal.SIGKILL
-            self._children.clear()
-            if self.state in {"starting", "ready"}:
-                self.state = "dead"
+                killed = True
+            # A zygote that exited killed and reaped its children: their pids are stale.
+            self._end_children(kill=killed)
             shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -536,6 +334,7 @@ class ZygotePool:
         self.notes: list[str] = []
         self._zygotes: dict[Signature, _Zygote] = {}
         self._refused: set[Signature] = set()
+        self._retired: list[_Zygote] = []  # failed, closed once their children ended
 
     def _note(self, text: str) -> None:
         if text not in self.notes:
@@ -562,6 +361,16 @@ class ZygotePool:
     ) -> ForkedProcess | Starting | None:
         """The container forked from its zygote; :data:`STARTING` while the zygote
         still imports (ask again later); None: run it as a plain process."""
+        self.tend()
+        try:
+            return self._spawn(argv, env, cwd)
+        except (OSError, ValueError) as error:  # no descriptor left for the pipe, say
+            self._note(f"a fork could not be asked for ({error}): plain processes")
+            return None
+
+    def _spawn(
+        self, argv: list[str], env: Mapping[str, str], cwd: str
+    ) -> ForkedProcess | Starting | None:
         signature = self.signature(argv, env, cwd)
         if signature is None or signature in self._refused:
             return None
@@ -582,8 +391,18 @@ class ZygotePool:
         self._note(f"the zygote for {argv[2]} failed ({why[0]}): plain processes")
         self._refused.add(signature)
         self._zygotes.pop(signature, None)
-        zygote.close()
+        # Its containers running still end as they would: it is closed after them.
+        self._retired.append(zygote)
+        self.tend()
         return None
+
+    def tend(self) -> None:
+        """Close each failed zygote whose containers have all ended."""
+        for zygote in list(self._retired):
+            zygote.collect(0.0)
+            if not zygote.running_children:
+                self._retired.remove(zygote)
+                zygote.close()
 
     def _start(self, signature: Signature, env: Mapping[str, str]) -> _Zygote | None:
         if len(self._zygotes) >= self.limit:
@@ -601,15 +420,14 @@ class ZygotePool:
         return zygote
 
     def pids(self) -> list[int]:
-        """The process ids of the zygotes running."""
-        return [zygote.pid for zygote in self._zygotes.values() if zygote.process.poll() is None]
+        """The process ids of the zygotes running (a failed one too, while a container
+        forked from it runs)."""
+        zygotes = [*self._zygotes.values(), *self._retired]
+        return [zygote.pid for zygote in zygotes if zygote.process.poll() is None]
 
     def close(self) -> None:
         """Stop every zygote (and what they still run); safe to call twice."""
-        for zygote in self._zygotes.values():
+        for zygote in [*self._zygotes.values(), *self._retired]:
             zygote.close()
         self._zygotes.clear()
-
-
-if __name__ == "__zygote__":
-    sys.exit(_serve(sys.argv[2:]))
+        self._retired.clear()

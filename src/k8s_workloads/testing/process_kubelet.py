@@ -39,8 +39,8 @@ working directory (see :mod:`k8s_workloads.testing._zygote`): Airflow's task com
 then costs a fork instead of seconds of imports. Its logs, exit codes, signals, grace
 periods and deadlines are a plain process's; while the zygote imports, the container
 has not started (the pod stays ``Pending``, as while an image is pulled). Whatever the
-zygote cannot do (it failed to import, died, or a fifth environment) runs as a plain
-process.
+zygote cannot do (it failed to import, its imports started a thread, it died, a fork
+could not be asked for, or a fifth environment) runs as a plain process.
 """
 
 from __future__ import annotations
@@ -214,6 +214,7 @@ class ProcessKubelet(_KubeletBase):
                 run.gone = True
                 self._stop(run, now, run.grace)
             written += self._tend(uid, run, now)
+        self._zygotes.tend()
         return written
 
     def _new_run(self, pod: Manifest, now: float) -> _Run:
