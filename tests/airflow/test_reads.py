@@ -52,7 +52,13 @@ def test_a_410_relists_and_settles_a_pod_that_vanished_meanwhile(executor: Any) 
     key, name = launch_callback(executor, 7)
     cluster = executor.cluster
     executor.states[key] = CallbackState.RUNNING
-    sync_until(executor, lambda: executor.core.waiting_results == 0)
+    # The watcher is watching (it saw the pod): a fault armed before its first watch
+    # would meet that watch instead, which starts from now and never sees the pod go.
+    watchers = executor._watchers
+    sync_until(
+        executor,
+        lambda: executor.core.waiting_results == 0 and all(w.resource_version for w in watchers),
+    )
     # The watch connection drops and cannot come back at once; meanwhile the pod goes and
     # the history is compacted: the watcher resumes from its version and gets a 410.
     cluster.fail_next("watch", 503, message="the watch cache is warming up")
