@@ -4,6 +4,7 @@ process: logs, exit codes, env and cwd, signals, deadlines, fallbacks, no proces
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -88,6 +89,18 @@ os.register_at_fork(after_in_child=lambda: time.sleep(0.5))
 if __name__ == "__main__":
     time.sleep(60)
 """
+# Each fork's child is stuck before the zygote's code (an at-fork hook that waits far
+# longer than a child may take to start its session); it writes its pid first.
+STUCK_FORK = """
+import os, time
+
+def _stuck():
+    with open(os.environ["STUCK"], "a") as pids:
+        pids.write(f"{os.getpid()}\\n")
+    time.sleep(60)
+
+os.register_at_fork(after_in_child=_stuck)
+"""
 THREADED = """
 import threading, time
 
@@ -119,6 +132,7 @@ def modules(tmp_path: Path) -> Path:
         "interrupted": INTERRUPTED,
         "hooked": HOOKED,
         "slow_fork": SLOW_FORK,
+        "stuck_fork": STUCK_FORK,
         "threaded": THREADED,
         "counted": COUNTED,
     }
@@ -136,8 +150,8 @@ def zygote_of(modules: Path) -> Iterator[Callable[..., _Zygote]]:
     the kubelet's side; each is closed at the end."""
     started: list[_Zygote] = []
 
-    def start(*preloaded: str) -> _Zygote:
-        env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(modules), "END": "3"}
+    def start(*preloaded: str, env: dict[str, str] | None = None) -> _Zygote:
+        env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(modules), "END": "3"} | (env or {})
         zygote = _Zygote(sys.executable, preloaded, env, None, None)
         started.append(zygote)
 
@@ -638,3 +652,30 @@ def test_a_zygote_that_cannot_be_set_up_leaves_no_directory(
     with pytest.raises(OSError, match=os.strerror(errno.EMFILE)):
         _Zygote(sys.executable, ("report",), {}, None, None)
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_child_stuck_before_its_session_is_killed_and_its_fork_refused(
+    zygote_of: Callable[..., _Zygote], tmp_path: Path
+) -> None:
+    pids = tmp_path / "stuck.txt"
+    zygote = zygote_of("stuck_fork", env={"STUCK": str(pids)})
+    assert zygote.spawn("stuck_fork", [], {}, str(zygote.root)) is None  # run plain
+    (pid,) = map(int, pids.read_text().split())
+    assert killed(pid)  # killed and reaped by the zygote before it answered
+    assert zygote.state == "ready"  # the zygote itself goes on
+
+
+def test_closing_a_zygote_killed_by_a_signal_kills_its_children(
+    zygote_of: Callable[..., _Zygote],
+) -> None:
+    zygote = zygote_of("sleeper")
+    child = fork(zygote, "sleeper")
+    try:
+        os.kill(zygote.pid, signal.SIGKILL)  # as the OOM killer: its children live on
+        zygote.process.wait()
+        zygote.close()
+        assert child.returncode == -signal.SIGKILL
+        wait_for(lambda: killed(child.pid), seconds=5)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)

@@ -57,7 +57,9 @@ _log = logging.getLogger("k8s_workloads.testing.process_kubelet")
 ZYGOTE_LIMIT = 4
 """Zygotes a pool runs at most (one per signature); further signatures run plain."""
 _START_SECONDS = 180.0  # an import slower than this on a loaded machine: plain processes
-_REPLY_SECONDS = 10.0  # a fork is answered in milliseconds; silence means a stuck zygote
+# A fork is answered in milliseconds (a child stuck before its session is refused after
+# SESSION_SECONDS): silence past this means a stuck zygote.
+_REPLY_SECONDS = _zygote_serve.SESSION_SECONDS + 5.0
 _CLOSE_SECONDS = 1.0
 _WAIT_SLICE = 0.1
 # The zygote runs the serving file, not the package: the container's environment need
@@ -310,7 +312,8 @@ class _Zygote:
                 self.process.wait()
                 killed = True
             # A zygote that exited killed and reaped its children: their pids are stale.
-            self._end_children(kill=killed)
+            # One ended by a signal (SIGKILLed here, or by the OOM killer) did neither.
+            self._end_children(kill=killed or (self.process.returncode or 0) < 0)
             shutil.rmtree(self.root, ignore_errors=True)
 
 

@@ -3,11 +3,13 @@ one child per container (the kubelet's side is :mod:`k8s_workloads.testing._zygo
 
 :func:`_serve` runs when this file is run by ``<executable> -c`` (only the standard
 library; :mod:`k8s_workloads` is not imported there, and the kubelet imports only the
-framing from here). If the imports started a
-thread, forking is unsafe: the zygote reports itself failed. Each child writes stdout
-and stderr to the pipe whose write end came with the request (:func:`socket.send_fds`),
-starts a session (:func:`os.setsid`, so the kubelet signals its group by pid as for a
-plain process; the zygote answers ``started`` only once the child has it), reads
+framing from here). If the imports started a :mod:`threading` thread, forking is
+unsafe: the zygote reports itself failed (a thread started in C, out of
+:mod:`threading`'s sight, is not seen). Each child writes stdout and stderr to the pipe
+whose write end came with the request (:func:`socket.send_fds`), starts a session
+(:func:`os.setsid`, so the kubelet signals its group by pid as for a plain process; the
+zygote answers ``started`` only once the child has it, and refuses the fork, killing the
+child, if that takes over :data:`SESSION_SECONDS`), reads
 ``/dev/null``, takes the container's root variable (the rest of its environment is the
 zygote's: the same, plus what the interpreter's start and the imports set, as in a fresh
 process), working directory and ``sys.argv``, and runs the module with
@@ -56,7 +58,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 if TYPE_CHECKING:
     from types import FrameType
 
-__all__ = ["HEADER", "Message", "frame", "frames"]
+__all__ = ["HEADER", "SESSION_SECONDS", "Message", "frame", "frames"]
+
+SESSION_SECONDS = 5
+"""How long the zygote waits for a forked child to start its session (it takes
+milliseconds); the kubelet waits longer for the answer."""
 
 HEADER = struct.Struct(">I")
 """A message's length before its JSON body, on the socket both ways."""
@@ -223,10 +229,22 @@ def _fork(
     os.close(session)
     children.add(pid)
     # Answered once the child has its session (or died before): a killpg by its pid
-    # then reaches it, as for a plain process.
-    os.read(waiting, 1)
+    # then reaches it, as for a plain process. A child stuck before it (an at-fork hook
+    # of the preloaded modules waiting for ever) is killed and the fork refused, well
+    # before the kubelet stops waiting for the answer: it runs the container plain.
+    poller = select.poll()
+    poller.register(waiting, select.POLLIN)
+    session_started = bool(poller.poll(SESSION_SECONDS * 1000))
     os.close(waiting)
-    channel.sendall(frame({"started": pid}))
+    if session_started:
+        channel.sendall(frame({"started": pid}))
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    children.discard(pid)
+    why = f"the child did not start its session within {SESSION_SECONDS} s"
+    channel.sendall(frame({"refused": why}))
 
 
 def _reap(channel: socket.socket, children: set[int]) -> None:
@@ -242,7 +260,7 @@ def _reap(channel: socket.socket, children: set[int]) -> None:
 
 
 def _wake(number: int, frame: FrameType | None) -> None:
-    """SIGCHLD's handler: nothing; its byte on the wakeup descriptor ends the select."""
+    """SIGCHLD's handler: nothing; its byte on the wakeup descriptor ends the poll."""
 
 
 def _preload(channel: socket.socket, modules: list[str]) -> bool:

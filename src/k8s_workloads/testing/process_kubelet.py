@@ -39,8 +39,9 @@ working directory (see :mod:`k8s_workloads.testing._zygote`): Airflow's task com
 then costs a fork instead of seconds of imports. Its logs, exit codes, signals, grace
 periods and deadlines are a plain process's; while the zygote imports, the container
 has not started (the pod stays ``Pending``, as while an image is pulled). Whatever the
-zygote cannot do (it failed to import, its imports started a thread, it died, a fork
-could not be asked for, or a fifth environment) runs as a plain process.
+zygote cannot do (it failed to import, its imports started a :mod:`threading` thread,
+it died, a fork could not be asked for or its child did not start, or a fifth
+environment) runs as a plain process.
 """
 
 from __future__ import annotations
