@@ -9,11 +9,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tests.support.event_factory import task_pod
+from tests.support.processes import alive
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from k8s_workloads.testing import FakeCluster
+    from k8s_workloads.testing.process_kubelet import ProcessKubelet as _KubeletBase
 
 NS = "airflow"
 
@@ -60,6 +62,19 @@ def ended(cluster: FakeCluster, name: str = "p") -> Callable[[], dict[str, Any] 
 def logged(cluster: FakeCluster, text: str, name: str = "p") -> Callable[[], bool]:
     """A check: ``text`` is in the log of the pod's container ``base``."""
     return lambda: text in cluster.pod_log(NS, name, "base")
+
+
+def delete_running_pod(cluster: FakeCluster, kubelet: _KubeletBase) -> float:
+    """Delete the one running pod ``p`` (once it logged "ready") and wait until it is
+    gone: the seconds that took, its process checked ended."""
+    wait_for(logged(cluster, "ready"))
+    (pid,) = kubelet.pids()
+    began = time.monotonic()
+    cluster.delete_pod(NS, "p")
+    wait_for(lambda: cluster.pod(NS, "p") is None)
+    took = time.monotonic() - began
+    assert not alive(pid)
+    return took
 
 
 def deserialize_in_both_clients(pod: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from k8s_workloads.watch.events import ResolverConfig, resolve_event
 from tests.support.event_factory import VERSION
 from tests.support.kit_processes import (
     NS,
+    delete_running_pod,
     deserialize_in_both_clients,
     ended,
     logged,
@@ -216,13 +217,7 @@ def test_a_deleted_pod_gets_sigterm_then_sigkill_at_its_grace_and_is_confirmed(
     cluster.create_pod(NS, pod_with(python(code), terminationGracePeriodSeconds=1))
     watch = cluster.watch(NS)
     with ProcessKubelet(cluster, poll_seconds=0.01) as kubelet:
-        wait_for(logged(cluster, "ready"))
-        (pid,) = kubelet.pids()
-        began = time.monotonic()
-        cluster.delete_pod(NS, "p")
-        wait_for(lambda: cluster.pod(NS, "p") is None)
-        took = time.monotonic() - began
-        assert not alive(pid)
+        took = delete_running_pod(cluster, kubelet)
     assert took >= at_least  # SIGKILL only once the grace period ended
     events = watch.events()
     assert events[-1]["type"] == "DELETED"

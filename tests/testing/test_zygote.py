@@ -14,7 +14,6 @@ import signal
 import socket
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -26,7 +25,7 @@ from k8s_workloads.testing import FakeCluster, _zygote
 from k8s_workloads.testing._sandbox import POD_ROOT_VARIABLE
 from k8s_workloads.testing._zygote import ForkedProcess, _Zygote
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
-from tests.support.kit_processes import NS, ended, logged, pod_with, wait_for
+from tests.support.kit_processes import NS, delete_running_pod, ended, logged, pod_with, wait_for
 from tests.support.processes import alive
 
 REPORT = """
@@ -308,13 +307,7 @@ def test_a_deleted_forked_pod_gets_sigterm_then_sigkill_at_its_grace(
     cluster.create_pod(NS, module_pod(modules, "sleeper", *args, terminationGracePeriodSeconds=1))
     watch = cluster.watch(NS)
     with kubelet(cluster) as running:
-        wait_for(logged(cluster, "ready"))
-        (pid,) = running.pids()
-        began = time.monotonic()
-        cluster.delete_pod(NS, "p")
-        wait_for(lambda: cluster.pod(NS, "p") is None)
-        took = time.monotonic() - began
-        assert not alive(pid)
+        took = delete_running_pod(cluster, running)
         assert len(running.zygote_pids()) == 1  # the zygote outlives its child
     assert took >= at_least  # SIGKILL only once the grace period ended
     stopped = watch.events()[-2]["object"]
