@@ -187,6 +187,29 @@ def test_a_bad_sync_bound_fails_the_start_naming_the_option() -> None:
         pass
 
 
+def _creation_failures(executor: Any) -> list[Any]:
+    return [h for h in executor.handled if h.cause.startswith("create")]
+
+
+def test_an_api_call_without_an_answer_fails_at_the_read_timeout() -> None:
+    # Each answer comes after 1 s; the calls wait 0.3 s for it: a creation is a failed
+    # call (the core decides), not a pass stuck for ever.
+    with running_executor(api_request_timeout="5, 0.3", latency=1.0) as executor:
+        (key,) = queue_callbacks(executor, 340, 1)
+        executor.heartbeat()
+        sync_until(executor, lambda: bool(_creation_failures(executor)))
+        assert {failure.key for failure in _creation_failures(executor)} == {key}
+
+
+def test_a_request_timeout_in_kube_client_request_args_wins() -> None:
+    options = {"kube_client_request_args": '{"_request_timeout": [5, 5]}'}
+    with running_executor(api_request_timeout="5, 0.3", latency=1.0, **options) as executor:
+        queue_callbacks(executor, 350, 1)
+        executor.heartbeat()
+        sync_until(executor, lambda: bool(executor.cluster.pod_names()))
+        assert _creation_failures(executor) == []
+
+
 def _start(options: dict[str, str]) -> Any:
     from k8s_workloads.airflow.executor import KubernetesExecutor  # noqa: PLC0415
 

@@ -178,11 +178,21 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self.core = ExecutorCore(self._core_config())
         self._sync_bound = self._options.sync_max_seconds
         config = self.core.config
+        namespaces = self._namespaces()
         self._calls = KubeCalls(
             self.kube_client,
-            request_args=self.kube_config.kube_client_request_args or {},
+            # Every call bounded (api_request_timeout); the provider's own request
+            # arguments win, its _request_timeout too (a list made a tuple by KubeConfig).
+            request_args={
+                "_request_timeout": self._options.api_request_timeout.pair,
+                **(self.kube_config.kube_client_request_args or {}),
+            },
             delete_options=self._delete_options(),
-            pool_size=config.max_concurrent_creations + config.max_concurrent_cleanups,
+            # The watchers share the client: each holds a connection of the pool for as
+            # long as it watches, so the calls get as many as they may have in flight.
+            pool_size=config.max_concurrent_creations
+            + config.max_concurrent_cleanups
+            + len(namespaces),
         )
         self._driver = PoolDriver(
             self.core,
@@ -200,7 +210,10 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self._ti_ids: dict[WorkloadKey, str] = {}
         self._stale_verdicts: dict[WorkloadKey, str | None] = {}
         """This pass's stale checks (see _stale), read one creation batch at a time."""
-        self._watchers = [_Watcher(self, ns, self._events) for ns in self._namespaces()]
+        connect = self._options.api_request_timeout.connect
+        self._watchers = [
+            _Watcher(self, ns, self._events, connect_timeout=connect) for ns in namespaces
+        ]
         for watcher in self._watchers:
             watcher.start()
 
