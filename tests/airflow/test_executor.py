@@ -119,6 +119,79 @@ def test_creation_errors_past_the_budget_fail_the_workload(executor: Any) -> Non
     assert executor.cluster.pod_names() == []
 
 
+def _lines(log: RecordedLog, level: str, start: str) -> list[str]:
+    return [text for kept, text in log.lines if kept == level and text.startswith(start)]
+
+
+def _requested_pods(executor: Any) -> list[str]:
+    """The names of the pods the executor asks to create, from now on."""
+    perform, names = executor._calls.perform, []
+
+    def recording(request: Any) -> object:
+        if isinstance(request, CreatePod):
+            names.append(request.pod_name)
+        return perform(request)
+
+    executor._calls.perform = recording
+    return names
+
+
+def test_a_failed_creation_is_one_warning_naming_the_pod_the_workload_and_the_error(
+    executor: Any,
+) -> None:
+    log = executor._log = RecordedLog(executor.log)
+    names = _requested_pods(executor)
+    executor.cluster.fail_next("create_pod", 500, message="etcdserver: timed out")
+    (key,) = queue_callbacks(executor, 6, 1)
+    executor.heartbeat()
+    sync_until(executor, lambda: bool(executor.cluster.pod_names()))
+    (line,) = _lines(log, "warning", "Creating pod")
+    assert line.startswith(f"Creating pod {names[0]} of {key} failed: ServiceException: HTTP 500")
+    assert "etcdserver: timed out; queued again (" in line
+
+
+def test_outage_creations_warn_once_per_pause_and_say_when_they_get_through(
+    executor: Any,
+) -> None:
+    # "create unsent": the request never reached the API server; the core pauses creations.
+    from k8s_workloads.decisions.actions import Decision, FreeSlot  # noqa: PLC0415
+    from k8s_workloads.decisions.attempts import Attempts  # noqa: PLC0415
+    from k8s_workloads.executor.requests import Handled  # noqa: PLC0415
+
+    log = executor._log = RecordedLog(executor.log)
+    keys = [CallbackKey(f"00000000-0000-0000-0000-00000000000{n}") for n in range(4)]
+    decision = Decision((FreeSlot(keys[0]),), Attempts())
+    for number, key in enumerate(keys[:3]):
+        executor._failed_creations[key] = (f"pod-{number}", "NewConnectionError: refused")
+        executor._log_decision(Handled(key, "create unsent", decision))
+    (warning,) = _lines(log, "warning", "Creating pod")
+    assert warning.startswith(
+        f"Creating pod pod-0 of {keys[0]} did not reach the API server at {executor.cluster_url}: "
+        "NewConnectionError: refused;"
+    )
+    assert len(_lines(log, "debug", "Creating pod")) == 2  # the rest of the pause
+    queue_callbacks(executor, 7, 1)
+    executor.heartbeat()
+    sync_until(executor, lambda: bool(executor.cluster.pod_names()))
+    assert _lines(log, "info", f"Pod creations reach the API server at {executor.cluster_url}")
+    executor._log_decision(Handled(keys[3], "create unsent", decision))
+    assert len(_lines(log, "warning", "Creating pod")) == 2  # a new pause, a new warning
+
+
+def test_a_pod_that_cannot_be_built_is_one_warning(executor: Any) -> None:
+    from kubernetes import client as k8s  # noqa: PLC0415
+
+    log = executor._log = RecordedLog(executor.log)
+    override = k8s.V1Pod(metadata=k8s.V1ObjectMeta(labels={"airflow-worker": "99"}))
+    workload = task_workload({"pod_override": override})
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    sync_until(executor, lambda: executor.event_buffer[workload.ti.key][0].value == "failed")
+    (line,) = _lines(log, "warning", "No pod could be built")
+    assert line.startswith(f"No pod could be built for {from_airflow_key(workload.ti.key)}: ")
+    assert "the workload fails: the pod could not be built" in line
+
+
 def test_an_override_that_breaks_the_pod_identity_fails_the_workload(executor: Any) -> None:
     from kubernetes import client as k8s  # noqa: PLC0415
 

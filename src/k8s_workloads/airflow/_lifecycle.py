@@ -36,7 +36,7 @@ from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import EmitEvent
 from k8s_workloads.executor.config import ExecutorConfig
 from k8s_workloads.executor.core import ExecutorCore
-from k8s_workloads.executor.requests import CreatePod, ListPods, ReadStates, Request
+from k8s_workloads.executor.requests import CreatePod, Handled, ListPods, ReadStates, Request
 from k8s_workloads.io.kube import KubeCalls
 from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.watch.failures import PendingPolicy
@@ -59,6 +59,7 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         def _pass(self, *, seconds: float | None = None) -> None: ...
         def _perform(self, request: Request) -> object: ...
         def _screen(self, request: CreatePod) -> str | None: ...
+        def _log_decision(self, handled: Handled) -> None: ...
 
     # --- configuration ---------------------------------------------------------------
 
@@ -176,6 +177,11 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self._options = self._check_settings()
         self.kube_client = _executor_kube_client(kube_client, self.team_name)
         self.core = ExecutorCore(self._core_config())
+        self.core.on_decision = self._log_decision
+        self._failed_creations: dict[WorkloadKey, tuple[str, str]] = {}
+        """Each failed creation's pod and error, until the core's decision on it."""
+        self._creations_unsent = False
+        """Whether pod creations are paused: the last one did not reach the API server."""
         self._sync_bound = self._options.sync_max_seconds
         config = self.core.config
         namespaces = self._namespaces()
