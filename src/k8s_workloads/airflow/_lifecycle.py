@@ -14,6 +14,7 @@ import concurrent.futures
 import contextlib
 import os
 import queue
+import time
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads._yaml_input import load_bounded_file
@@ -48,6 +49,13 @@ if TYPE_CHECKING:
 __all__ = ["_Lifecycle"]
 
 _SECTION = SECTION
+
+_END_PASS_SECONDS = 10.0
+"""The longest ``end()``'s last pass performs the core's requests."""
+_END_WAIT_SECONDS = 5.0
+"""The longest ``end()`` waits for an orphan scan, and then for the watcher threads."""
+END_SECONDS = _END_PASS_SECONDS + 2 * _END_WAIT_SECONDS
+"""``end()`` returns within this many seconds (see its docstring)."""
 _KUBE_CLIENT = "airflow.providers.cncf.kubernetes.kube_client"
 
 
@@ -234,20 +242,35 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         return list(dict.fromkeys(listed)) or [None]
 
     def end(self) -> None:
-        """Stop the watchers and perform what the core still asks for."""
+        """Stop the watchers, perform what the core still asks for, stop the I/O.
+
+        Returns within :data:`END_SECONDS` (20 s), whatever the API server does: the
+        watchers' open streams are shut down at once; the last pass performs what the
+        core still asks for for at most 10 s (plus at most one inline request: a state
+        read, or a re-list whose calls are bounded by ``api_request_timeout``); an orphan
+        scan still running is waited for at most 5 s; the watcher threads are joined for
+        at most 5 s in all. Calls still in flight then end on their own threads within
+        their timeouts (``api_request_timeout``: 70 s at most by default, a call of each
+        of a creation's Secret and pod), unreported; the interpreter waits for them at
+        exit.
+        """
         watchers = getattr(self, "_watchers", None)
         if not watchers:
             return
         for watcher in watchers:
-            watcher.stopping.set()
+            watcher.shut_down()
         with contextlib.suppress(Exception):
-            self._pass()
-        self._driver.close()
-        # A scan still running would go on after end(): list, take rows, log. Wait for it
-        # (each of its calls is bounded by the client's timeouts); drop those not started.
-        self._background.shutdown(wait=True, cancel_futures=True)
+            self._pass(seconds=_END_PASS_SECONDS)
+        self._driver.close(wait=False)
+        # A scan still running goes on after end() (list, take rows, log): waited for a
+        # while, not for ever; those not started are dropped.
+        scan = self._orphan_scan
+        self._background.shutdown(wait=False, cancel_futures=True)
+        if scan is not None:
+            concurrent.futures.wait([scan], timeout=_END_WAIT_SECONDS)
+        deadline = time.monotonic() + _END_WAIT_SECONDS
         for watcher in watchers:
-            watcher.stop(timeout=5)
+            watcher.join(timeout=max(0.0, deadline - time.monotonic()))
         self._watchers = []
 
     def terminate(self) -> None:
