@@ -25,6 +25,7 @@ from k8s_workloads.airflow.convert import from_airflow_key, to_airflow_key
 from k8s_workloads.executor import CreatePod
 from k8s_workloads.keys import CallbackKey
 from k8s_workloads.states import CallbackState
+from tests.support.airflow_outage import run_outage
 from tests.support.airflow_support import (
     NS,
     RecordedLog,
@@ -176,6 +177,19 @@ def test_outage_creations_warn_once_per_pause_and_say_when_they_get_through(
     assert _lines(log, "info", f"Pod creations reach the API server at {executor.cluster_url}")
     executor._log_decision(Handled(keys[3], "create unsent", decision))
     assert len(_lines(log, "warning", "Creating pod")) == 2  # a new pause, a new warning
+
+
+def test_an_api_server_down_for_30_s_is_a_few_log_lines_and_heartbeats_stay_short() -> None:
+    # Issue 29: with the API server down the watch restarted once a second with a
+    # traceback and ten urllib3 warnings each (2,199 lines in 25 s). The figures here are
+    # the issue's bounds (tests/support/airflow_outage.py prints them).
+    figures = run_outage(30.0)
+    shown = "\n".join(figures.lines)
+    assert figures.records <= 40, shown
+    assert figures.tracebacks <= 3, shown
+    assert figures.longest_heartbeat <= 1.0
+    assert figures.recovered, shown  # the watch is back once the server is
+    assert not any("Retrying" in line for line in figures.lines)
 
 
 def test_a_pod_that_cannot_be_built_is_one_warning(executor: Any) -> None:

@@ -133,7 +133,8 @@ def running_executor(**options: str | float) -> Iterator[Any]:
 
         def handled(decision: Any) -> None:
             instance.handled.append(decision)
-            logged(decision)
+            if logged is not None:
+                logged(decision)
 
         instance.core.on_decision = handled
         try:

@@ -256,25 +256,28 @@ class KubernetesExecutor(_Adoption):
             log.warning("No pod could be built for %s: %s", key, _outcome(decision))
             return
         pod, error = self._failed_creations.pop(key, ("?", "?"))
+        outcome = _outcome(decision)
+        if error.partition(": ")[2] in outcome:  # the workload's failure quotes it already
+            error = error.partition(": ")[0]
         if cause == "create unsent":
             host = server_address(self.kube_client)
             if self._creations_unsent:
                 log.debug(
                     "Creating pod %s of %s did not reach %s: %s; %s",
-                    *(pod, key, host, error, _outcome(decision)),
+                    *(pod, key, host, error, outcome),
                 )
                 return
             self._creations_unsent = True
             log.warning(
                 "Creating pod %s of %s did not reach the API server at %s: %s; %s. Pod "
                 "creations pause until it answers (what fails meanwhile: debug lines)",
-                *(pod, key, host, error, _outcome(decision)),
+                *(pod, key, host, error, outcome),
             )
             return
         if cause in {"create error", "create unknown"}:
             self._creations_unsent = False  # it answered (or may have)
         verb = "may have failed" if cause == "create unknown" else "failed"
-        log.warning("Creating pod %s of %s %s: %s; %s", pod, key, verb, error, _outcome(decision))
+        log.warning("Creating pod %s of %s %s: %s; %s", pod, key, verb, error, outcome)
 
     # --- revoke ----------------------------------------------------------------------
 
