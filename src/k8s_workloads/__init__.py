@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from k8s_workloads.executor.requests import ListPods as ListPods
     from k8s_workloads.executor.requests import NothingToDo as NothingToDo
     from k8s_workloads.executor.requests import ProtocolError as ProtocolError
+    from k8s_workloads.executor.requests import ReadPod as ReadPod
     from k8s_workloads.executor.requests import ReadStates as ReadStates
     from k8s_workloads.executor.requests import Request as Request
     from k8s_workloads.executor.requests import Waiting as Waiting
@@ -229,6 +230,7 @@ _LAZY: dict[str, str] = {
     "PodSelector": "pods.labels",
     "PodTemplate": "pods.build",
     "ProtocolError": "executor.requests",
+    "ReadPod": "executor.requests",
     "ReadStates": "executor.requests",
     "reconcile_pods": "pods.reconcile",
     "redact_manifest": "pods.redaction",
