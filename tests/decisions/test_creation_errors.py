@@ -407,6 +407,11 @@ def test_the_first_table(
 SENT = {"metadata": {"name": "p-1", "namespace": "a", "annotations": {"dag_id": "d", "x": "1"}}}
 
 
+def test_a_pod_the_watch_showed_is_created_whatever_the_read_finds() -> None:
+    assert after_read_back(None, SENT, None, seen=True) is AfterReadBack.CREATED
+    assert after_read_back(None, SENT, 503, seen=True) is AfterReadBack.CREATED
+
+
 @pytest.mark.parametrize(
     ("pod", "status", "earlier", "step"),
     [

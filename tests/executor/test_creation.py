@@ -353,3 +353,24 @@ def test_the_creation_batch_size_bounds_pods_per_pass() -> None:
         world.submit(task(f"t{number}"))
     assert kinds(world.driver.run_pass(T0).performed) == ["CreatePod", "CreatePod"]
     assert len(world.core.queued) == 3
+
+
+def test_a_pod_the_watch_showed_is_created_even_when_gone_at_its_read_back() -> None:
+    # Found by the thorough profile: the answer was lost, the read back met the outage,
+    # and meanwhile the pod ran and was deleted by someone else; sent again, the task
+    # ran twice.
+    world = World()
+    key = task()
+    world.submit(key)
+    world.cluster.fail_next("create_pod", None, applied=True)
+    world.cluster.fail_next("read_pod", None, refused=True)
+    assert kinds(world.sync()) == ["CreatePod", "ReadPod"]
+    world.cluster.remove_pod(NS, world.pod_of(key))
+    world.driver.deliver(now=world.now)  # its ADDED and DELETED events
+    world.now += datetime.timedelta(seconds=1)
+    assert "CreatePod" not in kinds(world.sync())
+    assert [h.cause for h in world.handled][:2] == ["create unknown", "create confirmed"]
+    assert [call for call in world.cluster.calls if call[0] == "create_pod"] == [
+        ("create_pod", NS, world.handled[0].pod_name)
+    ]
+    assert world.cluster.pod_names() == []

@@ -30,6 +30,8 @@ what was read                   the failure         what the executor does
 the pod, with its annotations   any                 ``CREATED``: the creation succeeded
 a pod of that name, not ours    any                 ``REBUILD``: a new name, created again
 (or an earlier attempt's)
+no pod, but the watch showed    any                 ``CREATED``: it was made and is gone
+it meanwhile                                        since (its events tell the rest)
 no pod                          no answer, or 409   ``RESEND``: the same pod again (no
                                                     publish attempt: nothing was answered)
 no pod                          HTTP 5xx            ``DECIDE``: the provider's rules
@@ -214,12 +216,16 @@ def after_read_back(
     status: int | None,
     *,
     earlier: bool = False,
+    seen: bool = False,
 ) -> AfterReadBack:
     """The second table: what the read back of a failed creation (``pod``: None when
     there is none; ``sent``: the pod the creation sent; ``status``: the failure's HTTP
     status, None when no answer came) calls for. ``earlier``: the pod read is one the
     executor already settled for an earlier attempt (a name fixed by a ``pod_override``
-    is used again by every attempt): not this attempt's, whatever its annotations say."""
+    is used again by every attempt): not this attempt's, whatever its annotations say.
+    ``seen``: the watch showed a pod of that name since the creation was sent."""
+    if pod is None and seen:
+        return AfterReadBack.CREATED
     if pod is not None:
         ours = not earlier and is_attempt_pod(pod, sent)
         return AfterReadBack.CREATED if ours else AfterReadBack.REBUILD

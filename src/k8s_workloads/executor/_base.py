@@ -56,6 +56,8 @@ class _CoreBase:
         """The pod a creation retried by a decision sends again (RequeueJob takes it)."""
         self._readbacks: deque[_ReadBack] = deque()
         """Creations with no clear answer, waiting for their pod to be read back."""
+        self._unresolved: dict[tuple[str, str], _ReadBack] = {}
+        """Every creation being read back (waiting or in flight), by its pod."""
         self._results: deque[_Pending] = deque()
         self._backlog: list[_Pending] = []
         self._changes: list[tuple[WorkloadKey, bool]] = []  # (key, now running) since taken

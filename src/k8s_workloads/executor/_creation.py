@@ -184,6 +184,7 @@ class _Creation(_CoreBase):
         self._busy[key] = self._busy.get(key, 0) + 1
         record = _ReadBack(entry, request, status, body, headers, reason, revoked=flight.revoked)
         self._readbacks.append(record)
+        self._unresolved[request.namespace, request.pod_name] = record
         if self.on_decision is not None:
             what = f"HTTP {status}" if status is not None else (reason or "no answer")
             ignore = Ignore(f"pod creation unanswered ({what}): reading the pod back")
@@ -216,6 +217,7 @@ class _Creation(_CoreBase):
         entry, sent = record.entry, record.request
         key = sent.key
         self._unbusy(key)
+        self._unresolved.pop((sent.namespace, sent.pod_name), None)
         attempt = self._attempts.get(key)
         live = (
             not record.revoked
@@ -224,7 +226,7 @@ class _Creation(_CoreBase):
             and attempt.job is entry.job
         )
         earlier = (sent.namespace, sent.pod_name) in self._cleaned
-        step = after_read_back(pod, sent.pod, record.status, earlier=earlier)
+        step = after_read_back(pod, sent.pod, record.status, earlier=earlier, seen=record.seen)
         if step is AfterReadBack.CREATED:
             self._create_retries.pop(key, None)
             if self.on_decision is not None:

@@ -64,6 +64,8 @@ class _ReadBack:
     """Read backs that failed: each waits longer before the next."""
     not_before: datetime.datetime | None = None
     revoked: bool = False
+    seen: bool = False
+    """The watch showed its pod meanwhile: it was created, whatever the read finds."""
 
 
 _DECISION: Final = "decision"  # a pod-call failure fails the result's handling

@@ -211,6 +211,10 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
             return
         if resolution.resource_version:
             self._resource_version = resolution.resource_version
+        if self._unresolved:  # a creation being read back: the watch saw its pod
+            record = self._unresolved.get((resolution.namespace or "", resolution.pod_name or ""))
+            if record is not None:
+                record.seen = True
         result = resolution.to_result()
         if result is not None:
             self._results.append(_Pending(result, in_watch=resolution.event_type != "DELETED"))
