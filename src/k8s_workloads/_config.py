@@ -92,6 +92,17 @@ def optional_seconds(instance: object, attribute: Any, value: object) -> None:  
         seconds(instance, attribute, value)
 
 
+def backoff(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    """A pair of seconds above 0, ``(first, most)``, the first no more than the most."""
+    if (
+        not isinstance(value, tuple)
+        or len(value) != 2
+        or not all(_is_seconds(part, above_zero=True) for part in value)
+        or value[0] > value[1]
+    ):
+        _refuse(instance, attribute, value, "be a pair (first, most) of seconds, first <= most")
+
+
 def optional_text(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
     if value is not None and not isinstance(value, str):
         _refuse(instance, attribute, value, "be None or a str")

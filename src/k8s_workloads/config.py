@@ -41,3 +41,14 @@ class DecisionConfig:
     max_retry_after_seconds: float = attrs.field(default=600.0, validator=_checks.seconds)
     """The longest pause a ``Retry-After`` header may ask for; a longer one is cut to
     this (the provider honours any value, so a huge one stops pod creation for good)."""
+    callback_queued_timeout: float | None = attrs.field(
+        default=600.0, validator=_checks.optional_seconds
+    )
+    """Seconds a callback may wait for its pod while the API server cannot be reached
+    before it fails (None: no limit). A task's wait is bounded by Airflow's
+    ``[scheduler] task_queued_timeout``, which revokes it; nothing bounds a callback's."""
+    unreachable_backoff_seconds: tuple[float, float] = attrs.field(
+        default=(1.0, 30.0), validator=_checks.backoff
+    )
+    """Pod creation pauses this long (first, most) after a creation that never reached the
+    API server, doubling while it stays unreachable."""

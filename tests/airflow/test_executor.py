@@ -155,28 +155,56 @@ def test_outage_creations_warn_once_per_pause_and_say_when_they_get_through(
     executor: Any,
 ) -> None:
     # "create unsent": the request never reached the API server; the core pauses creations.
-    from k8s_workloads.decisions.actions import Decision, FreeSlot  # noqa: PLC0415
+    # The decisions as the core hands them out (a real outage: tests/support/airflow_outage).
+    from k8s_workloads.decisions.actions import Decision, RequeueJob  # noqa: PLC0415
     from k8s_workloads.decisions.attempts import Attempts  # noqa: PLC0415
     from k8s_workloads.executor.requests import Handled  # noqa: PLC0415
+    from k8s_workloads.states import KubernetesJob  # noqa: PLC0415
 
     log = executor._log = RecordedLog(executor.log)
     keys = [CallbackKey(f"00000000-0000-0000-0000-00000000000{n}") for n in range(4)]
-    decision = Decision((FreeSlot(keys[0]),), Attempts())
-    for number, key in enumerate(keys[:3]):
-        executor._failed_creations[key] = (f"pod-{number}", "NewConnectionError: refused")
-        executor._log_decision(Handled(key, "create unsent", decision))
+
+    def unsent(number: int) -> Handled:
+        key = keys[number]
+        executor._failed_creations[key] = "NewConnectionError: [Errno 111] Connection refused"
+        why = "the API server was not reached: connection error"
+        decision = Decision((RequeueJob(KubernetesJob(key, ["x"]), why, 1.0),), Attempts())
+        return Handled(key, "create unsent", decision, pod_name=f"pod-{number}")
+
+    for number in range(3):
+        executor._log_decision(unsent(number))
     (warning,) = _lines(log, "warning", "Creating pod")
     assert warning.startswith(
-        f"Creating pod pod-0 of {keys[0]} did not reach the API server at {executor.cluster_url}: "
-        "NewConnectionError: refused;"
+        f"Creating pod pod-0 of {keys[0]} did not reach the API server at "
+        f"{executor.cluster_url}: NewConnectionError: [Errno 111] Connection refused; queued "
+        "again after 1 s (the API server was not reached: connection error). Pod creations "
+        "pause"
     )
     assert len(_lines(log, "debug", "Creating pod")) == 2  # the rest of the pause
     queue_callbacks(executor, 7, 1)
     executor.heartbeat()
     sync_until(executor, lambda: bool(executor.cluster.pod_names()))
     assert _lines(log, "info", f"Pod creations reach the API server at {executor.cluster_url}")
-    executor._log_decision(Handled(keys[3], "create unsent", decision))
+    executor._log_decision(unsent(3))
     assert len(_lines(log, "warning", "Creating pod")) == 2  # a new pause, a new warning
+
+
+def test_a_creation_without_an_answer_and_its_read_back_are_info_lines(
+    executor: Any,
+) -> None:
+    # The pod is created, then its answer is lost (the connection closed): the core reads
+    # the pod back and finds it.
+    log = executor._log = RecordedLog(executor.log)
+    executor.cluster.fail_next("create_pod", None, applied=True)
+    (key,) = queue_callbacks(executor, 8, 1)
+    executor.heartbeat()
+    sync_until(executor, lambda: bool(_lines(log, "info", "Pod ")))
+    (name,) = executor.cluster.pod_names()
+    (unanswered,) = _lines(log, "info", "Creating pod")
+    assert unanswered.startswith(f"Creating pod {name} of {key} got no clear answer: ")
+    assert unanswered.endswith("reading the pod back")
+    assert _lines(log, "info", f"Pod {name} of {key} was created after all (read back)")
+    assert _lines(log, "warning", "Creating pod") == []  # nothing failed
 
 
 def test_an_api_server_down_for_30_s_is_a_few_log_lines_and_heartbeats_stay_short() -> None:
@@ -378,6 +406,11 @@ def test_a_task_pod_is_the_providers_pod_for_the_same_task_template_and_override
     for field in ("uid", "creationTimestamp", "resourceVersion"):
         ours["metadata"].pop(field)
     ours.pop("status")
+    # The deliberate difference (issue 29): the provider passes the template's policy
+    # through (none here: the API server's default, Always); ours never restarts.
+    assert ours["spec"]["restartPolicy"] == "Never"
+    assert "restartPolicy" not in theirs["spec"]
+    theirs["spec"]["restartPolicy"] = "Never"
     assert ours == theirs
 
 

@@ -3,10 +3,21 @@ row by row, the ``Retry-After`` reading and the deprecated two-step API."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import socket
+import struct
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import aiohttp
+import kubernetes.client
 import pytest
+import urllib3
+from hypothesis import given
+from hypothesis import strategies as st
 
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import (
@@ -15,9 +26,17 @@ from k8s_workloads.decisions.actions import (
     RequeueJob,
 )
 from k8s_workloads.decisions.creation_errors import (
+    AfterCreateFailure,
+    AfterReadBack,
     CreateErrorVerdict,
+    Delivery,
+    after_create_failure,
+    after_read_back,
     classify_create_error,
     decide_create_error,
+    delivery_of,
+    is_attempt_pod,
+    is_transport_error,
     requeue_after_create_error,
 )
 from k8s_workloads.states import (
@@ -25,6 +44,7 @@ from k8s_workloads.states import (
     KubernetesJob,
     TaskInstanceState,
 )
+from k8s_workloads.testing import ApiError
 from tests.support.decision_cases import (
     CALLBACK_JOB,
     OTHER_JOB,
@@ -262,3 +282,165 @@ def test_the_retry_after_cap_is_configurable() -> None:
     config = DecisionConfig(task_publish_max_retries=1, max_retry_after_seconds=5)
     verdict = classify_create_error(503, "", {"Retry-After": "60"}, config=config)
     assert verdict.delay == 5.0
+
+
+# --- a failure with no clear answer (issue 29): delivery, then the two tables ------------
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _resetting_server() -> Iterator[int]:
+    """A loopback server that reads each request, then resets the connection: a
+    request sent whose answer never comes."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(10)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            connection, _ = listener.accept()
+            connection.recv(65536)
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        listener.close()
+        thread.join(timeout=10)
+
+
+def _urllib3_error(port: int) -> BaseException:
+    pool = urllib3.PoolManager(retries=False)
+    with pytest.raises(Exception) as caught:
+        pool.request("POST", f"http://127.0.0.1:{port}/api/v1/namespaces/a/pods", body=b"{}")
+    return caught.value
+
+
+def _aiohttp_error(port: int) -> BaseException:
+    async def post() -> None:
+        async with aiohttp.ClientSession() as session:
+            await session.post(f"http://127.0.0.1:{port}/api/v1/namespaces/a/pods", data=b"{}")
+
+    with pytest.raises(Exception) as caught:
+        asyncio.run(post())
+    return caught.value
+
+
+@pytest.mark.parametrize("client", [_urllib3_error, _aiohttp_error], ids=["urllib3", "aiohttp"])
+def test_a_refused_connection_was_never_sent_and_a_reset_one_may_have_been(
+    client: Callable[[int], BaseException],
+) -> None:
+    assert delivery_of(client(_closed_port())) is Delivery.UNSENT
+    with _resetting_server() as port:
+        reset = client(port)
+    assert delivery_of(reset) is Delivery.UNKNOWN
+    assert is_transport_error(reset)
+
+
+def test_the_kubernetes_client_errors_are_read_as_the_requests_got() -> None:
+    configuration = kubernetes.client.Configuration(host=f"http://127.0.0.1:{_closed_port()}")
+    configuration.retries = False
+    api = kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(configuration))
+    with pytest.raises(Exception) as refused:
+        api.create_namespaced_pod(
+            "a", kubernetes.client.V1Pod(metadata=kubernetes.client.V1ObjectMeta(name="p"))
+        )
+    assert delivery_of(refused.value) is Delivery.UNSENT
+    answered = kubernetes.client.ApiException(status=503, reason="Service Unavailable")
+    assert delivery_of(answered) is Delivery.ANSWERED
+    assert delivery_of(kubernetes.client.ApiException(status=0, reason="SSL")) is Delivery.UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("error", "delivery"),
+    [
+        (ConnectionRefusedError(111, "refused"), Delivery.UNSENT),
+        (socket.gaierror(-2, "Name or service not known"), Delivery.UNSENT),
+        (ConnectionResetError(104, "reset"), Delivery.UNKNOWN),
+        (TimeoutError("read timed out"), Delivery.UNKNOWN),
+        (ApiError(500, "InternalError"), Delivery.ANSWERED),
+    ],
+)
+def test_delivery_of_plain_errors(error: BaseException, delivery: Delivery) -> None:
+    assert delivery_of(error) is delivery
+    wrapped = RuntimeError("wrapped")
+    wrapped.__cause__ = error
+    if delivery is not Delivery.ANSWERED:  # what it wraps is what happened
+        assert delivery_of(wrapped) is delivery
+
+
+def test_a_bug_is_no_transport_error() -> None:
+    assert not is_transport_error(TypeError("bad argument"))
+    assert is_transport_error(ConnectionResetError())
+
+
+@pytest.mark.parametrize(
+    ("delivery", "status", "body", "resend", "step"),
+    [
+        (Delivery.UNSENT, None, None, False, AfterCreateFailure.WAIT),
+        (Delivery.UNKNOWN, None, None, False, AfterCreateFailure.READ_BACK),
+        (Delivery.ANSWERED, 500, None, False, AfterCreateFailure.READ_BACK),
+        (Delivery.ANSWERED, 504, None, True, AfterCreateFailure.READ_BACK),
+        (Delivery.ANSWERED, 429, None, False, AfterCreateFailure.DECIDE),
+        (Delivery.ANSWERED, 422, None, True, AfterCreateFailure.DECIDE),
+        (Delivery.ANSWERED, 409, {"reason": "AlreadyExists"}, True, AfterCreateFailure.READ_BACK),
+        (Delivery.ANSWERED, 409, 'pods "p" already exists', True, AfterCreateFailure.READ_BACK),
+        (Delivery.ANSWERED, 409, {"reason": "AlreadyExists"}, False, AfterCreateFailure.DECIDE),
+        (Delivery.ANSWERED, 409, {"reason": "Conflict"}, True, AfterCreateFailure.DECIDE),
+    ],
+)
+def test_the_first_table(
+    delivery: Delivery, status: int | None, body: object, resend: bool, step: AfterCreateFailure
+) -> None:
+    assert after_create_failure(delivery, status, body, resend=resend) is step
+
+
+SENT = {"metadata": {"name": "p-1", "namespace": "a", "annotations": {"dag_id": "d", "x": "1"}}}
+
+
+def test_a_pod_the_watch_showed_is_created_whatever_the_read_finds() -> None:
+    assert after_read_back(None, SENT, None, seen=True) is AfterReadBack.CREATED
+    assert after_read_back(None, SENT, 503, seen=True) is AfterReadBack.CREATED
+
+
+@pytest.mark.parametrize(
+    ("pod", "status", "earlier", "step"),
+    [
+        (SENT, None, False, AfterReadBack.CREATED),
+        (SENT, 500, False, AfterReadBack.CREATED),
+        (SENT, None, True, AfterReadBack.REBUILD),
+        ({"metadata": {"name": "p-1", "namespace": "a"}}, None, False, AfterReadBack.REBUILD),
+        (None, None, False, AfterReadBack.RESEND),
+        (None, 409, False, AfterReadBack.RESEND),
+        (None, 503, False, AfterReadBack.DECIDE),
+    ],
+)
+def test_the_second_table(
+    pod: dict[str, Any] | None, status: int | None, earlier: bool, step: AfterReadBack
+) -> None:
+    assert after_read_back(pod, SENT, status, earlier=earlier) is step
+
+
+@given(
+    sent=st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=4),
+    extra=st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=4),
+)
+def test_a_pod_is_the_attempts_when_it_keeps_every_annotation_sent(
+    sent: dict[str, str], extra: dict[str, str]
+) -> None:
+    mine = {"metadata": {"name": "p", "annotations": sent}}
+    found = {"metadata": {"name": "p", "annotations": {**extra, **sent}}}
+    assert is_attempt_pod(found, mine)
+    assert not is_attempt_pod({"metadata": {**found["metadata"], "name": "q"}}, mine)
+    changed = {key: value + "!" for key, value in sent.items()}
+    if changed:
+        assert not is_attempt_pod({"metadata": {"name": "p", "annotations": changed}}, mine)

@@ -1,6 +1,8 @@
 """Pod creation in the executor core (:mod:`k8s_workloads.executor._creation`): the 429
-pause, the retry budget of transient errors, a fatal error or a pod that cannot be built
-failing its workload, templates, secure payloads, and skipped creations."""
+pause, the retry budget of transient errors, a creation with no clear answer read back
+(one pod per attempt), one that never reached the server waiting, a fatal error or a pod
+that cannot be built failing its workload, templates, secure payloads, and skipped
+creations."""
 
 from __future__ import annotations
 
@@ -49,25 +51,146 @@ def test_a_429_pauses_all_creation_until_retry_after() -> None:
     assert world.core.create_retries(first) == 0
 
 
-@pytest.mark.parametrize(
-    ("status", "message"),
-    [(500, "etcdserver: request timed out"), (None, "")],
-)
-def test_transient_creation_errors_are_retried_within_the_budget(
-    status: int | None, message: str
-) -> None:
+def test_a_5xx_is_read_back_then_retried_within_the_budget() -> None:
     world = World(decisions=DecisionConfig(task_publish_max_retries=1))
     key = task()
     world.submit(key)
-    world.cluster.fail_next("create_pod", status, message=message, times=2)
-    world.sync()
+    world.cluster.fail_next("create_pod", 500, message="etcdserver: request timed out", times=2)
+    assert kinds(world.sync()) == ["CreatePod", "ReadPod"]  # no pod: the 500 counts
     assert world.core.is_running(key)
     assert world.core.create_retries(key) == 1
-    world.sync()  # the second failure exhausts the budget of one retry
+    assert kinds(world.sync()) == ["CreatePod", "ReadPod", "EmitEvent"]  # budget spent
     assert not world.core.running
     (event,) = world.db.events
     assert event.state is TaskInstanceState.FAILED
     assert "retries are exhausted" in (event.info or "")
+    assert world.cluster.pod_names() == []
+
+
+def test_a_5xx_whose_write_landed_is_the_pod_created_even_with_no_retries_left() -> None:
+    world = World()  # task_publish_max_retries = 0: the provider fails the task here
+    key = task()
+    world.submit(key)
+    world.cluster.fail_next("create_pod", 504, reason="Timeout", applied=True)
+    assert kinds(world.sync()) == ["CreatePod", "ReadPod"]
+    assert world.core.is_running(key)
+    assert world.db.events == []
+    assert [h.cause for h in world.handled] == ["create unknown", "create confirmed"]
+    assert len(world.cluster.pod_names()) == 1
+
+
+@pytest.mark.parametrize("applied", [True, False], ids=["answer lost", "reset before"])
+def test_a_creation_with_no_answer_is_read_back_and_makes_one_pod(applied: bool) -> None:
+    world = World(decisions=DecisionConfig(task_publish_max_retries=0))
+    key = task()
+    world.submit(key)
+    world.cluster.fail_next("create_pod", None, applied=applied)
+    performed = world.sync()
+    assert kinds(performed) == ["CreatePod", "ReadPod"] + ([] if applied else ["CreatePod"])
+    if not applied:  # sent again under the same name, and not counted as a retry
+        assert performed[2].resend
+        assert performed[2].pod_name == performed[0].pod_name
+    (name,) = world.cluster.pod_names()
+    assert name == performed[0].pod_name
+    assert world.core.create_retries(key) == 0
+    world.db.task_finished(key, TaskInstanceState.SUCCESS)
+    world.status(key, SUCCEEDED)
+    assert "DeletePod" in kinds(world.sync())
+    assert not world.core.running
+    assert [event.state for event in world.db.events] == [TaskInstanceState.SUCCESS]
+
+
+def test_a_refused_creation_waits_backing_off_with_one_probe_and_is_no_attempt() -> None:
+    world = World(decisions=DecisionConfig(task_publish_max_retries=0))
+    keys = [task(name) for name in ("a", "b", "c")]
+    for key in keys:
+        world.submit(key)
+    world.cluster.fail_next("create_pod", None, refused=True, times=3)
+    performed = world.sync()
+    assert kinds(performed) == ["CreatePod"]  # the rest wait for the server
+    assert world.core.paused_until == T0 + datetime.timedelta(seconds=1)
+    assert [entry.key for entry in world.core.queued] == keys  # the first is still first
+    for wait in (1, 2, 4):  # doubling while the server refuses
+        world.now += datetime.timedelta(seconds=wait)
+        assert kinds(world.sync()) == (["CreatePod"] if wait < 4 else ["CreatePod"] * 3)
+    assert len(world.cluster.pod_names()) == 3
+    assert world.db.events == []
+    assert all(world.core.create_retries(key) == 0 for key in keys)
+    assert [h.cause for h in world.handled] == ["create unsent"] * 3
+    assert [h.pod_name for h in world.handled] == [performed[0].pod_name] * 3
+
+
+def test_a_callback_waits_for_the_server_no_longer_than_its_timeout() -> None:
+    world = World(decisions=DecisionConfig(callback_queued_timeout=10))
+    key = callback()
+    world.submit(key)
+    world.cluster.fail_next("create_pod", None, refused=True, times=100)
+    for _ in range(6):  # 0, 1, 3, 7, 15: the first attempt past 10 s fails it
+        world.sync()
+        if not world.core.running:
+            break
+        world.now = world.core.paused_until or world.now
+    assert not world.core.running
+    (event,) = world.db.events
+    assert event.state is CallbackState.FAILED
+    assert "callback_queued_timeout" in (event.info or "")
+    assert world.now - T0 >= datetime.timedelta(seconds=10)
+
+
+def test_nothing_is_decided_until_a_read_back_answers() -> None:
+    world = World()
+    key = task()
+    world.submit(key)
+    world.cluster.fail_next("create_pod", None, applied=True)
+    world.cluster.fail_next("read_pod", None, refused=True, times=2)
+    assert kinds(world.sync()) == ["CreatePod", "ReadPod"]
+    assert world.core.has_work
+    assert world.sync() == []  # the read back waits 1 s
+    world.status(key, SUCCEEDED)  # its result waits for the read back too
+    world.db.task_finished(key, TaskInstanceState.SUCCESS)
+    world.now += datetime.timedelta(seconds=1)
+    assert kinds(world.sync()) == ["ReadPod"]  # refused again: 2 s now
+    world.now += datetime.timedelta(seconds=2)
+    assert kinds(world.sync()) == ["ReadPod", "ReadStates", "DeletePod", "EmitEvent"]
+    assert not world.core.running
+    assert world.cluster.pod_names() == []
+    assert [event.state for event in world.db.events] == [TaskInstanceState.SUCCESS]
+
+
+def test_a_resent_pod_keeps_its_secret() -> None:
+    world = World(secure_payload=True)
+    key = task()
+    world.submit(key, workload_command_args({"token": TOKEN, "ti": {"id": "x"}}))
+    world.cluster.fail_next("create_pod", None)  # the Secret is made, the pod is not
+    performed = world.sync()
+    assert kinds(performed) == ["CreatePod", "ReadPod", "CreatePod"]
+    assert performed[2].secret == performed[0].secret  # its 409 is the first send's Secret
+    assert len(world.cluster.pod_names()) == 1
+    assert len(world.cluster.secret_names()) == 1
+
+
+def test_a_409_to_a_first_send_fails_as_the_provider_does() -> None:
+    world = World(decisions=DecisionConfig(task_publish_max_retries=3))
+    key = task()
+    world.submit(key)
+    world.cluster.fail_next("create_pod", 409, reason="AlreadyExists", message="exists")
+    assert kinds(world.sync()) == ["CreatePod", "EmitEvent"]
+    (event,) = world.db.events
+    assert event.state is TaskInstanceState.FAILED
+
+
+def test_a_revoked_task_whose_pod_is_read_back_has_it_deleted() -> None:
+    world = World()
+    key = task()
+    world.submit(key)
+    world.cluster.fail_next("create_pod", None, applied=True)
+    world.cluster.fail_next("read_pod", None, refused=True)
+    world.sync()
+    world.core.revoke(key, [])
+    world.now += datetime.timedelta(seconds=1)
+    assert kinds(world.sync()) == ["ReadPod", "DeletePod"]
+    assert world.cluster.pod_names() == []
+    assert world.db.events == []
 
 
 def test_a_fatal_creation_error_fails_the_workload_at_once() -> None:
@@ -230,3 +353,24 @@ def test_the_creation_batch_size_bounds_pods_per_pass() -> None:
         world.submit(task(f"t{number}"))
     assert kinds(world.driver.run_pass(T0).performed) == ["CreatePod", "CreatePod"]
     assert len(world.core.queued) == 3
+
+
+def test_a_pod_the_watch_showed_is_created_even_when_gone_at_its_read_back() -> None:
+    # Found by the thorough profile: the answer was lost, the read back met the outage,
+    # and meanwhile the pod ran and was deleted by someone else; sent again, the task
+    # ran twice.
+    world = World()
+    key = task()
+    world.submit(key)
+    world.cluster.fail_next("create_pod", None, applied=True)
+    world.cluster.fail_next("read_pod", None, refused=True)
+    assert kinds(world.sync()) == ["CreatePod", "ReadPod"]
+    world.cluster.remove_pod(NS, world.pod_of(key))
+    world.driver.deliver(now=world.now)  # its ADDED and DELETED events
+    world.now += datetime.timedelta(seconds=1)
+    assert "CreatePod" not in kinds(world.sync())
+    assert [h.cause for h in world.handled][:2] == ["create unknown", "create confirmed"]
+    assert [call for call in world.cluster.calls if call[0] == "create_pod"] == [
+        ("create_pod", NS, world.handled[0].pod_name)
+    ]
+    assert world.cluster.pod_names() == []

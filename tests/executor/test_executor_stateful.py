@@ -84,6 +84,19 @@ CREATE_ERRORS: list[CreateError] = [
     (409, 'pods "p" already exists', None),
 ]
 OUTAGE_TARGETS = ["database", "delete_pod", "patch_pod"]
+NETWORK_FAULTS: list[tuple[str, dict[str, Any]]] = [
+    # Issue 29: whatever the network does, one pod per attempt and one report per
+    # workload, the pod's end state. What each call meets (FakeCluster.fail_next):
+    ("create_pod", {"status": None, "applied": True}),  # stored, then the answer is lost
+    ("create_pod", {"status": None}),  # reset before it reached the server
+    ("create_pod", {"status": None, "refused": True}),  # the API server restarting
+    ("create_pod", {"status": 504, "reason": "Timeout", "applied": True}),  # stored, then 504
+    ("create_pod", {"status": 503, "reason": "ServiceUnavailable"}),  # not stored
+    ("read_pod", {"status": None, "refused": True}),  # the read back meets the outage
+    ("read_pod", {"status": 503, "reason": "ServiceUnavailable"}),
+    ("delete_pod", {"status": None, "applied": True}),  # deleted, then the answer is lost
+    ("delete_pod", {"status": None, "refused": True}),
+]
 
 
 F = TypeVar("F", bound=Callable[..., None])
@@ -466,6 +479,21 @@ class ExecutorMachine(_ClusterModel):
         else:
             self.cluster.fail_next(service, 503, reason="ServiceUnavailable", times=failures)
 
+    @rule(fault=st.sampled_from(NETWORK_FAULTS), times=st.integers(1, 3))
+    @step
+    def network_fails(self, fault: tuple[str, dict[str, Any]], times: int) -> None:
+        call, how = fault
+        self.cluster.fail_next(call, times=times, **how)
+        self.sync()
+
+    @rule()
+    @step
+    def time_passes(self) -> None:
+        # Pauses and read backs wait on the clock (the creation pause doubles to 30 s).
+        self.now += datetime.timedelta(seconds=5)
+        self.cluster.now = self.now
+        self.sync()
+
     @rule()
     @step
     def scheduler_restarts(self) -> None:
@@ -521,6 +549,23 @@ class ExecutorMachine(_ClusterModel):
     @invariant()
     def only_known_workloads_run(self) -> None:
         assert set(self.core.running) <= set(self.workloads)
+
+    @invariant()
+    def one_live_pod_per_workload(self) -> None:
+        # A creation whose answer was lost and was made again under a new name would
+        # leave two live pods of one workload: the same work twice.
+        live = [
+            self.key_of(name)
+            for name in self.pods_where(
+                lambda pod: (
+                    is_alive(pod)
+                    and self._watched(pod)
+                    and "deletionTimestamp" not in pod["metadata"]
+                )
+            )
+        ]
+        doubled = {key for key in live if live.count(key) > 1}
+        assert not doubled, f"two live pods of one workload: {doubled}"
 
     # --- the end: drain and check -----------------------------------------------------
 

@@ -25,4 +25,3 @@ def test_the_repr_names_the_pod_and_hides_the_bodies() -> None:
     assert "<secret>" in shown
     assert TOKEN not in shown
     assert "secret=None" in repr(request())
-

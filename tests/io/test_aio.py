@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from k8s_workloads.actions import EmitEvent
-from k8s_workloads.executor import CreatePod, ReadStates, Request
+from k8s_workloads.executor import CreatePod, ReadPod, ReadStates, Request
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.states import TaskInstanceState
 from k8s_workloads.testing import FakeAirflowDB
@@ -82,3 +82,26 @@ def test_a_bug_in_perform_is_reported_failed_then_raised() -> None:
 
     asyncio.run(scenario())
     assert core.in_flight == ()  # reported: nothing is left in flight for ever
+
+
+def test_a_read_back_answers_the_pod_or_none(served: Served) -> None:
+    from kubernetes_asyncio import client as k8s_aio  # noqa: PLC0415 - the extra
+
+    from k8s_workloads.io.aio import AsyncKubeCalls  # noqa: PLC0415
+
+    served.cluster.create_pod(NS, {"metadata": {"name": "p1"}, "spec": SPEC})
+
+    async def scenario() -> tuple[object, object]:
+        api_client = k8s_aio.ApiClient(k8s_aio.Configuration(host=served.server.url))
+        try:
+            calls = AsyncKubeCalls(k8s_aio.CoreV1Api(api_client))
+            return await calls.perform(ReadPod(KEY, NS, "p1")), await calls.perform(
+                ReadPod(KEY, NS, "gone")
+            )
+        finally:
+            await api_client.close()
+
+    found, missing = asyncio.run(scenario())
+    assert isinstance(found, dict)
+    assert found["metadata"]["name"] == "p1"
+    assert missing is None

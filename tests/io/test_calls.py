@@ -75,7 +75,7 @@ def test_a_list_follows_its_pages_and_starts_again_when_a_token_expires() -> Non
         queries.append(dict(call.kwargs))
         page = next(pages)
         if isinstance(page, ApiError):
-            assert plan.expired(page)
+            assert plan.recovered(page)
         else:
             plan.take(page)
     assert [query.get("_continue") for query in queries] == [None, "t1", None, "t2"]
@@ -91,11 +91,11 @@ def test_a_list_that_keeps_expiring_is_given_up_and_other_errors_are_never_retri
         if call.kwargs.get("_continue") is None:
             plan.take({"items": [{}], "metadata": {"continue": "t"}})
             continue
-        if not plan.expired(ApiError(410, "Expired")):
+        if not plan.recovered(ApiError(410, "Expired")):
             break
         restarts += 1
     assert restarts == LIST_RESTARTS
-    assert not CallPlan(DeletePod("p", NS)).expired(ApiError(410, "Expired"))  # not a list
+    assert not CallPlan(DeletePod("p", NS)).recovered(ApiError(410, "Expired"))  # not a list
 
 
 def test_state_reads_and_events_are_the_callers_and_make_no_call() -> None:

@@ -11,7 +11,7 @@ import pytest
 from kubernetes import client as k8s
 from urllib3.exceptions import NewConnectionError, ReadTimeoutError
 
-from k8s_workloads.executor import CreatePod
+from k8s_workloads.executor import CreatePod, ReadPod
 from k8s_workloads.io.kube import FAILURES, KubeCalls
 from k8s_workloads.keys import TaskInstanceKey
 from tests.support.io_world import NS, SPEC, Served
@@ -82,6 +82,29 @@ def test_a_secret_is_created_before_its_pod_in_one_call(served: Served) -> None:
         calls.perform(CreatePod(key, NS, pod, secret))
     assert served.cluster.secret(NS, "s1") is not None  # made first; the core deletes it
     assert served.cluster.pods() == []
+
+
+def test_a_read_back_answers_the_pod_or_none_and_a_resend_keeps_its_secret(
+    served: Served,
+) -> None:
+    calls = KubeCalls(served.api)
+    key = TaskInstanceKey("etl", "t", "manual__1", 1)
+    secret = {"metadata": {"name": "s2"}, "stringData": {"a": "b"}}
+    pod = {"metadata": {"name": "p2"}, "spec": SPEC}
+    assert calls.perform(ReadPod(key, NS, "p2")) is None  # a 404 is an answer: no pod
+    served.cluster.fail_next("create_pod", None)  # the Secret is made, the pod is not
+    with pytest.raises(FAILURES):
+        calls.perform(CreatePod(key, NS, pod, secret))
+    with pytest.raises(FAILURES):  # a first send meets the Secret: that is no resend
+        calls.perform(CreatePod(key, NS, pod, secret))
+    calls.perform(CreatePod(key, NS, pod, secret, resend=True))
+    read = calls.perform(ReadPod(key, NS, "p2"))
+    assert isinstance(read, dict)
+    assert read["metadata"]["name"] == "p2"
+    assert read["metadata"]["uid"] == served.cluster.pod(NS, "p2")["metadata"]["uid"]  # type: ignore[index]
+    served.cluster.fail_next("read_pod", 503)
+    with pytest.raises(FAILURES):  # any other failure is the core's
+        calls.perform(ReadPod(key, NS, "p2"))
 
 
 def _closed_port() -> int:

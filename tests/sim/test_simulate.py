@@ -527,6 +527,8 @@ config:
     task_publish_max_retries: -1
     max_handling_retries: 5
     max_retry_after_seconds: 60
+    callback_queued_timeout: 120
+    unreachable_backoff_seconds: [0.5, 10]
   resolver:
     fatal_pending_reasons: [ErrImagePull]
     pending: {image_pull_grace: 30}
@@ -546,6 +548,8 @@ config:
         task_publish_max_retries=-1,
         max_handling_retries=5,
         max_retry_after_seconds=60,
+        callback_queued_timeout=120,
+        unreachable_backoff_seconds=(0.5, 10),
     )
     assert set(attrs.fields_dict(DecisionConfig)) == dict(config.decisions).keys()
     assert resolver.fatal_pending_reasons == frozenset({"ErrImagePull"})

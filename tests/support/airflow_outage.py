@@ -100,7 +100,11 @@ def _outage(executor: Any, seconds: float, queued: int, kept: _Kept) -> OutageFi
         SERVER[:] = [server]
         # Back: the watch is established again and the queued work is created.
         try:
-            sync_until(executor, lambda: _back(log), timeout=60)
+            sync_until(
+                executor,
+                lambda: _back(log) and len(cluster.pod_names()) == 1 + len(keys),
+                timeout=90,
+            )
             recovered = True
         except BaseException:  # noqa: BLE001 - the figure says so
             recovered = False

@@ -219,12 +219,12 @@ class KubernetesExecutor(_Adoption):
     # --- what the core decided, in the log ---------------------------------------------
 
     def _create(self, request: CreatePod) -> object:
-        """A pod's creation (on the pool's threads); its pod and error are kept for the
-        line of the core's decision on it (:meth:`_log_decision`)."""
+        """A pod's creation (on the pool's threads); its error is kept for the line of
+        the core's decision on it (:meth:`_log_decision`)."""
         try:
             answer = self._calls.perform(request)
         except BaseException as error:
-            self._failed_creations[request.key] = (request.pod_name, describe_failure(error))
+            self._failed_creations[request.key] = describe_failure(error)
             raise
         if self._creations_unsent:
             self._creations_unsent = False
@@ -235,18 +235,21 @@ class KubernetesExecutor(_Adoption):
         return answer
 
     def _log_decision(self, handled: Handled) -> None:
-        """The core's decisions an operator reads (:attr:`ExecutorCore.on_decision`): one
-        warning per pod creation that failed, naming the pod, the workload, the error and
-        what follows. A creation that never reached the API server pauses them all: the
-        first of a pause is a warning, the others of it debug lines, so an outage is a
-        few lines. A pod that could not be built fails its workload (a warning); a
-        result whose handling failed is a debug line while it is retried, a warning
-        when given up. Stale workloads are logged by :meth:`_screen`."""
+        """The core's decisions an operator reads (:attr:`ExecutorCore.on_decision`).
+
+        Each pod creation that failed is one warning naming the pod, the workload, the
+        error and what follows; one that got no clear answer is an info line (the pod is
+        read back), and so is the read back finding it; not finding it is the warning. A
+        creation that never reached the API server pauses them all: the first of a pause
+        is a warning, the others of it debug lines, so an outage is a few lines. A pod
+        that could not be built fails its workload (a warning); a result whose handling
+        failed is a debug line while it is retried, a warning when given up. Stale
+        workloads are logged by :meth:`_screen`.
+        """
         cause = handled.cause
         if cause in {"result", "stale"}:
             return
-        key, decision = handled.key, handled.decision
-        log = self.log
+        key, decision, log = handled.key, handled.decision, self.log
         if cause == "handling failed":
             pod = handled.result.pod_name if handled.result is not None else "?"
             level = log.debug if decision.retry is not None else log.warning
@@ -255,9 +258,18 @@ class KubernetesExecutor(_Adoption):
         if cause == "build error":
             log.warning("No pod could be built for %s: %s", key, _outcome(decision))
             return
-        pod, error = self._failed_creations.pop(key, ("?", "?"))
+        pod = handled.pod_name or "?"
+        if cause == "create confirmed":
+            self._creations_unsent = False
+            self._failed_creations.pop(key, None)
+            log.info("Pod %s of %s was created after all (read back)", pod, key)
+            return
         outcome = _outcome(decision)
-        if error.partition(": ")[2] in outcome:  # the workload's failure quotes it already
+        # Kept past a "create unknown": the decision after the read back quotes it.
+        error = self._failed_creations.get(key, "no error seen")
+        if cause != "create unknown":
+            self._failed_creations.pop(key, None)
+        if error.partition(": ")[2] in outcome:  # the outcome quotes it already
             error = error.partition(": ")[0]
         if cause == "create unsent":
             host = server_address(self.kube_client)
@@ -274,10 +286,11 @@ class KubernetesExecutor(_Adoption):
                 *(pod, key, host, error, outcome),
             )
             return
-        if cause in {"create error", "create unknown"}:
-            self._creations_unsent = False  # it answered (or may have)
-        verb = "may have failed" if cause == "create unknown" else "failed"
-        log.warning("Creating pod %s of %s %s: %s; %s", pod, key, verb, error, outcome)
+        self._creations_unsent = False  # it was reached (and answered, or may have)
+        if cause == "create unknown":  # one warning a creation: the decision after it
+            log.info("Creating pod %s of %s got no clear answer: %s; %s", pod, key, error, outcome)
+            return
+        log.warning("Creating pod %s of %s failed: %s; %s", pod, key, error, outcome)
 
     # --- revoke ----------------------------------------------------------------------
 
@@ -297,14 +310,15 @@ class KubernetesExecutor(_Adoption):
 
 def _outcome(decision: Decision) -> str:
     """What follows for the workload, in words: queued again (why, after how long),
-    failed (the event's reason), or the decision's own summary."""
+    failed (the event's reason), why nothing is done yet, or the decision's summary."""
     for action in decision.actions:
         if isinstance(action, RequeueJob):
             after = "" if action.delay is None else f" after {action.delay:g} s"
             return f"queued again{after} ({action.reason})"
         if isinstance(action, EmitEvent) and action.info:
             return f"the workload fails: {action.info}"
-    return decision.reason
+    ignored = decision.ignored
+    return ignored.reason if ignored is not None else decision.reason
 
 
 def _command_args(command: Any) -> list[str]:  # noqa: ANN401 - [ExecuteTask] or an argv

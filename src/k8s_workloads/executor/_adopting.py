@@ -101,9 +101,15 @@ class _Adopting(_CoreBase):
         self._queue = deque(entry for entry in self._queue if entry.job.key != key)
         self._delayed = [entry for entry in self._delayed if entry.job.key != key]
         self._create_retries.pop(key, None)
+        self._resends.pop(key, None)
         for flight in self._in_flight.values():
             if isinstance(flight.request, CreatePod) and flight.request.key == key:
                 flight.revoked = True  # its pod is not among those listed: deleted once made
+            elif flight.readback is not None and flight.readback.request.key == key:
+                flight.readback.revoked = True  # likewise, once read back
+        for record in self._readbacks:
+            if record.request.key == key:
+                record.revoked = True
         decision = plan_revocation(key, pods, me=self.config.scheduler_id, attempts=self._attempts)
         self._attempts = decision.attempts
         self._generation += 1

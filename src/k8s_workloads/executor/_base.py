@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.decisions.actions import Action, DeletePod, PatchLabels
 from k8s_workloads.decisions.attempts import Attempts
-from k8s_workloads.executor._records import _FINAL, _Flight, _Pending, _Queued, _Work
+from k8s_workloads.executor._records import (
+    _FINAL,
+    _Flight,
+    _Pending,
+    _Queued,
+    _ReadBack,
+    _Work,
+)
 from k8s_workloads.executor.requests import (
     CreatePod,
     DeleteSecret,
@@ -42,6 +49,15 @@ class _CoreBase:
         self._delayed: list[_Queued] = []  # the queued jobs with a not-before time
         self._create_retries: dict[WorkloadKey, int] = {}
         self._paused_until: datetime.datetime | None = None
+        self._unreachable = 0
+        """Creations in a row that never reached the API server: the pause doubles with
+        each, and while it is above 0 one creation at a time probes."""
+        self._resends: dict[WorkloadKey, CreatePod] = {}
+        """The pod a creation retried by a decision sends again (RequeueJob takes it)."""
+        self._readbacks: deque[_ReadBack] = deque()
+        """Creations with no clear answer, waiting for their pod to be read back."""
+        self._unresolved: dict[tuple[str, str], _ReadBack] = {}
+        """Every creation being read back (waiting or in flight), by its pod."""
         self._results: deque[_Pending] = deque()
         self._backlog: list[_Pending] = []
         self._changes: list[tuple[WorkloadKey, bool]] = []  # (key, now running) since taken
@@ -103,6 +119,7 @@ class _CoreBase:
         request = flight.request
         if isinstance(request, CreatePod):
             self._create_retries.pop(request.key, None)
+            self._unreachable = 0
             if flight.revoked:
                 gone: deque[Action | DeleteSecret] = deque(
                     [DeletePod(request.pod_name, request.namespace)]

@@ -1,18 +1,54 @@
 """Pod creation in the executor core: the creation queue with its not-before times, the
-pause after a 429 or a ``Retry-After``, the per-job retry counts, building each pod (and
-its Secret, with a secure payload) and what a failed or skipped creation means."""
+pause after a 429 or a ``Retry-After`` or while the API server cannot be reached, the
+per-job retry counts, building each pod (and its Secret, with a secure payload) and what
+a failed or skipped creation means — a failure with no clear answer is resolved by
+reading the pod back (:mod:`~k8s_workloads.decisions.creation_errors`'s tables)."""
 
 from __future__ import annotations
 
+import datetime
 from collections import deque
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.decisions.actions import Decision, EmitEvent, FreeSlot, Ignore, RequeueJob
-from k8s_workloads.decisions.creation_errors import decide_create_error
+import attrs
+
+from k8s_workloads.decisions.actions import (
+    Decision,
+    DeletePod,
+    EmitEvent,
+    FreeSlot,
+    Ignore,
+    RequeueJob,
+)
+from k8s_workloads.decisions.creation_errors import (
+    AfterCreateFailure,
+    AfterReadBack,
+    Delivery,
+    after_create_failure,
+    after_read_back,
+    decide_create_error,
+)
 from k8s_workloads.decisions.guards import creation_paused_until
 from k8s_workloads.executor._base import _CoreBase
-from k8s_workloads.executor._records import _FINAL, _args_workload, _Flight, _Queued, _Work
-from k8s_workloads.executor.requests import CreatePod, DeleteSecret, Handled, Manifest, Request
+from k8s_workloads.executor._records import (
+    _FINAL,
+    _args_workload,
+    _Flight,
+    _Queued,
+    _ReadBack,
+    _Work,
+)
+from k8s_workloads.executor.requests import (
+    CreatePod,
+    DeleteSecret,
+    Handled,
+    Manifest,
+    ProtocolError,
+    ReadPod,
+    Request,
+)
+from k8s_workloads.keys import CallbackKey
 from k8s_workloads.pods.build import PodTemplate, construct_pod
 from k8s_workloads.pods.payload import (
     attach_secure_payload,
@@ -23,9 +59,6 @@ from k8s_workloads.pods.redaction import token_masker
 from k8s_workloads.states import KubernetesJob, state_class_for_key
 
 if TYPE_CHECKING:
-    import datetime
-    from collections.abc import Mapping
-
     from k8s_workloads.keys import WorkloadKey
 
 
@@ -49,11 +82,173 @@ class _Creation(_CoreBase):
         body: object = None,
         headers: Mapping[str, str] | None = None,
         reason: str | None = None,
+        delivery: Delivery | None = None,
     ) -> None:
-        """Pod creation failed with this HTTP ``status`` (None: a connection error)."""
+        """Pod creation failed with this HTTP ``status`` (None: a connection error, which
+        ``delivery`` tells apart: UNSENT, the request never reached the server; UNKNOWN,
+        the default, it may have been applied and the pod is read back)."""
         flight = self._flight(request, CreatePod)
         self._land(flight)
-        self._create_error(flight, status, body, headers, reason)
+        if status is not None:
+            delivery = Delivery.ANSWERED
+        parts = (status, body, headers, reason)
+        self._create_failure(flight, delivery or Delivery.UNKNOWN, parts)
+
+    def pod_read(self, request: ReadPod, pod: Mapping[str, Any] | None) -> None:
+        """The answer to ``request``: the pod read back, or None (404: there is none)."""
+        flight = self._flight(request, ReadPod)
+        if pod is not None and not isinstance(pod, Mapping):
+            raise ProtocolError(f"answer {request!r} with a pod manifest or None")
+        self._land(flight)
+        self._unreachable = 0
+        record = flight.readback
+        assert record is not None  # noqa: S101 - _read_back_next's
+        self._resolve(record, pod)
+
+    def _create_failure(
+        self,
+        flight: _Flight,
+        delivery: Delivery,
+        parts: tuple[int | None, object, Mapping[str, str] | None, str | None],
+    ) -> None:
+        """The first table of :mod:`~k8s_workloads.decisions.creation_errors`."""
+        status, body, headers, reason = parts
+        request = flight.request
+        resend = isinstance(request, CreatePod) and request.resend
+        step = after_create_failure(delivery, status, body, resend=resend)
+        if step is AfterCreateFailure.WAIT:
+            self._create_unsent(flight, reason)
+        elif step is AfterCreateFailure.READ_BACK:
+            self._start_read_back(flight, status, body, headers, reason)
+        else:
+            self._unreachable = 0
+            self._create_error(flight, status, body, headers, reason)
+
+    def _create_unsent(self, flight: _Flight, reason: str | None) -> None:
+        """The creation never reached the API server: not a publish attempt. The job goes
+        back to the head of the queue with the same pod, and creation pauses, longer each
+        time it happens again, until the server answers — a callback no longer than
+        ``callback_queued_timeout`` since its first attempt."""
+        request, entry = flight.request, flight.entry
+        assert isinstance(request, CreatePod)  # noqa: S101 - _launch's
+        assert entry is not None  # noqa: S101
+        key, now = request.key, self._now
+        config = self.config.decisions
+        timeout = config.callback_queued_timeout
+        what = reason or "connection error"
+        if (
+            isinstance(key, CallbackKey)
+            and timeout is not None
+            and now is not None
+            and entry.since is not None
+            and (now - entry.since).total_seconds() >= timeout
+        ):
+            info = (
+                f"pod creation failed: the API server could not be reached for {timeout:g} s "
+                f"(callback_queued_timeout): {what}"
+            )
+            self._fail_launch(entry.job, info, "create error", pod_name=request.pod_name)
+            if request.secret is not None:
+                secret = DeleteSecret(request.secret["metadata"]["name"], request.namespace)
+                self._ready[-1].actions.appendleft(secret)
+            return
+        entry.resend, entry.not_before = request, None
+        self._queue.appendleft(entry)
+        self._create_failed.add(key)
+        delay = None
+        if now is not None and (self._paused_until is None or now >= self._paused_until):
+            first, most = config.unreachable_backoff_seconds
+            delay = min(most, first * 2 ** min(self._unreachable, 32))
+            self._unreachable += 1
+            self._paused_until = now + datetime.timedelta(seconds=delay)
+        self._creation_stopped = True
+        if self.on_decision is not None:
+            requeue = RequeueJob(entry.job, f"the API server was not reached: {what}", delay)
+            decision = Decision((requeue,), self._attempts)
+            self.on_decision(Handled(key, "create unsent", decision, pod_name=request.pod_name))
+
+    def _start_read_back(
+        self,
+        flight: _Flight,
+        status: int | None,
+        body: object,
+        headers: Mapping[str, str] | None,
+        reason: str | None,
+    ) -> None:
+        """No clear answer: whether the pod exists is read back before anything else
+        happens to its workload (which stays busy until then)."""
+        request, entry = flight.request, flight.entry
+        assert isinstance(request, CreatePod)  # noqa: S101 - _launch's
+        assert entry is not None  # noqa: S101
+        key = request.key
+        self._busy[key] = self._busy.get(key, 0) + 1
+        record = _ReadBack(entry, request, status, body, headers, reason, revoked=flight.revoked)
+        self._readbacks.append(record)
+        self._unresolved[request.namespace, request.pod_name] = record
+        if self.on_decision is not None:
+            what = f"HTTP {status}" if status is not None else (reason or "no answer")
+            ignore = Ignore(f"pod creation unanswered ({what}): reading the pod back")
+            decision = Decision((), self._attempts, ignore)
+            self.on_decision(Handled(key, "create unknown", decision, pod_name=request.pod_name))
+
+    def _read_back_next(self, now: datetime.datetime, *, implicit: bool) -> Request | None:
+        """The next read back that is due, handed out."""
+        for index, record in enumerate(self._readbacks):
+            if record.not_before is not None and now < record.not_before:
+                continue
+            del self._readbacks[index]
+            sent = record.request
+            request = ReadPod(sent.key, sent.namespace, sent.pod_name)
+            return self._launch(request, implicit=implicit, readback=record)
+        return None
+
+    def _read_back_failed(self, record: _ReadBack) -> None:
+        """The read back failed too: tried again later, waiting longer each time."""
+        record.failures += 1
+        now = self._now
+        if now is not None:
+            first, most = self.config.decisions.unreachable_backoff_seconds
+            delay = min(most, first * 2 ** min(record.failures - 1, 32))
+            record.not_before = now + datetime.timedelta(seconds=delay)
+        self._readbacks.append(record)
+
+    def _resolve(self, record: _ReadBack, pod: Mapping[str, Any] | None) -> None:
+        """The second table of :mod:`~k8s_workloads.decisions.creation_errors`."""
+        entry, sent = record.entry, record.request
+        key = sent.key
+        self._unbusy(key)
+        self._unresolved.pop((sent.namespace, sent.pod_name), None)
+        attempt = self._attempts.get(key)
+        live = (
+            not record.revoked
+            and key in self._running
+            and attempt is not None
+            and attempt.job is entry.job
+        )
+        earlier = (sent.namespace, sent.pod_name) in self._cleaned
+        step = after_read_back(pod, sent.pod, record.status, earlier=earlier, seen=record.seen)
+        if step is AfterReadBack.CREATED:
+            self._create_retries.pop(key, None)
+            if self.on_decision is not None:
+                ignore = Ignore("the pod read back is this attempt's: created")
+                decision = Decision((), self._attempts, ignore)
+                handled = Handled(key, "create confirmed", decision, pod_name=sent.pod_name)
+                self.on_decision(handled)
+            if not live:  # revoked or settled meanwhile: its pod goes
+                gone: deque[Any] = deque([DeletePod(sent.pod_name, sent.namespace)])
+                self._open(_Work(_FINAL, gone), key)
+            return
+        if not live:
+            return  # no pod of this attempt, and nothing more to create
+        if step is AfterReadBack.RESEND:
+            entry.resend, entry.not_before = sent, None
+            self._queue.appendleft(entry)
+        elif step is AfterReadBack.REBUILD:
+            entry.resend, entry.not_before = None, None
+            self._queue.appendleft(entry)
+        else:
+            flight = _Flight(sent, implicit=False, entry=entry)
+            self._create_error(flight, record.status, record.body, record.headers, record.reason)
 
     def create_skipped(self, request: CreatePod, reason: str) -> None:
         """``request``'s pod was not created, on purpose: the workload is stale (its task
@@ -70,12 +265,14 @@ class _Creation(_CoreBase):
         self._open(_Work(_FINAL, deque(decision.actions), attempts=decision.attempts), key)
 
     def _wake_up(self) -> datetime.datetime | None:
-        if not self._queue:
-            return None
-        # Only jobs with a delay are looked at: a pass costs nothing per queued job.
-        times = [entry.not_before for entry in self._delayed if entry.not_before is not None]
-        if self._queue and self._paused_until is not None:
-            times.append(self._paused_until)
+        times = [record.not_before for record in self._readbacks if record.not_before is not None]
+        if self._readbacks and len(times) < len(self._readbacks):
+            return None  # one is due now: asked for at once (as a job without a delay)
+        if self._queue:
+            # Only jobs with a delay are looked at: a pass costs nothing per queued job.
+            times.extend(e.not_before for e in self._delayed if e.not_before is not None)
+            if self._paused_until is not None:
+                times.append(self._paused_until)
         return min(times) if times else None
 
     def _create_next(self, now: datetime.datetime, *, implicit: bool) -> Request | None:
@@ -84,6 +281,7 @@ class _Creation(_CoreBase):
             self._creation_stopped
             or self._created_this_pass >= config.creation_batch_size
             or self._creating >= config.max_concurrent_creations
+            or (self._unreachable and self._creating)  # unreachable: one probe at a time
         ):
             return None
         if self._paused_until is not None:
@@ -96,6 +294,11 @@ class _Creation(_CoreBase):
             if key not in self._running or attempt is None or attempt.job is not entry.job:
                 continue  # revoked or settled meanwhile: drop the job
             self._created_this_pass += 1
+            if entry.since is None:
+                entry.since = now
+            if entry.resend is not None:  # the same pod again: a new identity, one flight
+                resend = attrs.evolve(entry.resend, resend=True)
+                return self._launch(resend, implicit=implicit, entry=entry)
             try:
                 pod, secret = self._build(entry.job)
             except (ValueError, TypeError) as error:
@@ -126,13 +329,15 @@ class _Creation(_CoreBase):
             return entry
         return None
 
-    def _fail_launch(self, job: KubernetesJob[Any], info: str, cause: str) -> None:
+    def _fail_launch(
+        self, job: KubernetesJob[Any], info: str, cause: str, *, pod_name: str | None = None
+    ) -> None:
         key = job.key
         failed = EmitEvent(key, state_class_for_key(key).FAILED, info)
         self._create_retries.pop(key, None)
         decision = Decision((FreeSlot(key), failed), self._attempts.without(key))
         if self.on_decision is not None:
-            self.on_decision(Handled(key, cause, decision))
+            self.on_decision(Handled(key, cause, decision, pod_name=pod_name))
         self._open(_Work(_FINAL, deque(decision.actions), attempts=decision.attempts), key)
 
     def _template(self) -> PodTemplate | Mapping[str, Any] | None:
@@ -199,7 +404,7 @@ class _Creation(_CoreBase):
             cleanup.append(DeleteSecret(request.secret["metadata"]["name"], request.namespace))
         if fatal is not None:
             info = f"pod creation failed: {type(fatal).__name__}: {fatal}"
-            self._fail_launch(job, info, "create error")
+            self._fail_launch(job, info, "create error", pod_name=request.pod_name)
             self._ready[-1].actions.extendleft(cleanup)
             return
         retries = self._create_retries.get(key, 0)
@@ -216,6 +421,9 @@ class _Creation(_CoreBase):
         requeue = next((a for a in decision.actions if isinstance(a, RequeueJob)), None)
         if requeue is not None:
             self._create_retries[key] = retries + 1
+            # Sent again under the same name: a 5xx whose write lands late answers 409 then,
+            # and is read back as this attempt's pod instead of being created twice.
+            self._resends[key] = request
             paused = (
                 None
                 if self._now is None
@@ -227,6 +435,6 @@ class _Creation(_CoreBase):
         else:
             self._create_retries.pop(key, None)
         if self.on_decision is not None:
-            self.on_decision(Handled(key, "create error", decision))
+            self.on_decision(Handled(key, "create error", decision, pod_name=request.pod_name))
         work = _Work(_FINAL, deque([*cleanup, *decision.actions]), attempts=decision.attempts)
         self._open(work, key)

@@ -136,7 +136,8 @@ class _Handling(_CoreBase):
             not_before = None
             if action.delay is not None and self._now is not None:
                 not_before = self._now + datetime.timedelta(seconds=action.delay)
-            entry = _Queued(action.job, not_before)
+            resend = self._resends.pop(action.job.key, None)
+            entry = _Queued(action.job, not_before, resend=resend)
             self._queue.append(entry)
             if not_before is not None:
                 self._delayed.append(entry)

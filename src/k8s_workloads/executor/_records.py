@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from k8s_workloads.config import DecisionConfig
-from k8s_workloads.decisions.creation_errors import classify_create_error
+from k8s_workloads.decisions.creation_errors import classify_create_error, is_transport_error
 from k8s_workloads.decisions.rules import UNKNOWN, KnownState
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from k8s_workloads.decisions.actions import Action, Decision
     from k8s_workloads.decisions.attempts import Attempt, Attempts
-    from k8s_workloads.executor.requests import DeleteSecret, Request
+    from k8s_workloads.executor.requests import CreatePod, DeleteSecret, Request
     from k8s_workloads.keys import WorkloadKey
     from k8s_workloads.states import KubernetesJob, WorkloadResult
 
@@ -42,6 +42,30 @@ class _Pending:
 class _Queued:
     job: KubernetesJob[Any]
     not_before: datetime.datetime | None = None
+    resend: CreatePod | None = None
+    """The pod sent before, sent again (same name) instead of a new build."""
+    since: datetime.datetime | None = None
+    """When its creation was first handed out (a callback's wait is bounded from then)."""
+
+
+@attrs.define(eq=False)
+class _ReadBack:
+    """A creation that failed with no clear answer, waiting for its pod to be read back.
+
+    Its workload stays busy until the read back decides (:func:`after_read_back`)."""
+
+    entry: _Queued
+    request: CreatePod
+    status: int | None
+    body: object = None
+    headers: Mapping[str, str] | None = None
+    reason: str | None = None
+    failures: int = 0
+    """Read backs that failed: each waits longer before the next."""
+    not_before: datetime.datetime | None = None
+    revoked: bool = False
+    seen: bool = False
+    """The watch showed its pod meanwhile: it was created, whatever the read finds."""
 
 
 _DECISION: Final = "decision"  # a pod-call failure fails the result's handling
@@ -83,6 +107,8 @@ class _Flight:
     """A CreatePod's queued job."""
     revoked: bool = False
     """Its workload was revoked while the pod was being created: delete the pod."""
+    readback: _ReadBack | None = None
+    """A ReadPod's creation being read back."""
 
 
 def _args_workload(args: list[str]) -> str | None:
@@ -98,8 +124,9 @@ def _error_parts(
 ) -> tuple[int | None, object, Mapping[str, str] | None, str | None] | None:
     """An API error's status, body, headers and reason; None when it is no API error.
 
-    ``ApiException`` carries the four as attributes; an ``OSError`` or a urllib3 error
-    (reset, DNS, timeout) is a connection error, transient by the provider's rules.
+    ``ApiException`` carries the four as attributes; an ``OSError`` or a urllib3 or
+    aiohttp error (reset, DNS, timeout) is a connection error, transient by the
+    provider's rules.
     """
     status = getattr(error, "status", None)
     if isinstance(status, int) and not isinstance(status, bool):
@@ -111,7 +138,7 @@ def _error_parts(
             headers if isinstance(headers, Mapping) else None,
             reason if isinstance(reason, str) else None,
         )
-    if isinstance(error, OSError) or type(error).__module__.startswith("urllib3"):
+    if is_transport_error(error):
         return None, None, None, str(error) or type(error).__name__
     return None
 

@@ -27,12 +27,16 @@ The protocol, in full:
   clean-up), a state read is answered before the decisions it guards, a re-list runs
   alone. ``max_concurrent_creations`` and ``max_concurrent_cleanups`` bound what is in
   flight; a 429 or ``Retry-After`` pauses the creations not handed out yet.
-* :class:`ReadStates` and :class:`ListPods` are answered with
-  :meth:`ExecutorCore.states_read` and :meth:`ExecutorCore.pods_listed` (one at a time:
-  before the next request).
+* :class:`ReadStates`, :class:`ListPods` and :class:`ReadPod` are answered with
+  :meth:`ExecutorCore.states_read`, :meth:`ExecutorCore.pods_listed` and
+  :meth:`ExecutorCore.pod_read` (one at a time: before the next request).
 * A failure is reported with :meth:`ExecutorCore.request_failed` (for pod creation it reads
   ``status``, ``body``, ``headers`` and ``reason`` off the error, as ``ApiException``
-  carries them, or take them from :meth:`ExecutorCore.create_failed`).
+  carries them, or take them from :meth:`ExecutorCore.create_failed`). A creation is
+  never guessed at: one that never reached the API server leaves its job queued and
+  pauses creation; one with no clear answer (a reset, a timeout, a 5xx) is resolved by a
+  :class:`ReadPod` of the pod it sent, whose name every resend keeps, so each attempt
+  has one pod (:mod:`~k8s_workloads.decisions.creation_errors`).
 * :class:`NothingToDo` ends a *pass* (one ``sync()``, or several when a bounded ``sync()``
   leaves requests in flight): results whose handling failed are retried on the next pass,
   never in the same one, and pod creation resumes then.
@@ -53,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.decisions.adoption import plan_relist
 from k8s_workloads.decisions.attempts import Attempt, Attempts
+from k8s_workloads.decisions.creation_errors import delivery_of
 from k8s_workloads.executor._adopting import _Adopting
 from k8s_workloads.executor._creation import _Creation
 from k8s_workloads.executor._handling import _Handling
@@ -64,6 +69,7 @@ from k8s_workloads.executor.requests import (
     ListPods,
     NothingToDo,
     ProtocolError,
+    ReadPod,
     ReadStates,
     Request,
     Waiting,
@@ -88,6 +94,13 @@ if TYPE_CHECKING:
 
 
 __all__ = ["ExecutorCore"]
+
+_ANSWERS: dict[type, str] = {
+    ReadStates: "states_read",
+    ListPods: "pods_listed",
+    ReadPod: "pod_read",
+}
+"""The requests answered with a method of their own, and its name."""
 
 
 class ExecutorCore(_Handling, _Creation, _Adopting):
@@ -140,6 +153,7 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
             or self._open_works
             or self._in_flight
             or self._queue
+            or self._readbacks
             or self._relist_needed
         )
 
@@ -197,6 +211,10 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
             return
         if resolution.resource_version:
             self._resource_version = resolution.resource_version
+        if self._unresolved:  # a creation being read back: the watch saw its pod
+            record = self._unresolved.get((resolution.namespace or "", resolution.pod_name or ""))
+            if record is not None:
+                record.seen = True
         result = resolution.to_result()
         if result is not None:
             self._results.append(_Pending(result, in_watch=resolution.event_type != "DELETED"))
@@ -239,7 +257,9 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
         flight = self._flight(request, ListPods)
         listed = list(pods)
         self._land(flight)
+        # Waiting for their pod: queued, or a creation being read back (not vanished).
         waiting = [entry.job.key for entry in self._queue]
+        waiting.extend(record.request.key for record in self._readbacks)
         vanished = plan_relist(
             tuple(self._running),
             listed,
@@ -266,9 +286,8 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
         :class:`ProtocolError`.
         """
         flight = self._flight(request)
-        if isinstance(request, (ReadStates, ListPods)):
-            answer = "states_read" if isinstance(request, ReadStates) else "pods_listed"
-            raise ProtocolError(f"answer {request!r} with {answer}()")
+        if isinstance(request, (ReadStates, ListPods, ReadPod)):
+            raise ProtocolError(f"answer {request!r} with {_ANSWERS[type(request)]}()")
         self._land(flight)
         self._settled(flight)
 
@@ -283,10 +302,14 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
         self._land(flight)
         if isinstance(request, CreatePod):
             parts = _error_parts(error)
-            if parts is None:
+            if parts is None:  # neither an answer nor a connection's failure: a bug
                 self._create_error(flight, None, None, None, None, fatal=error)
             else:
-                self._create_error(flight, *parts)
+                self._create_failure(flight, delivery_of(error), parts)
+            return
+        if isinstance(request, ReadPod):
+            assert flight.readback is not None  # noqa: S101 - _read_back_next's
+            self._read_back_failed(flight.readback)
             return
         if isinstance(request, ReadStates):
             for pending in self._results:
@@ -336,9 +359,8 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
                     f"{request!r} was handed out by start_request(): report its completion "
                     "and keep driving with start_request()"
                 )
-            if isinstance(request, (ReadStates, ListPods)):
-                answer = "states_read" if isinstance(request, ReadStates) else "pods_listed"
-                raise ProtocolError(f"answer {request!r} with {answer}() first")
+            if isinstance(request, (ReadStates, ListPods, ReadPod)):
+                raise ProtocolError(f"answer {request!r} with {_ANSWERS[type(request)]}() first")
             self._land(flight)
             self._settled(flight)
         following = self._next(now, implicit=True)
@@ -403,6 +425,9 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
                     return self._launch(handled, implicit=implicit)
                 if handled:
                     continue
+            read_back = self._read_back_next(now, implicit=implicit)
+            if read_back is not None:
+                return read_back
             created = self._create_next(now, implicit=implicit)
             if created is not None:
                 return created

@@ -29,6 +29,7 @@ __all__ = [
     "ListPods",
     "NothingToDo",
     "ProtocolError",
+    "ReadPod",
     "ReadStates",
     "Request",
     "Waiting",
@@ -66,6 +67,8 @@ class CreatePod:
     ``create_namespaced_secret`` and ``create_namespaced_pod`` accept.
 
     The bodies may hold the workload's token, so ``repr`` shows only their names.
+    ``resend``: the same pod sent again after a creation whose answer never came (or that
+    never left): a Secret of that name already there is the one sent before.
     """
 
     key: WorkloadKey
@@ -74,11 +77,22 @@ class CreatePod:
     secret: Manifest | None = attrs.field(
         default=None, repr=lambda s: "None" if s is None else "<secret>"
     )
+    resend: bool = False
 
     @property
     def pod_name(self) -> str:
         name: str = self.pod["metadata"]["name"]
         return name
+
+
+@attrs.frozen
+class ReadPod:
+    """Read the pod a creation that failed without a clear answer sent (``read_namespaced_pod``):
+    answer with :meth:`ExecutorCore.pod_read`, with the pod or None (404)."""
+
+    key: WorkloadKey
+    namespace: str
+    pod_name: str
 
 
 @attrs.frozen
@@ -113,10 +127,15 @@ class Handled:
     key: WorkloadKey
     cause: str
     """``result`` (a watch or re-list result), ``handling failed`` (handling_failed
-    decided after a failed call), ``create error``, ``build error`` or ``stale`` (see
-    :meth:`ExecutorCore.create_skipped`)."""
+    decided after a failed call), ``create error`` (the API server answered a creation
+    with an error), ``create unsent`` (a creation never reached the API server: the job
+    waits, creation pauses), ``create unknown`` (no answer came: the pod is read back),
+    ``create confirmed`` (the read back found the pod: created), ``build error`` or
+    ``stale`` (see :meth:`ExecutorCore.create_skipped`)."""
     decision: Decision
     result: WorkloadResult | None = None
+    pod_name: str | None = None
+    """The pod a creation cause is about (None for the others: ``result`` names theirs)."""
 
 
 @attrs.frozen
@@ -136,6 +155,6 @@ class Waiting:
 
 
 Request: TypeAlias = (
-    CreatePod | DeletePod | DeleteSecret | PatchLabels | EmitEvent | ReadStates | ListPods
+    CreatePod | DeletePod | DeleteSecret | PatchLabels | EmitEvent | ReadStates | ListPods | ReadPod
 )
 """What the executor performs: one API or database call, or one event to report."""

@@ -11,12 +11,14 @@ and collects the answer the core needs. Each client module only makes the calls
         try:
             plan.take(read_body(on_core_v1(api, call)))
         except ApiException as error:
-            if not plan.expired(error):
+            if not plan.recovered(error):
                 raise
     answer = plan.result
 
-State reads and events are the caller's (``read_states``, ``emit``): a plan runs them
-itself and makes no call; without them such a request is a :class:`TypeError`.
+A failed call goes to :meth:`CallPlan.recovered` (the policy's rules on what is no failure
+of the request). State reads and events are the caller's (``read_states``, ``emit``): a
+plan runs them itself and makes no call; without them such a request is a
+:class:`TypeError`.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 import attrs
 
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
-from k8s_workloads.executor.requests import CreatePod, DeleteSecret, ListPods, ReadStates
-from k8s_workloads.io.policy import PAGE_SIZE, Paging, label_patch
+from k8s_workloads.executor.requests import CreatePod, DeleteSecret, ListPods, ReadPod, ReadStates
+from k8s_workloads.io.policy import PAGE_SIZE, Paging, error_status, label_patch
 from k8s_workloads.pods.labels import PodSelector
 
 if TYPE_CHECKING:
@@ -59,7 +61,7 @@ class ApiCall:
     client's keyword arguments (a list's query, the request arguments, a delete's
     ``body`` options)."""
 
-    verb: Literal["create", "delete", "patch", "list"]
+    verb: Literal["create", "delete", "patch", "list", "read"]
     resource: Literal["pod", "secret"]
     namespace: str | None
     name: str | None = None
@@ -72,7 +74,8 @@ class CallPlan:
     a list's ``(pods, resource_version)``, a state read's states, else None).
 
     Iterate it for the next call; give each call's answer to :meth:`take` (a list page's
-    body, as bytes or as the decoded document) and a failed page to :meth:`expired`.
+    or a read pod's body, as bytes or as the decoded document) and a failed call to
+    :meth:`recovered`.
     """
 
     def __init__(
@@ -95,6 +98,7 @@ class CallPlan:
         self._emit = emit
         self._client = client
         self._paging: Paging | None = None
+        self._current: ApiCall | None = None
 
     def __iter__(self) -> Iterator[ApiCall]:
         request, args = self.request, self._args
@@ -104,10 +108,15 @@ class CallPlan:
             self.result = self._read_states(request)
         elif isinstance(request, CreatePod):
             if request.secret is not None:  # the Secret before its pod, in one task
-                yield ApiCall(
+                self._current = ApiCall(
                     "create", "secret", request.namespace, body=request.secret, kwargs=args
                 )
+                yield self._current
+            self._current = None
             yield ApiCall("create", "pod", request.namespace, body=request.pod, kwargs=args)
+        elif isinstance(request, ReadPod):
+            self._current = ApiCall("read", "pod", request.namespace, request.pod_name, kwargs=args)
+            yield self._current
         elif isinstance(request, DeletePod):
             options = {**args, "body": self._delete_options or None}
             yield ApiCall("delete", "pod", request.namespace, request.pod_name, kwargs=options)
@@ -135,14 +144,30 @@ class CallPlan:
         self.result = paging.result
 
     def take(self, answer: bytes | Mapping[str, Any] | None) -> None:
-        """The answer of the call just made (read only for a list page)."""
+        """The answer of the call just made (read only for a list page or a read pod)."""
         if self._paging is not None:
             self._paging.take(json.loads(answer) if isinstance(answer, bytes) else answer or {})
+        elif isinstance(self.request, ReadPod):
+            self.result = json.loads(answer) if isinstance(answer, bytes) else answer
 
-    def expired(self, error: BaseException) -> bool:
-        """Whether the failed call was a list page whose continue token expired (the list
-        starts again: keep iterating); False: raise ``error``."""
-        return self._paging is not None and self._paging.expired(error)
+    def recovered(self, error: BaseException) -> bool:
+        """Whether the failed call is no failure of the request (keep iterating); False:
+        raise ``error``. A list page whose continue token expired (the list starts
+        again); a resent creation's Secret that exists (the first send made it); a read
+        pod that is not found (the answer is None)."""
+        if self._paging is not None:
+            return self._paging.expired(error)
+        current = self._current
+        if current is None or error_status(error) is None:
+            return False
+        if current.verb == "read":
+            return error_status(error) == 404
+        return (
+            current.resource == "secret"
+            and isinstance(self.request, CreatePod)
+            and self.request.resend
+            and error_status(error) == 409
+        )
 
 
 def on_core_v1(api: Any, call: ApiCall) -> Any:  # noqa: ANN401 - CoreV1Api, untyped

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.io._calls import CallPlan, ListsPods
-from k8s_workloads.testing._errors import FAILURES
+from k8s_workloads.testing._errors import FAILURES, ApiError
 
 if TYPE_CHECKING:
     from k8s_workloads.executor.requests import Request
@@ -32,7 +32,11 @@ class ClusterCalls(ListsPods):
         one call); raises as the cluster does (:data:`FAILURES`)."""
         plan = CallPlan(request, page_size=None, client="cluster")
         for call in plan:
-            plan.take(_on_cluster(self.cluster, call))
+            try:
+                plan.take(_on_cluster(self.cluster, call))
+            except ApiError as error:  # noqa: PERF203 - see CallPlan.recovered
+                if not plan.recovered(error):
+                    raise
         return plan.result
 
 

@@ -81,8 +81,8 @@ class KubeCalls(CoreV1Client[object], ListsPods):
         for call in plan:
             try:
                 plan.take(_drain(on_core_v1(self.api, call)))
-            except ApiException as error:  # noqa: PERF203 - a list page, retried as a whole
-                if not plan.expired(error):
+            except ApiException as error:  # noqa: PERF203 - see CallPlan.recovered
+                if not plan.recovered(error):
                     raise
         return plan.result
 

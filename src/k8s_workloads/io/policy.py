@@ -14,7 +14,10 @@ request                             status  meaning
 ``PatchLabels`` (``expect``)        422     failed: a ``test`` op failed, someone else
                                             took it (the owner label changed)
 ``PatchLabels`` (resource version)  409     failed: someone else changed or took it
-anything else                       any     failed: the core decides (retry, give up)
+``ReadPod``                         404     answered: there is no such pod (None)
+``CreatePod`` (a resend), Secret    409     done: the first send made the Secret
+anything else                       any     failed: the core decides (retry, give up,
+                                            read the pod back)
 ==================================  ======  =========================================
 
 A conditional relabel that failed is never retried: the core drops that pod's adoption
@@ -33,7 +36,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
-from k8s_workloads.executor.requests import DeleteSecret, ListPods, ReadStates
+from k8s_workloads.executor.requests import DeleteSecret, ListPods, ReadPod, ReadStates
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -82,6 +85,8 @@ def report_answer(core: ExecutorCore, request: Request, answer: object) -> None:
     """Report ``request``'s success to ``core`` with ``perform``'s answer."""
     if isinstance(request, ReadStates):
         core.states_read(request, answer)  # type: ignore[arg-type]
+    elif isinstance(request, ReadPod):
+        core.pod_read(request, answer)  # type: ignore[arg-type]
     elif isinstance(request, ListPods):
         pods: list[dict[str, Any]]
         version: str | None

@@ -244,6 +244,15 @@ def _parse_decisions(reader: Reader, node: Node) -> tuple[tuple[str, Any], ...]:
             options.append((name, reader.integer(value, field, minimum=minimum)))
         elif isinstance(default, float):
             options.append((name, reader.number(value, field, positive=True)))
+        elif isinstance(default, tuple):  # (first, most) seconds
+            items = reader.sequence(value, field)
+            pair = tuple(
+                reader.number(item, f"{field}[{index}]", positive=True)
+                for index, item in enumerate(items)
+            )
+            if len(pair) != len(default) or pair[0] > pair[1]:
+                reader.fail(value, field, "expected [first, most] seconds, first <= most")
+            options.append((name, pair))
         else:
             options.append((name, _strings(reader, value, field)))
     return tuple(options)

@@ -49,12 +49,12 @@ from __future__ import annotations
 import datetime
 import math
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor.config import ExecutorConfig
 from k8s_workloads.executor.core import ExecutorCore
-from k8s_workloads.executor.requests import CreatePod, ListPods, ReadStates
+from k8s_workloads.executor.requests import CreatePod, ListPods, ReadPod, ReadStates
 from k8s_workloads.io.kit import ClusterCalls
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
@@ -410,6 +410,11 @@ class Simulation:
             _airflow.emit(self, request)
         elif isinstance(request, ReadStates):
             self.scheduler.core.states_read(request, self.db.read_states(request.keys))
+        elif isinstance(request, ReadPod):
+            pod = cast("dict[str, Any] | None", self.calls.perform(request))
+            found = "found: created" if pod is not None else "not found"
+            self.log("note", f"read back {request.pod_name}: {found}", pod=request.pod_name)
+            self.scheduler.core.pod_read(request, pod)
         elif isinstance(request, ListPods):
             sched = self.scheduler
             pods, version = self.calls.list_pods(

@@ -67,7 +67,18 @@ def locked(method: F) -> F:
     @functools.wraps(method)
     def wrapper(self: ClusterStore, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
         with self._lock:
-            return method(self, *args, **kwargs)
+            self._depth += 1
+            try:
+                answer = method(self, *args, **kwargs)
+            finally:
+                self._depth -= 1
+                lost, outermost = self._lost, not self._depth
+                if outermost:
+                    self._lost = None  # a call that failed anyway drops it too
+            if lost is not None and outermost:
+                # An ``applied`` fault: the change is made, then its answer is lost.
+                raise lost.error()
+            return answer
 
     return wrapper  # type: ignore[return-value]
 
@@ -166,6 +177,8 @@ class ClusterStore:
         self._lists = _paging.Snapshots(list_snapshots)
         self._watches: list[FakeWatch] = []
         self._faults: dict[str, deque[Fault]] = {}
+        self._lost: Fault | None = None
+        self._depth = 0
         self.calls: list[tuple[str, str, str]] = []
         """Every call made: (call, namespace, name or selector)."""
         for namespace in ("default", *namespaces):
@@ -199,11 +212,21 @@ class ClusterStore:
         body: str | None = None,
         headers: Mapping[str, str] | None = None,
         times: int = 1,
+        refused: bool = False,
+        applied: bool = False,
     ) -> None:
-        """Make the next ``times`` calls of ``call`` fail (see :data:`CALLS`)."""
+        """Make the next ``times`` calls of ``call`` fail (see :data:`CALLS`).
+
+        ``status`` None is a connection error: reset (``ConnectionResetError``: it may or
+        may not have reached the server; here it did not), or with ``refused`` never made
+        (``ConnectionRefusedError``). ``applied``: the call takes effect and then fails,
+        as a request whose answer was lost (only a create or a delete can be applied so).
+        """
         if call not in CALLS:
             raise ValueError(f"call must be one of {sorted(CALLS)}, got {call!r}")
-        fault = Fault(status, reason, message, body, headers)
+        if refused and (status is not None or applied):
+            raise ValueError("refused: a connection error (status None) that applies nothing")
+        fault = Fault(status, reason, message, body, headers, refused=refused, applied=applied)
         self._faults.setdefault(call, deque()).extend([fault] * times)
 
     def _create_call(self, call: str, namespace: str, body: Mapping[str, Any]) -> Any:  # noqa: ANN401
@@ -233,7 +256,11 @@ class ClusterStore:
         self.calls.append((call, namespace, what))
         faults = self._faults.get(call)
         if faults:
-            raise faults.popleft().error()
+            fault = faults.popleft()
+            if fault.applied:
+                self._lost = fault  # raised once the change is made (see locked)
+                return
+            raise fault.error()
 
     # --- state ------------------------------------------------------------------------
 

@@ -92,16 +92,23 @@ outages (``DatabaseUnavailable`` is a ``ConnectionError``)."""
 
 @attrs.frozen
 class Fault:
-    """How a call fails: an HTTP status (None: the connection is reset)."""
+    """How a call fails: an HTTP status (None: a connection error — the connection reset,
+    or with ``refused`` never made). ``applied``: the call takes effect, then its answer
+    is lost (the error is raised after the change, as a connection reset after the
+    request was written)."""
 
     status: int | None
     reason: str = "Failure"
     message: str = ""
     body: str | None = None
     headers: Mapping[str, str] | None = None
+    refused: bool = False
+    applied: bool = False
 
     def error(self) -> Exception:
-        """The exception this fault raises: an :class:`ApiError`, or a connection reset."""
+        """The exception this fault raises: an :class:`ApiError`, or a connection error."""
+        if self.status is None and self.refused:
+            return ConnectionRefusedError(111, "Connection refused")
         if self.status is None:
             return ConnectionResetError(104, "Connection reset by peer")
         return ApiError(

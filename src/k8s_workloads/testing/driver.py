@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from k8s_workloads.decisions.actions import EmitEvent
-from k8s_workloads.executor.requests import ListPods, NothingToDo, ReadStates, Request, Waiting
+from k8s_workloads.executor.requests import (
+    ListPods,
+    NothingToDo,
+    ReadPod,
+    ReadStates,
+    Request,
+    Waiting,
+)
 from k8s_workloads.io import kit
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.pods.labels import watcher_selector
@@ -79,7 +86,8 @@ class CoreDriver:
     def perform(self, request: Request) -> None:
         """Perform one request against the cluster or the database (raises as they do;
         a failure the shared policy calls done, such as a 404 on a delete, is not raised).
-        A :class:`ReadStates` or :class:`ListPods` is answered to the core here."""
+        A :class:`ReadStates`, :class:`ListPods` or :class:`ReadPod` is answered to the
+        core here."""
         if isinstance(request, EmitEvent):
             self.db.record(request)
             return
@@ -92,7 +100,9 @@ class CoreDriver:
             if failure_is_done(request, error):
                 return
             raise
-        if isinstance(request, ListPods):
+        if isinstance(request, ReadPod):
+            self.core.pod_read(request, cast("dict[str, Any] | None", answer))
+        elif isinstance(request, ListPods):
             pods, version = cast("tuple[list[dict[str, Any]], str | None]", answer)
             self.core.pods_listed(request, pods, version)
             self.watch = self._start_watch()
@@ -121,7 +131,7 @@ class CoreDriver:
         except FAILURES as error:
             self.core.request_failed(request, error)
             return error
-        if not isinstance(request, (ReadStates, ListPods)):  # perform answered those
+        if not isinstance(request, (ReadStates, ListPods, ReadPod)):  # perform answered those
             self.core.request_done(request)
         return None
 
