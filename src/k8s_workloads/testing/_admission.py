@@ -3,9 +3,11 @@
 The order is the apiserver's: the body is decoded first (``handlers/create.go``: a body of
 another ``kind``, or a value of the wrong type, cannot be decoded: 400 ``BadRequest``,
 "... cannot be handled as a Pod"; unknown fields are dropped, warned about or refused
-per ``fieldValidation``), then validated (``pkg/apis/core/validation``: names, labels,
-annotations, required fields: 422 ``Invalid`` with one cause per field), and on update
-the pod strategy's ``ValidatePodUpdate`` refuses a change to an immutable field.
+per ``fieldValidation``; the decoder fills in the defaults,
+:mod:`k8s_workloads.testing._defaults`), then validated (``pkg/apis/core/validation``:
+names, labels, annotations, required fields: 422 ``Invalid`` with one cause per field),
+and on update the pod strategy's ``ValidatePodUpdate`` refuses a change to an immutable
+field.
 
 The rules themselves are the library's: :mod:`k8s_workloads.validation` (names, labels,
 annotations, container names) and :mod:`k8s_workloads.schema` with the 1.37 Pod table in
@@ -23,6 +25,7 @@ import attrs
 from k8s_workloads import validation
 from k8s_workloads.pods._pod_schema import DEFINITIONS
 from k8s_workloads.pods.schema import pod_schema_errors
+from k8s_workloads.testing import _defaults
 
 __all__ = [
     "FIELD_VALIDATION",
@@ -136,7 +139,9 @@ def _unknown(dropped: list[str], field_validation: str | None, kind: str) -> lis
 def decode_pod(
     body: Manifest, *, field_validation: str | None = None
 ) -> tuple[Manifest, list[str]]:
-    """The pod the server would store, unknown fields dropped, and the warnings to send.
+    """The pod the server would store, unknown fields dropped and defaults filled in
+    (:mod:`k8s_workloads.testing._defaults`, as the decoder applies them), and the
+    warnings to send.
 
     :class:`Rejected` (400) for another ``kind``, a value of the wrong type, or an unknown
     field under ``Strict``.
@@ -153,7 +158,7 @@ def decode_pod(
     if wrong:
         raise Rejected(400, f'Pod in version "v1" cannot be handled as a Pod: {wrong[0]}')
     pod["apiVersion"], pod["kind"] = "v1", "Pod"
-    return pod, warnings
+    return _defaults.default_pod(pod), warnings
 
 
 def _violation_causes(found: list[validation.NamingRuleViolation]) -> list[Cause]:

@@ -11,6 +11,11 @@ kept history, or one expired with :meth:`FakeCluster.expire_watches`, ends with 
 ``kubernetes.client.ApiException`` (``status``, ``reason``, ``body``, ``headers``), or a
 ``ConnectionResetError`` for a connection error.
 
+Every pod created or patched is read back as the API server stores it, defaults filled in
+(``restartPolicy: Always``, ``dnsPolicy``, ``imagePullPolicy``, ...: see
+:mod:`k8s_workloads.testing._defaults`): a pod that should end must say
+``restartPolicy: Never`` (or ``OnFailure``), as on a real cluster.
+
 The kubelet is the test's part: move pods along with :meth:`FakeCluster.set_status`, or
 let :class:`~k8s_workloads.testing.Kubelet` run them.
 
@@ -26,7 +31,7 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.testing import _admission
+from k8s_workloads.testing import _admission, _defaults
 from k8s_workloads.testing._cluster_secrets import ClusterSecrets
 from k8s_workloads.testing._cluster_store import (
     CALLS,
@@ -150,6 +155,7 @@ class FakeCluster(ClusterWatches, ClusterSecrets):
             metadata["name"] = f"{metadata['generateName']}{self._uid + 1:05d}"[-253:]
         name = metadata.get("name")
         same_namespace(metadata, namespace)
+        _defaults.admit_priority(pod)
         causes = _admission.pod_causes(pod)
         if causes:
             raise invalid("Pod", name, causes)
