@@ -314,3 +314,23 @@ def test_two_kubelets_share_the_pods_each_runs_only_what_it_bound() -> None:
     assert snapshot is not None
     cluster.bind_pod(NS, "raced", "two")
     assert one._bind(snapshot) is False
+
+
+def test_a_pod_held_by_a_finalizer_is_confirmed_once_and_stays_until_it_is_removed() -> None:
+    """The kubelet's part of a deletion is done once; the finalizer's owner does the rest."""
+    cluster = FakeCluster(namespaces=[NS])
+    body = pod("p")
+    body["metadata"]["finalizers"] = ["example.com/keep"]
+    cluster.create_pod(NS, body)
+    kubelet = Kubelet(cluster, run_seconds=1)
+    kubelet.step(0.0)
+    kubelet.step(1.0)
+    cluster.delete_pod(NS, "p")
+    assert kubelet.step(1.5) == 2  # stopped (exits on SIGTERM at once), confirmed
+    held = cluster.pod(NS, "p")
+    assert held is not None
+    assert held["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert held["status"]["phase"] == "Failed"
+    assert kubelet.step(2.0) == kubelet.step(3.0) == 0  # not confirmed again
+    cluster.patch_pod(NS, "p", {"metadata": {"finalizers": None}})
+    assert cluster.pod(NS, "p") is None

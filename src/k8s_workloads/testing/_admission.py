@@ -5,9 +5,10 @@ another ``kind``, or a value of the wrong type, cannot be decoded: 400 ``BadRequ
 "... cannot be handled as a Pod"; unknown fields are dropped, warned about or refused
 per ``fieldValidation``; the decoder fills in the defaults,
 :mod:`k8s_workloads.testing._defaults`), then validated (``pkg/apis/core/validation``:
-names, labels, annotations, required fields: 422 ``Invalid`` with one cause per field),
-and on update the pod strategy's ``ValidatePodUpdate`` refuses a change to an immutable
-field.
+names, labels, annotations, finalizer names, required fields: 422 ``Invalid`` with one
+cause per field), and on update the pod strategy's ``ValidatePodUpdate`` refuses a change
+to an immutable field, and ``ValidateObjectMetaUpdate`` a finalizer added to a pod being
+deleted.
 
 The rules themselves are the library's: :mod:`k8s_workloads.validation` (names, labels,
 annotations, container names) and :mod:`k8s_workloads.schema` with the 1.37 Pod table in
@@ -194,7 +195,43 @@ def _metadata_causes(metadata: Manifest, *, namespaced: bool = True) -> list[Cau
         )
     causes += _violation_causes(validation.label_errors(metadata.get("labels")))
     causes += _violation_causes(validation.annotation_errors(metadata.get("annotations")))
+    return causes + _finalizer_causes(metadata.get("finalizers"))
+
+
+# apimachinery's ValidateFinalizerName: a qualified name, and one without a "/" prefix must
+# be a standard finalizer (IsStandardFinalizerName: "kubernetes", metav1's "orphan" and
+# "foregroundDeletion").
+_STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+
+
+def _finalizer_causes(finalizers: object) -> list[Cause]:
+    causes: list[Cause] = []
+    for index, name in enumerate(finalizers if isinstance(finalizers, list) else ()):
+        field = f"metadata.finalizers[{index}]"
+        found = _violation_causes(validation.label_key_errors(name, field=field))
+        if not found and "/" not in name and name not in _STANDARD_FINALIZERS:
+            message = "name is neither a standard finalizer name nor is it fully qualified"
+            found = [Cause(field, "FieldValueInvalid", f"Invalid value: {name!r}: {message}")]
+        causes += found
     return causes
+
+
+def _new_finalizer_causes(old_meta: Manifest, new_meta: Manifest) -> list[Cause]:
+    # ValidateObjectMetaUpdate -> ValidateNoNewFinalizers, once deletionTimestamp is set.
+    if not old_meta.get("deletionTimestamp"):
+        return []
+    extra = sorted(set(new_meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ()))
+    if not extra:
+        return []
+    listed = ", ".join(f'"{name}"' for name in extra)
+    return [
+        Cause(
+            "metadata.finalizers",
+            "FieldValueForbidden",
+            "Forbidden: no new finalizers can be added if the object is being deleted, found "
+            f"new finalizers []string{{{listed}}}",
+        )
+    ]
 
 
 def pod_causes(pod: Manifest) -> list[Cause]:
@@ -253,7 +290,8 @@ def _masked_spec(spec: Manifest) -> Manifest:
 
 
 def pod_update_causes(old: Manifest, new: Manifest) -> list[Cause]:
-    """Why ``new`` may not replace ``old``: immutable fields, then :func:`pod_causes`.
+    """Why ``new`` may not replace ``old``: immutable fields, a finalizer added to a pod
+    being deleted, then :func:`pod_causes`.
 
     ``new`` gets the stored system fields (creation and deletion timestamps) back first, as
     ``rest.BeforeUpdate`` does.
@@ -273,6 +311,7 @@ def pod_update_causes(old: Manifest, new: Manifest) -> list[Cause]:
         for key in _IMMUTABLE_METADATA
         if new_meta.get(key) != old_meta.get(key)
     ]
+    causes += _new_finalizer_causes(old_meta, new_meta)
     old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
     if _masked_spec(old_spec) != _masked_spec(new_spec):
         causes.append(Cause("spec", "FieldValueForbidden", _MUTABLE_SPEC_MESSAGE))

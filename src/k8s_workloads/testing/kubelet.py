@@ -29,8 +29,9 @@ until its kubelet confirms) that is running stops as on SIGTERM: after the outco
 ``sigterm_seconds`` (exit 143) or, if that is None or not within the grace period
 (``deletionGracePeriodSeconds``, else the pod's ``terminationGracePeriodSeconds``, else
 30), killed at its end (exit 137); the terminated status is written (``Failed``), then the
-kubelet confirms the deletion (:meth:`FakeCluster.finish_deletion`). A pod that never ran or
-already ended is confirmed at once; a pod simply gone is forgotten.
+kubelet confirms the deletion (:meth:`FakeCluster.finish_deletion`), once (a pod its
+finalizers hold stays until they are removed). A pod that never ran or already ended is
+confirmed at once; a pod simply gone is forgotten.
 
 Timestamps are the cluster's ``now``. Run it on its own thread (:meth:`Kubelet.start`, or
 as a context manager), or call :meth:`Kubelet.step` with the time yourself. The thread and
@@ -149,7 +150,7 @@ K = TypeVar("K", bound="_KubeletBase")  # the kubelet's own class (no typing.Sel
 
 class _KubeletBase(Service):
     """What both kit kubelets share: the node, the pod IPs, the clock, binding, status
-    writes, deletion confirmations and the thread that calls :meth:`step`."""
+    writes, deletion confirmations (once per pod) and the thread that calls :meth:`step`."""
 
     def __init__(self, cluster: FakeCluster, *, node_name: str, poll_seconds: float) -> None:
         _checks.check(self, "cluster", _checks.kind(FakeCluster), cluster)
@@ -161,6 +162,7 @@ class _KubeletBase(Service):
         self.node_name = node_name
         self.poll_seconds = float(poll_seconds)
         self._ips: dict[str, str] = {}
+        self._confirmed: set[str] = set()  # uids whose deletion this kubelet confirmed
         self._ip_count = 0
         self._stopping = threading.Event()
         self._thread = threading.Thread(
@@ -206,14 +208,22 @@ class _KubeletBase(Service):
         return 1
 
     def _finish(self, pod: Manifest) -> int:
+        """Confirm the pod's deletion, once: a pod its finalizers still hold stays, and is
+        not confirmed again."""
         metadata = pod["metadata"]
+        uid = str(metadata.get("uid", ""))
+        if uid in self._confirmed:
+            return 0
         try:
-            self.cluster.finish_deletion(
-                metadata["namespace"], metadata["name"], uid=str(metadata.get("uid", ""))
-            )
+            self.cluster.finish_deletion(metadata["namespace"], metadata["name"], uid=uid)
         except (ApiError, KeyError):
             return 0  # already gone
+        self._confirmed.add(uid)
         return 1
+
+    def _forget(self, present: set[str]) -> None:
+        """Drop what is kept for pods no longer in the cluster."""
+        self._confirmed &= present
 
     def _timestamp(self) -> str:
         now = self.cluster.now.astimezone(datetime.timezone.utc)
@@ -316,6 +326,7 @@ class Kubelet(_KubeletBase):
         for gone in set(self._runs) - present:
             self._runs.pop(gone, None)
             self._ips.pop(gone, None)
+        self._forget(present)
         return written
 
     def _advance(self, pod: Manifest, run: _Run, now: float) -> int:

@@ -24,13 +24,13 @@ container's end is written.
 
 Stopping: a deleted pod's processes get SIGTERM, then SIGKILL when its grace period
 (``deletionGracePeriodSeconds``) ends; the last status is written and the deletion
-confirmed (:meth:`FakeCluster.finish_deletion`). A pod simply gone is stopped the same
-way, with nothing written. Every pod lives at most ``max_lifetime`` seconds (or its
-``activeDeadlineSeconds``, if shorter): then it is stopped the same way and ends
-``Failed`` with reason ``DeadlineExceeded``. Signals go to the process group, so a
-command's children stop too. :meth:`ProcessKubelet.stop` (or leaving the ``with``) stops
-every process (SIGTERM, SIGKILL a second later), waits for each and removes the
-temporary directories.
+confirmed (:meth:`FakeCluster.finish_deletion`), once (a pod its finalizers hold stays).
+A pod simply gone is stopped the same way, with nothing written. Every pod lives at most
+``max_lifetime`` seconds (or its ``activeDeadlineSeconds``, if shorter): then it is
+stopped the same way and ends ``Failed`` with reason ``DeadlineExceeded``. Signals go to
+the process group, so a command's children stop too. :meth:`ProcessKubelet.stop` (or
+leaving the ``with``) stops every process (SIGTERM, SIGKILL a second later), waits for
+each and removes the temporary directories.
 
 Preloading (``preload``, off by default): a container whose command is ``<python> -m
 <module> args...`` with ``<module>`` preloaded runs as a fork of a *zygote*, an
@@ -215,6 +215,7 @@ class ProcessKubelet(_KubeletBase):
                 run.gone = True
                 self._stop(run, now, run.grace)
             written += self._tend(uid, run, now)
+        self._forget(present)
         self._zygotes.tend()
         return written
 
