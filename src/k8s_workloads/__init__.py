@@ -111,6 +111,8 @@ if TYPE_CHECKING:
     from k8s_workloads.pods.reconcile import PodReconciliationError as PodReconciliationError
     from k8s_workloads.pods.reconcile import reconcile_pods as reconcile_pods
     from k8s_workloads.pods.redaction import redact_manifest as redact_manifest
+    from k8s_workloads.pods.restart import WORKER_RESTART_POLICY as WORKER_RESTART_POLICY
+    from k8s_workloads.pods.restart import replaced_restart_policy as replaced_restart_policy
     from k8s_workloads.pods.schema import SchemaViolation as SchemaViolation
     from k8s_workloads.pods.schema import pod_schema_errors as pod_schema_errors
     from k8s_workloads.pods.validation import NamingRuleViolation as NamingRuleViolation
@@ -232,6 +234,7 @@ _LAZY: dict[str, str] = {
     "ReadStates": "executor.requests",
     "reconcile_pods": "pods.reconcile",
     "redact_manifest": "pods.redaction",
+    "replaced_restart_policy": "pods.restart",
     "Request": "executor.requests",
     "RequeueJob": "decisions.actions",
     "require_callback_support": "compat",
@@ -256,6 +259,7 @@ _LAZY: dict[str, str] = {
     "UNKNOWN": "decisions.rules",
     "validate_manifest": "pods.validation",
     "Waiting": "executor.requests",
+    "WORKER_RESTART_POLICY": "pods.restart",
     "workload_command_args": "pods.workload",
     "WorkloadAlreadyRunning": "executor.requests",
     "WorkloadKey": "keys",

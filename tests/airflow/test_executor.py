@@ -291,6 +291,11 @@ def test_a_task_pod_is_the_providers_pod_for_the_same_task_template_and_override
     for field in ("uid", "creationTimestamp", "resourceVersion"):
         ours["metadata"].pop(field)
     ours.pop("status")
+    # The deliberate difference (issue 29): the provider passes the template's policy
+    # through (none here: the API server's default, Always); ours never restarts.
+    assert ours["spec"]["restartPolicy"] == "Never"
+    assert "restartPolicy" not in theirs["spec"]
+    theirs["spec"]["restartPolicy"] = "Never"
     assert ours == theirs
 
 

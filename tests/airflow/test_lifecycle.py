@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import types
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,32 @@ def test_a_users_mutation_hook_still_mutates_the_pods(
     finally:
         if manager.is_registered(local_settings):
             manager.unregister(local_settings)
+
+
+def test_a_template_asking_for_restarts_is_logged_once_per_file(tmp_path: Path) -> None:
+    # Issue 29: the pods never restart whatever the file says; the executor says so once
+    # for the global template at start and once for a task's own file, not once a pod.
+    files = {"Always": tmp_path / "global.yaml", "OnFailure": tmp_path / "task.yaml"}
+    for policy, path in files.items():
+        path.write_text(f"spec:\n  restartPolicy: {policy}\n  containers:\n  - name: base\n")
+    with running_executor(record_log=True, pod_template_file=str(files["Always"])) as executor:
+        for number in (21, 22):
+            workload = task_workload({"pod_template_file": str(files["OnFailure"])})
+            ti = workload.ti.model_copy(
+                update={"task_id": f"t{number}", "id": uuid.UUID(int=number)}
+            )
+            executor.queue_workload(workload.model_copy(update={"ti": ti}), session=None)
+        executor.heartbeat()
+        cluster = executor.cluster
+        sync_until(executor, lambda: len(cluster.pod_names()) == 2)
+        pods = [cluster.pod(NS, name) for name in cluster.pod_names()]
+        assert [pod["spec"]["restartPolicy"] for pod in pods] == ["Never", "Never"]
+        warnings = executor._log.text("warning").splitlines()
+    restarts = [line for line in warnings if "restartPolicy" in line]
+    assert len(restarts) == 2, warnings
+    for (policy, path), line in zip(files.items(), restarts, strict=True):
+        assert f"pod_template_file {str(path)!r} asks for restartPolicy {policy!r}" in line
+        assert "with restartPolicy 'Never'" in line
 
 
 def test_async_pod_creation_keeps_many_creations_in_flight() -> None:

@@ -63,7 +63,8 @@ def test_no_template_gives_the_bare_dynamic_pod() -> None:
                 "args": ["python", "-m", "x"],
                 "env": [{"name": "AIRFLOW_IS_K8S_EXECUTOR_POD", "value": "True"}],
             }
-        ]
+        ],
+        "restartPolicy": "Never",  # not the API server's default, Always (issue 29)
     }
     assert "apiVersion" not in pod  # as the provider: only what the template has
 

@@ -98,6 +98,10 @@ def _identity_changing_hook(pod: Manifest) -> Manifest:
     return pod
 
 
+def _restarting_hook(pod: Manifest) -> None:
+    pod["spec"]["restartPolicy"] = "Always"  # replaced by Never on either path (issue 29)
+
+
 def _offsets() -> st.SearchStrategy[datetime.timezone]:
     return st.builds(
         datetime.timezone,
@@ -113,7 +117,9 @@ zones: st.SearchStrategy[datetime.timezone | None] = st.one_of(
 )
 dates = st.one_of(st.none(), st.datetimes(timezones=zones))
 date_keys = st.sampled_from([LOGICAL_DATE_KEY, EXECUTION_DATE_KEY, "run_id", "Not A Key!"])
-hooks = st.sampled_from([None, _no_hook, _relabelling_hook, _identity_changing_hook])
+hooks = st.sampled_from(
+    [None, _no_hook, _relabelling_hook, _identity_changing_hook, _restarting_hook]
+)
 numbers = st.one_of(
     st.integers(0, 10**4),
     st.sampled_from([-1, AIRFLOW_INT_MAX, AIRFLOW_INT_MAX + 1, True, 1.0, _Count(2)]),
@@ -173,7 +179,9 @@ def _compare(template: PodTemplate, override: Manifest | None, values: dict[str,
     with fast_path() as use:
         assert _outcome(build) == expected
     if expected[0] == "pod":
-        assert validate_manifest(json.loads(str(expected[1]))) == []
+        pod = json.loads(str(expected[1]))
+        assert validate_manifest(pod) == []
+        assert pod["spec"]["restartPolicy"] == "Never"
     return "fast" if use.fast_task_pods else "planned" if use.planned_pods else "general"
 
 

@@ -103,10 +103,12 @@ def running_executor(**options: str | float) -> Iterator[Any]:
     """The executor started against a fresh cluster; state reads from ``.states``.
 
     ``options``: more ``[kubernetes_executor]`` options for this executor; ``latency``:
-    seconds the API server adds to every call."""
+    seconds the API server adds to every call; ``record_log=True``: its log is a
+    :class:`RecordedLog` from before ``start()`` (``executor._log``)."""
     from k8s_workloads.airflow.executor import KubernetesExecutor  # noqa: PLC0415
 
     latency = float(options.pop("latency", 0.0))
+    record_log = bool(options.pop("record_log", False))
     # The namespaces the tests create pods in (multi-namespace mode lists "a, b").
     cluster = FakeCluster(namespaces=[NS, "a", "b"])
     with (
@@ -126,6 +128,8 @@ def running_executor(**options: str | float) -> Iterator[Any]:
         instance.states = {}
         instance._read_states = lambda keys: {key: instance.states.get(key) for key in keys}
         instance.cluster = cluster
+        if record_log:
+            instance._log = RecordedLog(instance.log)
         instance.start()
         instance.handled = []
         instance.core.on_decision = instance.handled.append

@@ -39,6 +39,7 @@ from k8s_workloads.executor.core import ExecutorCore
 from k8s_workloads.executor.requests import CreatePod, ListPods, ReadStates, Request
 from k8s_workloads.io.kube import KubeCalls
 from k8s_workloads.io.pool import PoolDriver
+from k8s_workloads.pods.restart import WORKER_RESTART_POLICY, replaced_restart_policy
 from k8s_workloads.watch.failures import PendingPolicy
 from k8s_workloads.watch.resolution import ResolverConfig
 
@@ -75,7 +76,7 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         factory_read = hasattr(_airflow(_KUBE_CLIENT), "_get_executor_kube_client")
         problem = cluster_access_problem(
             self._setting, environ=os.environ, client_factory_read=factory_read
-        ) or image_problem(self._setting, self._template(self.kube_config.pod_template_file))
+        ) or image_problem(self._setting, self._read_template(self.kube_config.pod_template_file))
         if problem is not None:
             raise problem
         return options
@@ -107,8 +108,8 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             namespace=kube.kube_namespace,
             airflow_version=_AIRFLOW_VERSION,
             kube_image=kube.kube_image,
-            pod_template=self._template(kube.pod_template_file),
-            load_template=self._template,
+            pod_template=self._read_template(kube.pod_template_file),
+            load_template=self._read_template,
             mutation_hook=_mutation_hook(),
             decisions=decisions,
             resolver=resolver,
@@ -159,6 +160,22 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             # The core fails the job with this message (it takes ValueError and TypeError).
             raise ValueError(f"pod template file {path!r}: {error}") from error
 
+    def _read_template(self, path: str | None) -> dict[str, Any]:
+        """:meth:`_template`, logging once per path a ``restartPolicy`` the file asks for
+        that its pods will not have (read again for each job naming it: not once a pod)."""
+        template = self._template(path)
+        policy = replaced_restart_policy(template)
+        if path and policy is not None and path not in self._restart_warned:
+            self._restart_warned.add(path)
+            self.log.warning(
+                "pod_template_file %r asks for restartPolicy %r: k8s_workloads builds every "
+                "worker pod with restartPolicy %r (a restarted workload would run again)",
+                path,
+                policy,
+                WORKER_RESTART_POLICY,
+            )
+        return template
+
     # --- lifecycle -------------------------------------------------------------------
 
     def start(self) -> None:
@@ -171,6 +188,8 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
                 _AIRFLOW_VERSION,
             )
         self.scheduler_job_id = str(self.job_id)
+        self._restart_warned: set[str] = set()
+        """The template files whose replaced restartPolicy was logged (_read_template)."""
         # Checked before the client is made: its ConfigException ("Service host/port is
         # not set") and image-less pods are what the provider shows instead.
         self._options = self._check_settings()

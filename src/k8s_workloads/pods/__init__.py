@@ -10,6 +10,7 @@ The package's modules, from the bottom up:
 * :mod:`~k8s_workloads.pods.redaction` and :mod:`~k8s_workloads.pods.payload`: the
   Execution API token kept out of what is shown, and out of the pod spec;
 * :mod:`~k8s_workloads.pods.workload`: the container args that run a workload;
+* :mod:`~k8s_workloads.pods.restart`: the restart policy every worker pod has (``Never``);
 * :mod:`~k8s_workloads.pods.identity`: what the watcher decodes from a pod;
 * :mod:`~k8s_workloads.pods.general`: the general build (merge, then every check);
 * :mod:`~k8s_workloads.pods.plan`: the prepared path, the same pods faster, and
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from k8s_workloads.pods.general import MutationHook
     from k8s_workloads.pods.identity import callback_pod_name
     from k8s_workloads.pods.plan import FastPathUse, fast_path
+    from k8s_workloads.pods.restart import WORKER_RESTART_POLICY, replaced_restart_policy
     from k8s_workloads.pods.workload import (
         BASE_CONTAINER_NAME,
         EXECUTE_WORKLOAD_MODULE,
@@ -58,6 +60,8 @@ _OWNERS: dict[str, str] = {
     "callback_pod_name": "identity",
     "FastPathUse": "plan",
     "fast_path": "plan",
+    "WORKER_RESTART_POLICY": "restart",
+    "replaced_restart_policy": "restart",
     "BASE_CONTAINER_NAME": "workload",
     "EXECUTE_WORKLOAD_MODULE": "workload",
     "EXECUTOR_POD_ENV": "workload",
@@ -81,6 +85,7 @@ __all__ = [
     "BASE_CONTAINER_NAME",
     "EXECUTE_WORKLOAD_MODULE",
     "EXECUTOR_POD_ENV",
+    "WORKER_RESTART_POLICY",
     "FastPathUse",
     "InvalidMutatedPod",
     "InvalidPod",
@@ -93,5 +98,6 @@ __all__ = [
     "construct_task_pod",
     "fast_path",
     "parse_callback_log_path",
+    "replaced_restart_policy",
     "workload_command_args",
 ]

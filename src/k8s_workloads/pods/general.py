@@ -31,6 +31,7 @@ from k8s_workloads.pods.labels import (
     add_unique_suffix,
 )
 from k8s_workloads.pods.reconcile import merge_pair
+from k8s_workloads.pods.restart import _never_restarting
 from k8s_workloads.pods.schema import (
     SchemaViolation,
     checked_layer,
@@ -210,6 +211,18 @@ def _violations(pod: Manifest, *, whole: bool) -> list[_Violation]:
     return found
 
 
+def _merged(template: _Layer, dynamic: Manifest, override: _Layer | None) -> Manifest:
+    """The merge chain template → dynamic → override, and the pod's restart policy.
+
+    Both paths build from what this returns (the prepared one on a probe's layers, once),
+    so the rules applied after the merge are applied here. Raises what the merge raises.
+    """
+    merged = merge_pair(
+        merge_pair(template.manifest, dynamic), None if override is None else override.manifest
+    )
+    return _never_restarting(merged)
+
+
 def _finish(
     template: _Layer,
     dynamic: Manifest,
@@ -221,9 +234,7 @@ def _finish(
 ) -> Manifest:
     """The general build: the merge chain run on this pod's layers, then every check."""
     try:
-        merged = merge_pair(
-            merge_pair(template.manifest, dynamic), None if override is None else override.manifest
-        )
+        merged = _merged(template, dynamic, override)
     except PodReconciliationError:
         raise
     except (TypeError, ValueError, KeyError, AttributeError) as error:
@@ -249,7 +260,8 @@ def _hooked(
         return merged
     # Every layer is a private copy, so the merged pod shares nothing with the caller's
     # inputs or the identity: the hook may keep references or mutate it in place.
-    final = _apply_hook(merged, hook)
+    # A hook may set any policy: the pod it returns never restarts either.
+    final = _never_restarting(_apply_hook(merged, hook))
     identity.check(final, stage="the pod mutation hook", error=PodMutationHookError)
     violations = _violations(final, whole=True)
     if violations:

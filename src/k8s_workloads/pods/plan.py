@@ -29,6 +29,7 @@ from k8s_workloads.pods.general import (
     _hooked,
     _incomplete,
     _Layer,
+    _merged,
     _override_image,
     _OwnValues,
     _TaskPodValues,
@@ -48,7 +49,6 @@ from k8s_workloads.pods.labels import (
     _version_label_of_str,
     datetime_to_label_safe_datestring,
 )
-from k8s_workloads.pods.reconcile import merge_pair
 from k8s_workloads.pods.schema import (
     is_pod_schema_valid,
 )
@@ -237,9 +237,7 @@ def _make_plan(template: _Layer, override: _Layer | None, *, image: bool) -> _Pl
     }
     dynamic = _dynamic_layer(_OwnValues(**probe, image=probe_image))  # type: ignore[arg-type]
     try:
-        merged = merge_pair(
-            merge_pair(template.manifest, dynamic), None if override is None else override.manifest
-        )
+        merged = _merged(template, dynamic, override)
     except (TypeError, ValueError, KeyError, AttributeError):  # the general build reports it
         return None
     plan_maps = {

@@ -400,7 +400,8 @@ _spec_bodies = st.fixed_dictionaries(
         "serviceAccountName": st.one_of(st.just(""), dns_subdomains),
         "securityContext": _pod_security_contexts,
         "hostNetwork": st.booleans(),
-        "restartPolicy": st.just("Never"),
+        # Every policy a layer may ask for: the builders replace it by Never (issue 29).
+        "restartPolicy": st.sampled_from(["Never", "Always", "OnFailure"]),
         "priorityClassName": st.sampled_from(["", "high-priority", "system-cluster-critical"]),
         "imagePullSecrets": st.lists(st.fixed_dictionaries({"name": _secret_names}), max_size=2),
         "terminationGracePeriodSeconds": st.integers(0, 600),
