@@ -21,14 +21,12 @@ NS = "airflow"
 
 
 def task_body(name: str) -> dict[str, Any]:
-    """The library's task pod named ``name``, with a sidecar, as a create request; it
-    says ``restartPolicy: Never`` (the kit's API server defaults it to ``Always``, and its
-    kubelets restart such a pod's containers for ever, as a real cluster does)."""
+    """The library's task pod named ``name``, with a sidecar, as a create request (it says
+    ``restartPolicy: Never``, as every pod the library builds: it ends)."""
     body = task_pod()
     body["metadata"]["name"] = name
     body["metadata"].pop("resourceVersion")
     body["spec"]["containers"].append({"name": "sidecar", "image": "busybox:1.36"})
-    body["spec"].setdefault("restartPolicy", "Never")
     return body
 
 

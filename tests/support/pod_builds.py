@@ -68,18 +68,14 @@ def task_pod(**overrides: Any) -> dict[str, Any]:
 
 def named_task_pod(name: str, *, namespace: str = "airflow", owner: str = "7") -> dict[str, Any]:
     """A task pod without a template, named ``name`` (its task id too), owned by the
-    scheduler job ``owner``: what the kit's servers are sent in their tests. It says
-    ``restartPolicy: Never``: the kit's API server defaults it to ``Always``, and its
-    kubelets would restart the pod's containers for ever, as a real cluster's do."""
-    pod = task_pod(
+    scheduler job ``owner``: what the kit's servers are sent in their tests."""
+    return task_pod(
         namespace=namespace,
         scheduler_job_id=owner,
         pod_id=name,
         task_id=name,
         base_worker_pod=None,
     )
-    pod["spec"].setdefault("restartPolicy", "Never")
-    return pod
 
 
 def callback_pod(**overrides: Any) -> dict[str, Any]:
