@@ -56,7 +56,10 @@ def _parser() -> _Parser:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="run pods: Running after SECONDS, Succeeded after as many more",
+        help=(
+            "run pods: Running after SECONDS, Succeeded after as many more (a pod without "
+            "restartPolicy Never is restarted, as on a cluster)"
+        ),
     )
     parser.add_argument(
         "--namespace",
