@@ -43,7 +43,7 @@ In its own process, with a :class:`~k8s_workloads.testing.Kubelet` if asked::
 prints its URL as the first line of stdout and serves until its lifetime ends, its stdin
 is closed, or it gets SIGTERM or SIGINT; then it exits 0 (a bad argument: one line on
 stderr, exit 2). Its namespaces are ``default`` and each ``--namespace NAME`` (default:
-``airflow``).
+``airflow``); ``--bookmark-seconds`` is ``bookmark_seconds``.
 
 The HTTP side (one write per answer, bodies read before answers, counting, delays) is
 :mod:`~k8s_workloads.testing._http`; what a path and a query ask,
@@ -77,6 +77,7 @@ from k8s_workloads.testing._routes import (
     watch_options,
 )
 from k8s_workloads.testing._service import Service
+from k8s_workloads.testing._watch import DEFAULT_BOOKMARK_SECONDS, next_bookmark_at
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
 
@@ -268,6 +269,8 @@ class _Handler(JsonHandler):
             timeout = float(query.get("timeoutSeconds") or 0) or self.server.lifetime
         except ValueError:
             raise ApiError(400, "BadRequest", "timeoutSeconds: not a number") from None
+        # The deadline is set before the watch starts, as the request's context is.
+        deadline = time.monotonic() + timeout
         cluster = self.server.cluster
         version = query.get("resourceVersion") or None
         if initial is False and version is None:
@@ -280,8 +283,10 @@ class _Handler(JsonHandler):
             allow_bookmarks=bookmarks,
             send_initial_events=bool(initial),
         )
-        deadline = time.monotonic() + timeout
-        idle_since = time.monotonic()
+        every = self.server.bookmark_seconds
+        mark = next_bookmark_at(time.monotonic(), every=every, deadline=deadline)
+        if not bookmarks:
+            mark = None
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -293,12 +298,11 @@ class _Handler(JsonHandler):
                     self._chunk((line + "\n").encode())
                 if watch.closed and not len(watch):
                     break
-                if lines:
-                    idle_since = time.monotonic()
-                elif bookmarks and time.monotonic() - idle_since >= self.server.bookmark_seconds:
+                now = time.monotonic()
+                if mark is not None and now >= mark:
                     cluster.send_bookmarks(watch)
-                    idle_since = time.monotonic()
-                else:
+                    mark = next_bookmark_at(now, every=every, deadline=deadline)
+                elif not lines:
                     time.sleep(_WATCH_POLL_SECONDS)
             self._chunk(b"")
         except (BrokenPipeError, ConnectionResetError):
@@ -313,8 +317,10 @@ class FakeApiServer(Service):
 
     ``latency`` seconds pass before every API call is answered (once at the start of a
     watch, never between its lines), as a remote API server's round trip would take. A
-    watch with ``allowWatchBookmarks`` gets a ``BOOKMARK`` after ``bookmark_seconds``
-    without events (a real server: about a minute).
+    watch with ``allowWatchBookmarks`` gets a ``BOOKMARK`` (only
+    ``metadata.resourceVersion``) every ``bookmark_seconds`` whether or not other events
+    flowed, and one 2 s before its ``timeoutSeconds`` ends, as the watch cache sends them
+    (default 60 s, the cacher's ``defaultBookmarkFrequency``; a test passes less).
 
     Thread-safe: requests are served on daemon threads against the cluster's lock; an
     unexpected error inside the kit is answered as a 500 ``Status`` and the server keeps
@@ -328,7 +334,7 @@ class FakeApiServer(Service):
         port: int = 0,
         lifetime: float = 600.0,
         latency: float = 0.0,
-        bookmark_seconds: float = 1.0,
+        bookmark_seconds: float = DEFAULT_BOOKMARK_SECONDS,
     ) -> None:
         _checks.check(self, "cluster", _checks.kind(FakeCluster), cluster)
         _checks.check(self, "bookmark_seconds", _checks.seconds, bookmark_seconds)
