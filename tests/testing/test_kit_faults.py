@@ -5,8 +5,8 @@ Each fault as a client meets it (kubernetes-api-semantics.md, "Connections"): a 
 (an API server restart) kills a kept-alive pooled connection and a watch stream; a refusal
 gives connection-refused errors for its window and the same cluster afterwards; a stall
 (a load balancer holding a flow) makes a call with a read timeout time out and a watch
-read block, then resets the connection. No test bounds a duration from above: waits end
-on an event.
+read block, then resets the connection; a lost create answer is a connection error for
+a pod that exists. No test bounds a duration from above: waits end on an event.
 """
 
 from __future__ import annotations
@@ -298,8 +298,56 @@ def test_a_stall_times_out_a_call_and_blocks_a_watch_asyncio(
     assert server.stats.connections_reset == 2
 
 
+# --- lost answers -----------------------------------------------------------------------
+
+
+def test_a_lost_create_answer_is_a_connection_error_for_a_stored_pod_sync(
+    server: FakeApiServer, cluster: FakeCluster, api: Any
+) -> None:
+    server.drop_next_create_answer("pods")
+    # A fault of the cluster's answers that creation, and a dry run is answered: the drop
+    # waits for a creation that is stored.
+    cluster.fail_next("create_pod", 500)
+    with pytest.raises(k8s.ApiException) as failed:
+        api.create_namespaced_pod(NS, task_pod("load"))
+    assert failed.value.status == 500
+    assert api.create_namespaced_pod(NS, task_pod("load"), dry_run="All").metadata.name == "load"
+    with pytest.raises(urllib3.exceptions.ProtocolError) as lost:
+        api.create_namespaced_pod(NS, task_pod("load"))
+    assert isinstance(lost.value.args[1], ConnectionResetError)
+    assert api.read_namespaced_pod("load", NS).metadata.name == "load"
+    with pytest.raises(k8s.ApiException) as again:
+        api.create_namespaced_pod(NS, task_pod("load"))  # the retry a client might make
+    assert again.value.status == 409
+    stats = server.stats
+    assert (stats.answers_dropped, stats.connections_reset, stats.count("POST", "pods")) == (
+        1,
+        1,
+        4,
+    )
+
+
+def test_a_lost_create_answer_is_a_connection_error_for_a_stored_pod_asyncio(
+    server: FakeApiServer, cluster: FakeCluster
+) -> None:
+    server.drop_next_create_answer(times=2)
+
+    async def body(api: Any) -> str:
+        for name in ("load", "other"):
+            with pytest.raises((aiohttp.ClientOSError, aiohttp.ServerDisconnectedError)):
+                await api.create_namespaced_pod(NS, task_pod(name))
+        created = await api.create_namespaced_pod(NS, task_pod("third"))  # answered
+        return str(created.metadata.name)
+
+    assert run(server, body) == "third"
+    assert cluster.pod_names() == ["load", "other", "third"]
+    assert server.stats.answers_dropped == 2
+
+
 def test_fault_arguments_are_checked_and_a_stopped_server_takes_none() -> None:
     server = FakeApiServer(FakeCluster(), lifetime=60)
+    with pytest.raises(ValueError, match="resource must be one of"):
+        server.drop_next_create_answer("nodes")
     with pytest.raises(ValueError, match="seconds"):
         server.stall(0)
     with pytest.raises(ValueError, match="seconds"):

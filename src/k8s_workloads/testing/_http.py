@@ -21,7 +21,7 @@ import threading
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.testing._connections import Connection, Connections
+from k8s_workloads.testing._connections import Connection, ConnectionCut, Connections
 from k8s_workloads.testing._errors import ApiError, status_document
 from k8s_workloads.testing._routes import STATS_PATH, first, request_kind
 from k8s_workloads.testing.selectors import InvalidSelector
@@ -54,6 +54,8 @@ class JsonHandler(http.server.BaseHTTPRequestHandler):
     _raw: bytes | None = None  # this request's body, once read
     _warnings: tuple[str, ...] = ()  # Warning headers for this request's answer
     _subresource: str | None = None  # status, log or binding, for a pod's subresource
+    _kind: tuple[str, str] = ("", "")  # this request's (verb, resource)
+    _dry_run = False  # this request asked for dryRun
     _connection: Connection
 
     def setup(self) -> None:
@@ -83,6 +85,7 @@ class JsonHandler(http.server.BaseHTTPRequestHandler):
         ]
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "strict")
         self._end_in_flight()
+        self._lose_answer(code)
         self._write(head if self.command == "HEAD" else head + body)
 
     def _send_text(self, code: int, text: str) -> None:
@@ -119,6 +122,17 @@ class JsonHandler(http.server.BaseHTTPRequestHandler):
     def _hold(self) -> None:
         """Wait while this connection is stalled; :class:`ConnectionCut` once it is reset."""
         self._connection.proceed(self.server.stopping)
+
+    def _lose_answer(self, code: int) -> None:
+        # drop_next_create_answer: a creation that was stored loses its answer, the
+        # connection reset after the write, as when an API server restarts between the
+        # two. A creation that failed, or a dry run, is answered.
+        verb, resource = self._kind
+        if verb != "POST" or not 200 <= code < 300 or self._dry_run:
+            return
+        if self.server.take_drop(resource):
+            self.server.stats.faulted("answers_dropped")
+            raise ConnectionCut
 
     def _send_error(self, error: ApiError) -> None:
         try:
@@ -191,10 +205,12 @@ class JsonHandler(http.server.BaseHTTPRequestHandler):
         # the stall resets the connection.
         self._hold()
         path, query = self._query()
+        self._dry_run = bool(query.get("dryRun"))
         if path == STATS_PATH:  # the kit's, not an API call: neither counted nor delayed
             self._answer(method, path, query, delay=0.0)
             return
         verb, resource = request_kind(method, path, first(query))
+        self._kind = (verb, resource)
         if verb == "WATCH":  # long-running: counted, never held as in flight
             self.server.stats.counted(verb, resource)
             self._answer(method, path, query, delay=self.server.latency)
@@ -221,7 +237,7 @@ class JsonHandler(http.server.BaseHTTPRequestHandler):
             self._send_error(ApiError(400, "BadRequest", str(error)))
         except ConnectionResetError:
             # A fault asked for a connection reset (a fail_next fault without a status, a
-            # reset of the server's connections): no answer, an RST.
+            # lost answer, a reset of the server's connections): no answer, an RST.
             self.close_connection = True
             self.server.connections.reset(self._connection)
         except (BrokenPipeError, ConnectionAbortedError):
@@ -232,6 +248,8 @@ class JsonHandler(http.server.BaseHTTPRequestHandler):
     def handle_one_request(self) -> None:
         self._raw = None
         self._warnings = ()
+        self._kind = ("", "")
+        self._dry_run = False
         super().handle_one_request()
 
     def do_GET(self) -> None:
@@ -283,13 +301,14 @@ class HttpServer(http.server.ThreadingHTTPServer):
         super().__init__(address, handler)
         self.connections = Connections(on_reset=lambda: self.stats.faulted("connections_reset"))
         self._listening: socket.socket | None = self.socket
-        self._changed = threading.Condition()  # guards the listener and the timers
+        self._changed = threading.Condition()  # guards the listener, the timers, the drops
         self._quit = False
         self._loop_done = threading.Event()
         self._loop_done.set()
         self._closed = False
         self._timers: list[threading.Timer] = []
         self._refusal = 0  # numbers the refusals: only the last one's timer listens again
+        self._drops: dict[str, int] = {}
         # Wakes the serve loop's select when the listener changes or the server stops (a
         # closed socket leaves an epoll set without waking it).
         self._wake_reader, self._wake_writer = socket.socketpair()
@@ -440,6 +459,21 @@ class HttpServer(http.server.ThreadingHTTPServer):
     def _release(self, held: list[Connection]) -> None:
         for connection in held:
             self.connections.reset(connection)
+
+    def drop_answers(self, resource: str, times: int) -> None:
+        """Lose the answers of the next ``times`` creations of ``resource`` that are stored
+        (:meth:`JsonHandler._send_json` asks :meth:`take_drop`)."""
+        with self._changed:
+            self._drops[resource] = self._drops.get(resource, 0) + times
+
+    def take_drop(self, resource: str) -> bool:
+        """True (once per armed drop) if this creation's answer is to be lost."""
+        with self._changed:
+            left = self._drops.get(resource, 0)
+            if not left:
+                return False
+            self._drops[resource] = left - 1
+            return True
 
     def _later(self, seconds: float, action: Callable[[], None]) -> None:
         # A daemon timer, cancelled and joined when the server closes (started under the

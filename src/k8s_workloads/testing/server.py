@@ -34,15 +34,16 @@ misbehaves (the cluster keeps its state through all of them, as etcd does):
 the client's pool, requests under way, watches); :meth:`~FakeApiServer.refuse_connections`
 does so and refuses new connections (``ECONNREFUSED``) for a while, then listens again on
 the same port; :meth:`~FakeApiServer.stall` holds the connections open now (no answer, no
-watch bytes) until it resets them. They compose with :meth:`FakeCluster.fail_next`, and
-are counted in the stats.
+watch bytes) until it resets them; :meth:`~FakeApiServer.drop_next_create_answer` stores a
+creation and resets its connection instead of answering. They compose with
+:meth:`FakeCluster.fail_next`, and are counted in the stats.
 
 As a client wants it over a kept-alive connection: ``TCP_NODELAY`` and each answer in one
 write (no ~40 ms delayed-ACK stall), and every request body read before the answer, errors
 included. ``latency`` seconds pass before each API call is answered. What it served is
 counted (:attr:`FakeApiServer.stats`, and ``GET /_kit/stats`` over HTTP): connections,
 requests by verb and resource, the most requests and pod creations in flight at once, and
-the faults (connections reset, stalls, refusals).
+the faults (connections reset, answers dropped, stalls, refusals).
 
 The server binds to 127.0.0.1 only, runs its requests on daemon threads, and stops by
 itself after ``lifetime`` seconds (default 600) if the test forgets to.
@@ -95,6 +96,10 @@ from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
 
 __all__ = ["STATS_PATH", "FakeApiServer"]
+
+CREATED = frozenset({"pods", "secrets", "pods/binding"})
+"""The resources the server creates (``POST``): what :meth:`FakeApiServer.drop_next_create_answer`
+takes."""
 
 _WATCH_POLL_SECONDS = 0.005
 
@@ -336,8 +341,8 @@ class FakeApiServer(Service):
     flowed, and one 2 s before its ``timeoutSeconds`` ends, as the watch cache sends them
     (default 60 s, the cacher's ``defaultBookmarkFrequency``; a test passes less).
 
-    Network faults: :meth:`reset_connections`, :meth:`refuse_connections`, :meth:`stall`
-    (see each).
+    Network faults: :meth:`reset_connections`, :meth:`refuse_connections`,
+    :meth:`stall`, :meth:`drop_next_create_answer` (see each).
 
     Thread-safe: requests are served on daemon threads against the cluster's lock; an
     unexpected error inside the kit is answered as a 500 ``Status`` and the server keeps
@@ -452,6 +457,19 @@ class FakeApiServer(Service):
     def unstall(self) -> int:
         """End every stall now: the held connections are reset. How many were."""
         return self._server.unstall()
+
+    def drop_next_create_answer(self, resource: str = "pods", *, times: int = 1) -> None:
+        """Lose the answers of the next ``times`` creations of ``resource`` (``pods``,
+        ``secrets``, ``pods/binding``) that are stored: the object exists (a watch sees it,
+        a read finds it), but the connection is reset after the write instead of answered,
+        so the client gets a connection error after its request was sent, as when an API
+        server restarts between the two. A creation that fails (a fault armed with
+        :meth:`FakeCluster.fail_next`, a 409, a 422) or a ``dryRun`` is answered and
+        leaves the drop armed."""
+        if resource not in CREATED:
+            raise ValueError(f"resource must be one of {sorted(CREATED)}, got {resource!r}")
+        _checks.check(self, "times", _checks.positive, times)
+        self._server.drop_answers(resource, times)
 
     def start(self) -> FakeApiServer:
         if not self._started:

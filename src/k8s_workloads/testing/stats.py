@@ -25,7 +25,7 @@ __all__ = ["FAULTS", "ServerStats"]
 CREATION = ("POST", "pods")
 """The request whose concurrency is also kept apart: a pod creation."""
 
-FAULTS = ("connections_reset", "stalls", "refusals")
+FAULTS = ("connections_reset", "answers_dropped", "stalls", "refusals")
 """The fault counters of :class:`ServerStats`, by field name."""
 
 
@@ -47,7 +47,10 @@ class ServerStats:
     """The most pod creations (``POST pods``) under way at once."""
     connections_reset: int = 0
     """Connections the server reset (an RST) for a fault: ``reset_connections``,
-    ``refuse_connections``, a stall's end, a ``fail_next`` fault without a status."""
+    ``refuse_connections``, a stall's end, a lost answer, a ``fail_next`` fault without a
+    status."""
+    answers_dropped: int = 0
+    """Creations stored whose answer was lost (``drop_next_create_answer``)."""
     stalls: int = 0
     """Stalls begun (``stall``)."""
     refusals: int = 0
