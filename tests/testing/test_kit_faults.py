@@ -69,11 +69,6 @@ def _no_thread_left() -> Iterator[None]:
 
 
 @pytest.fixture
-def cluster() -> FakeCluster:
-    return FakeCluster(namespaces=[NS])
-
-
-@pytest.fixture
 def server(cluster: FakeCluster) -> Iterator[FakeApiServer]:
     """A server whose every socket is closed once it stopped and its clients closed."""
     with FakeApiServer(cluster, lifetime=60) as served:
@@ -325,6 +320,21 @@ def test_a_lost_create_answer_is_a_connection_error_for_a_stored_pod_sync(
         1,
         4,
     )
+
+
+def test_a_connection_fault_of_the_cluster_is_a_reset_through_the_server_sync(
+    server: FakeApiServer, cluster: FakeCluster, api: Any
+) -> None:
+    # fail_next without a status: "applied" stores the pod and loses the answer, as
+    # drop_next_create_answer does; "refused" (a connection made already) applies nothing.
+    cluster.fail_next("create_pod", None, applied=True)
+    cluster.fail_next("create_pod", None, refused=True)
+    for name in ("load", "other"):
+        with pytest.raises(urllib3.exceptions.ProtocolError) as lost:
+            api.create_namespaced_pod(NS, task_pod(name))
+        assert isinstance(lost.value.args[1], ConnectionResetError)
+    assert cluster.pod_names() == ["load"]
+    assert server.stats.connections_reset == 2
 
 
 def test_a_lost_create_answer_is_a_connection_error_for_a_stored_pod_asyncio(

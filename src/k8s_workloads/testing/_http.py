@@ -235,9 +235,11 @@ class JsonHandler(http.server.BaseHTTPRequestHandler):
             self._send_error(error)
         except InvalidSelector as error:
             self._send_error(ApiError(400, "BadRequest", str(error)))
-        except ConnectionResetError:
-            # A fault asked for a connection reset (a fail_next fault without a status, a
-            # lost answer, a reset of the server's connections): no answer, an RST.
+        except (ConnectionResetError, ConnectionRefusedError):
+            # A fault asked for a connection error (a fail_next fault without a status, a
+            # lost answer, a reset of the server's connections): no answer, an RST. A
+            # fail_next fault "refused" meets a connection made already: the nearest is a
+            # reset before the call was applied (refuse_connections refuses new ones).
             self.close_connection = True
             self.server.connections.reset(self._connection)
         except (BrokenPipeError, ConnectionAbortedError):
