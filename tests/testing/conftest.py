@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,9 +21,18 @@ def cluster() -> FakeCluster:
     return FakeCluster(namespaces=[NS])
 
 
+@pytest.fixture
+def server_options() -> dict[str, Any]:
+    """More ``FakeApiServer`` arguments for ``client``: a test parametrizes this to change
+    them (``@pytest.mark.parametrize("server_options", [{"bookmark_seconds": 0.2}])``)."""
+    return {}
+
+
 @pytest.fixture(params=[SyncClient, AsyncClient], ids=["sync", "asyncio"])
-def client(request: pytest.FixtureRequest, cluster: FakeCluster) -> Iterator[Client]:
-    with FakeApiServer(cluster, lifetime=60) as server:
+def client(
+    request: pytest.FixtureRequest, cluster: FakeCluster, server_options: dict[str, Any]
+) -> Iterator[Client]:
+    with FakeApiServer(cluster, lifetime=60, **server_options) as server:
         made = request.param(server.url)
         yield made
         made.close()

@@ -363,19 +363,21 @@ def test_send_initial_events_ends_with_the_annotated_bookmark(
     assert fields == {"resourceVersionMatch", "allowWatchBookmarks"}
 
 
+@pytest.mark.parametrize("server_options", [{"bookmark_seconds": 0.2}])
 def test_bookmarks_only_when_allowed(client: Client, cluster: FakeCluster) -> None:
     """allowWatchBookmarks=true: an idle watch gets BOOKMARK events carrying only the
-    resource version; without it, none (API concepts, "Watch bookmarks")."""
+    resource version, every bookmark_seconds until 2 s before its timeout; without it,
+    none (API concepts, "Watch bookmarks"; the cacher's nextBookmarkTime)."""
     cluster.create_pod(NS, pod())
     version = cluster.resource_version
     status, events = client.stream(
-        NS, timeout_seconds=2, allow_watch_bookmarks=True, resource_version=version
+        NS, timeout_seconds=3, allow_watch_bookmarks=True, resource_version=version
     )
     assert status == 200
-    assert events
+    assert len(events) >= 2
     assert {event["type"] for event in events} == {"BOOKMARK"}
-    assert events[0]["object"]["metadata"] == {"resourceVersion": version}
-    status, events = client.stream(NS, timeout_seconds=2, resource_version=version)
+    assert all(event["object"]["metadata"] == {"resourceVersion": version} for event in events)
+    status, events = client.stream(NS, timeout_seconds=3, resource_version=version)
     assert (status, events) == (200, [])
 
 
