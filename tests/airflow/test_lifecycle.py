@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 import types
 import uuid
 from pathlib import Path
@@ -212,6 +213,51 @@ def test_a_bad_sync_bound_fails_the_start_naming_the_option() -> None:
         running_executor(sync_max_seconds="soon"),
     ):
         pass
+
+
+def _creation_failures(executor: Any) -> list[Any]:
+    return [h for h in executor.handled if h.cause.startswith("create")]
+
+
+def test_an_api_call_without_an_answer_fails_at_the_read_timeout() -> None:
+    # Each answer comes after 1 s; the calls wait 0.3 s for it: a creation is a failed
+    # call (the core decides), not a pass stuck for ever.
+    with running_executor(api_request_timeout="5, 0.3", latency=1.0) as executor:
+        (key,) = queue_callbacks(executor, 340, 1)
+        executor.heartbeat()
+        sync_until(executor, lambda: bool(_creation_failures(executor)))
+        assert {failure.key for failure in _creation_failures(executor)} == {key}
+
+
+def test_a_request_timeout_in_kube_client_request_args_wins() -> None:
+    options = {"kube_client_request_args": '{"_request_timeout": [5, 5]}'}
+    with running_executor(api_request_timeout="5, 0.3", latency=1.0, **options) as executor:
+        queue_callbacks(executor, 350, 1)
+        executor.heartbeat()
+        sync_until(executor, lambda: bool(executor.cluster.pod_names()))
+        assert _creation_failures(executor) == []
+
+
+def test_end_returns_within_its_bound_with_calls_that_get_no_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every answer takes 20 s: the watch, the orphan scan's list and the creations hang.
+    # end() waits for none of them longer than its bound (here 1 + 2 x 0.5 s; 20 s as
+    # shipped), where it waited for every call before.
+    from k8s_workloads.airflow import _lifecycle  # noqa: PLC0415
+
+    monkeypatch.setattr(_lifecycle, "_END_PASS_SECONDS", 1.0)
+    monkeypatch.setattr(_lifecycle, "_END_WAIT_SECONDS", 0.5)
+    options = {"api_request_timeout": "5, 120", "async_pod_creation": "True"}
+    with running_executor(latency=20.0, **options) as executor:
+        queue_callbacks(executor, 360, 3)
+        executor.heartbeat()  # the creations are in flight (sync() returns at its bound)
+        assert executor._driver.in_flight
+        started = time.monotonic()
+        executor.end()
+        took = time.monotonic() - started
+    assert took < 15  # the bound, 2 s here, with room for a loaded machine: not 20 s
+    assert _lifecycle.END_SECONDS == 20  # as the docstring and the README say
 
 
 def _start(options: dict[str, str]) -> Any:

@@ -101,3 +101,6 @@ def test_airflow_config_check_reads_the_running_configuration() -> None:
     assert problem == (
         "[kubernetes_executor] max_handling_retries = '-5': must be -1 (always) or a count from 0"
     )
+    with configured({**complete, (SECTION, "api_request_timeout"): "10, never"}):
+        (problem,) = check_running_configuration()
+    assert problem.startswith("[kubernetes_executor] api_request_timeout = '10, never': must be")

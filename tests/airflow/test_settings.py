@@ -3,6 +3,7 @@ settings without which the executor cannot start (cluster access, the worker ima
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -19,10 +20,11 @@ from k8s_workloads.airflow.settings import (
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 # A valid value other than the default, for each of Airflow's option types.
-_ANOTHER = {
+_ANOTHER: dict[str, Callable[[str], str]] = {
     "boolean": lambda default: str(default.lower() != "true"),
     "integer": lambda default: str(int(default) + 1),
     "float": lambda default: str(float(default) + 0.5),
+    "string": lambda default: default + "0",  # api_request_timeout: "10, 600"
 }
 
 
@@ -60,6 +62,10 @@ def test_airflows_spellings_are_read() -> None:
         ("pending_policy", "yes please", "True or False"),
         ("sync_max_seconds", "-1", "a number of seconds from 0"),
         ("sync_max_seconds", "nan", "a number of seconds from 0"),
+        *(
+            ("api_request_timeout", text, "CONNECT, READ seconds above 0 (or one number for both)")
+            for text in ("soon", "10, 60, 90", "0", "10, -1", "inf", "")
+        ),
     ],
 )
 def test_a_wrong_value_is_one_line_naming_the_option_and_the_value(
@@ -69,6 +75,17 @@ def test_a_wrong_value_is_one_line_naming_the_option_and_the_value(
         read_options({name: value}.get)
     assert caught.value.option == name
     assert str(caught.value) == f"[kubernetes_executor] {name} = {value!r}: must be {wanted}"
+
+
+def test_the_request_timeout_is_a_connect_and_a_read_timeout() -> None:
+    default = read_options(lambda _name: None).api_request_timeout
+    assert default.pair == (10.0, 60.0)  # kube-apiserver's own --request-timeout: 60 s
+    assert str(default) == "10, 60"
+    assert read_options({"api_request_timeout": " 2.5 , 30 "}.get).api_request_timeout.pair == (
+        2.5,
+        30.0,
+    )
+    assert read_options({"api_request_timeout": "45"}.get).api_request_timeout.pair == (45, 45)
 
 
 def test_in_cluster_needs_the_service_environment() -> None:

@@ -10,17 +10,23 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import random
 import threading
+import time
 import types
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.airflow._watcher import _Watcher
+from kubernetes.client.exceptions import ApiException
+
+from k8s_workloads.airflow._watcher import _Watcher, describe_failure, watch_backoff
+from k8s_workloads.testing import FakeApiServer, FakeCluster
 
 if TYPE_CHECKING:
     import pytest
 
 NS = "airflow"
+HOST = "https://kit.example:6443"
 
 
 def _line(kind: str, name: str, version: str) -> bytes:
@@ -57,6 +63,7 @@ class _Api:
         self.answers = list(answers)
         self.calls: list[tuple[str | None, dict[str, Any]]] = []
         self.asked = threading.Semaphore(0)
+        self.api_client = types.SimpleNamespace(configuration=types.SimpleNamespace(host=HOST))
 
     def _answer(self, namespace: str | None, kwargs: dict[str, Any]) -> _Response:
         self.calls.append((namespace, kwargs))
@@ -78,7 +85,8 @@ def _watcher(api: _Api, namespace: str | None = NS) -> tuple[_Watcher, queue.Sim
         scheduler_job_id="7", kube_client=api, log=logging.getLogger("test_watcher")
     )
     events: queue.SimpleQueue[object] = queue.SimpleQueue()
-    return _Watcher(executor, namespace, events), events
+    watcher = _Watcher(executor, namespace, events, connect_timeout=3.0, rng=random.Random(1))
+    return watcher, events
 
 
 def _drain(events: queue.SimpleQueue[object]) -> list[object]:
@@ -161,10 +169,11 @@ def test_the_thread_restarts_a_failed_watch_and_stop_ends_an_idle_one(
     idle = _Response([_line("ADDED", "a", "61")], hold=True)
     api = _Api(ConnectionError("connection refused"), idle)
     watcher, events = _watcher(api)
-    with caplog.at_level(logging.ERROR, logger="test_watcher"):
+    watcher.first_backoff = 0.01
+    with caplog.at_level(logging.DEBUG, logger="test_watcher"):
         watcher.start()
         try:
-            for _ in range(2):  # the failed call, then (a second later) the idle watch
+            for _ in range(2):  # the failed call, then (after the backoff) the idle watch
                 assert api.asked.acquire(timeout=10)
             assert events.get(timeout=10)["object"]["metadata"]["name"] == "a"  # type: ignore[index]
         finally:
@@ -172,5 +181,174 @@ def test_the_thread_restarts_a_failed_watch_and_stop_ends_an_idle_one(
     assert not watcher.is_alive()
     assert idle.shut.is_set()  # the open stream was shut down, not waited out
     assert idle.released
-    assert "The pod watch failed; restarting it" in caplog.text
     assert len(api.calls) == 2  # stopped: no watch after the idle one
+    (warning,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert warning.getMessage().startswith(
+        f"The pod watch of namespace {NS} at {HOST} failed: ConnectionError: connection refused;"
+    )
+    assert warning.exc_info is None  # one line: the traceback only at debug level
+    assert any(r.levelno == logging.DEBUG and r.exc_info for r in caplog.records)
+    (info,) = [r for r in caplog.records if r.levelno == logging.INFO]
+    assert info.getMessage() == (
+        f"The pod watch of namespace {NS} at {HOST} is established again after 1 failed attempts"
+    )
+
+
+def test_a_watch_asks_for_bookmarks_a_random_server_timeout_and_a_read_timeout() -> None:
+    api = _Api(*(_Response([]) for _ in range(20)))
+    watcher, _ = _watcher(api)
+    watcher.read_timeout = 7.0
+    for _ in range(20):
+        watcher._stream()
+    timeouts = {kwargs["timeout_seconds"] for _, kwargs in api.calls}
+    assert all(300 <= seconds < 600 for seconds in timeouts)  # client-go's reflector: 5-10 min
+    assert len(timeouts) > 1  # spread: many schedulers' watches do not end together
+    for _, kwargs in api.calls:
+        assert kwargs["allow_watch_bookmarks"] is True
+        assert kwargs["_request_timeout"] == (3.0, 7.0)  # (connect, read)
+    again, _ = _watcher(_Api(*(_Response([]) for _ in range(20))))
+    for _ in range(20):
+        again._stream()
+    assert [k["timeout_seconds"] for _, k in again.executor.kube_client.calls] == [
+        k["timeout_seconds"] for _, k in api.calls
+    ]  # seeded: the same
+
+
+def test_a_bookmark_moves_the_version_the_next_watch_resumes_from() -> None:
+    bookmark = {
+        "type": "BOOKMARK",
+        "object": {"kind": "Pod", "metadata": {"resourceVersion": "77"}},
+    }
+    api = _Api(
+        _Response([_line("ADDED", "a", "71"), json.dumps(bookmark).encode() + b"\n"]), _Response([])
+    )
+    watcher, events = _watcher(api)
+    watcher._stream()
+    assert watcher.resource_version == "77"
+    assert [e["type"] for e in _drain(events)] == ["ADDED", "BOOKMARK"]  # type: ignore[index]
+    watcher._stream()
+    assert api.calls[1][1]["resource_version"] == "77"
+
+
+def test_the_backoff_doubles_from_1_to_30_seconds_with_jitter() -> None:
+    rng = random.Random(3)
+    delays = [watch_backoff(failures, rng) for failures in range(1, 9)]
+    bases = [1, 2, 4, 8, 16, 30, 30, 30]
+    for delay, base in zip(delays, bases, strict=True):
+        assert base <= delay <= base * 1.25
+    assert (
+        len({round(delay / base, 6) for delay, base in zip(delays, bases, strict=True)}) > 1
+    )  # jittered
+    assert watch_backoff(10_000, rng) <= 30 * 1.25  # no overflow however long it fails
+
+
+def test_failures_back_off_and_a_stream_that_delivers_resets_the_backoff() -> None:
+    failed = ConnectionError("refused")
+    api = _Api(failed, failed, failed, _Response([_line("ADDED", "a", "81")]), failed)
+    watcher, _ = _watcher(api)
+    waits: list[float] = []
+
+    def wait(timeout: float | None = None) -> bool:
+        assert timeout is not None
+        waits.append(timeout)
+        if len(waits) == 4:
+            watcher.stopping.set()
+        return watcher.stopping.is_set()
+
+    watcher.stopping.wait = wait  # type: ignore[method-assign]
+    watcher.run()
+    # three failures: 1, 2, 4 s (each up to a quarter more); the next stream delivered a
+    # line and ended: at once again; its failure starts from 1 s again
+    assert [int(w) for w in waits] == [1, 2, 4, 1]
+
+
+def test_an_api_error_is_one_line_with_its_status_and_message() -> None:
+    error = ApiException(status=403, reason="Forbidden")
+    error.body = json.dumps({"kind": "Status", "message": "pods is forbidden:\n no"})
+    assert describe_failure(error) == "ApiException: HTTP 403 Forbidden: pods is forbidden: no"
+    assert describe_failure(ValueError("")) == "ValueError"
+
+
+# --- against the kit's API server, with the real client ----------------------------------
+
+
+def _kit_watcher(
+    server: FakeApiServer, read_timeout: float
+) -> tuple[_Watcher, queue.SimpleQueue[object]]:
+    from kubernetes import client as k8s  # noqa: PLC0415
+
+    api = k8s.CoreV1Api(k8s.ApiClient(k8s.Configuration(host=server.url)))
+    executor: Any = types.SimpleNamespace(
+        scheduler_job_id="7", kube_client=api, log=logging.getLogger("test_watcher")
+    )
+    events: queue.SimpleQueue[object] = queue.SimpleQueue()
+    watcher = _Watcher(executor, NS, events, rng=random.Random(5))
+    watcher.read_timeout = read_timeout
+    watched = api.list_namespaced_pod
+    versions = executor.versions = []
+
+    def watch(namespace: str, **kwargs: Any) -> Any:
+        versions.append(kwargs.get("resource_version"))
+        return watched(namespace, **kwargs)
+
+    api.list_namespaced_pod = watch  # type: ignore[method-assign,assignment]
+    return watcher, events
+
+
+def _running_pod(cluster: FakeCluster, name: str) -> None:
+    labels = {"airflow-worker": "7", "kubernetes_executor": "True"}
+    spec = {"containers": [{"name": "base", "image": "apache/airflow:3.3.2"}]}
+    cluster.create_pod(NS, {"metadata": {"name": name, "labels": labels}, "spec": spec})
+
+
+def _next_pod_event(events: queue.SimpleQueue[object], timeout: float) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        event: Any = events.get(timeout=max(0.01, deadline - time.monotonic()))
+        if event["type"] != "BOOKMARK":
+            return event
+
+
+def test_a_silent_watch_is_replaced_and_resumes_from_the_last_version(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # No bookmarks (their interval far beyond the read timeout): the connection is silent,
+    # as one a load balancer dropped is.
+    cluster = FakeCluster(namespaces=[NS])
+    with FakeApiServer(cluster, lifetime=120, bookmark_seconds=1000) as server:
+        watcher, events = _kit_watcher(server, read_timeout=1.0)
+        watcher.first_backoff = 0.05
+        with caplog.at_level(logging.INFO, logger="test_watcher"):
+            watcher.start()
+            try:
+                _running_pod(cluster, "a")
+                assert _next_pod_event(events, 30)["object"]["metadata"]["name"] == "a"
+                started = time.monotonic()
+                while server.stats.count("WATCH", "pods") < 2:  # replaced
+                    assert time.monotonic() - started < 60, "a silent watch was kept"
+                    time.sleep(0.05)
+                _running_pod(cluster, "b")  # seen by the new watch, and "a" not again
+                assert _next_pod_event(events, 30)["object"]["metadata"]["name"] == "b"
+                first, second = watcher.executor.versions[:2]
+                assert first is None  # from now
+                assert second is not None  # from the last version seen (a bookmark's too)
+            finally:
+                watcher.stop(timeout=5)
+    timed_out = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert timed_out
+    assert all("ReadTimeoutError" in line and server.url in line for line in timed_out)
+
+
+def test_a_healthy_idle_watch_with_bookmarks_is_never_torn_down() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    with FakeApiServer(cluster, lifetime=120, bookmark_seconds=0.2) as server:
+        watcher, events = _kit_watcher(server, read_timeout=1.0)
+        watcher.start()
+        try:
+            bookmarks = 0
+            while bookmarks < 15:  # 3 s of bookmarks, three read timeouts
+                event: Any = events.get(timeout=30)
+                bookmarks += event["type"] == "BOOKMARK"
+            assert server.stats.count("WATCH", "pods") == 1
+        finally:
+            watcher.stop(timeout=5)

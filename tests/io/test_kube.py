@@ -3,14 +3,19 @@ API server: lists in pages, the connection pool, a Secret before its pod."""
 
 from __future__ import annotations
 
+import logging
+import socket
 from typing import Any
 
 import pytest
+from kubernetes import client as k8s
+from urllib3.exceptions import NewConnectionError, ReadTimeoutError
 
 from k8s_workloads.executor import CreatePod, ReadPod
 from k8s_workloads.io.kube import FAILURES, KubeCalls
 from k8s_workloads.keys import TaskInstanceKey
 from tests.support.io_world import NS, SPEC, Served
+from tests.support.silent_server import SilentServer
 
 
 def test_lists_are_read_in_pages_and_an_expired_token_starts_again(
@@ -100,3 +105,36 @@ def test_a_read_back_answers_the_pod_or_none_and_a_resend_keeps_its_secret(
     served.cluster.fail_next("read_pod", 503)
     with pytest.raises(FAILURES):  # any other failure is the core's
         calls.perform(ReadPod(key, NS, "p2"))
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port  # closed again: a connection to it is refused
+
+
+def test_the_client_does_not_retry_on_its_own_nor_warn_per_attempt(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # urllib3 would try a refused connection four times, with a Retrying warning each:
+    # retries are the core's (its creation pause and budgets), errors reach it as they are.
+    url = f"http://127.0.0.1:{_closed_port()}"
+    api = k8s.CoreV1Api(k8s.ApiClient(k8s.Configuration(host=url)))
+    calls = KubeCalls(api)
+    assert api.api_client.configuration.retries is False
+    with caplog.at_level(logging.DEBUG, "urllib3"), pytest.raises(NewConnectionError):
+        calls.list_pods(NS)
+    urllib3_lines = [r.getMessage() for r in caplog.records if r.name.startswith("urllib3")]
+    assert len(urllib3_lines) == 1  # one connection tried ...
+    assert urllib3_lines[0].startswith("Starting new HTTP connection")  # ... and no Retrying
+
+
+def test_a_call_without_an_answer_fails_at_its_read_timeout() -> None:
+    with SilentServer() as silent:
+        api = k8s.CoreV1Api(k8s.ApiClient(k8s.Configuration(host=silent.url)))
+        calls = KubeCalls(api, request_args={"_request_timeout": (5, 0.2)})
+        pod = {"metadata": {"name": "p1"}, "spec": SPEC}
+        with pytest.raises(ReadTimeoutError):
+            calls.perform(CreatePod(TaskInstanceKey("etl", "t", "manual__1", 1), NS, pod))
+        assert silent.accepted >= 1  # it was sent, and never answered

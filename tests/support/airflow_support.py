@@ -128,11 +128,19 @@ def running_executor(**options: str | float) -> Iterator[Any]:
         instance.states = {}
         instance._read_states = lambda keys: {key: instance.states.get(key) for key in keys}
         instance.cluster = cluster
+        instance.cluster_url = server.url
         if record_log:
             instance._log = RecordedLog(instance.log)
         instance.start()
         instance.handled = []
-        instance.core.on_decision = instance.handled.append
+        logged = instance.core.on_decision  # the executor's log lines, still written
+
+        def handled(decision: Any) -> None:
+            instance.handled.append(decision)
+            if logged is not None:
+                logged(decision)
+
+        instance.core.on_decision = handled
         try:
             yield instance
         finally:

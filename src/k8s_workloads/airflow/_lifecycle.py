@@ -14,6 +14,7 @@ import concurrent.futures
 import contextlib
 import os
 import queue
+import time
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads._yaml_input import load_bounded_file
@@ -36,7 +37,7 @@ from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import EmitEvent
 from k8s_workloads.executor.config import ExecutorConfig
 from k8s_workloads.executor.core import ExecutorCore
-from k8s_workloads.executor.requests import CreatePod, ListPods, ReadStates, Request
+from k8s_workloads.executor.requests import CreatePod, Handled, ListPods, ReadStates, Request
 from k8s_workloads.io.kube import KubeCalls
 from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.pods.restart import WORKER_RESTART_POLICY, replaced_restart_policy
@@ -49,6 +50,13 @@ if TYPE_CHECKING:
 __all__ = ["_Lifecycle"]
 
 _SECTION = SECTION
+
+_END_PASS_SECONDS = 10.0
+"""The longest ``end()``'s last pass performs the core's requests."""
+_END_WAIT_SECONDS = 5.0
+"""The longest ``end()`` waits for an orphan scan, and then for the watcher threads."""
+END_SECONDS = _END_PASS_SECONDS + 2 * _END_WAIT_SECONDS
+"""``end()`` returns within this many seconds (see its docstring)."""
 _KUBE_CLIENT = "airflow.providers.cncf.kubernetes.kube_client"
 
 
@@ -60,6 +68,7 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         def _pass(self, *, seconds: float | None = None) -> None: ...
         def _perform(self, request: Request) -> object: ...
         def _screen(self, request: CreatePod) -> str | None: ...
+        def _log_decision(self, handled: Handled) -> None: ...
 
     # --- configuration ---------------------------------------------------------------
 
@@ -195,13 +204,28 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self._options = self._check_settings()
         self.kube_client = _executor_kube_client(kube_client, self.team_name)
         self.core = ExecutorCore(self._core_config())
+        self.core.on_decision = self._log_decision
+        self._failed_creations: dict[WorkloadKey, str] = {}
+        """Each failed creation's error, until the core's decision on it."""
+        self._creations_unsent = False
+        """Whether pod creations are paused: the last one did not reach the API server."""
         self._sync_bound = self._options.sync_max_seconds
         config = self.core.config
+        namespaces = self._namespaces()
         self._calls = KubeCalls(
             self.kube_client,
-            request_args=self.kube_config.kube_client_request_args or {},
+            # Every call bounded (api_request_timeout); the provider's own request
+            # arguments win, its _request_timeout too (a list made a tuple by KubeConfig).
+            request_args={
+                "_request_timeout": self._options.api_request_timeout.pair,
+                **(self.kube_config.kube_client_request_args or {}),
+            },
             delete_options=self._delete_options(),
-            pool_size=config.max_concurrent_creations + config.max_concurrent_cleanups,
+            # The watchers share the client: each holds a connection of the pool for as
+            # long as it watches, so the calls get as many as they may have in flight.
+            pool_size=config.max_concurrent_creations
+            + config.max_concurrent_cleanups
+            + len(namespaces),
         )
         self._driver = PoolDriver(
             self.core,
@@ -219,7 +243,10 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self._ti_ids: dict[WorkloadKey, str] = {}
         self._stale_verdicts: dict[WorkloadKey, str | None] = {}
         """This pass's stale checks (see _stale), read one creation batch at a time."""
-        self._watchers = [_Watcher(self, ns, self._events) for ns in self._namespaces()]
+        connect = self._options.api_request_timeout.connect
+        self._watchers = [
+            _Watcher(self, ns, self._events, connect_timeout=connect) for ns in namespaces
+        ]
         for watcher in self._watchers:
             watcher.start()
 
@@ -234,20 +261,35 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         return list(dict.fromkeys(listed)) or [None]
 
     def end(self) -> None:
-        """Stop the watchers and perform what the core still asks for."""
+        """Stop the watchers, perform what the core still asks for, stop the I/O.
+
+        Returns within :data:`END_SECONDS` (20 s), whatever the API server does: the
+        watchers' open streams are shut down at once; the last pass performs what the
+        core still asks for for at most 10 s (plus at most one inline request: a state
+        read, or a re-list whose calls are bounded by ``api_request_timeout``); an orphan
+        scan still running is waited for at most 5 s; the watcher threads are joined for
+        at most 5 s in all. Calls still in flight then end on their own threads within
+        their timeouts (``api_request_timeout``: 70 s at most by default, a call of each
+        of a creation's Secret and pod), unreported; the interpreter waits for them at
+        exit.
+        """
         watchers = getattr(self, "_watchers", None)
         if not watchers:
             return
         for watcher in watchers:
-            watcher.stopping.set()
+            watcher.shut_down()
         with contextlib.suppress(Exception):
-            self._pass()
-        self._driver.close()
-        # A scan still running would go on after end(): list, take rows, log. Wait for it
-        # (each of its calls is bounded by the client's timeouts); drop those not started.
-        self._background.shutdown(wait=True, cancel_futures=True)
+            self._pass(seconds=_END_PASS_SECONDS)
+        self._driver.close(wait=False)
+        # A scan still running goes on after end() (list, take rows, log): waited for a
+        # while, not for ever; those not started are dropped.
+        scan = self._orphan_scan
+        self._background.shutdown(wait=False, cancel_futures=True)
+        if scan is not None:
+            concurrent.futures.wait([scan], timeout=_END_WAIT_SECONDS)
+        deadline = time.monotonic() + _END_WAIT_SECONDS
         for watcher in watchers:
-            watcher.stop(timeout=5)
+            watcher.join(timeout=max(0.0, deadline - time.monotonic()))
         self._watchers = []
 
     def terminate(self) -> None:

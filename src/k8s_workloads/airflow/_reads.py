@@ -29,7 +29,7 @@ class _Reads(_Lifecycle):
         """Why ``request``'s pod must not be created (a stale task instance), or None."""
         stale = self._stale(request.key)
         if stale is not None:
-            self.log.info("Not creating a pod for %s: %s", request.key, stale)
+            self.log.info("Not creating pod %s for %s: %s", request.pod_name, request.key, stale)
             airflow_key = to_airflow_key(request.key)
             if self.event_buffer.get(airflow_key) == (
                 to_airflow_state(TaskInstanceState.QUEUED),

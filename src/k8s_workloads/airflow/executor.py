@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow._adoption import _Adoption
 from k8s_workloads.airflow._runtime import _AIRFLOW_VERSION, _airflow, _utcnow
+from k8s_workloads.airflow._watcher import describe_failure, server_address
 from k8s_workloads.airflow.convert import (
     ConversionError,
     from_airflow_key,
@@ -43,8 +44,8 @@ from k8s_workloads.airflow.convert import (
     to_airflow_state,
 )
 from k8s_workloads.compat import supports_callbacks
-from k8s_workloads.decisions.actions import EmitEvent
-from k8s_workloads.executor.requests import ListPods, ReadStates, Request
+from k8s_workloads.decisions.actions import Decision, EmitEvent, RequeueJob
+from k8s_workloads.executor.requests import CreatePod, Handled, ListPods, ReadStates, Request
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.pods.labels import scheduler_pods_selector
 from k8s_workloads.pods.workload import workload_command_args
@@ -211,7 +212,85 @@ class KubernetesExecutor(_Adoption):
             return self._read_states(request.keys)
         if isinstance(request, ListPods):
             return self._relist(request)
+        if isinstance(request, CreatePod):
+            return self._create(request)
         return self._calls.perform(request)
+
+    # --- what the core decided, in the log ---------------------------------------------
+
+    def _create(self, request: CreatePod) -> object:
+        """A pod's creation (on the pool's threads); its error is kept for the line of
+        the core's decision on it (:meth:`_log_decision`)."""
+        try:
+            answer = self._calls.perform(request)
+        except BaseException as error:
+            self._failed_creations[request.key] = describe_failure(error)
+            raise
+        if self._creations_unsent:
+            self._creations_unsent = False
+            self.log.info(
+                "Pod creations reach the API server at %s again",
+                server_address(self.kube_client),
+            )
+        return answer
+
+    def _log_decision(self, handled: Handled) -> None:
+        """The core's decisions an operator reads (:attr:`ExecutorCore.on_decision`).
+
+        Each pod creation that failed is one warning naming the pod, the workload, the
+        error and what follows; one that got no clear answer is an info line (the pod is
+        read back), and so is the read back finding it; not finding it is the warning. A
+        creation that never reached the API server pauses them all: the first of a pause
+        is a warning, the others of it debug lines, so an outage is a few lines. A pod
+        that could not be built fails its workload (a warning); a result whose handling
+        failed is a debug line while it is retried, a warning when given up. Stale
+        workloads are logged by :meth:`_screen`.
+        """
+        cause = handled.cause
+        if cause in {"result", "stale"}:
+            return
+        key, decision, log = handled.key, handled.decision, self.log
+        if cause == "handling failed":
+            pod = handled.result.pod_name if handled.result is not None else "?"
+            level = log.debug if decision.retry is not None else log.warning
+            level("Handling the result of pod %s of %s failed: %s", pod, key, decision.reason)
+            return
+        if cause == "build error":
+            log.warning("No pod could be built for %s: %s", key, _outcome(decision))
+            return
+        pod = handled.pod_name or "?"
+        if cause == "create confirmed":
+            self._creations_unsent = False
+            self._failed_creations.pop(key, None)
+            log.info("Pod %s of %s was created after all (read back)", pod, key)
+            return
+        outcome = _outcome(decision)
+        # Kept past a "create unknown": the decision after the read back quotes it.
+        error = self._failed_creations.get(key, "no error seen")
+        if cause != "create unknown":
+            self._failed_creations.pop(key, None)
+        if error.partition(": ")[2] in outcome:  # the outcome quotes it already
+            error = error.partition(": ")[0]
+        if cause == "create unsent":
+            host = server_address(self.kube_client)
+            if self._creations_unsent:
+                log.debug(
+                    "Creating pod %s of %s did not reach %s: %s; %s",
+                    *(pod, key, host, error, outcome),
+                )
+                return
+            self._creations_unsent = True
+            log.warning(
+                "Creating pod %s of %s did not reach the API server at %s: %s; %s. Pod "
+                "creations pause until it answers (what fails meanwhile: debug lines)",
+                *(pod, key, host, error, outcome),
+            )
+            return
+        self._creations_unsent = False  # it was reached (and answered, or may have)
+        if cause == "create unknown":  # one warning a creation: the decision after it
+            log.info("Creating pod %s of %s got no clear answer: %s; %s", pod, key, error, outcome)
+            return
+        log.warning("Creating pod %s of %s failed: %s; %s", pod, key, error, outcome)
 
     # --- revoke ----------------------------------------------------------------------
 
@@ -227,6 +306,19 @@ class KubernetesExecutor(_Adoption):
             pods.extend(self._list(namespace, label_selector=selector.label_selector)[0])
         self.core.revoke(key, pods)
         self._pass(seconds=self._sync_bound)
+
+
+def _outcome(decision: Decision) -> str:
+    """What follows for the workload, in words: queued again (why, after how long),
+    failed (the event's reason), why nothing is done yet, or the decision's summary."""
+    for action in decision.actions:
+        if isinstance(action, RequeueJob):
+            after = "" if action.delay is None else f" after {action.delay:g} s"
+            return f"queued again{after} ({action.reason})"
+        if isinstance(action, EmitEvent) and action.info:
+            return f"the workload fails: {action.info}"
+    ignored = decision.ignored
+    return ignored.reason if ignored is not None else decision.reason
 
 
 def _command_args(command: Any) -> list[str]:  # noqa: ANN401 - [ExecuteTask] or an argv

@@ -44,7 +44,8 @@ class Option(NamedTuple):
 
     name: str
     type: str
-    """Airflow's option type: ``boolean``, ``integer``, ``float`` or ``string``."""
+    """Airflow's option type: ``boolean``, ``integer``, ``float`` or ``string`` (here a
+    pair of timeouts, the only one)."""
     default: str
     """The default as Airflow's configuration holds it: text."""
     description: str
@@ -52,6 +53,13 @@ class Option(NamedTuple):
 
 
 OPTIONS: tuple[Option, ...] = (
+    Option("api_request_timeout", "string", "10, 60",
+           "Client-side timeouts of each of the executor's API calls, in seconds: CONNECT, "
+           "READ (one number: both). A call with no answer fails then instead of waiting for "
+           "ever; kube-apiserver ends a request after its own --request-timeout (60 s). A "
+           "_request_timeout in kube_client_request_args wins. The pod watch connects within "
+           "CONNECT and is replaced after 90 s without a line (the server sends a bookmark "
+           "about every minute).", "0.1.0"),
     Option("callback_launch_failure_retries", "integer", "0",
            "Times a callback whose pod failed before it ran is queued again "
            "(-1: always, 0: never).", "0.1.0"),

@@ -27,6 +27,7 @@ from k8s_workloads.airflow.provider import OPTIONS, SECTION, Option
 __all__ = [
     "InvalidExecutorSetting",
     "LibraryOptions",
+    "RequestTimeout",
     "cluster_access_problem",
     "image_problem",
     "read_options",
@@ -52,9 +53,28 @@ class InvalidExecutorSetting(ValueError):
 
 
 @attrs.frozen
+class RequestTimeout:
+    """Client-side timeouts of one API call, in seconds: to connect, and between two reads
+    of its answer (``api_request_timeout``)."""
+
+    connect: float
+    read: float
+
+    @property
+    def pair(self) -> tuple[float, float]:
+        """As the ``kubernetes`` client's ``_request_timeout`` takes it (a tuple: one
+        number would be a total, and a list is ignored)."""
+        return (self.connect, self.read)
+
+    def __str__(self) -> str:
+        return f"{self.connect:g}, {self.read:g}"
+
+
+@attrs.frozen
 class LibraryOptions:
     """The library's own ``[kubernetes_executor]`` options, read and checked."""
 
+    api_request_timeout: RequestTimeout
     callback_launch_failure_retries: int
     mark_kept_failed_pods_done: bool
     max_handling_retries: int
@@ -96,6 +116,23 @@ def _seconds(option: Option, text: str) -> float:
     return value
 
 
+def _request_timeout(option: Option, text: str) -> RequestTimeout:
+    # Above 0: urllib3 takes a timeout of 0 as "do not block", which fails every call.
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) == 1:
+        values *= 2
+    if len(values) != 2 or not all(math.isfinite(v) and v > 0 for v in values):
+        raise InvalidExecutorSetting(
+            option.name,
+            f"{option.name} = {text!r}: must be CONNECT, READ seconds above 0 "
+            "(or one number for both)",
+        )
+    return RequestTimeout(*values)
+
+
 # The lowest value of each integer option: -1 is "always" for the retry budgets.
 _LOWEST = {
     "callback_launch_failure_retries": -1,
@@ -119,6 +156,8 @@ def read_options(get: Getter) -> LibraryOptions:
             values[option.name] = _boolean(option, text)
         elif option.type == "integer":
             values[option.name] = _integer(option, text, _LOWEST[option.name])
+        elif option.type == "string":  # the one string option: a pair of timeouts
+            values[option.name] = _request_timeout(option, text)
         else:
             values[option.name] = _seconds(option, text)
     return LibraryOptions(**values)

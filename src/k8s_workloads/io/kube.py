@@ -11,6 +11,13 @@ cannot model must not fail a call the server accepted): each is read as bytes to
 and released, so its connection goes back to the client's pool, whose size is raised to
 ``pool_size`` so that many calls in flight reuse as many connections. Lists are read in
 pages (:data:`~k8s_workloads.io.policy.PAGE_SIZE`).
+
+The client's own retries are turned off (its configuration's ``retries = False``): urllib3
+would otherwise try a failed call again up to three times below the core, logging a
+``Retrying`` warning each time, and hide from the core an error whose retries and pause
+are its own (:mod:`~k8s_workloads.io.policy`). A failed call raises urllib3's error as it
+happened (``NewConnectionError``, ``ReadTimeoutError``, ``ProtocolError``), never
+``MaxRetryError``. Every user of the same ``ApiClient`` (a watch on it too) gets the same.
 """
 
 from __future__ import annotations
@@ -52,6 +59,8 @@ class KubeCalls(CoreV1Client[object], ListsPods):
     ``DeleteOptions`` body of pod deletions (the provider's ``delete_option_kwargs``).
     ``pool_size``: the connections the client holds, all kept for reuse; a call beyond
     them waits for one (None: the client's own setting, which opens more when all are busy).
+    Each call's timeouts are the client's ``_request_timeout`` in ``request_args`` (none:
+    a call may wait for ever).
     """
 
     def __init__(
@@ -66,8 +75,7 @@ class KubeCalls(CoreV1Client[object], ListsPods):
         super().__init__(
             api, request_args=request_args, delete_options=delete_options, page_size=page_size
         )
-        if pool_size is not None:
-            _ensure_pool_size(api, pool_size)
+        _configure_client(api, pool_size)
 
     def _run(self, plan: CallPlan) -> object:
         for call in plan:
@@ -79,17 +87,24 @@ class KubeCalls(CoreV1Client[object], ListsPods):
         return plan.result
 
 
-def _ensure_pool_size(api: Any, size: int) -> None:  # noqa: ANN401 - CoreV1Api
-    """Give ``api``'s client a pool of ``size`` connections per host, and no more.
+def _configure_client(api: Any, size: int | None) -> None:  # noqa: ANN401 - CoreV1Api
+    """Turn ``api``'s client's own retries off (see the module) and, with ``size``, give
+    it a pool of ``size`` connections per host, and no more.
 
     urllib3 closes the connections it cannot keep, so a pool smaller than the calls in
     flight means a new connection per call; and by default it opens one beyond the pool
     whenever all are busy. Blocking, a call beyond ``size`` waits for a connection: the
-    client holds at most ``size`` (watches on the same client included).
+    client holds at most ``size`` (watches on the same client included). The client's
+    pools are made anew when either setting changes (a pool keeps what it was made with).
     """
     client = api.api_client
     configuration = client.configuration
-    if (configuration.connection_pool_maxsize or 0) != size:
+    changed = configuration.retries is not False
+    configuration.retries = False
+    if size is not None and (configuration.connection_pool_maxsize or 0) != size:
         configuration.connection_pool_maxsize = size
+        changed = True
+    if changed:
         client.rest_client = rest.RESTClientObject(configuration)
-    client.rest_client.pool_manager.connection_pool_kw["block"] = True
+    if size is not None:
+        client.rest_client.pool_manager.connection_pool_kw["block"] = True
