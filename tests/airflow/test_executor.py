@@ -25,6 +25,7 @@ from k8s_workloads.airflow.convert import from_airflow_key, to_airflow_key
 from k8s_workloads.executor import CreatePod
 from k8s_workloads.keys import CallbackKey
 from k8s_workloads.states import CallbackState
+from k8s_workloads.testing._defaults import admit_priority, default_pod
 from tests.support.airflow_outage import run_outage
 from tests.support.airflow_support import (
     NS,
@@ -412,6 +413,10 @@ def test_a_task_pod_is_the_providers_pod_for_the_same_task_template_and_override
     assert ours["spec"]["restartPolicy"] == "Never"
     assert "restartPolicy" not in theirs["spec"]
     theirs["spec"]["restartPolicy"] = "Never"
+    # The kit's API server stores a pod defaulted (dnsPolicy, imagePullPolicy, ...):
+    # theirs as it would store it.
+    default_pod(theirs)
+    admit_priority(theirs)
     assert ours == theirs
 
 

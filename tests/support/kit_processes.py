@@ -21,7 +21,8 @@ NS = "airflow"
 
 
 def task_body(name: str) -> dict[str, Any]:
-    """The library's task pod named ``name``, with a sidecar, as a create request."""
+    """The library's task pod named ``name``, with a sidecar, as a create request (it says
+    ``restartPolicy: Never``, as every pod the library builds: it ends)."""
     body = task_pod()
     body["metadata"]["name"] = name
     body["metadata"].pop("resourceVersion")

@@ -52,9 +52,10 @@ def test_a_namespace_name_is_a_dns_label() -> None:
 
 def test_an_update_may_change_an_image_but_not_the_containers() -> None:
     old = decode_pod(dict(POD))[0]
-    new_image = {**old, "spec": {"containers": [{"name": "base", "image": "y"}]}}
+    # The new object is decoded as the old one was: its defaults are the same.
+    new_image = decode_pod({**old, "spec": {"containers": [{"name": "base", "image": "y"}]}})[0]
     assert pod_update_causes(old, new_image) == []
-    renamed = {**old, "spec": {"containers": [{"name": "other", "image": "x"}]}}
+    renamed = decode_pod({**old, "spec": {"containers": [{"name": "other", "image": "x"}]}})[0]
     assert pod_update_causes(old, renamed)
 
 

@@ -143,3 +143,23 @@ def test_api_calls_are_counted_by_verb_and_resource(server: HttpServer) -> None:
     assert [
         stats.count(*kind) for kind in [("LIST", "pods"), ("POST", "pods"), ("GET", "pods")]
     ] == [1, 1, 1]
+
+
+def test_the_serve_loop_outlives_a_refusal_and_serves_on_the_same_port(
+    server: HttpServer,
+) -> None:
+    host, port = server.server_address[:2]
+    connection = _connect(server)
+    try:
+        assert _ask(connection, "GET", "/x")[0] == 200
+        server.refuse(None)
+        assert server.refusing
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection((str(host), int(port)), timeout=10).close()
+        server.listen_again()
+        connection.close()  # a new connection, to the listener made again
+        assert _ask(connection, "GET", "/x")[0] == 200
+    finally:
+        connection.close()
+    assert server.server_address[:2] == (host, port)
+    assert server.stats.snapshot().connections == 2

@@ -9,137 +9,17 @@ kubernetes/kubernetes). kubectl has its own file, ``tests/testing/test_kit_kubec
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import http.client
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import kubernetes_asyncio
 import pytest
-from kubernetes import client as k8s
 
 from k8s_workloads.testing import FakeApiServer, FakeCluster
+from tests.support.kit_clients import Client, Failure, fails
 
 NS = "airflow"
-
-
-class Failure(Exception):
-    """An API call answered with an error: its status, the Status document, headers."""
-
-    def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
-        super().__init__(f"{status}: {body}")
-        self.status = status
-        self.body = body
-        self.headers = headers
-
-
-def _failure(error: Any) -> Failure:
-    body = json.loads(error.body) if error.body else {}
-    return Failure(int(error.status), body, dict(error.headers or {}))
-
-
-class SyncClient:
-    """``kubernetes.client.CoreV1Api`` calls, answers as plain dicts."""
-
-    name = "kubernetes"
-
-    def __init__(self, url: str) -> None:
-        self.api_client: Any = k8s.ApiClient(k8s.Configuration(host=url))
-        self.api: Any = k8s.CoreV1Api(self.api_client)
-
-    def __call__(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        try:
-            answer = getattr(self.api, method)(*args, **kwargs)
-        except k8s.ApiException as error:
-            raise _failure(error) from None
-        return self.api_client.sanitize_for_serialization(answer)
-
-    def text(self, method: str, *args: Any, **kwargs: Any) -> str:
-        """A call answered in plain text (a log), read raw: kubernetes 36 deserialises a
-        ``str`` answer as ``repr(bytes)``."""
-        try:
-            response = getattr(self.api, method)(*args, _preload_content=False, **kwargs)
-        except k8s.ApiException as error:
-            raise _failure(error) from None
-        return str(response.data.decode())
-
-    def stream(self, namespace: str, **options: Any) -> tuple[int, list[dict[str, Any]]]:
-        """A watch's HTTP status and every event until the stream ends."""
-        try:
-            response = self.api.list_namespaced_pod(
-                namespace, watch=True, _preload_content=False, **options
-            )
-        except k8s.ApiException as error:
-            return int(error.status), [json.loads(error.body or "{}")]
-        lines = response.read().decode().splitlines()
-        return int(response.status), [json.loads(line) for line in lines]
-
-    def close(self) -> None:
-        self.api_client.close()
-
-
-class AsyncClient:
-    """``kubernetes_asyncio.client.CoreV1Api`` calls, each in its own event loop."""
-
-    name = "kubernetes_asyncio"
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def __call__(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        aio: Any = kubernetes_asyncio.client
-
-        async def call() -> Any:
-            async with aio.ApiClient(aio.Configuration(host=self.url)) as api_client:
-                try:
-                    answer = await getattr(aio.CoreV1Api(api_client), method)(*args, **kwargs)
-                except aio.ApiException as error:
-                    raise _failure(error) from None
-                return api_client.sanitize_for_serialization(answer)
-
-        return asyncio.run(call())
-
-    def text(self, method: str, *args: Any, **kwargs: Any) -> str:
-        """A call answered in plain text (a log)."""
-        return str(self(method, *args, **kwargs))
-
-    def stream(self, namespace: str, **options: Any) -> tuple[int, list[dict[str, Any]]]:
-        """A watch's HTTP status and every event until the stream ends."""
-        aio: Any = kubernetes_asyncio.client
-
-        async def call() -> tuple[int, list[dict[str, Any]]]:
-            async with aio.ApiClient(aio.Configuration(host=self.url)) as api_client:
-                try:
-                    response = await aio.CoreV1Api(api_client).list_namespaced_pod(
-                        namespace, watch=True, _preload_content=False, **options
-                    )
-                except aio.ApiException as error:
-                    return int(error.status), [json.loads(error.body)]
-                lines = (await response.read()).decode().splitlines()
-                return int(response.status), [json.loads(line) for line in lines]
-
-        return asyncio.run(call())
-
-    def close(self) -> None:
-        pass
-
-
-Client = Any  # SyncClient or AsyncClient
-
-
-@pytest.fixture
-def cluster() -> FakeCluster:
-    return FakeCluster(namespaces=[NS])
-
-
-@pytest.fixture(params=[SyncClient, AsyncClient], ids=["sync", "asyncio"])
-def client(request: pytest.FixtureRequest, cluster: FakeCluster) -> Iterator[Client]:
-    with FakeApiServer(cluster, lifetime=60) as server:
-        made = request.param(server.url)
-        yield made
-        made.close()
 
 
 def pod(name: str = "p", **spec: Any) -> dict[str, Any]:
@@ -149,12 +29,6 @@ def pod(name: str = "p", **spec: Any) -> dict[str, Any]:
         "metadata": {"name": name, "labels": {"app": "x"}},
         "spec": {"containers": [{"name": "base", "image": "busybox"}], **spec},
     }
-
-
-def fails(client: Client, *args: Any, **kwargs: Any) -> Failure:
-    with pytest.raises(Failure) as raised:
-        client(*args, **kwargs)
-    return raised.value
 
 
 def causes(failure: Failure) -> list[tuple[str, str]]:
@@ -179,7 +53,10 @@ def test_a_dict_body_is_a_strategic_merge_patch(client: Client, cluster: FakeClu
         },
     )
     assert patched["metadata"]["labels"] == {"team": "data"}
-    assert patched["spec"]["containers"] == [{"name": "base", "image": "busybox:2"}]
+    (base,) = patched["spec"]["containers"]
+    # The image changed; what the server defaulted at create (imagePullPolicy Always for
+    # "busybox", no tag) is stored and stays.
+    assert (base["name"], base["image"], base["imagePullPolicy"]) == ("base", "busybox:2", "Always")
     stored = cluster.pod(NS, "p")
     assert stored is not None
     assert stored["metadata"]["labels"] == {"team": "data"}
@@ -486,19 +363,21 @@ def test_send_initial_events_ends_with_the_annotated_bookmark(
     assert fields == {"resourceVersionMatch", "allowWatchBookmarks"}
 
 
+@pytest.mark.parametrize("server_options", [{"bookmark_seconds": 0.2}])
 def test_bookmarks_only_when_allowed(client: Client, cluster: FakeCluster) -> None:
     """allowWatchBookmarks=true: an idle watch gets BOOKMARK events carrying only the
-    resource version; without it, none (API concepts, "Watch bookmarks")."""
+    resource version, every bookmark_seconds until 2 s before its timeout; without it,
+    none (API concepts, "Watch bookmarks"; the cacher's nextBookmarkTime)."""
     cluster.create_pod(NS, pod())
     version = cluster.resource_version
     status, events = client.stream(
-        NS, timeout_seconds=2, allow_watch_bookmarks=True, resource_version=version
+        NS, timeout_seconds=3, allow_watch_bookmarks=True, resource_version=version
     )
     assert status == 200
-    assert events
+    assert len(events) >= 2
     assert {event["type"] for event in events} == {"BOOKMARK"}
-    assert events[0]["object"]["metadata"] == {"resourceVersion": version}
-    status, events = client.stream(NS, timeout_seconds=2, resource_version=version)
+    assert all(event["object"]["metadata"] == {"resourceVersion": version} for event in events)
+    status, events = client.stream(NS, timeout_seconds=3, resource_version=version)
     assert (status, events) == (200, [])
 
 

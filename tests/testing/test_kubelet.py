@@ -1,4 +1,5 @@
-"""The kit's kubelet: pods run, then succeed, with the statuses a real kubelet writes."""
+"""The kit's kubelet: pods run, then succeed, with the statuses a real kubelet writes;
+restarted as their restartPolicy says."""
 
 from __future__ import annotations
 
@@ -15,17 +16,18 @@ from k8s_workloads.testing import FakeCluster, Kubelet
 from k8s_workloads.testing.kubelet import DEFAULT_NODE, PodOutcome
 from k8s_workloads.watch.events import ResolverConfig, resolve_event
 from tests.support.event_factory import VERSION
-from tests.support.kit_processes import deserialize_in_both_clients, task_body
+from tests.support.kit_processes import deserialize_in_both_clients, task_body, wait_for
 
 NS = "airflow"
 
 
-def pod(name: str, *, init: bool = False) -> dict[str, Any]:
+def pod(name: str, *, init: bool = False, restart_policy: str = "Never") -> dict[str, Any]:
     spec: dict[str, Any] = {
         "containers": [
             {"name": "base", "image": "apache/airflow:3.3.2"},
             {"name": "sidecar", "image": "busybox:1.36"},
-        ]
+        ],
+        "restartPolicy": restart_policy,
     }
     if init:
         spec["initContainers"] = [{"name": "setup", "image": "alpine:3"}]
@@ -130,7 +132,13 @@ def test_the_kubelet_thread_runs_pods_to_completion_and_stops() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("run_seconds", -1), ("run_seconds", float("inf")), ("poll_seconds", 0), ("cluster", None)],
+    [
+        ("run_seconds", -1),
+        ("run_seconds", float("inf")),
+        ("poll_seconds", 0),
+        ("cluster", None),
+        ("restart_backoff", -1),
+    ],
 )
 def test_the_kubelets_options_are_checked(field: str, value: Any) -> None:
     options: dict[str, Any] = {"cluster": FakeCluster(namespaces=[NS]), field: value}
@@ -314,3 +322,184 @@ def test_two_kubelets_share_the_pods_each_runs_only_what_it_bound() -> None:
     assert snapshot is not None
     cluster.bind_pod(NS, "raced", "two")
     assert one._bind(snapshot) is False
+
+
+# --- restarts: restartPolicy, CrashLoopBackOff, restartCount ---------------------------
+
+
+def seen(events: list[dict[str, Any]], container: str = "base") -> list[tuple[Any, ...]]:
+    """Each status the watch saw: the phase, the container's state and reason, its
+    restartCount and what its lastState holds."""
+    found = []
+    for event in events:
+        status = event["object"]["status"]
+        entry = {item["name"]: item for item in status.get("containerStatuses") or []}.get(
+            container
+        )
+        if entry is None:
+            found.append((status["phase"], None, None, None, None))
+            continue
+        (kind, state), *_ = entry["state"].items()
+        last = entry["lastState"].get("terminated", {})
+        found.append(
+            (
+                status["phase"],
+                kind,
+                state.get("reason"),
+                entry["restartCount"],
+                last.get("exitCode"),
+            )
+        )
+    return found
+
+
+def test_a_pod_that_says_nothing_restarts_always_backing_off_between_runs() -> None:
+    """restartPolicy defaults to Always: every exit (0 too) restarts the container; the
+    first at once, then after 10 s, 20 s, ... (CrashLoopBackOff meanwhile); the pod stays
+    Running, restartCount counts, lastState holds the run before."""
+    cluster = FakeCluster(namespaces=[NS])
+    watch = cluster.watch(NS)
+    body = pod("p")
+    del body["spec"]["restartPolicy"]
+    cluster.create_pod(NS, body)
+    kubelet = Kubelet(cluster, run_seconds=1)
+    for now in (0, 1, 2, 3, 4, 5, 13.9, 14, 15, 16, 35.9, 36):
+        kubelet.step(float(now))
+    timeline = seen(watch.events())
+    assert timeline == [
+        ("Pending", None, None, None, None),  # created
+        ("Pending", None, None, None, None),  # bound
+        ("Running", "running", None, 0, None),
+        ("Running", "terminated", "Completed", 0, None),  # exit 0: restarted at once
+        ("Running", "running", None, 1, 0),
+        ("Running", "terminated", "Completed", 1, 0),
+        ("Running", "waiting", "CrashLoopBackOff", 1, 0),  # 10 s from the exit at 4
+        ("Running", "running", None, 2, 0),
+        ("Running", "terminated", "Completed", 2, 0),
+        ("Running", "waiting", "CrashLoopBackOff", 2, 0),  # 20 s from the exit at 15
+        ("Running", "running", None, 3, 0),
+    ]
+    stored = cluster.pod(NS, "p")
+    assert stored is not None
+    base = stored["status"]["containerStatuses"][0]
+    # A restarted container is a new one: its id is not the run before's.
+    assert base["containerID"] != base["lastState"]["terminated"]["containerID"]
+    deserialize_in_both_clients(stored)
+
+
+def test_the_crash_loop_message_says_how_long_it_backs_off() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    uid = cluster.create_pod(NS, pod("p", restart_policy="Always"))["metadata"]["uid"]
+    kubelet = Kubelet(cluster, run_seconds=1, plan={"p": PodOutcome.failure(2)})
+    for now in range(6):
+        kubelet.step(float(now))
+    base = status(cluster, "p")["containerStatuses"][0]
+    assert base["state"]["waiting"] == {
+        "reason": "CrashLoopBackOff",
+        "message": f"back-off 10s restarting failed container=base pod=p_{NS}({uid})",
+    }
+    assert base["lastState"]["terminated"]["exitCode"] == 2
+    assert base["ready"] is False
+    assert status(cluster, "p")["phase"] == "Running"
+
+
+def test_on_failure_restarts_only_a_failed_container_and_ends_once_it_succeeds() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    watch = cluster.watch(NS)
+    outcomes = {
+        "fails": PodOutcome.failure(1).succeeding_after(2),
+        "works": PodOutcome.success(),
+    }
+    for name in outcomes:
+        cluster.create_pod(NS, pod(name, restart_policy="OnFailure"))
+    kubelet = Kubelet(cluster, run_seconds=1, plan=outcomes)
+    for now in (0, 1, 2, 3, 4, 5, 14, 15):
+        kubelet.step(float(now))
+    assert status(cluster, "works")["phase"] == "Succeeded"  # exit 0: not restarted
+    done = status(cluster, "fails")
+    assert done["phase"] == "Succeeded"
+    base, sidecar = done["containerStatuses"]
+    assert (base["restartCount"], base["lastState"]["terminated"]["exitCode"]) == (2, 1)
+    assert base["state"]["terminated"]["exitCode"] == 0
+    # The sidecar exited 0 in the first run: OnFailure left it Completed, not restarted.
+    assert (sidecar["restartCount"], sidecar["lastState"]) == (0, {})
+    events = [event for event in watch.events() if event["object"]["metadata"]["name"] == "fails"]
+    assert ("Running", "waiting", "CrashLoopBackOff", 1, 1) in seen(events)
+    phases = [phase for phase, *_ in seen(events)]
+    assert phases.index("Succeeded") == len(phases) - 1  # Running until the last write
+
+
+def test_never_lets_a_failed_pod_fail() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    cluster.create_pod(NS, pod("p", restart_policy="Never"))
+    kubelet = Kubelet(cluster, run_seconds=1, plan={"p": PodOutcome.failure(1)})
+    for now in range(5):
+        kubelet.step(float(now))
+    done = status(cluster, "p")
+    assert done["phase"] == "Failed"
+    assert done["containerStatuses"][0]["restartCount"] == 0
+
+
+def test_an_eviction_fails_the_pod_whatever_the_policy() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    cluster.create_pod(NS, pod("p", restart_policy="Always"))
+    kubelet = Kubelet(cluster, run_seconds=1, plan={"p": PodOutcome.eviction()})
+    for now in range(5):
+        kubelet.step(float(now))
+    assert status(cluster, "p")["reason"] == "Evicted"
+    assert status(cluster, "p")["phase"] == "Failed"
+
+
+def test_a_pod_deleted_between_runs_is_confirmed_at_once() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    cluster.create_pod(NS, pod("p", restart_policy="Always"))
+    kubelet = Kubelet(cluster, run_seconds=1, plan={"p": PodOutcome.failure(1)})
+    for now in range(6):
+        kubelet.step(float(now))
+    assert status(cluster, "p")["containerStatuses"][0]["state"]["waiting"]
+    cluster.delete_pod(NS, "p")
+    assert kubelet.step(6.0) == 1
+    assert cluster.pod(NS, "p") is None
+
+
+def test_the_thread_restarts_a_pod_with_a_short_back_off() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    watch = cluster.watch(NS)
+    cluster.create_pod(NS, pod("p", restart_policy="Always"))
+    timeline: list[tuple[Any, ...]] = []
+
+    def restarted_thrice() -> bool:
+        timeline.extend(seen(watch.events()))
+        return any(entry[3] == 3 for entry in timeline)
+
+    plan = {"p": PodOutcome.failure(3)}
+    with Kubelet(cluster, run_seconds=0.01, poll_seconds=0.002, restart_backoff=0.01, plan=plan):
+        wait_for(restarted_thrice, seconds=120)
+    states = [entry[1:3] for entry in timeline]
+    assert ("waiting", "CrashLoopBackOff") in states
+    assert {phase for phase, *_ in timeline[2:]} == {"Running"}
+
+
+def test_a_pod_held_by_a_finalizer_is_confirmed_once_and_stays_until_it_is_removed() -> None:
+    """The kubelet's part of a deletion is done once; the finalizer's owner does the rest."""
+    cluster = FakeCluster(namespaces=[NS])
+    body = pod("p")
+    body["metadata"]["finalizers"] = ["example.com/keep"]
+    cluster.create_pod(NS, body)
+    kubelet = Kubelet(cluster, run_seconds=1)
+    kubelet.step(0.0)
+    kubelet.step(1.0)
+    cluster.delete_pod(NS, "p")
+    assert kubelet.step(1.5) == 2  # stopped (exits on SIGTERM at once), confirmed
+    held = cluster.pod(NS, "p")
+    assert held is not None
+    assert held["metadata"]["deletionGracePeriodSeconds"] == 0
+    assert held["status"]["phase"] == "Failed"
+    assert kubelet.step(2.0) == kubelet.step(3.0) == 0  # not confirmed again
+    cluster.patch_pod(NS, "p", {"metadata": {"finalizers": None}})
+    assert cluster.pod(NS, "p") is None
+
+
+def test_an_outcome_succeeds_only_after_a_run() -> None:
+    with pytest.raises(InvalidConfig):
+        PodOutcome.failure(1).succeeding_after(0)

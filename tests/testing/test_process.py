@@ -95,7 +95,13 @@ def test_a_server_in_its_own_process_exits_0_when_its_stdin_closes(
 
 @pytest.mark.parametrize(
     "arguments",
-    [["--latency", "-1"], ["--port", "nope"], ["--kubelet", "-2"], ["--namespace", "Bad_NS"]],
+    [
+        ["--latency", "-1"],
+        ["--port", "nope"],
+        ["--kubelet", "-2"],
+        ["--namespace", "Bad_NS"],
+        ["--bookmark-seconds", "0"],
+    ],
 )
 def test_bad_arguments_exit_2_with_one_line_on_stderr(arguments: list[str]) -> None:
     running = _server_process(*arguments)

@@ -333,3 +333,127 @@ def test_the_librarys_secure_payload_reaches_the_process_through_its_json_path(
     module, workload = cluster.pod_log(NS, "p", "base").splitlines()
     assert module == "-m airflow.sdk.execution_time.execute_workload"
     assert json.loads(workload) == {"token": "t0k3n"}
+
+
+# --- restarts ---------------------------------------------------------------------------
+
+# Exits 1 until it has run three times, counting its runs in the file named by argv[1].
+THIRD_TIME_LUCKY = (
+    "import pathlib, sys\n"
+    "path = pathlib.Path(sys.argv[1])\n"
+    "runs = int(path.read_text()) + 1 if path.exists() else 1\n"
+    "path.write_text(str(runs))\n"
+    "print('run', runs, flush=True)\n"
+    "sys.exit(0 if runs >= 3 else 1)\n"
+)
+
+
+def counting(tmp_path: Path, **container: Any) -> dict[str, Any]:
+    """A container running :data:`THIRD_TIME_LUCKY` with its count under ``tmp_path``."""
+    name = container.pop("name", "base")
+    args = ["python", "-c", THIRD_TIME_LUCKY, str(tmp_path / f"{name}-runs")]
+    return python(THIRD_TIME_LUCKY, name=name, args=args, **container)
+
+
+def statuses(events: list[dict[str, Any]], container: str = "base") -> list[tuple[Any, ...]]:
+    """Each status seen: the phase, the container's state and reason, its restartCount."""
+    found = []
+    for event in events:
+        status = event["object"]["status"]
+        entries = status.get("containerStatuses", []) + status.get("initContainerStatuses", [])
+        for entry in entries:
+            if entry["name"] == container:
+                (kind, state), *_ = entry["state"].items()
+                found.append((status["phase"], kind, state.get("reason"), entry["restartCount"]))
+    return found
+
+
+def test_always_restarts_the_process_after_each_exit_backing_off(cluster: FakeCluster) -> None:
+    watch = cluster.watch(NS)
+    crashing = python("import sys; print('run', flush=True); sys.exit(1)")
+    cluster.create_pod(NS, pod_with(crashing, restartPolicy="Always"))
+    seen: list[tuple[Any, ...]] = []
+
+    def restarted_thrice() -> bool:
+        seen.extend(statuses(watch.events()))
+        return any(count == 3 for *_, count in seen)
+
+    with ProcessKubelet(cluster, poll_seconds=0.01, restart_backoff=0.05) as kubelet:
+        wait_for(restarted_thrice, seconds=120)
+        stored = cluster.pod(NS, "p")
+        assert stored is not None
+        base = stored["status"]["containerStatuses"][0]
+        assert base["lastState"]["terminated"]["exitCode"] == 1
+        assert base["lastState"]["terminated"]["reason"] == "Error"
+        assert cluster.pod_log(NS, "p", "base").count("run\n") >= 3  # every run's output
+        deserialize_in_both_clients(stored)
+    assert kubelet.pids() == []
+    running = [entry for entry in seen if entry[0] == "Running"]
+    assert ("Running", "terminated", "Error", 0) in running  # the first exit: at once
+    assert ("Running", "waiting", "CrashLoopBackOff", 1) in running  # the second: backs off
+    assert [entry[0] for entry in seen].index("Running") + len(running) == len(seen)
+
+
+def test_on_failure_restarts_a_failed_process_until_it_succeeds(
+    cluster: FakeCluster, tmp_path: Path
+) -> None:
+    cluster.create_pod(NS, pod_with(counting(tmp_path), restartPolicy="OnFailure"))
+    with ProcessKubelet(cluster, poll_seconds=0.01, restart_backoff=0.01):
+        pod = wait_for(ended(cluster), seconds=120)
+    assert pod["status"]["phase"] == "Succeeded"
+    base = pod["status"]["containerStatuses"][0]
+    assert base["restartCount"] == 2
+    assert base["state"]["terminated"]["exitCode"] == 0
+    assert base["lastState"]["terminated"]["exitCode"] == 1
+    assert cluster.pod_log(NS, "p", "base") == "run 1\nrun 2\nrun 3\n"
+
+
+def test_on_failure_does_not_restart_an_exit_zero_and_never_restarts_nothing(
+    cluster: FakeCluster,
+) -> None:
+    cluster.create_pod(NS, pod_with(python("pass"), name="ok", restartPolicy="OnFailure"))
+    failing = python("import sys; sys.exit(1)")
+    cluster.create_pod(NS, pod_with(failing, name="no", restartPolicy="Never"))
+    with ProcessKubelet(cluster, poll_seconds=0.01, restart_backoff=0.01):
+        ok = wait_for(ended(cluster, "ok"))
+        no = wait_for(ended(cluster, "no"))
+    assert (ok["status"]["phase"], no["status"]["phase"]) == ("Succeeded", "Failed")
+    for pod in (ok, no):
+        assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
+
+
+def test_a_failed_init_container_restarts_while_the_pod_stays_pending(
+    cluster: FakeCluster, tmp_path: Path
+) -> None:
+    watch = cluster.watch(NS)
+    body = pod_with(
+        python("print('main')"),
+        initContainers=[counting(tmp_path, name="setup")],
+        restartPolicy="Always",
+    )
+    cluster.create_pod(NS, body)
+    with ProcessKubelet(cluster, poll_seconds=0.01, restart_backoff=0.01):
+        wait_for(logged(cluster, "main"), seconds=120)
+    setup = statuses(watch.events(), "setup")
+    before_main = [entry for entry in setup if entry[1:3] != ("terminated", "Completed")]
+    assert {phase for phase, *_ in before_main} == {"Pending"}
+    assert ("Pending", "waiting", "CrashLoopBackOff", 1) in setup
+    assert setup[-1][1:] == ("terminated", "Completed", 2)  # the third run completed
+
+
+def test_a_pod_deleted_while_it_backs_off_is_confirmed_without_a_process(
+    cluster: FakeCluster,
+) -> None:
+    crashing = python("import sys; sys.exit(2)")
+    cluster.create_pod(NS, pod_with(crashing, restartPolicy="Always"))
+
+    def backing_off() -> bool:
+        stored = cluster.pod(NS, "p")
+        entries = [] if stored is None else stored["status"].get("containerStatuses", [])
+        return any("waiting" in entry["state"] for entry in entries if entry["restartCount"])
+
+    with ProcessKubelet(cluster, poll_seconds=0.01, restart_backoff=600) as kubelet:
+        wait_for(backing_off, seconds=120)
+        assert kubelet.pids() == []
+        cluster.delete_pod(NS, "p")
+        wait_for(lambda: cluster.pod(NS, "p") is None, seconds=120)

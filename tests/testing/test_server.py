@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import threading
 import time
@@ -339,3 +340,51 @@ def test_concurrent_creations_are_seen_in_flight_together() -> None:
     assert stats.max_in_flight_creations >= 2
     assert stats.max_in_flight >= stats.max_in_flight_creations
     assert stats.connections == 4
+
+
+def test_bookmarks_come_every_bookmark_seconds_while_other_events_flow() -> None:
+    """The watch cache sends a watch's bookmarks on a schedule, not when it is idle
+    (cacher.go requeues a watcher after each bookmark): here a change every 20 ms never
+    leaves the watch idle, and bookmarks come all the same, each at the newest version."""
+    cluster = FakeCluster(namespaces=[NS])
+    with FakeApiServer(cluster, lifetime=60, bookmark_seconds=0.2) as server:
+        api_client: Any = k8s.ApiClient(k8s.Configuration(host=server.url))
+        api: Any = k8s.CoreV1Api(api_client)
+        api.create_namespaced_pod(NS, task_pod("load"))
+        version = cluster.resource_version
+        done = threading.Event()
+
+        def churn() -> None:
+            for number in range(100_000):
+                if done.wait(0.02):
+                    return
+                cluster.patch_pod_labels(NS, "load", {"n": str(number)})
+
+        worker = threading.Thread(target=churn)
+        worker.start()
+        response = api.list_namespaced_pod(
+            NS,
+            watch=True,
+            allow_watch_bookmarks=True,
+            resource_version=version,
+            timeout_seconds=10,
+            _preload_content=False,
+        )
+        seen: list[tuple[str, int]] = []
+        try:
+            for line in response:  # the stream's lines, as they arrive
+                event = json.loads(line)
+                seen.append((event["type"], int(event["object"]["metadata"]["resourceVersion"])))
+                if [kind for kind, _ in seen].count("BOOKMARK") == 3:
+                    break
+        finally:
+            done.set()
+            worker.join()
+            response.release_conn()
+            api_client.close()
+    kinds = [kind for kind, _ in seen]
+    first, last = kinds.index("BOOKMARK"), len(kinds) - 1
+    assert "MODIFIED" in kinds[first:last]  # events flowed between the bookmarks
+    for (_, before), (_, version_seen) in itertools.pairwise(seen):
+        assert version_seen >= before  # a bookmark carries the newest version
+    assert kinds.count("BOOKMARK") == 3

@@ -4,7 +4,7 @@ resource, the most under way at once, and the JSON form served at ``/_kit/stats`
 from __future__ import annotations
 
 from k8s_workloads.testing import ServerStats
-from k8s_workloads.testing.stats import StatsRecorder
+from k8s_workloads.testing.stats import FAULTS, StatsRecorder
 
 
 def test_requests_under_way_are_counted_until_ended_once() -> None:
@@ -27,7 +27,16 @@ def test_requests_under_way_are_counted_until_ended_once() -> None:
 def test_the_json_form_reads_back_as_the_same_stats() -> None:
     recorder = StatsRecorder()
     recorder.counted("WATCH", "pods")
+    for fault in FAULTS:
+        recorder.faulted(fault)
+    recorder.faulted("connections_reset")
     stats = recorder.snapshot()
     assert ServerStats.from_json(stats.to_json()) == stats
+    assert (stats.connections_reset, stats.answers_dropped, stats.stalls, stats.refusals) == (
+        2,
+        1,
+        1,
+        1,
+    )
     assert stats.count("WATCH", "pods") == 1
     assert stats.max_in_flight == 0  # a watch is counted, never held as under way

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from k8s_workloads.testing import FakeCluster, FakeWatch, FieldSelector, LabelSelector
+from k8s_workloads.testing._watch import next_bookmark_at
 
 
 def pod(name: str, namespace: str = "airflow", **labels: str) -> dict[str, object]:
@@ -52,3 +53,18 @@ def test_an_expired_watch_ends_with_one_error_event_and_takes_nothing_more() -> 
         {"metadata": {"name": "late"}, "spec": {"containers": [{"name": "b", "image": "x"}]}},
     )
     assert watch.events() == []
+
+
+def test_bookmarks_are_periodic_until_two_seconds_before_the_deadline() -> None:
+    # cache_watcher.go nextBookmarkTime: every bookmarkFrequency from now, or 2 s before
+    # the deadline if that comes first; none once that moment is past.
+    assert next_bookmark_at(100.0, every=60.0, deadline=1000.0) == 160.0
+    assert next_bookmark_at(100.0, every=60.0, deadline=130.0) == 128.0
+    assert next_bookmark_at(128.0, every=60.0, deadline=130.0) is None
+    assert next_bookmark_at(100.0, every=60.0, deadline=101.0) is None
+    # What a watch gets in turn: a bookmark every 0.2 s, the last 2 s before a 3 s timeout.
+    marks, mark = [], next_bookmark_at(0.0, every=0.2, deadline=3.0)
+    while mark is not None:
+        marks.append(round(mark, 6))
+        mark = next_bookmark_at(mark, every=0.2, deadline=3.0)
+    assert marks == [0.2, 0.4, 0.6, 0.8, 1.0]

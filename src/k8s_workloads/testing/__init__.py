@@ -22,7 +22,9 @@ their own code against it, and the library's own tests and simulator use the sam
   two: the ``perform`` loop of a real executor, in one place;
 * :class:`FakeApiServer` serves a :class:`FakeCluster` over HTTP on 127.0.0.1, so the real
   kubernetes client (and code built on it) runs unchanged against it, with an injected
-  latency if asked, and counts what it served (:class:`ServerStats`); ``python -m
+  latency if asked, network faults on demand (connections reset, refused for a while,
+  stalled, a creation's answer lost), and counts what it served (:class:`ServerStats`);
+  ``python -m
   k8s_workloads.testing.server`` runs one in its own process, and ``python -m
   k8s_workloads.testing serve`` one with the process kubelet, a kubeconfig and the
   Airflow settings that point at it (a local cluster to try an executor on).

@@ -3,9 +3,12 @@
 The order is the apiserver's: the body is decoded first (``handlers/create.go``: a body of
 another ``kind``, or a value of the wrong type, cannot be decoded: 400 ``BadRequest``,
 "... cannot be handled as a Pod"; unknown fields are dropped, warned about or refused
-per ``fieldValidation``), then validated (``pkg/apis/core/validation``: names, labels,
-annotations, required fields: 422 ``Invalid`` with one cause per field), and on update
-the pod strategy's ``ValidatePodUpdate`` refuses a change to an immutable field.
+per ``fieldValidation``; the decoder fills in the defaults,
+:mod:`k8s_workloads.testing._defaults`), then validated (``pkg/apis/core/validation``:
+names, labels, annotations, finalizer names, required fields: 422 ``Invalid`` with one
+cause per field), and on update the pod strategy's ``ValidatePodUpdate`` refuses a change
+to an immutable field, and ``ValidateObjectMetaUpdate`` a finalizer added to a pod being
+deleted.
 
 The rules themselves are the library's: :mod:`k8s_workloads.validation` (names, labels,
 annotations, container names) and :mod:`k8s_workloads.schema` with the 1.37 Pod table in
@@ -23,6 +26,7 @@ import attrs
 from k8s_workloads import validation
 from k8s_workloads.pods._pod_schema import DEFINITIONS
 from k8s_workloads.pods.schema import pod_schema_errors
+from k8s_workloads.testing import _defaults
 
 __all__ = [
     "FIELD_VALIDATION",
@@ -136,7 +140,9 @@ def _unknown(dropped: list[str], field_validation: str | None, kind: str) -> lis
 def decode_pod(
     body: Manifest, *, field_validation: str | None = None
 ) -> tuple[Manifest, list[str]]:
-    """The pod the server would store, unknown fields dropped, and the warnings to send.
+    """The pod the server would store, unknown fields dropped and defaults filled in
+    (:mod:`k8s_workloads.testing._defaults`, as the decoder applies them), and the
+    warnings to send.
 
     :class:`Rejected` (400) for another ``kind``, a value of the wrong type, or an unknown
     field under ``Strict``.
@@ -153,7 +159,7 @@ def decode_pod(
     if wrong:
         raise Rejected(400, f'Pod in version "v1" cannot be handled as a Pod: {wrong[0]}')
     pod["apiVersion"], pod["kind"] = "v1", "Pod"
-    return pod, warnings
+    return _defaults.default_pod(pod), warnings
 
 
 def _violation_causes(found: list[validation.NamingRuleViolation]) -> list[Cause]:
@@ -189,7 +195,43 @@ def _metadata_causes(metadata: Manifest, *, namespaced: bool = True) -> list[Cau
         )
     causes += _violation_causes(validation.label_errors(metadata.get("labels")))
     causes += _violation_causes(validation.annotation_errors(metadata.get("annotations")))
+    return causes + _finalizer_causes(metadata.get("finalizers"))
+
+
+# apimachinery's ValidateFinalizerName: a qualified name, and one without a "/" prefix must
+# be a standard finalizer (IsStandardFinalizerName: "kubernetes", metav1's "orphan" and
+# "foregroundDeletion").
+_STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+
+
+def _finalizer_causes(finalizers: object) -> list[Cause]:
+    causes: list[Cause] = []
+    for index, name in enumerate(finalizers if isinstance(finalizers, list) else ()):
+        field = f"metadata.finalizers[{index}]"
+        found = _violation_causes(validation.label_key_errors(name, field=field))
+        if not found and "/" not in name and name not in _STANDARD_FINALIZERS:
+            message = "name is neither a standard finalizer name nor is it fully qualified"
+            found = [Cause(field, "FieldValueInvalid", f"Invalid value: {name!r}: {message}")]
+        causes += found
     return causes
+
+
+def _new_finalizer_causes(old_meta: Manifest, new_meta: Manifest) -> list[Cause]:
+    # ValidateObjectMetaUpdate -> ValidateNoNewFinalizers, once deletionTimestamp is set.
+    if not old_meta.get("deletionTimestamp"):
+        return []
+    extra = sorted(set(new_meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ()))
+    if not extra:
+        return []
+    listed = ", ".join(f'"{name}"' for name in extra)
+    return [
+        Cause(
+            "metadata.finalizers",
+            "FieldValueForbidden",
+            "Forbidden: no new finalizers can be added if the object is being deleted, found "
+            f"new finalizers []string{{{listed}}}",
+        )
+    ]
 
 
 def pod_causes(pod: Manifest) -> list[Cause]:
@@ -248,7 +290,8 @@ def _masked_spec(spec: Manifest) -> Manifest:
 
 
 def pod_update_causes(old: Manifest, new: Manifest) -> list[Cause]:
-    """Why ``new`` may not replace ``old``: immutable fields, then :func:`pod_causes`.
+    """Why ``new`` may not replace ``old``: immutable fields, a finalizer added to a pod
+    being deleted, then :func:`pod_causes`.
 
     ``new`` gets the stored system fields (creation and deletion timestamps) back first, as
     ``rest.BeforeUpdate`` does.
@@ -268,6 +311,7 @@ def pod_update_causes(old: Manifest, new: Manifest) -> list[Cause]:
         for key in _IMMUTABLE_METADATA
         if new_meta.get(key) != old_meta.get(key)
     ]
+    causes += _new_finalizer_causes(old_meta, new_meta)
     old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
     if _masked_spec(old_spec) != _masked_spec(new_spec):
         causes.append(Cause("spec", "FieldValueForbidden", _MUTABLE_SPEC_MESSAGE))

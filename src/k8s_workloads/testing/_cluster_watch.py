@@ -157,8 +157,9 @@ class ClusterWatches(ClusterStore):
     @locked
     def send_bookmarks(self, watch: FakeWatch | None = None) -> None:
         """A ``BOOKMARK`` at the current resource version to ``watch`` (default: every open
-        watch) if it allows them (the API server sends one about once a minute; the HTTP
-        server, when a watch has been idle for ``bookmark_seconds``)."""
+        watch) if it allows them. The HTTP server sends them as the watch cache does: every
+        ``bookmark_seconds`` (a minute by default) and 2 s before the watch's timeout
+        (:func:`~k8s_workloads.testing._watch.next_bookmark_at`)."""
         for each in self._watches if watch is None else [watch]:
             if each.bookmarks and not each.closed:
                 each._push(self._bookmark())  # noqa: SLF001

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from k8s_workloads._config import InvalidConfig
 from k8s_workloads.testing._errors import ApiError
+from k8s_workloads.testing._watch import DEFAULT_BOOKMARK_SECONDS
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.kubelet import Kubelet
 from k8s_workloads.testing.server import FakeApiServer
@@ -52,11 +53,21 @@ def _parser() -> _Parser:
         "--lifetime", type=float, default=600.0, help="seconds to serve at most (default 600)"
     )
     parser.add_argument(
+        "--bookmark-seconds",
+        type=float,
+        default=DEFAULT_BOOKMARK_SECONDS,
+        metavar="SECONDS",
+        help="how often a watch with allowWatchBookmarks gets a BOOKMARK (default 60)",
+    )
+    parser.add_argument(
         "--kubelet",
         type=float,
         default=None,
         metavar="SECONDS",
-        help="run pods: Running after SECONDS, Succeeded after as many more",
+        help=(
+            "run pods: Running after SECONDS, Succeeded after as many more (a pod without "
+            "restartPolicy Never is restarted, as on a cluster)"
+        ),
     )
     parser.add_argument(
         "--namespace",
@@ -117,7 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         cluster = FakeCluster(namespaces=arguments.namespace or ["airflow"])
         server = FakeApiServer(
-            cluster, port=arguments.port, lifetime=arguments.lifetime, latency=arguments.latency
+            cluster,
+            port=arguments.port,
+            lifetime=arguments.lifetime,
+            latency=arguments.latency,
+            bookmark_seconds=arguments.bookmark_seconds,
         )
         kubelet = (
             None if arguments.kubelet is None else Kubelet(cluster, run_seconds=arguments.kubelet)

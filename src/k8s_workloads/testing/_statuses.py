@@ -7,10 +7,12 @@ manager (``pkg/kubelet/status/generate.go`` for the pod conditions,
 ``pkg/kubelet/kubelet_pods.go`` ``convertToAPIContainerStatuses`` for the containers):
 
 * every container status has ``name``, ``image``, ``imageID``, ``ready``,
-  ``restartCount``, ``started`` and ``state`` — the fields both ``kubernetes`` clients'
-  ``V1ContainerStatus`` models require (a status without ``image`` made the provider's
-  watcher raise ``ValueError: Invalid value for image``); ``containerID`` once the runtime
-  created the container (not while its image fails to pull, then ``imageID`` is ``""``);
+  ``restartCount``, ``started``, ``state`` and ``lastState`` (the run before, once the
+  container restarted: :mod:`k8s_workloads.testing._restarts`) — the fields both
+  ``kubernetes`` clients' ``V1ContainerStatus`` models require (a status without
+  ``image`` made the provider's watcher raise ``ValueError: Invalid value for image``);
+  ``containerID`` once the runtime created the container (not while its image fails to
+  pull, then ``imageID`` is ``""``; a new one for each restart);
 * the pod conditions ``PodReadyToStartContainers``, ``Initialized``, ``Ready``,
   ``ContainersReady`` and ``PodScheduled``: ``Ready`` False with reason
   ``ContainersNotReady`` (and the unready containers named) while a container is not
@@ -24,7 +26,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
 __all__ = [
     "HOST_IP",
@@ -49,9 +51,10 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def container_id(uid: str, name: str) -> str:
-    """The runtime's id of the pod's container ``name`` (stable per pod uid)."""
-    return "containerd://" + _digest(f"{uid}/{name}")
+def container_id(uid: str, name: str, attempt: int = 0) -> str:
+    """The runtime's id of the pod's container ``name`` (stable per pod uid); each restart
+    (``attempt``, the ``restartCount`` it runs under) is a new container, with a new id."""
+    return "containerd://" + _digest(f"{uid}/{name}" + (f"/{attempt}" if attempt else ""))
 
 
 def containers(pod: Manifest, key: str = "containers") -> list[Manifest]:
@@ -83,23 +86,31 @@ def terminated(
     finished: str,
     reason: str | None = None,
     message: str | None = None,
+    attempt: int = 0,
 ) -> Manifest:
     """A ``terminated`` container state; ``reason`` defaults as the runtime reports it:
-    ``Completed`` for exit code 0, ``Error`` otherwise."""
+    ``Completed`` for exit code 0, ``Error`` otherwise; ``attempt``: the container's
+    ``restartCount`` in that run."""
     state: Manifest = {
         "exitCode": exit_code,
         "reason": reason or ("Completed" if exit_code == 0 else "Error"),
         "startedAt": started,
         "finishedAt": finished,
-        "containerID": container_id(uid, name),
+        "containerID": container_id(uid, name, attempt),
     }
     if message:
         state["message"] = message
     return {"terminated": state}
 
 
-def _container_status(container: Manifest, uid: str, state: Manifest) -> Manifest:
+def _container_status(
+    container: Manifest,
+    uid: str,
+    state: Manifest,
+    restarts: Mapping[str, tuple[int, Manifest]],
+) -> Manifest:
     name = str(container.get("name", ""))
+    count, last = restarts.get(name, (0, {}))
     image = str(container.get("image", ""))
     pulled = "waiting" not in state or state["waiting"].get("reason") not in _PULL_FAILURES
     status: Manifest = {
@@ -107,13 +118,13 @@ def _container_status(container: Manifest, uid: str, state: Manifest) -> Manifes
         "image": image,
         "imageID": f"docker-pullable://{image}@sha256:{_digest(image)}" if pulled else "",
         "ready": "running" in state,
-        "restartCount": 0,
+        "restartCount": count,
         "started": "running" in state,
         "state": state,
-        "lastState": {},
+        "lastState": last,
     }
     if "waiting" not in state:  # the runtime made the container
-        status["containerID"] = container_id(uid, name)
+        status["containerID"] = container_id(uid, name, count)
     return status
 
 
@@ -177,14 +188,18 @@ def pod_status(
     message: str | None = None,
     disruption: Manifest | None = None,
     init_states: Sequence[Manifest] | None = None,
+    restarts: Mapping[str, tuple[int, Manifest]] | None = None,
 ) -> Manifest:
     """The pod's whole ``status``: ``states`` holds one container state per container of
     the spec, in order; ``init_states`` likewise for the init containers (None: they ran
     to completion at ``started``).
 
-    ``disruption``: a ``DisruptionTarget`` condition to add (an eviction)."""
+    ``disruption``: a ``DisruptionTarget`` condition to add (an eviction); ``restarts``:
+    by container name, its ``restartCount`` and ``lastState`` (a ``terminated`` state:
+    the run before this one), for a container that restarted (the others: 0, ``{}``)."""
+    restarts = restarts or {}
     statuses = [
-        _container_status(container, uid, state)
+        _container_status(container, uid, state, restarts)
         for container, state in zip(containers(pod), states, strict=True)
     ]
     inits = containers(pod, "initContainers")
@@ -197,7 +212,7 @@ def pod_status(
         ]
     init_statuses = []
     for container, state in zip(inits, init_states, strict=True):
-        entry = _container_status(container, uid, state)
+        entry = _container_status(container, uid, state, restarts)
         # An init container that completed counts as ready.
         entry["ready"] = state.get("terminated", {}).get("exitCode") == 0
         init_statuses.append(entry)

@@ -18,9 +18,42 @@ if TYPE_CHECKING:
 
     from k8s_workloads.testing.selectors import FieldSelector, LabelSelector
 
-__all__ = ["FakeWatch"]
+__all__ = [
+    "BOOKMARK_BEFORE_TIMEOUT_SECONDS",
+    "DEFAULT_BOOKMARK_SECONDS",
+    "FakeWatch",
+    "next_bookmark_at",
+]
 
 Manifest = dict[str, Any]
+
+DEFAULT_BOOKMARK_SECONDS = 60.0
+"""How often the watch cache sends a ``BOOKMARK`` to a watch that allows them: the
+cacher's ``defaultBookmarkFrequency = time.Minute`` (kubernetes/kubernetes,
+``staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go``)."""
+
+BOOKMARK_BEFORE_TIMEOUT_SECONDS = 2.0
+"""The last ``BOOKMARK`` comes this long before the watch's own timeout ends
+(``cache_watcher.go``: "right before the watcher timeout - for now we simply set it 2s
+before the deadline")."""
+
+
+def next_bookmark_at(now: float, *, every: float, deadline: float) -> float | None:
+    """When a watch that allows bookmarks gets its next ``BOOKMARK`` (same clock as
+    ``now``): ``every`` seconds from ``now``, or 2 s before the watch's ``deadline`` if that
+    comes first; None once that moment is past (the watch gets no more).
+
+    The watch cache's rule (``cacheWatcher.nextBookmarkTime`` in kubernetes/kubernetes
+    ``staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go``): asked when the
+    watch starts and again after each bookmark (``Cacher.finishDispatching`` requeues the
+    watcher), so bookmarks are periodic whether or not the watch had other events. The
+    cacher checks its buckets about once a second (a jittered 1 s timer, 1 s buckets), so a
+    real bookmark may come up to a second either side; the kit's comes on time.
+    """
+    mark = min(now + every, deadline - BOOKMARK_BEFORE_TIMEOUT_SECONDS)
+    # Upstream "if heartbeatTime.Before(now)": none. Not after now here, so that the
+    # bookmark sent 2 s before the deadline is the last one.
+    return None if mark <= now else mark
 
 
 def _copy(value: Manifest) -> Manifest:

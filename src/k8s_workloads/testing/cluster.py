@@ -4,12 +4,18 @@ It keeps pods as manifests and answers the calls an executor makes the way the A
 server does: every change bumps ``resourceVersion``; a watch streams ``ADDED``,
 ``MODIFIED`` and ``DELETED`` for its selectors (a pod that stops matching, say after a
 label patch, is sent as ``DELETED`` without a ``deletionTimestamp``); a deletion is a
-``MODIFIED`` with the timestamp, then ``DELETED``; a watch from a version older than the
+``MODIFIED`` with the timestamp, then ``DELETED`` (for a pod with finalizers, once a patch
+empties them); a watch from a version older than the
 kept history, or one expired with :meth:`FakeCluster.expire_watches`, ends with an
 ``ERROR`` event carrying a 410 Status. Any call can be made to fail with
 :meth:`FakeCluster.fail_next`; failures are :class:`ApiError`, shaped like
 ``kubernetes.client.ApiException`` (``status``, ``reason``, ``body``, ``headers``), or a
 ``ConnectionResetError`` for a connection error.
+
+Every pod created or patched is read back as the API server stores it, defaults filled in
+(``restartPolicy: Always``, ``dnsPolicy``, ``imagePullPolicy``, ...: see
+:mod:`k8s_workloads.testing._defaults`): a pod that should end must say
+``restartPolicy: Never`` (or ``OnFailure``), as on a real cluster.
 
 The kubelet is the test's part: move pods along with :meth:`FakeCluster.set_status`, or
 let :class:`~k8s_workloads.testing.Kubelet` run them.
@@ -26,7 +32,7 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.testing import _admission
+from k8s_workloads.testing import _admission, _defaults
 from k8s_workloads.testing._cluster_secrets import ClusterSecrets
 from k8s_workloads.testing._cluster_store import (
     CALLS,
@@ -91,6 +97,18 @@ def _grace_period(pod: Manifest, requested: int | None) -> int:
     return int(pod["spec"].get("terminationGracePeriodSeconds", _DEFAULT_GRACE_SECONDS))
 
 
+def _deleted_by_update(old: Manifest, new: Manifest) -> bool:
+    # The generic registry's ShouldDeleteDuringUpdate (apiserver registry/generic/registry/
+    # store.go): the update leaves no finalizers on an object whose deletion was requested
+    # and whose grace period is over (0, or never set).
+    old_meta = old["metadata"]
+    return (
+        not new["metadata"].get("finalizers")
+        and bool(old_meta.get("deletionTimestamp"))
+        and not old_meta.get("deletionGracePeriodSeconds")
+    )
+
+
 class FakeCluster(ClusterWatches, ClusterSecrets):
     """Pods, Secrets and namespaces, a resource version, watches and faults.
 
@@ -150,6 +168,7 @@ class FakeCluster(ClusterWatches, ClusterSecrets):
             metadata["name"] = f"{metadata['generateName']}{self._uid + 1:05d}"[-253:]
         name = metadata.get("name")
         same_namespace(metadata, namespace)
+        _defaults.admit_priority(pod)
         causes = _admission.pod_causes(pod)
         if causes:
             raise invalid("Pod", name, causes)
@@ -251,6 +270,10 @@ class FakeCluster(ClusterWatches, ClusterSecrets):
             causes = _admission.pod_update_causes(old, new)
             if causes:
                 raise invalid("Pod", name, causes)
+            if _deleted_by_update(old, new):
+                # Store.Update (errEmptiedFinalizers): the update is not written; the
+                # stored object is deleted (DELETED carries it, finalizers and all).
+                return _copy(old) if dry_run else self._remove(namespace, name)
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         if new == old or dry_run:
             return _copy(new)
@@ -329,7 +352,15 @@ class FakeCluster(ClusterWatches, ClusterSecrets):
         ``deletionGracePeriodSeconds`` (``grace_period_seconds``, else the pod's
         ``terminationGracePeriodSeconds``, defaulted to 30) are set, one ``MODIFIED``, and
         it stays readable until the kubelet confirms with :meth:`finish_deletion`.
-        Deleting a Terminating pod again only shortens its grace. ``preconditions``
+        Deleting a Terminating pod again only shortens its grace.
+
+        Finalizers: a pod with ``metadata.finalizers`` is never removed by a delete. It gets
+        its ``deletionTimestamp`` and grace as above (grace 0 where it would go at once),
+        one ``MODIFIED``, and stays readable, listed and watched until both are done: the
+        grace period (the kubelet's confirmation brings it to 0) and an update (a patch)
+        that empties ``finalizers``, which then deletes it (``DELETED``, carrying the pod
+        as stored, finalizers included). Once ``deletionTimestamp`` is set a patch may not
+        add a finalizer (422). ``preconditions``
         (``uid``, ``resourceVersion``) that do not match: 409. ``propagation_policy`` is
         accepted (a pod owns nothing). ``dry_run``: answered, nothing changes.
         """
@@ -362,7 +393,8 @@ class FakeCluster(ClusterWatches, ClusterSecrets):
     def finish_deletion(self, namespace: str, name: str, *, uid: str) -> Manifest:
         """The kubelet confirms a Terminating pod is gone, as its status manager does: a
         delete with grace 0 and the ``uid`` precondition (``MODIFIED`` with grace 0, then
-        ``DELETED``); the name is free again.
+        ``DELETED``); the name is free again. A pod with finalizers stays (grace 0) until
+        they are removed.
 
         A KeyError if there is no pod of that name with that ``uid``.
         """
@@ -395,8 +427,11 @@ class FakeCluster(ClusterWatches, ClusterSecrets):
         if grace_period_seconds is not None and grace_period_seconds < 0:
             grace_period_seconds = 1  # rest.BeforeDelete: a negative grace is taken as 1
         current = metadata.get("deletionGracePeriodSeconds")
+        held = bool(metadata.get("finalizers"))
         if metadata.get("deletionTimestamp") and not current:
-            return pod if dry_run else self._remove(namespace, name)  # stuck at 0: now
+            # No grace left: deleted now, unless finalizers still hold it (Store.Delete
+            # answers the object as it is).
+            return _copy(pod) if dry_run or held else self._remove(namespace, name)
         if metadata.get("deletionTimestamp"):
             # Already Terminating: only a shorter grace period changes anything.
             if grace_period_seconds is None or grace_period_seconds >= current:
@@ -413,11 +448,12 @@ class FakeCluster(ClusterWatches, ClusterSecrets):
         if dry_run:
             return pod
         # Store.Delete: the graceful update is written (MODIFIED), and with no grace left
-        # the object is then deleted (DELETED), so even an unscheduled pod shows both.
+        # the object is then deleted (DELETED), so even an unscheduled pod shows both;
+        # with finalizers it stays until an update empties them (see _patch).
         pod["metadata"]["resourceVersion"] = self._bump()
         self._pods[namespace, name] = pod
         self._changed((namespace, name), pod)
-        if grace == 0:
+        if grace == 0 and not held:
             return self._remove(namespace, name)
         return _copy(pod)
 

@@ -4,7 +4,8 @@
 still ``Pending``) it binds the pod to its node at once (``spec.nodeName``), writes a
 ``Running`` status ``run_seconds`` later and, ``run_seconds`` after that, ends the pod
 as its :class:`PodOutcome` says — by default it succeeds. A plan (a mapping from pod name
-to outcome, or a callable from the pod manifest to one) picks other endings:
+to outcome, or a callable from the pod manifest to one) picks other endings (the phases
+below are those of a pod with ``restartPolicy: Never``; restarts are described after):
 
 ============================  ==============================================================
 :meth:`PodOutcome.success`    ``Succeeded``; every container terminated, exit 0, ``Completed``
@@ -18,6 +19,18 @@ to outcome, or a callable from the pod manifest to one) picks other endings:
                               a deletion is never confirmed (it stays ``Terminating``)
 ============================  ==============================================================
 
+Restarts follow the pod's ``restartPolicy`` (defaulted to ``Always`` by the API server:
+a pod that should end says ``Never`` or ``OnFailure``), as the kubelet's (see
+:mod:`k8s_workloads.testing._restarts`): when a run ends, each container whose exit the
+policy restarts (``Always``: any; ``OnFailure``: non-zero) is written ``terminated`` with
+the pod still ``Running``, then, once its back-off is over (none after the first exit,
+then ``restart_backoff`` seconds, 10 by default, doubling to 30 times that), ``running``
+again for another ``run_seconds`` with ``restartCount`` one more and ``lastState`` the run
+before; while it backs off it is ``waiting`` with reason ``CrashLoopBackOff``. Each run ends
+as the outcome says (:meth:`PodOutcome.succeeding_after`: success after some runs). Only a
+run that the policy does not restart ends the pod (``Succeeded`` when every container
+exited 0, else ``Failed``); an eviction ends it whatever the policy.
+
 The statuses have what a real kubelet reports and executors read (see
 :mod:`k8s_workloads.testing._statuses`): every container with ``image``, ``imageID``,
 ``containerID``, ``ready``, ``restartCount``, ``started`` and ``state``; conditions;
@@ -29,8 +42,9 @@ until its kubelet confirms) that is running stops as on SIGTERM: after the outco
 ``sigterm_seconds`` (exit 143) or, if that is None or not within the grace period
 (``deletionGracePeriodSeconds``, else the pod's ``terminationGracePeriodSeconds``, else
 30), killed at its end (exit 137); the terminated status is written (``Failed``), then the
-kubelet confirms the deletion (:meth:`FakeCluster.finish_deletion`). A pod that never ran or
-already ended is confirmed at once; a pod simply gone is forgotten.
+kubelet confirms the deletion (:meth:`FakeCluster.finish_deletion`), once (a pod its
+finalizers hold stays until they are removed). A pod that never ran, already ended or is
+between runs is confirmed at once; a pod simply gone is forgotten.
 
 Timestamps are the cluster's ``now``. Run it on its own thread (:meth:`Kubelet.start`, or
 as a context manager), or call :meth:`Kubelet.step` with the time yourself. The thread and
@@ -49,7 +63,7 @@ from typing import Any, ClassVar, TypeVar
 import attrs
 
 from k8s_workloads import _config as _checks
-from k8s_workloads.testing import _statuses
+from k8s_workloads.testing import _restarts, _statuses
 from k8s_workloads.testing._errors import ApiError
 from k8s_workloads.testing._service import Service
 from k8s_workloads.testing.cluster import FakeCluster
@@ -77,6 +91,11 @@ def _image_pull_message(image: str) -> str:
     )
 
 
+def _optional_runs(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    if value is not None:
+        _checks.positive(instance, attribute, value)
+
+
 @attrs.frozen
 class PodOutcome:
     """How the scripted kubelet ends one pod; make one with the class methods."""
@@ -96,6 +115,9 @@ class PodOutcome:
     sigterm_seconds: float | None = attrs.field(default=0.0, validator=_checks.grace)
     """On deletion, how long the containers take to exit after SIGTERM; None: they
     ignore it and are killed when the grace period ends."""
+    succeeds_after: int | None = attrs.field(default=None, validator=_optional_runs)
+    """How many runs of the containers end as this outcome before one succeeds (None: all
+    of them); see :meth:`succeeding_after`."""
 
     @classmethod
     def success(cls) -> PodOutcome:
@@ -136,6 +158,12 @@ class PodOutcome:
         """The same outcome, its containers exiting ``seconds`` after SIGTERM (None: never)."""
         return attrs.evolve(self, sigterm_seconds=seconds)
 
+    def succeeding_after(self, runs: int) -> PodOutcome:
+        """The same outcome for the containers' first ``runs`` runs, success after: with
+        ``restartPolicy: OnFailure`` a failure is restarted ``runs`` times, then the pod
+        ``Succeeded``."""
+        return attrs.evolve(self, succeeds_after=runs)
+
 
 Plan = Mapping[str, PodOutcome] | Callable[[Manifest], PodOutcome]
 """How a kubelet picks each pod's outcome: by pod name (a pod not named succeeds), or a
@@ -149,18 +177,29 @@ K = TypeVar("K", bound="_KubeletBase")  # the kubelet's own class (no typing.Sel
 
 class _KubeletBase(Service):
     """What both kit kubelets share: the node, the pod IPs, the clock, binding, status
-    writes, deletion confirmations and the thread that calls :meth:`step`."""
+    writes, deletion confirmations (once per pod), the restart back-off and the thread
+    that calls :meth:`step`."""
 
-    def __init__(self, cluster: FakeCluster, *, node_name: str, poll_seconds: float) -> None:
+    def __init__(
+        self,
+        cluster: FakeCluster,
+        *,
+        node_name: str,
+        poll_seconds: float,
+        restart_backoff: float = _restarts.INITIAL_BACKOFF_SECONDS,
+    ) -> None:
         _checks.check(self, "cluster", _checks.kind(FakeCluster), cluster)
         _checks.check(self, "poll_seconds", _checks.seconds, poll_seconds)
+        _checks.check(self, "restart_backoff", _checks.delay, restart_backoff)
         node: object = node_name
         if not isinstance(node, str) or not node:
             raise _checks.InvalidConfig(type(self).__name__, "node_name", "must be a name")
         self.cluster = cluster
         self.node_name = node_name
         self.poll_seconds = float(poll_seconds)
+        self.restart_backoff = float(restart_backoff)
         self._ips: dict[str, str] = {}
+        self._confirmed: set[str] = set()  # uids whose deletion this kubelet confirmed
         self._ip_count = 0
         self._stopping = threading.Event()
         self._thread = threading.Thread(
@@ -206,14 +245,26 @@ class _KubeletBase(Service):
         return 1
 
     def _finish(self, pod: Manifest) -> int:
+        """Confirm the pod's deletion, once: a pod its finalizers still hold stays, and is
+        not confirmed again."""
         metadata = pod["metadata"]
+        uid = str(metadata.get("uid", ""))
+        if uid in self._confirmed:
+            return 0
         try:
-            self.cluster.finish_deletion(
-                metadata["namespace"], metadata["name"], uid=str(metadata.get("uid", ""))
-            )
+            self.cluster.finish_deletion(metadata["namespace"], metadata["name"], uid=uid)
         except (ApiError, KeyError):
             return 0  # already gone
+        self._confirmed.add(uid)
         return 1
+
+    def _forget(self, present: set[str]) -> None:
+        """Drop what is kept for pods no longer in the cluster."""
+        self._confirmed &= present
+
+    def _crash_loop(self) -> _restarts.CrashLoop:
+        """A new container back-off entry, at this kubelet's ``restart_backoff``."""
+        return _restarts.CrashLoop(self.restart_backoff)
 
     def _timestamp(self) -> str:
         now = self.cluster.now.astimezone(datetime.timezone.utc)
@@ -259,16 +310,32 @@ class _KubeletBase(Service):
 class _Run:
     seen: float
     outcome: PodOutcome
-    stage: str = "new"  # new, pulling, backoff, running, done, lost
+    crash_loop: _restarts.CrashLoop
+    stage: str = "new"  # new, pulling, pullbackoff, running, exited, crashloop, done, lost
     started: str | None = None
+    due: float = 0.0  # when the running containers exit
     stop_at: float | None = None
     stop_code: int = _SIGTERM_EXIT
+    runs: int = 0  # runs ended so far
+    states: dict[str, Manifest] = attrs.field(factory=dict)  # each container's state now
+    ended: dict[str, Manifest] = attrs.field(factory=dict)  # the run that just ended
+    restarts: dict[str, tuple[int, Manifest]] = attrs.field(factory=dict)
+    exited_at: float = 0.0
+    restart_at: float = 0.0
+
+    def current_outcome(self) -> PodOutcome:
+        """This run's outcome: the plan's, or success once its runs are over."""
+        limit = self.outcome.succeeds_after
+        return self.outcome if limit is None or self.runs < limit else _SUCCESS
 
 
 class Kubelet(_KubeletBase):
     """Runs the cluster's pods by a plan (default: each succeeds): ``Running`` after
-    ``run_seconds``, ended after as many more. ``poll_seconds``: how often the thread
-    looks (default 10 ms); ``node_name``: the node it binds pods to."""
+    ``run_seconds``, ended after as many more, restarted as the pod's ``restartPolicy``
+    says (see the module's description). ``poll_seconds``: how often the thread looks
+    (default 10 ms); ``node_name``: the node it binds pods to; ``restart_backoff``: the
+    first back-off before a restart (default 10 s, the kubelet's; the longest is 30 times
+    it)."""
 
     def __init__(
         self,
@@ -278,8 +345,11 @@ class Kubelet(_KubeletBase):
         poll_seconds: float = 0.01,
         plan: Plan | None = None,
         node_name: str = DEFAULT_NODE,
+        restart_backoff: float = _restarts.INITIAL_BACKOFF_SECONDS,
     ) -> None:
-        super().__init__(cluster, node_name=node_name, poll_seconds=poll_seconds)
+        super().__init__(
+            cluster, node_name=node_name, poll_seconds=poll_seconds, restart_backoff=restart_backoff
+        )
         _checks.check(self, "run_seconds", _checks.delay, run_seconds)
         if plan is not None and not isinstance(plan, Mapping) and not callable(plan):
             raise _checks.InvalidConfig("Kubelet", "plan", "must be None, a mapping or callable")
@@ -311,43 +381,91 @@ class Kubelet(_KubeletBase):
             if run is None:
                 if not self._bind(pod):
                     continue
-                run = self._runs[uid] = _Run(now, self._outcome(pod))
+                run = self._runs[uid] = _Run(now, self._outcome(pod), self._crash_loop())
             written += self._advance(pod, run, now)
         for gone in set(self._runs) - present:
             self._runs.pop(gone, None)
             self._ips.pop(gone, None)
+        self._forget(present)
         return written
 
     def _advance(self, pod: Manifest, run: _Run, now: float) -> int:
         phase = (pod.get("status") or {}).get("phase")
-        outcome = run.outcome
         if run.stage == "new" and phase == "Pending" and now >= run.seen + self.run_seconds:
             run.started = self._timestamp()
-            if outcome.kind == "image_pull_failure":
+            run.due = run.seen + 2 * self.run_seconds
+            if run.outcome.kind == "image_pull_failure":
                 run.stage = "pulling"
                 return self._write(pod, self._pulling(pod, run, "ErrImagePull"))
             run.stage = "running"
-            started = run.started
-            return self._write(
-                pod, self._status(pod, run, "Running", lambda _: _statuses.running(started))
-            )
+            run.states = {name: _statuses.running(run.started) for name in _names(pod)}
+            return self._write(pod, self._status(pod, run, "Running"))
         due = now >= run.seen + 2 * self.run_seconds
         if run.stage == "pulling" and phase == "Pending" and due:
-            run.stage = "backoff"
+            run.stage = "pullbackoff"
             return self._write(pod, self._pulling(pod, run, "ImagePullBackOff"))
-        if run.stage == "running" and phase == "Running" and due:
-            if outcome.kind == "node_loss":
+        if phase != "Running":
+            return 0  # not yet running, ended, or moved on by the test: left alone
+        if run.stage == "running" and now >= run.due:
+            if run.outcome.kind == "node_loss":
                 run.stage = "lost"
                 return 0
-            run.stage = "done"
-            return self._write(pod, self._ended(pod, run))
+            return self._write(pod, self._exit(pod, run, now))
+        # A back-off, however short, is shown before the restart: the kubelet's sync after
+        # the exit finds the container in it.
+        shown = run.stage == "crashloop" or run.restart_at == run.exited_at
+        if run.stage in {"exited", "crashloop"} and now >= run.restart_at and shown:
+            return self._write(pod, self._restart(pod, run, now))
+        if run.stage == "exited":  # backing off: CrashLoopBackOff
+            run.stage = "crashloop"
+            waited = run.restart_at - run.exited_at
+            for name in run.ended:
+                message = _restarts.crash_loop_message(waited, name, pod)
+                run.states[name] = _statuses.waiting("CrashLoopBackOff", message)
+                run.restarts[name] = (run.restarts.get(name, (0, {}))[0], run.ended[name])
+            return self._write(pod, self._status(pod, run, "Running"))
         return 0
+
+    def _exit(self, pod: Manifest, run: _Run, now: float) -> Manifest:
+        """The running containers exit as this run's outcome says: the pod ends, or those
+        its ``restartPolicy`` restarts wait for it (``exited``)."""
+        outcome = run.current_outcome()
+        run.runs += 1
+        if outcome.kind == "eviction":
+            run.stage = "done"
+            return self._evicted(pod, run, outcome)
+        ended = self._ended_states(pod, run, outcome)
+        policy = _restarts.restart_policy(pod)
+        run.ended = {
+            name: state
+            for name, state in ended.items()
+            if _restarts.restarts(policy, state["terminated"]["exitCode"])
+        }
+        run.states.update(ended)
+        if not run.ended:
+            run.stage = "done"
+            codes = [state["terminated"]["exitCode"] for state in run.states.values()]
+            return self._status(pod, run, "Succeeded" if not any(codes) else "Failed")
+        run.stage = "exited"
+        run.exited_at, run.restart_at = now, run.crash_loop.restart_at(now)
+        return self._status(pod, run, "Running")
+
+    def _restart(self, pod: Manifest, run: _Run, now: float) -> Manifest:
+        started = self._timestamp()
+        for name, state in run.ended.items():
+            count = run.restarts.get(name, (0, {}))[0]
+            run.restarts[name] = (count + 1, state)
+            run.states[name] = _statuses.running(started)
+        run.ended = {}
+        run.stage = "running"
+        run.due = now + self.run_seconds
+        return self._status(pod, run, "Running")
 
     def _terminating(self, pod: Manifest, run: _Run | None, now: float) -> int:
         if run is None or run.stage != "running":
             if run is not None and run.stage == "lost":
                 return 0  # no kubelet left to confirm it
-            return self._finish(pod)
+            return self._finish(pod)  # nothing runs: never ran, ended, or between runs
         if run.stop_at is None:
             grace = self._grace_seconds(pod)
             after = run.outcome.sigterm_seconds
@@ -360,13 +478,17 @@ class Kubelet(_KubeletBase):
         run.stage = "done"
         finished = self._timestamp()
         uid = pod["metadata"]["uid"]
-
-        def stopped(name: str) -> Manifest:
-            return _statuses.terminated(
-                uid, name, exit_code=run.stop_code, started=str(run.started), finished=finished
-            )
-
-        return self._write(pod, self._status(pod, run, "Failed", stopped)) + self._finish(pod)
+        for name, state in run.states.items():
+            if "running" in state:
+                run.states[name] = _statuses.terminated(
+                    uid,
+                    name,
+                    exit_code=run.stop_code,
+                    started=state["running"]["startedAt"],
+                    finished=finished,
+                    attempt=run.restarts.get(name, (0, {}))[0],
+                )
+        return self._write(pod, self._status(pod, run, "Failed")) + self._finish(pod)
 
     # --- statuses -------------------------------------------------------------------
 
@@ -375,22 +497,20 @@ class Kubelet(_KubeletBase):
         pod: Manifest,
         run: _Run,
         phase: str,
-        state: Callable[[str], Manifest],
         **extra: Any,  # noqa: ANN401 - pod_status's keywords
     ) -> Manifest:
-        """The pod's status with ``state(name)`` for each container."""
-        started = str(run.started)
-        names = [str(item.get("name", "")) for item in _statuses.containers(pod)]
-        states = [state(name) for name in names]
+        """The pod's status with each container's state as the run holds it."""
+        states = [run.states[name] for name in _names(pod)]
         uid = pod["metadata"]["uid"]
         return _statuses.pod_status(
             pod,
             uid,
             phase=phase,
             states=states,
-            started=started,
+            started=str(run.started),
             at=self._timestamp(),
             pod_ip=self._ip(uid),
+            restarts=run.restarts,
             **extra,
         )
 
@@ -400,47 +520,62 @@ class Kubelet(_KubeletBase):
             for item in _statuses.containers(pod)
         }
         message = run.outcome.message
-
-        def state(name: str) -> Manifest:
+        for name, image in images.items():
             if reason == "ImagePullBackOff":
-                return _statuses.waiting(reason, f'Back-off pulling image "{images[name]}"')
-            return _statuses.waiting(reason, message or _image_pull_message(images[name]))
+                run.states[name] = _statuses.waiting(reason, f'Back-off pulling image "{image}"')
+            else:
+                run.states[name] = _statuses.waiting(reason, message or _image_pull_message(image))
+        return self._status(pod, run, "Pending")
 
-        return self._status(pod, run, "Pending", state)
-
-    def _ended(self, pod: Manifest, run: _Run) -> Manifest:
-        outcome = run.outcome
-        names = [str(item.get("name", "")) for item in _statuses.containers(pod)]
+    def _ended_states(self, pod: Manifest, run: _Run, outcome: PodOutcome) -> dict[str, Manifest]:
+        """How each container running this run ends: the failing one (the outcome's, else
+        the first) as the outcome says, the others with 0."""
+        names = _names(pod)
         failing = outcome.container or (names[0] if names else "")
         finished = self._timestamp()
         uid = pod["metadata"]["uid"]
-        evicted = outcome.kind == "eviction"
-
-        def state(name: str) -> Manifest:
-            code = outcome.exit_code if name == failing or evicted else 0
-            reason = outcome.reason if name == failing and not evicted else None
-            message = outcome.message if name == failing and not evicted else None
-            return _statuses.terminated(
+        ended = {}
+        for name, state in run.states.items():
+            if "running" not in state:
+                continue  # ended in an earlier run, not restarted (OnFailure, exit 0)
+            mine = name == failing
+            ended[name] = _statuses.terminated(
                 uid,
                 name,
-                exit_code=code,
-                started=str(run.started),
+                exit_code=outcome.exit_code if mine else 0,
+                started=state["running"]["startedAt"],
                 finished=finished,
-                reason=reason,
-                message=message,
+                reason=outcome.reason if mine else None,
+                message=outcome.message if mine else None,
+                attempt=run.restarts.get(name, (0, {}))[0],
             )
+        return ended
 
-        if outcome.kind == "success":
-            return self._status(pod, run, "Succeeded", state)
-        if not evicted:
-            return self._status(pod, run, "Failed", state)
+    def _evicted(self, pod: Manifest, run: _Run, outcome: PodOutcome) -> Manifest:
+        names = _names(pod)
+        failing = outcome.container or (names[0] if names else "")
+        finished = self._timestamp()
+        uid = pod["metadata"]["uid"]
+        for name, state in run.states.items():
+            started = state.get("running", {}).get("startedAt", str(run.started))
+            run.states[name] = _statuses.terminated(
+                uid,
+                name,
+                exit_code=outcome.exit_code,
+                started=started,
+                finished=finished,
+                attempt=run.restarts.get(name, (0, {}))[0],
+            )
         message = outcome.message or _EVICTION_MESSAGE.format(container=failing)
         return self._status(
             pod,
             run,
             "Failed",
-            state,
             reason="Evicted",
             message=message,
             disruption=_statuses.disruption_target("TerminationByKubelet", message, finished),
         )
+
+
+def _names(pod: Manifest) -> list[str]:
+    return [str(item.get("name", "")) for item in _statuses.containers(pod)]

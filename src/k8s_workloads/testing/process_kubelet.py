@@ -20,17 +20,29 @@ the command cannot start, or a container has neither command nor args), and for
 ``terminationMessagePolicy: FallbackToLogsOnError`` the last lines of its output as the
 message; then ``Succeeded`` if every exit code is 0, else ``Failed``. Stdout and stderr
 go, line by line, to the pod's log (:meth:`FakeCluster.append_log`), complete before the
-container's end is written.
+container's end is written (a restarted container's runs follow one another there: the kit
+keeps no per-run log, so there is no ``previous`` log).
+
+Restarts follow the pod's ``restartPolicy`` (the API server defaults it to ``Always``: a
+pod that should end says ``Never`` or ``OnFailure``), as the kubelet's (see
+:mod:`k8s_workloads.testing._restarts`): a container whose exit the policy restarts
+(``Always``: any; ``OnFailure``: non-zero; an init container: a failure, unless
+``Never``) is written ``terminated`` with the pod still ``Running`` (an init container's
+pod ``Pending``), then started again once its back-off is over — none after its first
+exit, then ``restart_backoff`` seconds (10 by default, the kubelet's), doubling up to 30
+times that — with ``restartCount`` one more and ``lastState`` the run before; while it
+backs off it is ``waiting`` with reason ``CrashLoopBackOff``. The pod ends only when no
+container will start again (or it is stopped: deleted, or past its deadline).
 
 Stopping: a deleted pod's processes get SIGTERM, then SIGKILL when its grace period
 (``deletionGracePeriodSeconds``) ends; the last status is written and the deletion
-confirmed (:meth:`FakeCluster.finish_deletion`). A pod simply gone is stopped the same
-way, with nothing written. Every pod lives at most ``max_lifetime`` seconds (or its
-``activeDeadlineSeconds``, if shorter): then it is stopped the same way and ends
-``Failed`` with reason ``DeadlineExceeded``. Signals go to the process group, so a
-command's children stop too. :meth:`ProcessKubelet.stop` (or leaving the ``with``) stops
-every process (SIGTERM, SIGKILL a second later), waits for each and removes the
-temporary directories.
+confirmed (:meth:`FakeCluster.finish_deletion`), once (a pod its finalizers hold stays).
+A pod simply gone is stopped the same way, with nothing written. Every pod lives at most
+``max_lifetime`` seconds (or its ``activeDeadlineSeconds``, if shorter): then it is
+stopped the same way and ends ``Failed`` with reason ``DeadlineExceeded``. Signals go to
+the process group, so a command's children stop too. :meth:`ProcessKubelet.stop` (or
+leaving the ``with``) stops every process (SIGTERM, SIGKILL a second later), waits for
+each and removes the temporary directories.
 
 Preloading (``preload``, off by default): a container whose command is ``<python> -m
 <module> args...`` with ``<module>`` preloaded runs as a fork of a *zygote*, an
@@ -64,7 +76,7 @@ import attrs
 
 from k8s_workloads import _config as _checks
 from k8s_workloads._display import shown
-from k8s_workloads.testing import _sandbox, _statuses, _zygote
+from k8s_workloads.testing import _restarts, _sandbox, _statuses, _zygote
 from k8s_workloads.testing._errors import ApiError
 from k8s_workloads.testing.kubelet import DEFAULT_NODE, _KubeletBase
 
@@ -104,14 +116,23 @@ class _Container:
     spec: Manifest
     name: str
     state: Manifest
+    crash_loop: _restarts.CrashLoop
     process: subprocess.Popen[bytes] | _zygote.ForkedProcess | None = None
     reader: threading.Thread | None = None
     started: str = ""
     tail: deque[str] = attrs.field(factory=lambda: deque(maxlen=_TAIL_LINES))
+    restarts: int = 0
+    last_state: Manifest = attrs.field(factory=dict)  # the run before (lastState)
+    ended: Manifest = attrs.field(factory=dict)  # the run that ended, while it restarts
+    exited_at: float = 0.0
+    restart_at: float | None = None  # set while the container waits to start again
 
     @property
     def running(self) -> bool:
-        return self.process is not None and "terminated" not in self.state
+        # Started and not reaped; a reaped one waiting to restart is not running.
+        return (
+            self.process is not None and "terminated" not in self.state and self.restart_at is None
+        )
 
     @property
     def exit_code(self) -> int | None:
@@ -155,8 +176,9 @@ class ProcessKubelet(_KubeletBase):
     ``python3`` are ``sys.executable``); ``inherit_env``: start from this process's
     environment (default) or from ``PATH`` alone; ``poll_seconds``: how often the thread
     looks (default 50 ms); ``preload``: modules whose ``python -m`` containers are forked
-    from a zygote that imported them (default none). Thread-safe with the cluster;
-    ``step`` is for one thread.
+    from a zygote that imported them (default none); ``restart_backoff``: the first
+    back-off before a container restarts (default 10 s; the longest is 30 times it).
+    Thread-safe with the cluster; ``step`` is for one thread.
     """
 
     def __init__(
@@ -169,8 +191,11 @@ class ProcessKubelet(_KubeletBase):
         executables: Mapping[str, str] | None = None,
         inherit_env: bool = True,
         preload: Collection[str] = (),
+        restart_backoff: float = _restarts.INITIAL_BACKOFF_SECONDS,
     ) -> None:
-        super().__init__(cluster, node_name=node_name, poll_seconds=poll_seconds)
+        super().__init__(
+            cluster, node_name=node_name, poll_seconds=poll_seconds, restart_backoff=restart_backoff
+        )
         _checks.check(self, "max_lifetime", _checks.seconds, max_lifetime)
         _checks.check(self, "executables", _checks.optional_mapping, executables)
         _checks.check(self, "inherit_env", _checks.boolean, inherit_env)
@@ -215,6 +240,7 @@ class ProcessKubelet(_KubeletBase):
                 run.gone = True
                 self._stop(run, now, run.grace)
             written += self._tend(uid, run, now)
+        self._forget(present)
         self._zygotes.tend()
         return written
 
@@ -226,7 +252,12 @@ class ProcessKubelet(_KubeletBase):
 
         def containers(key: str) -> list[_Container]:
             return [
-                _Container(spec, str(spec.get("name", "")), _statuses.waiting("PodInitializing"))
+                _Container(
+                    spec,
+                    str(spec.get("name", "")),
+                    _statuses.waiting("PodInitializing"),
+                    self._crash_loop(),
+                )
                 for spec in _statuses.containers(pod, key)
             ]
 
@@ -250,14 +281,14 @@ class ProcessKubelet(_KubeletBase):
                 self._stop(run, now, run.grace)
             if run.stop_at is not None and now >= run.stop_at:
                 self._signal(run, signal.SIGKILL)
-            changed = self._reap(run)
+            changed = self._reap(run, now)
             stopping = run.stop_at is not None
             if run.stage == "preparing":
                 changed |= self._prepare(run, stopping=stopping)
             if run.stage == "init":
-                changed |= self._advance_init(run, stopping=stopping)
+                changed |= self._advance_init(run, now, stopping=stopping)
             if run.stage == "running":
-                changed |= self._advance_main(run, stopping=stopping)
+                changed |= self._advance_main(run, now, stopping=stopping)
             if changed and not run.gone:
                 written += self._write(run.pod, self._status(run))
         if run.stage == "ended":
@@ -293,33 +324,75 @@ class ProcessKubelet(_KubeletBase):
         run.stage = "init" if run.init else "running"
         return False
 
-    def _advance_init(self, run: _Run, *, stopping: bool) -> bool:
-        failed = any(item.exit_code not in {None, 0} for item in run.init)
-        running = any(item.running for item in run.init)
-        if failed or (stopping and not running):
-            run.stage = "ended"
-            return True
-        if running:
-            return False
-        waiting = [item for item in run.init if "terminated" not in item.state]
-        if not waiting:
+    def _advance_init(self, run: _Run, now: float, *, stopping: bool) -> bool:
+        # One init container at a time: the first that has not completed with 0.
+        current = next(
+            (item for item in run.init if item.exit_code != 0 or item.restart_at is not None),
+            None,
+        )
+        if current is None:
             run.stage = "running"
             return True
-        return False if stopping else self._start(run, waiting[0])
+        if current.running:
+            return False
+        if stopping or (current.exit_code is not None and current.restart_at is None):
+            run.stage = "ended"  # stopped, or failed for good (restartPolicy Never)
+            return True
+        if current.restart_at is not None:
+            return self._restart_when_due(run, current, now)
+        return self._start(run, current, now)
 
-    def _advance_main(self, run: _Run, *, stopping: bool) -> bool:
+    def _advance_main(self, run: _Run, now: float, *, stopping: bool) -> bool:
         changed = False
         if not stopping:
             for container in run.main:
-                if container.process is None and "waiting" in container.state:
-                    changed |= self._start(run, container)
-        done = all("terminated" in item.state for item in run.main)
+                if container.restart_at is not None:
+                    changed |= self._restart_when_due(run, container, now)
+                elif container.process is None and "waiting" in container.state:
+                    changed |= self._start(run, container, now)
+        done = all("terminated" in item.state and item.restart_at is None for item in run.main)
         if not any(item.running for item in run.main) and (done or stopping):
             run.stage = "ended"
             return True
         return changed
 
-    def _start(self, run: _Run, container: _Container) -> bool:
+    # --- restarts -------------------------------------------------------------------
+
+    def _exited(self, run: _Run, container: _Container, now: float) -> None:
+        """The container's run ended (its ``terminated`` state is set): if the pod's
+        ``restartPolicy`` restarts it, and the pod is not being stopped, it starts again
+        after its back-off (none after its first exit), in a later look."""
+        init = any(container is item for item in run.init)
+        policy = _restarts.restart_policy(run.pod)
+        if run.stop_at is None and _restarts.restarts(policy, container.exit_code, init=init):
+            container.ended, container.exited_at = container.state, now
+            container.restart_at = container.crash_loop.restart_at(now)
+
+    def _restart_when_due(self, run: _Run, container: _Container, now: float) -> bool:
+        """Start the container again once its back-off is over (not in the look that saw it
+        exit: that one writes the ``terminated`` state); until then it is ``waiting``
+        with reason ``CrashLoopBackOff``, its last run in ``lastState``."""
+        assert container.restart_at is not None  # noqa: S101 - the callers check
+        # A back-off, however short, is shown: the kubelet's sync after the exit finds the
+        # container in it, before any restart.
+        shown = container.restart_at == container.exited_at or "waiting" in container.state
+        if now > container.exited_at and now >= container.restart_at and shown:
+            container.restarts += 1
+            container.last_state, container.restart_at = container.ended, None
+            container.process = container.reader = None
+            container.tail.clear()
+            container.state = _statuses.waiting("ContainerCreating")  # until it starts
+            self._start(run, container, now)
+            return True
+        if now <= container.exited_at or "waiting" in container.state:
+            return False
+        waited = container.restart_at - container.exited_at
+        message = _restarts.crash_loop_message(waited, container.name, run.pod)
+        container.state = _statuses.waiting("CrashLoopBackOff", message)
+        container.last_state = container.ended
+        return True
+
+    def _start(self, run: _Run, container: _Container, now: float) -> bool:
         """Start the container's process; False if it still cannot (the same error)."""
         assert run.volumes is not None  # noqa: S101 - prepared before any start
         base = dict(os.environ) if self.inherit_env else {"PATH": os.environ.get("PATH", "")}
@@ -362,6 +435,7 @@ class ProcessKubelet(_KubeletBase):
                 reason="StartError",
                 message=f'exec: "{word}": {error.strerror or error}',
             )
+            self._exited(run, container, now)
             return True
         container.process = process
         container.state = _statuses.running(container.started)
@@ -406,14 +480,19 @@ class ProcessKubelet(_KubeletBase):
             finished=self._timestamp(),
             reason=reason,
             message=message,
+            attempt=container.restarts,
         )
 
-    def _reap(self, run: _Run) -> bool:
+    def _reap(self, run: _Run, now: float) -> bool:
         changed = False
         for container in run.containers():
             process = container.process
-            if process is None or "terminated" in container.state:
-                continue
+            if (
+                process is None
+                or "terminated" in container.state
+                or container.restart_at is not None
+            ):
+                continue  # not started, or reaped (and maybe backing off to restart)
             code = process.poll()
             if code is None:
                 continue
@@ -423,6 +502,7 @@ class ProcessKubelet(_KubeletBase):
             if container.reader is not None:
                 container.reader.join(timeout=_READER_JOIN_SECONDS)
             container.state = self._ended(run, container, code if code >= 0 else 128 - code)
+            self._exited(run, container, now)
             changed = True
         return changed
 
@@ -444,8 +524,10 @@ class ProcessKubelet(_KubeletBase):
             codes = [item.exit_code for item in run.containers()]
             clean = all(code in {0, None} for code in codes) and None not in codes[len(run.init) :]
             phase = "Succeeded" if clean and run.reason is None else "Failed"
-        elif run.stage == "running" and any("waiting" not in state for state in main):
-            phase = "Running"
+        elif run.stage == "running" and any(
+            "waiting" not in item.state or item.last_state for item in run.main
+        ):
+            phase = "Running"  # a container backing off to restart has run (getPhase)
         else:
             phase = "Pending"
         uid = str(run.pod["metadata"]["uid"])
@@ -460,6 +542,11 @@ class ProcessKubelet(_KubeletBase):
             pod_ip=self._ip(uid),
             reason=run.reason if phase == "Failed" else None,
             message=run.message if phase == "Failed" else None,
+            restarts={
+                item.name: (item.restarts, item.last_state)
+                for item in run.containers()
+                if item.restarts or item.last_state
+            },
         )
 
     @staticmethod

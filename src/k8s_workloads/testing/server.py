@@ -17,21 +17,33 @@ v3 documents kubectl reads; pods — create (validated: 422 with causes, 400 for
 cannot decode; ``fieldValidation``; ``dryRun``), read, list (in pages with ``limit`` and
 ``continue``, read from one snapshot; an expired token is a 410 ``Expired``; a
 metadata-only list for ``as=PartialObjectMetadataList``, a ``Table`` for ``as=Table``),
-watch (selectors, ``resourceVersion``, ``timeoutSeconds``, ``allowWatchBookmarks``,
-``sendInitialEvents``), patch by content type (merge, strategic merge, JSON patch; 415
-for another), delete (graceful, ``DeleteOptions`` with preconditions and
-``gracePeriodSeconds``), ``pods/status`` (get, patch), ``pods/log``, ``pods/binding`` —
-in one namespace or all; Secrets — create, read, list, delete; namespaces — read, list.
+watch (selectors, ``resourceVersion``, ``timeoutSeconds``, ``allowWatchBookmarks`` with a
+``BOOKMARK`` every ``bookmark_seconds`` and 2 s before the timeout, ``sendInitialEvents``),
+patch by content type (merge, strategic merge, JSON patch; 415 for another), delete
+(graceful, ``DeleteOptions`` with preconditions and ``gracePeriodSeconds``),
+``pods/status`` (get, patch), ``pods/log``, ``pods/binding`` — in one namespace or all;
+Secrets — create, read, list, delete; namespaces — read, list.
 Errors are ``Status`` documents with their code (and ``Retry-After`` where a fault gives
 one); a fault made with :meth:`FakeCluster.fail_next` fails the matching call (a watch's
 410 or 500 in the stream, as an ``ERROR`` event). A watch streams JSON lines and ends at
 its ``timeoutSeconds``, after an ``ERROR``, or when the server stops.
 
+Network faults, as a client meets them when an API server restarts or a load balancer
+misbehaves (the cluster keeps its state through all of them, as etcd does):
+:meth:`FakeApiServer.reset_connections` resets every open connection (an RST: idle ones in
+the client's pool, requests under way, watches); :meth:`~FakeApiServer.refuse_connections`
+does so and refuses new connections (``ECONNREFUSED``) for a while, then listens again on
+the same port; :meth:`~FakeApiServer.stall` holds the connections open now (no answer, no
+watch bytes) until it resets them; :meth:`~FakeApiServer.drop_next_create_answer` stores a
+creation and resets its connection instead of answering. They compose with
+:meth:`FakeCluster.fail_next`, and are counted in the stats.
+
 As a client wants it over a kept-alive connection: ``TCP_NODELAY`` and each answer in one
 write (no ~40 ms delayed-ACK stall), and every request body read before the answer, errors
 included. ``latency`` seconds pass before each API call is answered. What it served is
 counted (:attr:`FakeApiServer.stats`, and ``GET /_kit/stats`` over HTTP): connections,
-requests by verb and resource, the most requests and pod creations in flight at once.
+requests by verb and resource, the most requests and pod creations in flight at once, and
+the faults (connections reset, answers dropped, stalls, refusals).
 
 The server binds to 127.0.0.1 only, runs its requests on daemon threads, and stops by
 itself after ``lifetime`` seconds (default 600) if the test forgets to.
@@ -43,11 +55,13 @@ In its own process, with a :class:`~k8s_workloads.testing.Kubelet` if asked::
 prints its URL as the first line of stdout and serves until its lifetime ends, its stdin
 is closed, or it gets SIGTERM or SIGINT; then it exits 0 (a bad argument: one line on
 stderr, exit 2). Its namespaces are ``default`` and each ``--namespace NAME`` (default:
-``airflow``).
+``airflow``); ``--bookmark-seconds`` is ``bookmark_seconds``.
 
-The HTTP side (one write per answer, bodies read before answers, counting, delays) is
-:mod:`~k8s_workloads.testing._http`; what a path and a query ask,
-:mod:`~k8s_workloads.testing._routes`; this module, what each route answers.
+The HTTP side (one write per answer, bodies read before answers, counting, delays, the
+serve loop that outlives a refusal) is :mod:`~k8s_workloads.testing._http`; the
+connections and what a fault does to them, :mod:`~k8s_workloads.testing._connections`;
+what a path and a query ask, :mod:`~k8s_workloads.testing._routes`; this module, what
+each route answers.
 """
 
 from __future__ import annotations
@@ -77,10 +91,15 @@ from k8s_workloads.testing._routes import (
     watch_options,
 )
 from k8s_workloads.testing._service import Service
+from k8s_workloads.testing._watch import DEFAULT_BOOKMARK_SECONDS, next_bookmark_at
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
 
 __all__ = ["STATS_PATH", "FakeApiServer"]
+
+CREATED = frozenset({"pods", "secrets", "pods/binding"})
+"""The resources the server creates (``POST``): what :meth:`FakeApiServer.drop_next_create_answer`
+takes."""
 
 _WATCH_POLL_SECONDS = 0.005
 
@@ -268,6 +287,8 @@ class _Handler(JsonHandler):
             timeout = float(query.get("timeoutSeconds") or 0) or self.server.lifetime
         except ValueError:
             raise ApiError(400, "BadRequest", "timeoutSeconds: not a number") from None
+        # The deadline is set before the watch starts, as the request's context is.
+        deadline = time.monotonic() + timeout
         cluster = self.server.cluster
         version = query.get("resourceVersion") or None
         if initial is False and version is None:
@@ -280,29 +301,31 @@ class _Handler(JsonHandler):
             allow_bookmarks=bookmarks,
             send_initial_events=bool(initial),
         )
-        deadline = time.monotonic() + timeout
-        idle_since = time.monotonic()
+        every = self.server.bookmark_seconds
+        mark = next_bookmark_at(time.monotonic(), every=every, deadline=deadline)
+        if not bookmarks:
+            mark = None
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         try:
             while not self.server.stopping.is_set() and time.monotonic() < deadline:
+                self._hold()  # stalled: no events taken, no bytes; reset: the stream ends
                 lines = watch.lines()
                 for line in lines:
                     self._chunk((line + "\n").encode())
                 if watch.closed and not len(watch):
                     break
-                if lines:
-                    idle_since = time.monotonic()
-                elif bookmarks and time.monotonic() - idle_since >= self.server.bookmark_seconds:
+                now = time.monotonic()
+                if mark is not None and now >= mark:
                     cluster.send_bookmarks(watch)
-                    idle_since = time.monotonic()
-                else:
+                    mark = next_bookmark_at(now, every=every, deadline=deadline)
+                elif not lines:
                     time.sleep(_WATCH_POLL_SECONDS)
             self._chunk(b"")
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client went away
+        except (BrokenPipeError, ConnectionAbortedError):
+            pass  # the client went away (a reset by the kit goes on up: an RST, no end)
         finally:
             cluster.stop_watch(watch)
             self.close_connection = True
@@ -313,8 +336,13 @@ class FakeApiServer(Service):
 
     ``latency`` seconds pass before every API call is answered (once at the start of a
     watch, never between its lines), as a remote API server's round trip would take. A
-    watch with ``allowWatchBookmarks`` gets a ``BOOKMARK`` after ``bookmark_seconds``
-    without events (a real server: about a minute).
+    watch with ``allowWatchBookmarks`` gets a ``BOOKMARK`` (only
+    ``metadata.resourceVersion``) every ``bookmark_seconds`` whether or not other events
+    flowed, and one 2 s before its ``timeoutSeconds`` ends, as the watch cache sends them
+    (default 60 s, the cacher's ``defaultBookmarkFrequency``; a test passes less).
+
+    Network faults: :meth:`reset_connections`, :meth:`refuse_connections`,
+    :meth:`stall`, :meth:`drop_next_create_answer` (see each).
 
     Thread-safe: requests are served on daemon threads against the cluster's lock; an
     unexpected error inside the kit is answered as a 500 ``Status`` and the server keeps
@@ -328,7 +356,7 @@ class FakeApiServer(Service):
         port: int = 0,
         lifetime: float = 600.0,
         latency: float = 0.0,
-        bookmark_seconds: float = 1.0,
+        bookmark_seconds: float = DEFAULT_BOOKMARK_SECONDS,
     ) -> None:
         _checks.check(self, "cluster", _checks.kind(FakeCluster), cluster)
         _checks.check(self, "bookmark_seconds", _checks.seconds, bookmark_seconds)
@@ -374,6 +402,75 @@ class FakeApiServer(Service):
         """True once :meth:`stop` ran (by the test, or when the lifetime ended)."""
         return self._server.stopping.is_set()
 
+    # --- network faults ---------------------------------------------------------------
+    # The cluster keeps its state through all of them, as etcd does through an API server
+    # restart. They compose with FakeCluster.fail_next: a fault armed there answers (or
+    # resets) the call it meets, whatever connection carried it.
+
+    def reset_connections(self) -> int:
+        """Reset every open connection (an RST), as an API server restart does: one idle
+        in the client's pool, one with a request under way (never answered; whether the
+        request was applied depends on how far it got), a watch (its stream ends without
+        the closing chunk). The server goes on listening. How many were reset."""
+        return self._server.connections.reset_all()
+
+    def refuse_connections(self, seconds: float | None = None) -> None:
+        """An API server restart: reset every open connection, and refuse new ones (the
+        client sees ``ECONNREFUSED``: urllib3's ``NewConnectionError``, aiohttp's
+        ``ClientConnectorError``) for ``seconds`` (None: until :meth:`accept_connections`),
+        then listen again on the same port and serve the same cluster. A refusal under way
+        is replaced. Returns at once; :attr:`refusing` tells when the window is over. The
+        attempts refused are not counted: nothing listens, the system refuses them."""
+        if seconds is not None:
+            _checks.check(self, "seconds", _checks.seconds, seconds)
+        if self.stopped:
+            return
+        self._server.stats.faulted("refusals")
+        self._server.refuse(seconds)
+        self._server.connections.reset_all()
+
+    def accept_connections(self) -> None:
+        """End a :meth:`refuse_connections` window now: listen again on the same port."""
+        self._server.listen_again()
+
+    @property
+    def refusing(self) -> bool:
+        """True during a :meth:`refuse_connections` window."""
+        return self._server.refusing
+
+    def stall(self, seconds: float | None = None) -> int:
+        """A load balancer stall: the connections open now forward nothing — a request
+        sent on one never reaches the cluster, one under way gets no answer, a watch gets
+        no bytes — for ``seconds`` (None: until :meth:`unstall` or :meth:`stop`), then
+        they are reset (an RST), as a load balancer drops a flow it held. Connections made
+        meanwhile are served: a client that gives up on its call (a read timeout) and
+        reconnects gets through; one that waits on its kept-alive connection without a
+        read timeout waits for the whole stall, the silent connection a client must guard
+        against. How many connections are held (one held already stays with its stall)."""
+        if seconds is not None:
+            _checks.check(self, "seconds", _checks.seconds, seconds)
+        if self.stopped:
+            return 0
+        self._server.stats.faulted("stalls")
+        return self._server.stall(seconds)
+
+    def unstall(self) -> int:
+        """End every stall now: the held connections are reset. How many were."""
+        return self._server.unstall()
+
+    def drop_next_create_answer(self, resource: str = "pods", *, times: int = 1) -> None:
+        """Lose the answers of the next ``times`` creations of ``resource`` (``pods``,
+        ``secrets``, ``pods/binding``) that are stored: the object exists (a watch sees it,
+        a read finds it), but the connection is reset after the write instead of answered,
+        so the client gets a connection error after its request was sent, as when an API
+        server restarts between the two. A creation that fails (a fault armed with
+        :meth:`FakeCluster.fail_next`, a 409, a 422) or a ``dryRun`` is answered and
+        leaves the drop armed."""
+        if resource not in CREATED:
+            raise ValueError(f"resource must be one of {sorted(CREATED)}, got {resource!r}")
+        _checks.check(self, "times", _checks.positive, times)
+        self._server.drop_answers(resource, times)
+
     def start(self) -> FakeApiServer:
         if not self._started:
             self._started = True
@@ -382,9 +479,11 @@ class FakeApiServer(Service):
         return self
 
     def stop(self) -> None:
-        """Stop serving: open watches end, the port is released. Safe to call twice."""
+        """Stop serving: open watches end, idle connections are closed, connections a
+        stall holds are reset, the port is released. Safe to call twice."""
         if self._server.stopping.is_set():
             return
+        self._server.unstall()  # before stopping: a held request is never answered
         self._server.stopping.set()
         self._timer.cancel()
         if self._started:

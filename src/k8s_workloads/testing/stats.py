@@ -5,7 +5,8 @@ Requests are counted by verb and resource as the API server's own
 ``POST``, ``PATCH``, ``DELETE``, and the resource (``pods``, ``secrets``; a discovery path
 such as ``/api/v1`` for the documents that are no resource; ``other`` for what the
 server does not serve). Requests in flight are counted as the API server's max-in-flight
-limit counts them: watches are long-running and left out.
+limit counts them: watches are long-running and left out. The network faults the server
+was asked for are counted too (:data:`FAULTS`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ import attrs
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["ServerStats"]
+__all__ = ["FAULTS", "ServerStats"]
 
 CREATION = ("POST", "pods")
 """The request whose concurrency is also kept apart: a pod creation."""
+
+FAULTS = ("connections_reset", "answers_dropped", "stalls", "refusals")
+"""The fault counters of :class:`ServerStats`, by field name."""
 
 
 def _counts(value: Mapping[str, int]) -> Mapping[str, int]:
@@ -41,6 +45,18 @@ class ServerStats:
     """The most requests under way at once (watches left out)."""
     max_in_flight_creations: int = 0
     """The most pod creations (``POST pods``) under way at once."""
+    connections_reset: int = 0
+    """Connections the server reset (an RST) for a fault: ``reset_connections``,
+    ``refuse_connections``, a stall's end, a lost answer, a ``fail_next`` fault without a
+    status."""
+    answers_dropped: int = 0
+    """Creations stored whose answer was lost (``drop_next_create_answer``)."""
+    stalls: int = 0
+    """Stalls begun (``stall``)."""
+    refusals: int = 0
+    """Refusal windows begun (``refuse_connections``). The connection attempts refused
+    during one are not counted: nothing listens, the system refuses them, and the server
+    never sees them."""
 
     def count(self, verb: str, resource: str) -> int:
         """The requests of ``verb`` on ``resource`` (0 if none): ``count("LIST", "pods")``."""
@@ -53,6 +69,7 @@ class ServerStats:
             "requests": dict(self.requests),
             "max_in_flight": self.max_in_flight,
             "max_in_flight_creations": self.max_in_flight_creations,
+            **{name: getattr(self, name) for name in FAULTS},
         }
 
     @classmethod
@@ -63,6 +80,7 @@ class ServerStats:
             requests={str(key): int(value) for key, value in document["requests"].items()},
             max_in_flight=int(document["max_in_flight"]),
             max_in_flight_creations=int(document["max_in_flight_creations"]),
+            **{name: int(document[name]) for name in FAULTS},
         )
 
 
@@ -77,10 +95,16 @@ class StatsRecorder:
         self._creations = 0
         self._max_in_flight = 0
         self._max_creations = 0
+        self._faults = dict.fromkeys(FAULTS, 0)
 
     def connected(self) -> None:
         with self._lock:
             self._connections += 1
+
+    def faulted(self, name: str) -> None:
+        """Count one fault of ``name`` (one of :data:`FAULTS`)."""
+        with self._lock:
+            self._faults[name] += 1
 
     def counted(self, verb: str, resource: str) -> None:
         key = f"{verb} {resource}"
@@ -120,4 +144,5 @@ class StatsRecorder:
                 requests=self._requests,
                 max_in_flight=self._max_in_flight,
                 max_in_flight_creations=self._max_creations,
+                **self._faults,
             )

@@ -1,9 +1,11 @@
 """Strategies for workload pods as a cluster reports them, and the watch events that carry them.
 
 A pod here is what this library builds for a drawn key (:func:`~k8s_workloads.pods.
-construct_task_pod` or :func:`~k8s_workloads.pods.construct_callback_pod`), stored as the
-API server stores it (``uid``, ``resourceVersion``, ``creationTimestamp``), with the status a
-kubelet writes at one point of the pod's life: its :class:`PodFate`. Every status has what
+construct_task_pod` or :func:`~k8s_workloads.pods.construct_callback_pod`, so its
+``restartPolicy`` is ``Never``), stored as the API server stores it (``uid``,
+``resourceVersion``, ``creationTimestamp``, the defaults of
+:mod:`k8s_workloads.testing._defaults`), with the status a kubelet writes at one point of
+the pod's life: its :class:`PodFate`. Every status has what
 the kubernetes clients' models require (a container status's ``name``, ``image``,
 ``imageID``, ``ready``, ``restartCount``), so a pod drawn here deserializes into ``V1Pod``
 and is read by any executor the way a real cluster's pod would be.
@@ -23,6 +25,7 @@ from hypothesis import strategies as st
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods.build import construct_callback_pod, construct_task_pod
 from k8s_workloads.pods.labels import create_unique_id
+from k8s_workloads.testing._defaults import default_pod
 from k8s_workloads.testing.strategies._ids import workload_keys
 from k8s_workloads.testing.strategies._manifests import namespaces
 
@@ -261,6 +264,7 @@ def cluster_pods(
         draw(st.sampled_from(_IMAGES)),
         draw(st.integers(0, 2**32)),
     )
+    default_pod(pod)  # as the API server stores it
     metadata = pod["metadata"]
     metadata["uid"] = str(draw(st.uuids()))
     metadata["resourceVersion"] = str(draw(st.integers(1, 10**9)))
