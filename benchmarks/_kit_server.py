@@ -107,6 +107,7 @@ class Network:
         self.lock = threading.Lock()
         self.times: dict[str, float] = {}
         self.pods_of: dict[str, set[str]] = {}
+        self.succeeded: set[str] = set()
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name="network-faults", daemon=True)
 
@@ -132,14 +133,15 @@ class Network:
         restart, stall = args.restart_after_creates, args.stall_after_succeeded
         while not self.stopping.wait(0.02):
             pods = self.cluster.pods()
-            succeeded = 0
             with self.lock:
                 for pod in pods:
                     metadata = pod["metadata"]
                     task = (metadata.get("annotations") or {}).get("task_id")
                     if task is not None:
                         self.pods_of.setdefault(task, set()).add(metadata["name"])
-                    succeeded += (pod.get("status") or {}).get("phase") == "Succeeded"
+                    if (pod.get("status") or {}).get("phase") == "Succeeded":
+                        self.succeeded.add(metadata["name"])  # ever: deleted ones stay counted
+                succeeded = len(self.succeeded)
                 created = sum(len(names) for names in self.pods_of.values())
                 if restart and "restart_at" not in self.times and created >= restart:
                     self.times["restart_at"] = time.time()

@@ -25,8 +25,8 @@ Succeeded here). A workload is **right** when it got exactly one pod and was rep
 ``success``. Also: failed although no pod ever ran (the faults failed it), reported failed
 although its pod ran, doubled (two pods), pods left at the end, when the last result came
 after the stall ended, the longest heartbeat, exceptions out of ``heartbeat()`` and the
-WARNING-or-worse log records of the executor's process (the provider's watcher runs in a
-process of its own: its records are not counted).
+WARNING-or-worse lines Airflow's logging wrote for the executor's process (its stdout; the
+provider's watcher runs in a process of its own: its lines are not counted).
 
 Nothing asserts on timing: targets print PASS or MISS and the script exits 0.
 """
@@ -37,8 +37,8 @@ import argparse
 import contextlib
 import faulthandler
 import json
-import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -80,21 +80,9 @@ STALL_SECONDS = 15.0
 DROPPED_ANSWERS = 3
 SETTLE_SECONDS = 3.0
 CASES = ("restart", "stall for ever")
-
-
-class Records(logging.Handler):
-    """Counts the WARNING-or-worse records of this process, and those with a traceback."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-        self.tracebacks = 0
-        self.by_logger: dict[str, int] = {}
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.count += 1
-        self.tracebacks += record.exc_info is not None
-        self.by_logger[record.name] = self.by_logger.get(record.name, 0) + 1
+# Airflow's structured log lines (stdout): "<time> [warning  ] <event> [<logger>] ...".
+WARNING_LINE = re.compile(r"\[(warning|error|critical|exception)\s*\]", re.IGNORECASE)
+TRACEBACK = "Traceback (most recent call last)"
 
 
 def run_child(spec: dict[str, Any]) -> int:
@@ -108,8 +96,6 @@ def run_child(spec: dict[str, Any]) -> int:
     module, _, name = EXECUTORS[spec["executor"]].rpartition(".")
     executor = getattr(airflow(module), name)()
     executor.job_id = JOB_ID
-    records = Records()
-    logging.getLogger().addHandler(records)
     executor.start()
     with create_session() as session:
         tis = session.scalars(select(ti_model).where(ti_model.dag_id == DAG_ID)).all()
@@ -151,9 +137,6 @@ def run_child(spec: dict[str, Any]) -> int:
         "heartbeat_max_s": heartbeat_max,
         "end_s": time.monotonic() - ending,
         "all_reported_s": None if done_at is None else done_at - started,
-        "warnings": records.count,
-        "tracebacks": records.tracebacks,
-        "warnings_by_logger": records.by_logger,
     }
     sys.stdout.write(json.dumps(document) + "\n")
     sys.stdout.flush()
@@ -290,6 +273,11 @@ def run_case(case: Case, *, timeout: float, keep: bool) -> Result:
         result.error = result.error or f"exit {child.returncode}; see {home / 'executor.log'}"
         return result
     result.child = json.loads(lines[-1])
+    # The executor process's log is its stdout (Airflow logs there), before the JSON line.
+    logged = lines[:-1]
+    result.child["warnings"] = sum(1 for line in logged if WARNING_LINE.search(line))
+    result.child["tracebacks"] = sum(1 for line in logged if TRACEBACK in line)
+    (home / "executor.out").write_text("\n".join(logged) + "\n")
     if not keep:
         shutil.rmtree(home, ignore_errors=True)
     return result
@@ -311,7 +299,7 @@ ROWS = (
     ("after_stall_start_s", "last result after the stall began (s)"),
     ("heartbeat_max_s", "longest heartbeat (s)"),
     ("raised", "exceptions out of heartbeat()"),
-    ("warnings", "WARNING-or-worse records (executor process)"),
+    ("warnings", "WARNING-or-worse log lines (executor process)"),
     ("tracebacks", "... of them with a traceback"),
 )
 
