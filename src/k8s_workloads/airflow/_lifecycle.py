@@ -102,6 +102,7 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
                 self.pod_launch_failure_excluded_container_reasons
             ),
             callback_launch_failure_retries=options.callback_launch_failure_retries,
+            callback_queued_timeout=options.callback_queued_timeout or None,
             task_publish_max_retries=self.task_publish_max_retries,
             max_handling_retries=options.max_handling_retries,
         )

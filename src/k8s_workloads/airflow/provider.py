@@ -63,6 +63,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("callback_launch_failure_retries", "integer", "0",
            "Times a callback whose pod failed before it ran is queued again "
            "(-1: always, 0: never).", "0.1.0"),
+    Option("callback_queued_timeout", "float", "600",
+           "Seconds a callback may wait for its pod while the API server cannot be reached "
+           "(its creations refused, or never connected) before it fails (0: no limit). A "
+           "task's wait is bounded by [scheduler] task_queued_timeout.", "0.1.0"),
     Option("mark_kept_failed_pods_done", "boolean", "True",
            "Label failed pods that are kept (delete_worker_pods_on_failure = False) as done, "
            "so a restarted scheduler does not read them again.", "0.1.0"),

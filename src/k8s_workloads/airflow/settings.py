@@ -76,6 +76,7 @@ class LibraryOptions:
 
     api_request_timeout: RequestTimeout
     callback_launch_failure_retries: int
+    callback_queued_timeout: float
     mark_kept_failed_pods_done: bool
     max_handling_retries: int
     pending_policy: bool
