@@ -108,6 +108,7 @@ class Network:
         self.times: dict[str, float] = {}
         self.pods_of: dict[str, set[str]] = {}
         self.succeeded: set[str] = set()
+        self.restarts: dict[str, int] = {}
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name="network-faults", daemon=True)
 
@@ -115,7 +116,10 @@ class Network:
     def active(self) -> bool:
         args = self.args
         return bool(
-            args.drop_create_answers or args.restart_after_creates or args.stall_after_succeeded
+            args.drop_create_answers
+            or args.restart_after_creates
+            or args.stall_after_succeeded
+            or args.count_pods
         )
 
     def start(self) -> None:
@@ -139,8 +143,15 @@ class Network:
                     task = (metadata.get("annotations") or {}).get("task_id")
                     if task is not None:
                         self.pods_of.setdefault(task, set()).add(metadata["name"])
-                    if (pod.get("status") or {}).get("phase") == "Succeeded":
+                    status = pod.get("status") or {}
+                    if status.get("phase") == "Succeeded":
                         self.succeeded.add(metadata["name"])  # ever: deleted ones stay counted
+                    restarts = sum(
+                        int(container.get("restartCount") or 0)
+                        for container in status.get("containerStatuses") or ()
+                    )
+                    if restarts:
+                        self.restarts[metadata["name"]] = restarts
                 succeeded = len(self.succeeded)
                 created = sum(len(names) for names in self.pods_of.values())
                 if restart and "restart_at" not in self.times and created >= restart:
@@ -168,6 +179,7 @@ class Network:
                     "created_per_task": {task: len(n) for task, n in self.pods_of.items()},
                     "tasks_by_pods": dict(per_task),
                     "pods_left": len(self.cluster.pods()),
+                    "container_restarts": sum(self.restarts.values()),
                 }
             }
 
@@ -186,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--restart-seconds", type=float, default=8.0)
     parser.add_argument("--stall-after-succeeded", type=int, default=0)
     parser.add_argument("--stall-seconds", type=float, default=15.0)
+    parser.add_argument("--count-pods", action="store_true", help="the network document only")
     args = parser.parse_args(argv)
 
     cluster = FakeCluster(namespaces=["airflow"])
