@@ -133,17 +133,19 @@ def run_child(spec: dict[str, Any]) -> int:
         if (done_at is not None and now - done_at >= SETTLE_SECONDS) or now >= deadline:
             break
         time.sleep(0)
-    ending = time.monotonic()
-    executor.end()
     document = {
         "reported": reported,
         "last_report": last_report,
         "raised": raised,
         "heartbeat_max_s": heartbeat_max,
-        "end_s": time.monotonic() - ending,
         "all_reported_s": None if done_at is None else done_at - started,
     }
+    # Written before end() too: a run whose end() never returns keeps its figures.
     sys.stdout.write(json.dumps(document) + "\n")
+    sys.stdout.flush()
+    ending = time.monotonic()
+    executor.end()
+    sys.stdout.write(json.dumps(document | {"end_s": time.monotonic() - ending}) + "\n")
     sys.stdout.flush()
     return 0
 
@@ -284,15 +286,21 @@ def run_case(case: Case, *, timeout: float, keep: bool) -> Result:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, signal.SIGKILL)
     lines = stdout.strip().splitlines()
-    if result.error or child.returncode != 0 or not lines:
+    documents = [line for line in lines if line.startswith('{"reported"')]
+    if not documents:
         result.error = result.error or f"exit {child.returncode}; see {home / 'executor.log'}"
         return result
-    result.child = json.loads(lines[-1])
-    # The executor process's log is its stdout (Airflow logs there), before the JSON line.
-    logged = lines[:-1]
+    if result.error is None and child.returncode != 0:
+        result.error = f"exit {child.returncode}; see {home / 'executor.log'}"
+    result.child = json.loads(documents[-1])
+    # The executor process's log is its stdout (Airflow logs there), beside the JSON lines.
+    logged = [line for line in lines if not line.startswith('{"reported"')]
     result.child["warnings"] = sum(1 for line in logged if WARNING_LINE.search(line))
     result.child["tracebacks"] = sum(1 for line in logged if TRACEBACK in line)
     (home / "executor.out").write_text("\n".join(logged) + "\n")
+    if result.error is not None:
+        result.error = result.error.replace("hung (killed)", "end() hung (killed)")
+        return result
     if not keep:
         shutil.rmtree(home, ignore_errors=True)
     return result
@@ -326,16 +334,18 @@ def print_table(results: Sequence[Result], kind: str) -> None:
         return
     header(f"{kind}: N={chosen[0].case.n:,}, 20 ms a call")
     print(f"  {'':<46}" + "".join(f"{r.case.executor:>16}" for r in chosen))
-    figures = [r.figures() if not r.error else {} for r in chosen]
+    figures = [r.figures() if r.child else {} for r in chosen]
     for name, text in ROWS:
         cells = []
         for result, figure in zip(chosen, figures, strict=True):
-            if result.error:
-                cells.append("hung" if "hung" in result.error else "error")
+            if not result.child:
+                cells.append("error")
                 continue
             value = figure.get(name)
             cells.append(_s(value) if isinstance(value, float) else str(value))
         print(f"  {text:<46}" + "".join(f"{cell:>16}" for cell in cells))
+    ends = [_s(r.child.get("end_s")) if "end_s" in r.child else "hung" for r in chosen]
+    print(f"  {'end() (s)':<46}" + "".join(f"{cell:>16}" for cell in ends))
     for result in chosen:
         if result.error:
             print(f"  {result.case.label}: {result.error}")
