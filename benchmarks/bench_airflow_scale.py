@@ -15,7 +15,9 @@ migrate`` once, cached in the temp folder) holding one DAG run of N ``EmptyOpera
 queued by this scheduler's job, so the stale-row checks pass. The executor is real Airflow
 3.3.2 and provider code; its kubernetes clients (the sync one, the provider's
 kubernetes_asyncio one, the watcher's) come from a kubeconfig file, as in production, and
-talk HTTP to the kit's API server in a process of its own (``python -m
+build their pods over one template (``restartPolicy: Never``: the kit's kubelet restarts a
+container otherwise, as a real one does) and talk HTTP to the kit's API server in a process
+of its own (``python -m
 k8s_workloads.testing.server``; the fault runs use ``benchmarks/_kit_server.py``, the same
 server failing 5% of the calls), with a per-call latency and its kubelet moving each pod to
 Running and then Succeeded. The run
@@ -95,6 +97,21 @@ from airflow.sdk import DAG
 with DAG({dag_id!r}, schedule=None, start_date=datetime.datetime(2026, 1, 1)):
     for number in range({count}):
         EmptyOperator(task_id=f"t{{number:05d}}")
+"""
+
+# Every executor builds its pods over this template: the kit's kubelet honours restartPolicy
+# as a real one does, and a pod without one (the API server's default, Always) would be
+# restarted for ever (the library builds Never whatever the template says; the provider
+# passes the template's through: issue 29).
+POD_TEMPLATE = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: worker
+spec:
+  restartPolicy: Never
+  containers:
+  - name: base
 """
 
 KUBECONFIG = """\
@@ -557,6 +574,7 @@ def run_case(case: Case, *, kubelet: float, timeout: float, keep: bool) -> Resul
     shutil.copyfile(database(case.n), home / "airflow.db")
     with api_server(case, kubelet, timeout + 120) as url:
         (home / "kubeconfig").write_text(KUBECONFIG.format(url=url, ns=NS))
+        (home / "pod_template.yaml").write_text(POD_TEMPLATE)
         watcher = TaskProcesses(url, home / "airflow.db")
         watcher.start()
         env = airflow_env(home) | {
@@ -565,6 +583,7 @@ def run_case(case: Case, *, kubelet: float, timeout: float, keep: bool) -> Resul
             "AIRFLOW__KUBERNETES_EXECUTOR__IN_CLUSTER": "False",
             "AIRFLOW__KUBERNETES_EXECUTOR__CONFIG_FILE": str(home / "kubeconfig"),
             "AIRFLOW__KUBERNETES_EXECUTOR__NAMESPACE": NS,
+            "AIRFLOW__KUBERNETES_EXECUTOR__POD_TEMPLATE_FILE": str(home / "pod_template.yaml"),
             "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_CONTAINER_REPOSITORY": "apache/airflow",
             "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_CONTAINER_TAG": "3.3.2",
             "AIRFLOW__KUBERNETES_EXECUTOR__WORKER_PODS_CREATION_BATCH_SIZE": str(BATCH),

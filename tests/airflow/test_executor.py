@@ -29,6 +29,7 @@ from k8s_workloads.testing._defaults import admit_priority, default_pod
 from tests.support.airflow_outage import run_outage
 from tests.support.airflow_support import (
     NS,
+    SERVER,
     RecordedLog,
     airflow,
     callback_workload,
@@ -549,3 +550,49 @@ def test_a_sync_returns_at_its_bound_and_the_rest_goes_on_in_the_background() ->
         for key in keys:  # each queued once, nothing failed or lost
             assert states_of(executor, key)[0] == AirflowCallbackState.QUEUED
         assert [h for h in executor.handled if h.cause == "create error"] == []
+
+
+def test_an_api_restart_and_lost_answers_during_creation_run_each_callback_once() -> None:
+    # Issue 29: the answers of two creations lost (stored, then the connection reset), then
+    # the API server restarting while the rest are being created (every connection reset,
+    # new ones refused for 2 s, the cluster kept). With the default
+    # task_publish_max_retries (0) the provider fails what meets the restart and reports
+    # failed what lost its answer; here each callback gets one pod and one success.
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    with running_executor(
+        task_publish_max_retries=0, api_request_timeout="2, 10", latency=0.01
+    ) as executor:
+        cluster, server = executor.cluster, SERVER[0]
+        server.drop_next_create_answer("pods", times=2)
+        keys = queue_callbacks(executor, 600, 12)
+        executor.heartbeat()
+        server.refuse_connections(2.0)
+        for _ in range(3):
+            executor.heartbeat()
+
+        def one_pod_each() -> bool:
+            ids = [pod["metadata"]["annotations"]["callback_id"] for pod in cluster.pods()]
+            return sorted(ids) == sorted(key.id for key in keys)
+
+        sync_until(executor, one_pod_each, timeout=90)
+        assert server.stats.answers_dropped == 2
+        causes = {handled.cause for handled in executor.handled}
+        assert {"create unsent", "create unknown", "create confirmed"} <= causes
+        for key in keys:
+            executor.states[key] = CallbackState.RUNNING
+        for name in cluster.pod_names():
+            cluster.set_status(NS, name, SUCCEEDED)
+        sync_until(
+            executor,
+            lambda: all(
+                (states_of(executor, key) or (None,))[0] == AirflowCallbackState.SUCCESS
+                for key in keys
+            ),
+            timeout=60,
+        )
+        sync_until(executor, lambda: not cluster.pod_names(), timeout=30)
+        failed = [k for k, (state, _) in executor.event_buffer.items() if state == "failed"]
+        assert failed == []
+        creates = [call for call in cluster.calls if call[0] == "create_pod"]
+        assert len({name for _, _, name in creates}) == len(keys)  # resends keep the name
