@@ -38,8 +38,9 @@ def pod_with(*containers: dict[str, Any], name: str = "p", **spec: Any) -> dict[
     return body
 
 
-def wait_for(check: Callable[[], Any], *, seconds: float = 20.0) -> Any:
-    """What ``check`` answers once it is truthy; fails after ``seconds``."""
+def wait_for(check: Callable[[], Any], *, seconds: float = 60.0) -> Any:
+    """What ``check`` answers once it is truthy; fails after ``seconds`` (generous: a
+    loaded 2-core machine once took over 20 s to end a forked pod past its deadline)."""
     deadline = time.monotonic() + seconds
     while True:
         found = check()
