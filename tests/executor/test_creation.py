@@ -86,10 +86,12 @@ def test_a_creation_with_no_answer_is_read_back_and_makes_one_pod(applied: bool)
     world.submit(key)
     world.cluster.fail_next("create_pod", None, applied=applied)
     performed = world.sync()
-    assert kinds(performed) == ["CreatePod", "ReadPod"] + ([] if applied else ["CreatePod"])
-    if not applied:  # sent again under the same name, and not counted as a retry
-        assert performed[2].resend
-        assert performed[2].pod_name == performed[0].pod_name
+    assert kinds(performed) == ["CreatePod", "ReadPod"]
+    if not applied:  # sent again (next pass) under the same name, not counted as a retry
+        (again,) = world.sync()
+        assert isinstance(again, CreatePod)
+        assert again.resend
+        assert again.pod_name == performed[0].pod_name
     (name,) = world.cluster.pod_names()
     assert name == performed[0].pod_name
     assert world.core.create_retries(key) == 0
@@ -162,7 +164,7 @@ def test_a_resent_pod_keeps_its_secret() -> None:
     key = task()
     world.submit(key, workload_command_args({"token": TOKEN, "ti": {"id": "x"}}))
     world.cluster.fail_next("create_pod", None)  # the Secret is made, the pod is not
-    performed = world.sync()
+    performed = world.sync() + world.sync()
     assert kinds(performed) == ["CreatePod", "ReadPod", "CreatePod"]
     assert performed[2].secret == performed[0].secret  # its 409 is the first send's Secret
     assert len(world.cluster.pod_names()) == 1
@@ -374,3 +376,70 @@ def test_a_pod_the_watch_showed_is_created_even_when_gone_at_its_read_back() -> 
         ("create_pod", NS, world.handled[0].pod_name)
     ]
     assert world.cluster.pod_names() == []
+
+
+def test_a_creation_that_never_gets_an_answer_backs_off_and_lets_the_others_go() -> None:
+    # Review finding: sent again at once after every read back, it spun and held up the
+    # jobs behind it. A callback still fails after its callback_queued_timeout.
+    world = World(creation_batch_size=1, decisions=DecisionConfig(callback_queued_timeout=20))
+    stuck, other = callback(1), task("other")
+    world.submit(stuck)
+    world.submit(other)
+    world.cluster.fail_next("create_pod", None, times=1)
+    world.cluster.fail_next("create_pod", None, times=100)  # the second send goes the same way
+    sends = 0
+    for _ in range(40):
+        sends += sum(
+            1 for request in world.sync() if isinstance(request, CreatePod) and request.key == stuck
+        )
+        world.now += datetime.timedelta(seconds=1)
+        if not world.core.is_running(stuck):
+            break
+    assert not world.core.is_running(stuck)
+    (event,) = [e for e in world.db.events if e.key == stuck]
+    assert event.state is CallbackState.FAILED
+    assert "callback_queued_timeout" in (event.info or "")
+    assert sends <= 7  # backing off: at once, then after 1, 2, 4, 8 s ... (not every pass)
+    # The job behind it was tried meanwhile (the fault meets every creation here).
+    tried = {name for call, _, name in world.cluster.calls if call == "create_pod"}
+    assert len(tried) == 2
+
+
+def test_a_revoked_workload_sent_and_not_made_leaves_no_secret() -> None:
+    # Review finding: its Secret (the workload's token) stayed.
+    world = World(secure_payload=True, creation_batch_size=1)
+    key = task()
+    world.submit(key, workload_command_args({"token": TOKEN, "ti": {"id": "x"}}))
+    world.cluster.fail_next("create_pod", None)
+    assert kinds(world.sync()) == ["CreatePod", "ReadPod"]
+    assert len(world.cluster.secret_names()) == 1
+    world.core.revoke(key, [])
+    assert "DeleteSecret" in kinds(world.sync())
+    assert world.cluster.secret_names() == []
+    assert world.cluster.pod_names() == []
+
+
+def test_an_earlier_attempts_pod_of_a_fixed_name_is_not_this_attempts() -> None:
+    # Review finding: its DELETED event, fed while the new attempt's creation was read
+    # back, made that creation count as made.
+    world = World()
+    key = task()
+    world.submit(key)
+    world.cluster.fail_next("create_pod", None)  # reset: never stored
+    world.cluster.fail_next("read_pod", None, refused=True)
+    assert kinds(world.sync()) == ["CreatePod", "ReadPod"]
+    (record,) = world.core._unresolved.values()  # the state under test
+    sent: dict[str, Any] = record.request.pod
+    metadata = {
+        **sent["metadata"],
+        "resourceVersion": "9",
+        # another try's pod that bore this name
+        "annotations": {**sent["metadata"]["annotations"], "try_number": "9"},
+    }
+    other = {"type": "DELETED", "object": {**sent, "metadata": metadata, "status": {}}}
+    world.core.feed_event(other, now=world.now)
+    assert not record.seen
+    world.now += datetime.timedelta(seconds=1)
+    world.sync()
+    world.sync()
+    assert len(world.cluster.pod_names()) == 1  # created, not taken for made

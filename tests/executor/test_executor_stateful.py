@@ -775,6 +775,31 @@ def test_pod_deleted_while_the_watch_was_down_settles_its_task() -> None:
     assert reported(state) == [TaskInstanceState.FAILED]
 
 
+def test_a_relaunched_pod_made_without_an_answer_and_gone_in_a_watch_gap_is_settled() -> None:
+    # Found by the ci profile (issue 29): the relaunch's creation lost its answer, its read
+    # back met an outage, the watch showed the pod run, then it was deleted in a watch gap;
+    # the re-list waited for the read back, which found no pod: made, but never settled.
+    state = machine()
+    state.watch_expires()
+    state.queue_task()
+    state.create_pod(error=None)
+    state.queue_task()
+    state.queue_task()
+    state.pod_evicted(pick=0)
+    state.queue_task()
+    state.network_fails(fault=("read_pod", {"status": None, "refused": True}), times=1)
+    state.queue_task()
+    state.sync_pass()
+    state.deliver_event(pick=0)
+    state.network_fails(fault=("create_pod", {"status": None, "applied": True}), times=1)
+    state.watch_expires()
+    state.pod_starts(pick=0)
+    state.queue_task()
+    state.pod_deleted_while_running(pick=0)
+    state.teardown()
+    assert state.running == set()
+
+
 def test_failed_handling_of_a_duplicate_does_not_report_a_finished_callback_again() -> None:
     """Giving up on a result of a workload no longer running reports nothing."""
     state = machine(mark_kept_failed_pods_done=False)

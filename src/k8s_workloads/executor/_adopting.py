@@ -98,6 +98,9 @@ class _Adopting(_CoreBase):
     def revoke(self, key: TaskInstanceKey, pods: Iterable[Mapping[str, Any]]) -> None:
         """Stop running a task instance: its queued job is dropped and its pods (this
         scheduler's, listed) are marked revoked, then deleted. No event is reported."""
+        for entry in self._queue:
+            if entry.job.key == key and entry.resend is not None:
+                self._drop_sent(entry.resend)  # sent before, not made: its Secret goes
         self._queue = deque(entry for entry in self._queue if entry.job.key != key)
         self._delayed = [entry for entry in self._delayed if entry.job.key != key]
         self._create_retries.pop(key, None)

@@ -162,5 +162,12 @@ class _CoreBase:
         else:
             del self._busy[key]
 
+    def _drop_sent(self, request: CreatePod) -> None:
+        """A creation sent and not made is dropped: its Secret (the workload's token), made
+        first, goes too."""
+        if request.secret is not None:
+            secret = DeleteSecret(request.secret["metadata"]["name"], request.namespace)
+            self._open(_Work(_FINAL, deque([secret])), request.key)
+
     def _cleanup_slots(self) -> int:
         return self.config.max_concurrent_cleanups

@@ -21,6 +21,7 @@ from k8s_workloads.decisions.actions import (
     Ignore,
     RequeueJob,
 )
+from k8s_workloads.decisions.adoption import plan_relist
 from k8s_workloads.decisions.creation_errors import (
     AfterCreateFailure,
     AfterReadBack,
@@ -35,6 +36,7 @@ from k8s_workloads.executor._records import (
     _FINAL,
     _args_workload,
     _Flight,
+    _Pending,
     _Queued,
     _ReadBack,
     _Work,
@@ -134,23 +136,8 @@ class _Creation(_CoreBase):
         assert entry is not None  # noqa: S101
         key, now = request.key, self._now
         config = self.config.decisions
-        timeout = config.callback_queued_timeout
         what = reason or "connection error"
-        if (
-            isinstance(key, CallbackKey)
-            and timeout is not None
-            and now is not None
-            and entry.since is not None
-            and (now - entry.since).total_seconds() >= timeout
-        ):
-            info = (
-                f"pod creation failed: the API server could not be reached for {timeout:g} s "
-                f"(callback_queued_timeout): {what}"
-            )
-            self._fail_launch(entry.job, info, "create error", pod_name=request.pod_name)
-            if request.secret is not None:
-                secret = DeleteSecret(request.secret["metadata"]["name"], request.namespace)
-                self._ready[-1].actions.appendleft(secret)
+        if self._waited_too_long(entry, request, what):
             return
         entry.resend, entry.not_before = request, None
         self._queue.appendleft(entry)
@@ -166,6 +153,43 @@ class _Creation(_CoreBase):
             requeue = RequeueJob(entry.job, f"the API server was not reached: {what}", delay)
             decision = Decision((requeue,), self._attempts)
             self.on_decision(Handled(key, "create unsent", decision, pod_name=request.pod_name))
+
+    def _waited_too_long(self, entry: _Queued, request: CreatePod, what: str) -> bool:
+        """Fail a callback whose pod could not be created within
+        ``callback_queued_timeout`` of its first attempt (True: failed)."""
+        timeout, now = self.config.decisions.callback_queued_timeout, self._now
+        if (
+            not isinstance(request.key, CallbackKey)
+            or timeout is None
+            or now is None
+            or entry.since is None
+            or (now - entry.since).total_seconds() < timeout
+        ):
+            return False
+        info = (
+            f"pod creation failed: no pod could be created for {timeout:g} s "
+            f"(callback_queued_timeout): {what}"
+        )
+        self._fail_launch(entry.job, info, "create error", pod_name=request.pod_name)
+        if request.secret is not None:
+            secret = DeleteSecret(request.secret["metadata"]["name"], request.namespace)
+            self._ready[-1].actions.appendleft(secret)
+        return True
+
+    def _send_again(self, entry: _Queued, resend: CreatePod | None) -> None:
+        """Back at the head of the queue after a read back found no pod: at once the first
+        time, then waiting longer each time (a creation that never gets an answer must
+        not spin, nor hold up the jobs behind it for ever)."""
+        entry.resend, entry.not_before = resend, None
+        entry.resends += 1
+        now = self._now
+        if now is not None and entry.resends > 1:
+            first, most = self.config.decisions.unreachable_backoff_seconds
+            delay = min(most, first * 2 ** min(entry.resends - 2, 32))
+            entry.not_before = now + datetime.timedelta(seconds=delay)
+            self._delayed.append(entry)
+        self._queue.appendleft(entry)
+        self._create_failed.add(entry.job.key)
 
     def _start_read_back(
         self,
@@ -237,15 +261,30 @@ class _Creation(_CoreBase):
             if not live:  # revoked or settled meanwhile: its pod goes
                 gone: deque[Any] = deque([DeletePod(sent.pod_name, sent.namespace)])
                 self._open(_Work(_FINAL, gone), key)
+            elif pod is None:
+                # Made (the watch showed it) and gone since: if its last events fell in a
+                # watch gap, a re-list (which waited for this read back) never reports it.
+                # Settled as a re-list settles a pod that vanished; a final event of it
+                # still waiting comes first, and this one is then stale.
+                vanished = plan_relist(
+                    (key,),
+                    (),
+                    attempts=self._attempts,
+                    airflow_version=self._resolver.airflow_version,
+                )
+                self._results.extend(_Pending(result) for result in vanished)
             return
-        if not live:
-            return  # no pod of this attempt, and nothing more to create
+        if not live:  # no pod of this attempt, and nothing more to create
+            self._drop_sent(sent)
+            return
+        if step is not AfterReadBack.DECIDE and self._waited_too_long(
+            entry, sent, "no answer to its creation"
+        ):
+            return
         if step is AfterReadBack.RESEND:
-            entry.resend, entry.not_before = sent, None
-            self._queue.appendleft(entry)
+            self._send_again(entry, sent)
         elif step is AfterReadBack.REBUILD:
-            entry.resend, entry.not_before = None, None
-            self._queue.appendleft(entry)
+            self._send_again(entry, None)
         else:
             flight = _Flight(sent, implicit=False, entry=entry)
             self._create_error(flight, record.status, record.body, record.headers, record.reason)
@@ -292,6 +331,8 @@ class _Creation(_CoreBase):
             key = entry.job.key
             attempt = self._attempts.get(key)
             if key not in self._running or attempt is None or attempt.job is not entry.job:
+                if entry.resend is not None:
+                    self._drop_sent(entry.resend)
                 continue  # revoked or settled meanwhile: drop the job
             self._created_this_pass += 1
             if entry.since is None:

@@ -46,6 +46,8 @@ class _Queued:
     """The pod sent before, sent again (same name) instead of a new build."""
     since: datetime.datetime | None = None
     """When its creation was first handed out (a callback's wait is bounded from then)."""
+    resends: int = 0
+    """Times its pod was sent again after a read back found none: each waits longer."""
 
 
 @attrs.define(eq=False)

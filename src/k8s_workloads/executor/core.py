@@ -212,8 +212,13 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
         if resolution.resource_version:
             self._resource_version = resolution.resource_version
         if self._unresolved:  # a creation being read back: the watch saw its pod
-            record = self._unresolved.get((resolution.namespace or "", resolution.pod_name or ""))
-            if record is not None:
+            where = (resolution.namespace or "", resolution.pod_name or "")
+            record = self._unresolved.get(where)
+            if (
+                record is not None
+                and resolution.key == record.request.key
+                and where not in self._cleaned  # not an earlier attempt's, of a fixed name
+            ):
                 record.seen = True
         result = resolution.to_result()
         if result is not None:
