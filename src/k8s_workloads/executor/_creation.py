@@ -171,9 +171,7 @@ class _Creation(_CoreBase):
             f"(callback_queued_timeout): {what}"
         )
         self._fail_launch(entry.job, info, "create error", pod_name=request.pod_name)
-        if request.secret is not None:
-            secret = DeleteSecret(request.secret["metadata"]["name"], request.namespace)
-            self._ready[-1].actions.appendleft(secret)
+        self._drop_sent(request)
         return True
 
     def _send_again(self, entry: _Queued, resend: CreatePod | None) -> None:
