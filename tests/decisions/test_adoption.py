@@ -544,8 +544,10 @@ def test_mixed_pods() -> None:
         name_of(FOREIGN): "not an executor pod (no kubernetes_executor=True label)",
     }
     assert [pod.pod_name for pod in adoption.undecodable] == ["bad-id"]
-    # The scheduler resets what no live pod was found for, in the order it passed them.
-    assert adoption.not_adopted(expected) == [task_key("lost"), task_key("finished")]
+    # Run again: what no pod at all was found for, in the order passed; the Succeeded
+    # one is reported from its pod (the provider would reset it and run it twice).
+    assert adoption.not_adopted(expected) == [task_key("lost")]
+    assert adoption.found >= {task_key("adopt"), task_key("finished"), task_key("done")}
 
 
 def test_not_adopted_is_empty_when_everything_was_adopted() -> None:
@@ -652,7 +654,8 @@ def test_a_pod_without_a_readable_owner_is_skipped_and_the_rest_adopted(
     assert skipped.reason.startswith(why)
     assert adoption.adopted == frozenset({fine_key})
     assert adoption.actions == (relabel(fine), TrackRunning(fine_key))
-    assert adoption.not_adopted([odd_key, fine_key]) == [odd_key]
+    # Its pod may be running the workload: named, never run a second time beside it.
+    assert adoption.not_adopted([odd_key, fine_key]) == []
 
 
 # --- hypothesis: odd pods ------------------------------------------------------------------
@@ -1026,7 +1029,25 @@ def test_finished_or_done_pods_of_this_scheduler_do_not_make_a_key_owned() -> No
     pods = [task_pod(ME, failed, FAILED), task_pod(ME, done, done=True)]
     adoption = plan(pods, expected_task_keys=[failed, done])
     assert adoption.owned == frozenset()
-    assert adoption.not_adopted([failed, done]) == [failed, done]
+    # Yet each ran in its pod (its result is this scheduler's to report): not run again.
+    assert adoption.found == frozenset({failed, done})
+    assert adoption.not_adopted([failed, done]) == []
+
+
+def test_a_failed_pod_of_a_workload_no_longer_expected_is_cleaned_up() -> None:
+    # Its report was stored before its pod would have gone, and its scheduler died in
+    # between: cleaned up as that scheduler would have, per the clean-up options.
+    key = task_key("ended")
+    pod = task_pod(DEAD, key, FAILED)
+    adoption = plan([pod], expected_task_keys=[])  # failed pods kept, labelled done
+    assert adoption.actions == (
+        PatchLabels(name_of(pod), NS, {POD_EXECUTOR_DONE_LABEL: TRUE_LABEL_VALUE}),
+    )
+    assert adoption.adopted == frozenset()
+    config = DecisionConfig(delete_worker_pods_on_failure=True)
+    deleted = plan([pod], expected_task_keys=[], config=config)
+    assert deleted.actions == (DeletePod(name_of(pod), NS),)
+    assert "cleaned up" in reasons(adoption.skipped)[name_of(pod)]
 
 
 def test_the_newest_pod_is_adopted_when_it_failed_beside_an_older_stuck_one() -> None:

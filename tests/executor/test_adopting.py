@@ -1,6 +1,7 @@
 """Adoption in the executor core (:mod:`k8s_workloads.executor._adopting`): a restarted
-scheduler takes over the dead ones' pods, a failed relabel leaves the task to be reset,
-revoking drops a job and its pod, and two adopters never both track one pod."""
+scheduler takes over the dead ones' pods and says exactly what to run again, a relabel
+that failed is tried again or named, revoking drops a job and its pod, and two adopters
+never both track one pod."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from k8s_workloads.executor import (
     ExecutorCore,
 )
 from k8s_workloads.labels import AIRFLOW_WORKER_LABEL, POD_REVOKED_LABEL, TRUE_LABEL_VALUE
+from k8s_workloads.states import CallbackState
 from k8s_workloads.testing import CoreDriver
 from tests.support.core_world import NS, T0, VERSION, World, callback, task
 from tests.support.event_factory import RUNNING, SUCCEEDED
@@ -34,21 +36,41 @@ def test_a_restarted_scheduler_adopts_the_dead_ones_pods() -> None:
     # Scheduler 1 dies before reading any of it; scheduler 2 takes over.
     new_core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=VERSION))
     driver = CoreDriver(new_core, old.cluster, old.db)
-    plan, reset = driver.adopt(
+    adoption = driver.adopt(
         ["1"],
         now=T0,
         expected_task_keys=[running_task, done_task, task("lost")],
         expected_callback_keys=[running_callback],
     )
-    assert plan.adopted == {running_task, running_callback}
-    assert reset == [done_task, task("lost")]  # a Succeeded pod's task is not running
+    assert adoption.plan.adopted == {running_task, running_callback}
+    # Only what has no pod anywhere runs again: the Succeeded pod's task was reported.
+    assert adoption.rerun == (task("lost"),)
+    assert adoption.failed_relabels == adoption.retrying == ()
     assert set(new_core.running) == {running_task, running_callback}
     owners = {pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] for pod in old.cluster.pods()}
     assert owners == {"2"}
     assert done_task not in {old.key_of(pod) for pod in old.cluster.pods()}  # cleaned up
     # A retried adoption (Airflow retries on a database error) resets nothing it owns.
-    _, reset_again = driver.adopt(["1"], now=T0, expected_task_keys=[running_task])
-    assert reset_again == []
+    again = driver.adopt(["1"], now=T0, expected_task_keys=[running_task])
+    assert again.rerun == ()
+
+
+def test_a_callback_finished_by_the_adoption_is_not_run_again() -> None:
+    # Its pod Succeeded under the dead scheduler: the adoption reports it, so it is not
+    # among the keys to run again (it used to be: 14 of 50 workloads ran twice).
+    old = World(scheduler_id="1")
+    key = callback()
+    old.submit(key)
+    old.sync()
+    old.status(key, SUCCEEDED)
+    core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=VERSION))
+    adoption = CoreDriver(core, old.cluster, old.db).adopt(
+        ["1"], now=T0, expected_callback_keys=[key]
+    )
+    assert adoption.rerun == ()
+    assert core.not_adopted([key]) == []
+    assert old.db.reported(key) == [CallbackState.SUCCESS]
+    assert old.cluster.pods() == []
 
 
 def _running_under_scheduler_1() -> tuple[World, TaskInstanceKey, ExecutorCore, CoreDriver]:
@@ -63,12 +85,31 @@ def _running_under_scheduler_1() -> tuple[World, TaskInstanceKey, ExecutorCore, 
     return old, key, core, CoreDriver(core, old.cluster, old.db)
 
 
-def test_a_failed_relabel_leaves_the_task_to_be_reset() -> None:
+def test_a_relabel_failing_for_a_transient_reason_is_tried_again_on_the_next_pass() -> None:
     old, key, new_core, driver = _running_under_scheduler_1()
     old.cluster.fail_next("patch_pod", 500)
-    _, reset = driver.adopt(["1"], now=T0, expected_task_keys=[key])
-    assert reset == [key]
+    adoption = driver.adopt(["1"], now=T0, expected_task_keys=[key])
+    assert adoption.rerun == ()  # it has a pod: never run a second time beside it
+    assert adoption.retrying == (key,)
     assert new_core.running == ()
+    assert new_core.has_work
+    driver.run_pass(T0)
+    assert new_core.running == (key,)
+    assert new_core.relabels_retrying == ()
+    owners = {pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] for pod in old.cluster.pods()}
+    assert owners == {"2"}
+
+
+def test_a_refused_relabel_is_named_and_its_workload_not_run_again() -> None:
+    old, key, new_core, driver = _running_under_scheduler_1()
+    old.cluster.fail_next("patch_pod", 422, reason="Invalid")  # the guard's test failed
+    adoption = driver.adopt(["1"], now=T0, expected_task_keys=[key])
+    assert adoption.rerun == ()
+    (failed,) = adoption.failed_relabels
+    assert (failed.key, failed.pod_name) == (key, old.pod_of(key))
+    assert getattr(failed.error, "status", None) == 422
+    assert new_core.running == ()
+    assert new_core.take_failed_relabels() == []  # taken by the adoption
 
 
 def test_revoke_drops_the_job_marks_and_deletes_the_pod_and_reports_nothing() -> None:
@@ -148,6 +189,7 @@ def test_of_two_schedulers_adopting_one_pod_only_one_tracks_it() -> None:
     for driver in drivers:
         driver.run_pass(T0)
     assert [core.is_running(key) for core in cores] == [True, False]
-    assert cores[1].not_adopted([key]) == [key]
+    assert cores[1].not_adopted([key]) == []  # the rival runs it: not a second time
+    assert [failed.key for failed in cores[1].take_failed_relabels()] == [key]
     (pod,) = old.cluster.pods()
     assert pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] == "2"

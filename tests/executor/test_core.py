@@ -46,8 +46,8 @@ def test_a_task_runs_to_success_and_its_pod_is_deleted() -> None:
     world.db.task_finished(key, TaskInstanceState.SUCCESS)
     world.status(key, SUCCEEDED)
     performed = world.sync()
-    assert kinds(performed) == ["ReadStates", "DeletePod", "EmitEvent"]
-    assert performed[-1] == EmitEvent(key, TaskInstanceState.SUCCESS)
+    assert kinds(performed) == ["ReadStates", "EmitEvent", "DeletePod"]
+    assert performed[1] == EmitEvent(key, TaskInstanceState.SUCCESS)
     assert world.core.running == ()
     assert world.cluster.pod_names() == []
     assert len(world.core.attempts) == 0

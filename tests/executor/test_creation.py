@@ -153,7 +153,7 @@ def test_nothing_is_decided_until_a_read_back_answers() -> None:
     world.now += datetime.timedelta(seconds=1)
     assert kinds(world.sync()) == ["ReadPod"]  # refused again: 2 s now
     world.now += datetime.timedelta(seconds=2)
-    assert kinds(world.sync()) == ["ReadPod", "ReadStates", "DeletePod", "EmitEvent"]
+    assert kinds(world.sync()) == ["ReadPod", "ReadStates", "EmitEvent", "DeletePod"]
     assert not world.core.running
     assert world.cluster.pod_names() == []
     assert [event.state for event in world.db.events] == [TaskInstanceState.SUCCESS]
@@ -310,7 +310,7 @@ def test_secure_payload_puts_the_workload_in_a_secret_and_deletes_it_with_the_po
     world.db.task_finished(key, TaskInstanceState.SUCCESS)
     world.status(key, SUCCEEDED)
     performed = world.sync()
-    assert kinds(performed) == ["ReadStates", "DeletePod", "DeleteSecret", "EmitEvent"]
+    assert kinds(performed) == ["ReadStates", "EmitEvent", "DeletePod", "DeleteSecret"]
     assert world.cluster.secret_names() == []
 
 

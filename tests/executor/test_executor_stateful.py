@@ -511,26 +511,22 @@ class ExecutorMachine(_ClusterModel):
             for key, state in self.db.callback_states.items()
             if state not in CALLBACK_TERMINAL_STATES
         ]
-        plan, reset = self.driver.adopt(
+        adoption = self.driver.adopt(
             dead,
             now=self.now,
             expected_task_keys=expected,
             expected_callback_keys=active_callbacks,
         )
-        assert plan.undecodable == ()
-        self.completed_by_adoption |= {result.key for result in plan.completed}
-        # The scheduler resets the task instances no live pod was found for and queues
-        # them again; callbacks are never handed over, so do the same for callbacks that
-        # no pod at all was left for (their jobs were in the lost queue).
-        for key in reset:
-            if key not in self.core.running:
-                self._queue(key)
-        # A pod whose relabel failed was not adopted after all.
-        seen = set(self.core.running) | {result.key for result in plan.completed}
-        left = {self.key_of(name) for name in self.pods_where(self._orphaned)}
-        for callback in active_callbacks:
-            if callback not in seen and callback not in left:
-                self._queue(callback)
+        assert adoption.plan.undecodable == ()
+        self.completed_by_adoption |= {result.key for result in adoption.plan.completed}
+        # The scheduler resets the task instances the adoption names and queues them
+        # again, and the executor queues the callbacks it names (their jobs were in the
+        # lost queue): only workloads with no pod anywhere and nothing reported.
+        for key in adoption.rerun:
+            pods = [name for name in self.pods_where(lambda _: True) if self.key_of(name) == key]
+            assert not pods, f"{key} is run again beside its pods {pods}"
+            assert not self.db.terminal_reports(key), f"{key} is run again after its report"
+            self._queue(key)
 
     # --- invariants -------------------------------------------------------------------
 
@@ -1073,11 +1069,9 @@ class SharedDB(FakeAirflowDB):
             for name in machine.pods_where(lambda pod: is_alive(pod) and not machine.orphaned(pod))
             if machine.key_of(name) == key
         ]
-        # A task reset while a pod of it was left (its relabel failed) runs twice, as with the
-        # provider; a later adoption may take both pods (say at one creation second).
-        assert not alive or key in machine.run_twice, (
-            f"{key} reported {state.value} by {job_id} while its pod {alive} lives"
-        )
+        # Nothing with a pod left anywhere is run again (its relabel failed: it is tried
+        # again, or named), so no workload has two pods to report for.
+        assert not alive, f"{key} reported {state.value} by {job_id} while its pod {alive} lives"
         others = [
             other.job_id
             for other in machine.live()
@@ -1117,7 +1111,6 @@ class SchedulersMachine(_ClusterModel):
         self.schedulers: list[Scheduler] = []
         self.owner: dict[WorkloadKey, int] = {}
         """The scheduler each workload was queued by or handed over to (queued_by_job_id)."""
-        self.run_twice: set[WorkloadKey] = set()
         """Workloads launched again while a dead scheduler's pod of theirs was left."""
 
     # --- the schedulers ---------------------------------------------------------------
@@ -1420,22 +1413,18 @@ class SchedulersMachine(_ClusterModel):
                 note(f"adoption by {len(adopters)}: a relabel's owner test failed (422)")
             for key in adopter.core.running:
                 self.owner[key] = adopter.job_id
-        # The database hands each orphaned task instance to one scheduler: those no adopter
-        # took are reset and queued again (here by the first adopter), as are the dead
-        # schedulers' active callbacks with no pod left at all.
+        # The database hands each orphaned task instance to one scheduler: what the first
+        # adopter says to run again is reset and queued again there, as are the dead
+        # schedulers' active callbacks it names — never one with a pod anywhere or a
+        # result reported, and never one another adopter took.
         first = adopters[0]
         tracked = {key for scheduler in self.live() for key in scheduler.core.running}
-        left = {self.key_of(name) for name in self.pods_where(self.orphaned)}
-        orphaned: list[WorkloadKey] = [*expected, *active_callbacks]
-        for key in orphaned:
+        for key in first.core.not_adopted([*expected, *active_callbacks]):
             if key in tracked or str(self.owner[key]) not in dead:
                 continue
-            if isinstance(key, TaskInstanceKey) and self.db.terminal_reports(key):
-                continue  # settled meanwhile (by the adopter that won): not reset, not run again
-            if isinstance(key, CallbackKey) and (key in left or key in self.completed_by_adoption):
-                continue
-            if key in left:
-                self.run_twice.add(key)
+            pods = [name for name in self.pods_where(lambda _: True) if self.key_of(name) == key]
+            assert not pods, f"{key} is run again beside its pods {pods}"
+            assert not self.db.terminal_reports(key), f"{key} is run again after its report"
             self._queue(first, key)
 
     def _adoption_listing(self, adopter: Scheduler, dead: list[str], alive: list[str]) -> list[Pod]:

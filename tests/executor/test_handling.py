@@ -4,18 +4,21 @@ means for the result being handled."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent
 from k8s_workloads.executor import (
+    ExecutorCore,
     ProtocolError,
     ReadStates,
 )
 from k8s_workloads.states import CallbackState, TaskInstanceState
+from k8s_workloads.testing import CoreDriver
 from tests.support.core_world import World, callback, kinds, task
+from tests.support.event_factory import FAILED, RUNNING, SUCCEEDED
 from tests.support.event_factory import OOM_KILLED as OOM
-from tests.support.event_factory import RUNNING, SUCCEEDED
 
 
 def test_state_reads_are_batched_one_query_per_pass() -> None:
@@ -73,7 +76,7 @@ def test_a_failed_state_read_is_retried_on_the_next_pass_never_the_same() -> Non
     assert kinds(performed) == ["ReadStates"]  # failed; nothing else this pass
     assert world.core.backlog == 1
     performed = world.driver.run_pass(world.now).performed
-    assert kinds(performed) == ["ReadStates", "DeletePod", "EmitEvent"]
+    assert kinds(performed) == ["ReadStates", "EmitEvent", "DeletePod"]
     assert world.db.reported(key) == [TaskInstanceState.SUCCESS]
 
 
@@ -96,7 +99,7 @@ def test_handling_gives_up_after_max_retries_and_reports_failed() -> None:
     assert world.cluster.pod_names() == []  # still cleaned up
 
 
-def test_a_failed_pod_call_stops_the_decision_and_retries_next_pass() -> None:
+def test_a_pod_is_deleted_after_its_report_and_a_failed_delete_is_tried_next_pass() -> None:
     world = World()
     key = callback()
     world.submit(key)
@@ -104,11 +107,28 @@ def test_a_failed_pod_call_stops_the_decision_and_retries_next_pass() -> None:
     world.status(key, SUCCEEDED)
     world.cluster.fail_next("delete_pod", 503)
     performed = world.sync()
-    assert kinds(performed) == ["ReadStates", "DeletePod"]
-    assert world.db.events == []
-    assert world.core.running == (key,)
-    world.sync()
+    assert kinds(performed) == ["ReadStates", "EmitEvent", "DeletePod"]
+    assert world.db.reported(key) == [CallbackState.SUCCESS]  # reported before the delete
+    assert world.core.running == ()
+    assert world.cluster.pod_names() != []
+    assert kinds(world.sync()) == ["DeletePod"]  # transient: tried again, not decided again
+    assert world.cluster.pod_names() == []
     assert world.db.reported(key) == [CallbackState.SUCCESS]
+
+
+def test_a_refused_clean_up_after_the_report_is_neither_tried_nor_reported_again() -> None:
+    # A failed pod kept for debugging is labelled done after its failure is reported.
+    world = World(decisions=DecisionConfig(delete_worker_pods_on_failure=False))
+    key = callback()
+    world.submit(key)
+    world.sync()
+    world.status(key, FAILED)
+    world.cluster.fail_next("patch_pod", 403, reason="Forbidden")
+    performed = world.sync()
+    assert kinds(performed) == ["ReadStates", "EmitEvent", "PatchLabels"]
+    assert world.db.reported(key) == [CallbackState.FAILED]
+    assert kinds(world.sync()) == []  # a refusal is final: not tried again
+    assert world.db.reported(key) == [CallbackState.FAILED]
 
 
 def test_an_emit_event_cannot_be_reported_failed() -> None:
@@ -125,3 +145,64 @@ def test_an_emit_event_cannot_be_reported_failed() -> None:
     assert isinstance(emit, EmitEvent)
     with pytest.raises(ProtocolError, match="EmitEvent cannot fail"):
         world.core.request_failed(emit, RuntimeError("x"))
+
+
+def test_with_confirm_reports_a_pod_goes_only_once_its_report_is_stored() -> None:
+    world = World(confirm_reports=True)
+    key = callback()
+    world.submit(key)
+    world.sync()
+    world.status(key, SUCCEEDED)
+    performed = world.sync()
+    assert kinds(performed) == ["ReadStates", "EmitEvent"]
+    assert world.core.unstored_reports == (key,)
+    assert not world.core.has_work  # nothing to do until the executor says so
+    assert kinds(world.sync()) == []
+    world.core.reports_stored([callback(2)])  # another workload's: nothing changes
+    assert kinds(world.sync()) == []
+    world.core.reports_stored([key])
+    assert world.core.unstored_reports == ()
+    assert kinds(world.sync()) == ["DeletePod"]
+    assert world.cluster.pod_names() == []
+    assert world.db.reported(key) == [CallbackState.SUCCESS]
+
+
+def test_a_core_that_dies_before_its_report_is_stored_leaves_the_pod_for_adoption() -> None:
+    # The report was made but never stored (the callback is still active): the next
+    # scheduler finds the Succeeded pod and reports it, once; the callback runs once.
+    world = World(confirm_reports=True)
+    key = callback()
+    world.submit(key)
+    world.sync()
+    world.status(key, SUCCEEDED)
+    world.sync()
+    assert world.core.unstored_reports == (key,)
+    world.db.events.clear()  # lost with the process: the scheduler never stored it
+    world.db.add_callback(key)  # still queued
+    successor = ExecutorCore(attrs.evolve(world.config, scheduler_id="2"))
+    driver = CoreDriver(successor, world.cluster, world.db)
+    adoption = driver.adopt(["1"], now=world.now, expected_callback_keys=[key])
+    assert adoption.rerun == ()
+    successor.reports_stored(successor.unstored_reports)
+    driver.run_pass(world.now)
+    assert world.db.reported(key) == [CallbackState.SUCCESS]
+    assert world.cluster.pod_names() == []
+    creates = [name for call, _, name in world.cluster.calls if call == "create_pod"]
+    assert len(creates) == 1  # ran once
+
+
+def test_a_core_that_dies_after_its_report_was_stored_leaves_a_pod_cleaned_up_unreported() -> (
+    None
+):
+    world = World(confirm_reports=True)
+    key = callback()
+    world.submit(key)
+    world.sync()
+    world.status(key, SUCCEEDED)
+    world.sync()  # reported and stored (the kit's database stores at once), not confirmed
+    successor = ExecutorCore(attrs.evolve(world.config, scheduler_id="2"))
+    driver = CoreDriver(successor, world.cluster, world.db)
+    adoption = driver.adopt(["1"], now=world.now, expected_callback_keys=[])  # settled
+    assert adoption.rerun == ()
+    assert world.cluster.pod_names() == []  # a settled callback's pod: cleaned up
+    assert world.db.reported(key) == [CallbackState.SUCCESS]  # once

@@ -126,7 +126,9 @@ def test_a_guarded_relabel_goes_as_a_json_patch_and_only_one_adopter_wins(
     driven.core.adopt(listed, expected_task_keys=[taken, lost])
     while not isinstance(driven.run(), NothingToDo):
         pass
-    assert driven.core.not_adopted([taken, lost]) == [lost]
+    assert driven.core.is_running(taken)
+    assert driven.core.not_adopted([taken, lost]) == []  # the rival runs "lost"
+    assert [failed.key for failed in driven.core.take_failed_relabels()] == [lost]
     owners = {
         name: (served.cluster.pod(NS, name) or {})["metadata"]["labels"]["airflow-worker"]
         for name in ("taken", "lost")

@@ -55,7 +55,14 @@ from k8s_workloads.pods.labels import (
     orphaned_callback_pods_selector,
 )
 from k8s_workloads.pods.validation import is_label_value
-from k8s_workloads.states import CallbackResult, ExecutorPseudoState, TaskResult, WorkloadResult
+from k8s_workloads.states import (
+    CallbackResult,
+    CallbackState,
+    ExecutorPseudoState,
+    TaskInstanceState,
+    TaskResult,
+    WorkloadResult,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -104,21 +111,28 @@ class AdoptionPlan:
     owned: frozenset[WorkloadKey] = frozenset()
     """Keys this scheduler holds already: in ``running`` when planned, or with a live pod
     labelled for this scheduler (adopted by an earlier try that Airflow retried)."""
+    found: frozenset[WorkloadKey] = frozenset()
+    """Keys with a pod in the listing, whatever became of it: adopted, completed, skipped
+    (another owner, done, an earlier launch) or cleaned up. Their workload ran or runs:
+    never to be run again."""
 
     def not_adopted(self, expected: Iterable[_Key]) -> list[_Key]:
-        """Expected keys no live pod was found for: tasks for the scheduler to reset,
-        callbacks for the executor to run again (Airflow resets only task instances).
+        """Expected keys to run again: no pod of theirs was listed and this scheduler does
+        not hold them — tasks for the scheduler to reset, callbacks for the executor to
+        queue again (Airflow resets only task instances).
 
-        A key adopted now or owned already is never among them: resetting it would run
-        the workload twice while this scheduler owns its pod (apache/airflow#39088). The
-        plan only says which relabels to try: after they are performed, ask
-        :meth:`~k8s_workloads.executor.ExecutorCore.not_adopted` (a lost relabel is not
-        adopted).
+        A key with any pod listed is never among them: a live one is adopted (running it
+        again would run it twice while its pod runs, apache/airflow#39088), a Succeeded
+        one reported from the pod, a failed or done one was this workload's end (unlike
+        the provider, which resets an expected task whose pod Succeeded). Once the
+        relabels are performed,
+        :meth:`~k8s_workloads.executor.ExecutorCore.not_adopted` gives the same answer
+        with what the core holds then.
         """
-        return [key for key in expected if key not in self.adopted and key not in self.owned]
+        return [key for key in expected if key not in self.found and key not in self.owned]
 
 
-_Key = TypeVar("_Key", TaskInstanceKey, CallbackKey)
+_Key = TypeVar("_Key", bound=WorkloadKey)
 
 
 def adoption_selectors(
@@ -237,10 +251,12 @@ def _decode_listed(
     skipped: list[SkippedPod],
     undecodable: list[SkippedPod],
     owned: set[WorkloadKey],
+    found: set[WorkloadKey],
 ) -> list[_Listed]:
     """The listed pods that may be taken over, decoded; the others go to the two lists.
 
-    Live pods this scheduler owns already add their keys to ``owned``.
+    Every executor pod read adds its key to ``found``; live pods this scheduler owns
+    already add theirs to ``owned`` too.
     """
     listed: list[_Listed] = []
     for pod in pods:
@@ -250,8 +266,8 @@ def _decode_listed(
         not_ours = _not_to_adopt(labels, alive=alive, me=me)
         if not_ours is not None:
             skipped.append(SkippedPod(name, namespace, not_ours))
-            if not_ours == _OWNED_BY_ME:
-                _note_owned(pod, metadata, labels, airflow_version, owned)
+            if labels.get(KUBERNETES_EXECUTOR_LABEL) == TRUE_LABEL_VALUE:
+                _note_found(pod, metadata, labels, airflow_version, found, owned, me=me)
             continue
         try:
             key = annotations_to_key(
@@ -260,6 +276,7 @@ def _decode_listed(
         except (InvalidAnnotations, InvalidVersion) as error:
             undecodable.append(SkippedPod(name, namespace, str(error)))
             continue
+        found.add(key)
         problem = _owner_problem(labels)
         if problem is not None:
             undecodable.append(SkippedPod(name, namespace, problem))
@@ -272,25 +289,31 @@ def _decode_listed(
     return listed
 
 
-def _note_owned(
+def _note_found(  # noqa: PLR0917 - private, one caller
     pod: Mapping[str, Any],
     metadata: Mapping[str, Any],
     labels: Mapping[str, Any],
     airflow_version: VersionLike | None,
+    found: set[WorkloadKey],
     owned: set[WorkloadKey],
+    *,
+    me: str,
 ) -> None:
-    # A live pod already relabelled for this scheduler: an earlier adoption try took it.
-    if labels.get(POD_EXECUTOR_DONE_LABEL) == TRUE_LABEL_VALUE:
-        return
-    if _map(_map(pod).get("status")).get("phase") in {"Succeeded", "Failed"}:
-        return
+    """A pod not to take over still says its workload has a pod; a live one already
+    relabelled for this scheduler (an earlier adoption try took it) is owned."""
     try:
         key = annotations_to_key(
             _map(metadata.get("annotations")), labels, airflow_version=airflow_version
         )
     except (InvalidAnnotations, InvalidVersion):
-        return
-    owned.add(key)
+        return  # skipped for its labels already; an unreadable pod names no workload
+    found.add(key)
+    if (
+        labels.get(AIRFLOW_WORKER_LABEL) == me
+        and labels.get(POD_EXECUTOR_DONE_LABEL) != TRUE_LABEL_VALUE
+        and _map(_map(pod).get("status")).get("phase") not in {"Succeeded", "Failed"}
+    ):
+        owned.add(key)
 
 
 def _earlier_launches(listed: list[_Listed]) -> dict[tuple[str, str], str]:
@@ -373,9 +396,10 @@ def plan_adoption(
     skipped: list[SkippedPod] = []
     undecodable: list[SkippedPod] = []
     owned: set[WorkloadKey] = set(running)
+    found: set[WorkloadKey] = set()
     listed = _decode_listed(
         _newest_listings(pods), alive=alive, me=my_label, airflow_version=airflow_version,
-        skipped=skipped, undecodable=undecodable, owned=owned,
+        skipped=skipped, undecodable=undecodable, owned=owned, found=found,
     )  # fmt: skip
     earlier = _earlier_launches(listed)
     for pod in listed:
@@ -393,7 +417,13 @@ def plan_adoption(
             unexpected = expected_callbacks is not None and key not in expected_callbacks
         if not succeeded and unexpected:
             kind = "task instances" if isinstance(key, TaskInstanceKey) else "active callbacks"
-            skipped.append(SkippedPod(name, namespace, f"not among the {kind} to adopt"))
+            reason = f"not among the {kind} to adopt"
+            if pod.phase == "Failed":
+                # Its workload ended (its report stored before the pod would have gone):
+                # cleaned up as its dead owner would have.
+                actions.extend(cleanup_actions(_failed(key, name, namespace, pod), config))
+                reason += "; a failed pod whose workload ended: cleaned up"
+            skipped.append(SkippedPod(name, namespace, reason))
             continue
         # Guarded by the listed owner, not the listed version: a status update meanwhile
         # does not fail it; a pod another scheduler took over fails the test op (422)
@@ -428,7 +458,14 @@ def plan_adoption(
         tuple(skipped),
         tuple(undecodable),
         frozenset(owned),
+        frozenset(found),
     )
+
+
+def _failed(key: WorkloadKey, name: str, namespace: str, pod: _Listed) -> WorkloadResult:
+    if isinstance(key, CallbackKey):
+        return CallbackResult(key, CallbackState.FAILED, name, namespace, pod.resource_version)
+    return TaskResult(key, TaskInstanceState.FAILED, name, namespace, pod.resource_version)
 
 
 def plan_revocation(

@@ -16,16 +16,17 @@ from k8s_workloads.decisions.adoption import (
 )
 from k8s_workloads.executor._base import _CoreBase
 from k8s_workloads.executor._records import _ADOPTION, _FINAL, _Work
-from k8s_workloads.executor.requests import CreatePod
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from k8s_workloads.executor.requests import Adoption, CreatePod, ListPods
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from k8s_workloads.executor.requests import FailedRelabel
     from k8s_workloads.pods.labels import PodSelector
 
 
-_Key = TypeVar("_Key", TaskInstanceKey, CallbackKey)
+_Key = TypeVar("_Key", bound=WorkloadKey)
 
 
 class _Adopting(_CoreBase):
@@ -43,11 +44,15 @@ class _Adopting(_CoreBase):
 
         ``pods``: every pod of the lists :meth:`adoption_selectors` names, as listed (a
         pod in two lists counts once). Perform the requests that follow; then
-        :meth:`not_adopted` gives the keys not taken over: task instances for the
-        scheduler to reset, callbacks to run again. A pod whose relabel fails (its owner
-        changed: a rival adopted it) is not adopted; a pod without a readable owner label
-        or workload is skipped, named in the plan's ``undecodable``.
+        :meth:`not_adopted` gives the keys to run again: task instances for the
+        scheduler to reset, callbacks to queue again — only those with no pod listed.
+        A relabel that fails for a transient reason is tried again on the next passes;
+        one the API server refuses (its owner changed: a rival adopted it; or the pod is
+        gone) is not adopted and is named by :meth:`take_failed_relabels`. A pod without
+        a readable owner label or workload is skipped, named in the plan's
+        ``undecodable``. The drivers' ``adopt`` does all of it in one call.
         """
+        retrying = [work.key for work in self._adoption.relabels if work.key is not None]
         plan = plan_adoption(
             pods,
             me=self.config.scheduler_id,
@@ -56,8 +61,9 @@ class _Adopting(_CoreBase):
             expected_callback_keys=expected_callback_keys,
             airflow_version=self._resolver.airflow_version,
             config=self.config.decisions,
-            running=tuple(self._running),
+            running=(*self._running, *retrying),  # a relabel retried is not planned twice
         )
+        self._adoption.found = plan.found
         completed = {(result.namespace, result.pod_name): result for result in plan.completed}
         groups: list[_Work] = []
         for action in plan.actions:
@@ -89,11 +95,52 @@ class _Adopting(_CoreBase):
             callbacks=supports_callbacks(self._resolver.airflow_version),
         )
 
+    def adoption_lists(
+        self,
+        dead_scheduler_ids: Iterable[str | int] = (),
+        alive_scheduler_ids: Iterable[str | int] = (),
+    ) -> tuple[ListPods, ...]:
+        """The lists to perform before :meth:`adopt`, as requests any driver's
+        ``perform`` answers (``(pods, resource_version)``): each of
+        :meth:`adoption_selectors` in each watched namespace (one list of all namespaces
+        with ``watch_all_namespaces``)."""
+        namespace = None if self.config.watch_all_namespaces else self.config.namespace
+        selectors = self.adoption_selectors(dead_scheduler_ids, alive_scheduler_ids)
+        return tuple(ListPods(namespace, selector) for selector in selectors)
+
+    def adoption(self, plan: AdoptionPlan, expected: Iterable[WorkloadKey]) -> Adoption:
+        """What :meth:`adopt`'s ``plan`` came to once its relabels were performed: the
+        ``expected`` keys to run again, the relabels refused (taken: see
+        :meth:`take_failed_relabels`) and those still retrying."""
+        return Adoption(
+            plan,
+            tuple(self.not_adopted(expected)),
+            tuple(self.take_failed_relabels()),
+            self.relabels_retrying,
+        )
+
     def not_adopted(self, expected: Iterable[_Key]) -> list[_Key]:
-        """Expected keys this executor does not run, once the adoption's requests are
-        performed: task instances for the scheduler to reset, callbacks for the executor
-        to run again (Airflow resets only task instances)."""
-        return [key for key in expected if key not in self._running]
+        """Expected keys to run again, once the adoption's requests are performed: no pod
+        of theirs was listed by the latest :meth:`adopt` and this executor does not run
+        them — task instances for the scheduler to reset, callbacks to queue again
+        (Airflow resets only task instances). Never a workload the adoption finished
+        (its Succeeded pod reported) nor one whose relabel failed (it has a pod)."""
+        held = {work.key for work in self._adoption.relabels}
+        held.update(self._adoption.found)
+        return [key for key in expected if key not in self._running and key not in held]
+
+    @property
+    def relabels_retrying(self) -> tuple[WorkloadKey, ...]:
+        """Adopted workloads whose relabel failed for a transient reason: tried again on
+        the next pass, tracked once it succeeds."""
+        return tuple(work.key for work in self._adoption.relabels if work.key is not None)
+
+    def take_failed_relabels(self) -> list[FailedRelabel]:
+        """The relabels the API server refused since the last call: pods not adopted
+        (a rival scheduler took them, or they are gone), whose workloads are not run
+        again either. Log them; nothing is lost silently."""
+        failed, self._adoption.failed = self._adoption.failed, []
+        return failed
 
     def revoke(self, key: TaskInstanceKey, pods: Iterable[Mapping[str, Any]]) -> None:
         """Stop running a task instance: its queued job is dropped and its pods (this

@@ -10,6 +10,7 @@ from k8s_workloads.decisions.actions import Action, DeletePod, PatchLabels
 from k8s_workloads.decisions.attempts import Attempts
 from k8s_workloads.executor._records import (
     _FINAL,
+    _AdoptionState,
     _Flight,
     _Pending,
     _Queued,
@@ -70,7 +71,10 @@ class _CoreBase:
         self._ready: deque[_Work] = deque()  # open works whose next action may start
         self._parked: deque[tuple[_Work, DeletePod | PatchLabels | DeleteSecret]] = deque()
         """Works whose next request waits for a clean-up slot (max_concurrent_cleanups)."""
-        self._open_works = 0  # ready, parked or in flight
+        self._open_works = 0  # ready, parked, in flight or waiting for a report's store
+        self._unstored: dict[WorkloadKey, _Work] = {}
+        """Works whose clean-up waits until their report is stored (confirm_reports)."""
+        self._adoption = _AdoptionState()
         self._busy: dict[WorkloadKey, int] = {}  # open works and creations in flight, by key
         self._in_flight: dict[int, _Flight] = {}  # by id() of the request: each an identity
         self._creating = 0  # CreatePods in flight
@@ -126,7 +130,11 @@ class _CoreBase:
                 )
                 self._open(_Work(_FINAL, gone), request.key)
         elif flight.work is not None:
-            self._ready.appendleft(flight.work)
+            work = flight.work
+            if work.unstored and work.key is not None:
+                self._unstored[work.key] = work  # reports_stored() lets it go on
+            else:
+                self._ready.appendleft(work)
 
     def _launch(self, request: Request, *, implicit: bool, **links: Any) -> Request:  # noqa: ANN401
         self._in_flight[id(request)] = _Flight(request, implicit, **links)

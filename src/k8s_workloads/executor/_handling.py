@@ -31,7 +31,13 @@ from k8s_workloads.executor._records import (
     _transient,
     _Work,
 )
-from k8s_workloads.executor.requests import DeleteSecret, Handled, ReadStates, Request
+from k8s_workloads.executor.requests import (
+    DeleteSecret,
+    FailedRelabel,
+    Handled,
+    ReadStates,
+    Request,
+)
 from k8s_workloads.keys import CallbackKey, WorkloadKey
 from k8s_workloads.pods.labels import AIRFLOW_WORKER_LABEL, POD_EXECUTOR_DONE_LABEL
 from k8s_workloads.pods.payload import workload_secret_name
@@ -50,7 +56,17 @@ class _Handling(_CoreBase):
         # clean up again, not a duplicate of a clean-up that happened.
         self._cleaned.pop((request.namespace, request.pod_name), None)
         relabel = isinstance(request, PatchLabels) and AIRFLOW_WORKER_LABEL in request.labels
-        if work.kind == _FINAL or (work.kind == _ADOPTION and not relabel):
+        if work.kind == _ADOPTION and relabel:
+            if _transient(error):  # tried again, guarded by the same owner, next pass
+                work.actions.appendleft(request)
+                self._adoption.relabels.append(work)
+            else:  # refused: a rival took the pod, or it is gone
+                self._close(work)
+                if work.key is not None:
+                    failed = FailedRelabel(work.key, request.namespace, request.pod_name, error)
+                    self._adoption.failed.append(failed)
+            return
+        if work.kind in {_FINAL, _ADOPTION}:
             # The rest goes on; the clean-up itself is tried again on the next pass while
             # the error is transient, so a finished pod is not left in the watch to be
             # re-read after every restart (an adopted pod's too: it was relabelled, so no
@@ -59,9 +75,9 @@ class _Handling(_CoreBase):
                 self._cleanups.append(request)
             self._ready.appendleft(work)
             return
-        # A failed relabel drops that pod's adoption. A failed pod call of a decision
-        # stops it (nothing after it happens) and handling_failed decides about the
-        # result at once (a retry waits for the next pass).
+        # A failed pod call of a decision stops it (nothing after it happens) and
+        # handling_failed decides about the result at once (a retry waits for the next
+        # pass).
         self._close(work)
         pending = work.pending
         if work.kind == _DECISION and pending is not None:
@@ -91,6 +107,13 @@ class _Handling(_CoreBase):
         the work is done, and closed."""
         while work.actions:
             action = work.actions.popleft()
+            if isinstance(action, EmitEvent) and any(map(_is_cleanup, work.actions)):
+                # The report is out: a clean-up failing after it is retried, never a
+                # reason to decide (and report) again; with confirm_reports it waits
+                # until the report is stored.
+                if work.kind == _DECISION:
+                    work.kind = _FINAL
+                work.unstored = self.config.confirm_reports
             if isinstance(action, (DeletePod, PatchLabels, EmitEvent, DeleteSecret)):
                 if isinstance(action, DeletePod) or (
                     isinstance(action, PatchLabels) and POD_EXECUTOR_DONE_LABEL in action.labels
@@ -243,6 +266,25 @@ class _Handling(_CoreBase):
             kind, cause = _DECISION, "result"
         if self.on_decision is not None:
             self.on_decision(Handled(result.key, cause, decision, result))
-        work = _Work(kind, deque(decision.actions), work_pending, decision.attempts)
+        work = _Work(kind, _reported_first(decision.actions), work_pending, decision.attempts)
         self._open(work, result.key)
         return True
+
+
+def _is_cleanup(action: Action | DeleteSecret) -> bool:
+    return isinstance(action, (DeletePod, PatchLabels, DeleteSecret))
+
+
+def _reported_first(actions: tuple[Action, ...]) -> deque[Action | DeleteSecret]:
+    """A decision's actions, its pod's clean-up after its report: a finished workload's
+    pod goes only once its result is out (the tables list them as the provider performs
+    them, clean-up first). A process that dies in between leaves the pod, whose
+    adoption reports it; the other way round, the workload ran and nothing said so."""
+    if not any(isinstance(action, EmitEvent) for action in actions):
+        return deque(actions)
+    return deque(
+        [
+            *(action for action in actions if not _is_cleanup(action)),
+            *(action for action in actions if _is_cleanup(action)),
+        ]
+    )

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from k8s_workloads.decisions.actions import Action, Decision
     from k8s_workloads.decisions.attempts import Attempt, Attempts
-    from k8s_workloads.executor.requests import CreatePod, DeleteSecret, Request
+    from k8s_workloads.executor.requests import CreatePod, DeleteSecret, FailedRelabel, Request
     from k8s_workloads.keys import WorkloadKey
     from k8s_workloads.states import KubernetesJob, WorkloadResult
 
@@ -95,6 +95,21 @@ class _Work:
     key: WorkloadKey | None = None
     base: Attempt | None = None
     """``key``'s record when the work was decided: kept only if no one changed it since."""
+    unstored: bool = False
+    """Its report (an EmitEvent) is out and a clean-up follows, which waits until the
+    report is stored (``confirm_reports``: :meth:`ExecutorCore.reports_stored`)."""
+
+
+@attrs.define
+class _AdoptionState:
+    """What the core keeps of its adoptions between calls."""
+
+    relabels: list[_Work] = attrs.Factory(list)
+    """Adoptions whose relabel failed for a transient reason: tried on the next pass."""
+    failed: list[FailedRelabel] = attrs.Factory(list)
+    """Relabels refused since :meth:`ExecutorCore.take_failed_relabels` was last called."""
+    found: frozenset[WorkloadKey] = frozenset()
+    """Keys with a pod in the latest adoption's listing: never run again."""
 
 
 @attrs.define(eq=False)

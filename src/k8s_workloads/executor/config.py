@@ -86,6 +86,14 @@ class ExecutorConfig:
     max_concurrent_cleanups: int = attrs.field(default=16, validator=_checks.positive)
     """Pod deletions, label patches and Secret deletions in flight at once (likewise)."""
     watch_all_namespaces: bool = attrs.field(default=False, validator=_checks.boolean)
+    confirm_reports: bool = attrs.field(default=False, validator=_checks.boolean)
+    """A finished workload's report goes out before its pod is deleted (or labelled done)
+    either way. Off: a completed :class:`~k8s_workloads.decisions.actions.EmitEvent` means
+    the report is stored. On: the clean-up waits until
+    :meth:`ExecutorCore.reports_stored` names the workload — for an executor whose
+    reports become durable later (Airflow's event buffer, stored by the scheduler's next
+    loop). A process that dies in between leaves the pod: the next one adopts it and
+    reports it once."""
     rng: random.Random | None = attrs.field(
         default=None, validator=_checks.kind(random.Random, optional=True)
     )

@@ -23,8 +23,8 @@ The protocol, in full:
   request is an identity, and its completion is reported for it, in any order, with
   :meth:`ExecutorCore.request_done` or :meth:`ExecutorCore.request_failed`. What must
   stay ordered is not handed out early: one workload's requests follow one another (a
-  Secret before its pod, a pod's clean-up after its creation, its event after its
-  clean-up), a state read is answered before the decisions it guards, a re-list runs
+  Secret before its pod, a pod's clean-up after its creation and after its report), a
+  state read is answered before the decisions it guards, a re-list runs
   alone. ``max_concurrent_creations`` and ``max_concurrent_cleanups`` bound what is in
   flight; a 429 or ``Retry-After`` pauses the creations not handed out yet.
 * :class:`ReadStates`, :class:`ListPods` and :class:`ReadPod` are answered with
@@ -150,7 +150,7 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
             self._results
             or self._backlog
             or self._cleanups
-            or self._open_works
+            or self._open_works > len(self._unstored)
             or self._in_flight
             or self._queue
             or self._readbacks
@@ -283,6 +283,21 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
         self._resource_version = resource_version or None
         self._relist_needed = False
 
+    @property
+    def unstored_reports(self) -> tuple[WorkloadKey, ...]:
+        """Workloads reported whose pod's clean-up waits until the report is stored
+        (``confirm_reports``): name them to :meth:`reports_stored` once it is."""
+        return tuple(self._unstored)
+
+    def reports_stored(self, keys: Iterable[WorkloadKey]) -> None:
+        """The reports of ``keys`` are stored for good: their pods' clean-ups go on (with
+        ``confirm_reports``; other keys, and every key without it, are ignored)."""
+        for key in keys:
+            work = self._unstored.pop(key, None)
+            if work is not None:
+                work.unstored = False
+                self._ready.append(work)
+
     def request_done(self, request: Request) -> None:
         """``request`` succeeded (driven concurrently: see :meth:`start_request`).
 
@@ -409,6 +424,8 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
         for action in self._cleanups:
             self._open(_Work(_FINAL, deque([action])), None)
         self._cleanups = []
+        self._ready.extend(self._adoption.relabels)
+        self._adoption.relabels = []
 
     def _step(self, now: datetime.datetime, *, implicit: bool) -> Request | Waiting | NothingToDo:
         while True:

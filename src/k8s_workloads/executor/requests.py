@@ -17,13 +17,16 @@ from k8s_workloads.decisions.actions import Decision, DeletePod, EmitEvent, Patc
 if TYPE_CHECKING:
     import datetime
 
+    from k8s_workloads.decisions.adoption import AdoptionPlan
     from k8s_workloads.keys import WorkloadKey
     from k8s_workloads.pods.labels import PodSelector
     from k8s_workloads.states import WorkloadResult
 
 __all__ = [
+    "Adoption",
     "CreatePod",
     "DeleteSecret",
+    "FailedRelabel",
     "Handled",
     "InvalidStateAnswer",
     "ListPods",
@@ -136,6 +139,35 @@ class Handled:
     result: WorkloadResult | None = None
     pod_name: str | None = None
     """The pod a creation cause is about (None for the others: ``result`` names theirs)."""
+
+
+@attrs.frozen
+class FailedRelabel:
+    """An adopted pod whose relabel the API server refused (a rival scheduler took it
+    since the list: the guard's test failed; or the pod is gone): its workload is not
+    taken over here, and not run again either — it has a pod. A transient failure is
+    no refusal: the core tries the relabel again on the next pass."""
+
+    key: WorkloadKey
+    namespace: str
+    pod_name: str
+    error: BaseException
+
+
+@attrs.frozen
+class Adoption:
+    """What a driver's ``adopt`` did: listed the adoption's pods, adopted them and
+    performed the relabels (:meth:`~k8s_workloads.executor.ExecutorCore.adopt`)."""
+
+    plan: AdoptionPlan
+    rerun: tuple[WorkloadKey, ...]
+    """Expected workloads to run again: no pod of theirs anywhere, nothing reported for
+    them, not held here (tasks: for Airflow to reset; others: submit them again)."""
+    failed_relabels: tuple[FailedRelabel, ...] = ()
+    """Pods whose relabel was refused: named, neither adopted nor run again."""
+    retrying: tuple[WorkloadKey, ...] = ()
+    """Workloads whose relabel failed for a transient reason: tried again on the next
+    passes (they have a pod: never to run again)."""
 
 
 @attrs.frozen

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     import random
     from collections.abc import Iterable
 
-    from k8s_workloads.decisions.adoption import AdoptionPlan
     from k8s_workloads.executor.core import ExecutorCore
+    from k8s_workloads.executor.requests import Adoption
     from k8s_workloads.keys import CallbackKey, TaskInstanceKey
     from k8s_workloads.testing._watch import FakeWatch
     from k8s_workloads.testing.cluster import FakeCluster
@@ -178,26 +178,24 @@ class CoreDriver:
         alive_scheduler_ids: Iterable[str | int] = (),
         expected_task_keys: Iterable[TaskInstanceKey] | None = None,
         expected_callback_keys: Iterable[CallbackKey] | None = None,
-    ) -> tuple[AdoptionPlan, list[TaskInstanceKey]]:
+    ) -> Adoption:
         """``try_adopt_task_instances``: list the pods the core's
-        :meth:`~k8s_workloads.executor.ExecutorCore.adoption_selectors` name (the dead
+        :meth:`~k8s_workloads.executor.ExecutorCore.adoption_lists` name (the dead
         schedulers' live pods, orphaned callback pods, Succeeded pods no live scheduler
-        owns), adopt them, and return the plan and the task keys to reset."""
+        owns), adopt them, perform the relabels and say what to run again: the expected
+        keys with no pod anywhere (:class:`~k8s_workloads.executor.Adoption`)."""
         alive = list(alive_scheduler_ids)
-        expected = None if expected_task_keys is None else list(expected_task_keys)
+        tasks = None if expected_task_keys is None else list(expected_task_keys)
+        callbacks = None if expected_callback_keys is None else list(expected_callback_keys)
         pods: list[dict[str, Any]] = []
-        for selector in self.core.adoption_selectors(dead_scheduler_ids, alive):
-            listing = self.cluster.list_pods(
-                self._namespace(),
-                label_selector=selector.label_selector,
-                field_selector=selector.field_selector,
-            )
-            pods.extend(listing["items"])
+        for listing in self.core.adoption_lists(dead_scheduler_ids, alive):
+            items, _ = cast("tuple[list[dict[str, Any]], str | None]", self.calls.perform(listing))
+            pods.extend(items)
         plan = self.core.adopt(
             pods,
             alive_scheduler_ids=alive,
-            expected_task_keys=expected,
-            expected_callback_keys=expected_callback_keys,
+            expected_task_keys=tasks,
+            expected_callback_keys=callbacks,
         )
         self.run_pass(now)
-        return plan, self.core.not_adopted(expected or [])
+        return self.core.adoption(plan, [*(tasks or ()), *(callbacks or ())])
