@@ -149,9 +149,23 @@ with DAG(
         wait_for_lines("orphan ran")
 
     outlasts_the_deadline()
+
+
+with DAG(
+    "e2e_stored",
+    schedule=None,
+    start_date=START,
+    deadline=alert("e2e_alerts.record", "stored ran"),
+):
+
+    @task
+    def outlasts_the_deadline():
+        wait_for_lines("stored ran")
+
+    outlasts_the_deadline()
 '''
 
-DAG_IDS = ("e2e_tasks", "e2e_deadlines", "e2e_adoption", "e2e_orphan")
+DAG_IDS = ("e2e_tasks", "e2e_deadlines", "e2e_adoption", "e2e_orphan", "e2e_stored")
 START_SECONDS = 240.0  # the processes' imports and the first parse, on a loaded machine
 RUN_SECONDS = 180.0  # a DAG run of one or two pods
 FIGURES: dict[str, float] = {}  # seconds per scenario, printed at the end (pytest -s)
@@ -406,3 +420,39 @@ def test_a_scheduler_killed_while_callback_pods_cannot_be_created_is_replaced_an
     task_pods = [name for name in created_pods(deployment, since) if "callback" not in name]
     assert len(task_pods) == 1, task_pods  # running across the kill: adopted, not run again
     FIGURES["scheduler killed while pods are refused"] = time.monotonic() - started
+
+
+def test_a_scheduler_killed_as_it_deletes_a_finished_callbacks_pod_never_runs_it_again(
+    deployment: Deployment,
+) -> None:
+    """The window the README listed as not covered: the callback's pod finished and the
+    scheduler dies as its pod is deleted. A pod goes only once the scheduler stored the
+    result, so the row is ``success`` by then; the DELETE never lands (the scheduler is
+    SIGKILLed while it waits), and the next scheduler cleans the pod up and runs nothing
+    again."""
+    started = time.monotonic()
+    since = len(deployment.cluster.calls)
+    cluster = deployment.cluster
+    cluster.holding_deletes.set()  # callback pods' DELETEs wait, then are dropped
+    trigger(deployment, "e2e_stored")
+    deployment.wait_for(lambda: cluster.held, "the callback pod's DELETE", RUN_SECONDS)
+    stored = callbacks(deployment, "e2e_stored")["stored ran"]["state"]
+    assert stored == "success"  # stored before its pod was asked to go
+    kill_scheduler(deployment)  # SIGKILL as the DELETE waits
+    killed = time.monotonic()
+    cluster.holding_deletes.clear()
+    cluster.release_deletes.set()  # the held DELETE is dropped, never applied
+    (pod,) = [name for name in created_pods(deployment, since) if "callback" in name]
+    assert callback_pod(deployment, "e2e_stored") is not None  # left by the dead scheduler
+    start_scheduler(deployment)
+    deployment.wait_for(
+        lambda: callback_pod(deployment, "e2e_stored") is None,
+        "the settled callback's pod cleaned up by the next scheduler",
+        RUN_SECONDS,
+    )
+    FIGURES["a settled callback's pod cleaned up after the kill"] = time.monotonic() - killed
+    assert callbacks(deployment, "e2e_stored")["stored ran"]["state"] == "success"
+    assert marker_lines(deployment).count("stored ran") == 1  # ran once
+    callback_pods = [name for name in created_pods(deployment, since) if "callback" in name]
+    assert callback_pods == [pod]  # never launched again
+    FIGURES["scheduler killed as it deletes a callback's pod"] = time.monotonic() - started

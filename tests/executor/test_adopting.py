@@ -45,7 +45,8 @@ def test_a_restarted_scheduler_adopts_the_dead_ones_pods() -> None:
     assert adoption.plan.adopted == {running_task, running_callback}
     # Only what has no pod anywhere runs again: the Succeeded pod's task was reported.
     assert adoption.rerun == (task("lost"),)
-    assert adoption.failed_relabels == adoption.retrying == ()
+    assert not adoption.failed_relabels
+    assert not adoption.retrying
     assert set(new_core.running) == {running_task, running_callback}
     owners = {pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] for pod in old.cluster.pods()}
     assert owners == {"2"}
@@ -91,7 +92,7 @@ def test_a_relabel_failing_for_a_transient_reason_is_tried_again_on_the_next_pas
     adoption = driver.adopt(["1"], now=T0, expected_task_keys=[key])
     assert adoption.rerun == ()  # it has a pod: never run a second time beside it
     assert adoption.retrying == (key,)
-    assert new_core.running == ()
+    assert not new_core.running
     assert new_core.has_work
     driver.run_pass(T0)
     assert new_core.running == (key,)

@@ -1419,11 +1419,12 @@ class SchedulersMachine(_ClusterModel):
         # result reported, and never one another adopter took.
         first = adopters[0]
         tracked = {key for scheduler in self.live() for key in scheduler.core.running}
-        for key in first.core.not_adopted([*expected, *active_callbacks]):
+        orphaned: list[WorkloadKey] = [*expected, *active_callbacks]
+        for key in first.core.not_adopted(orphaned):
             if key in tracked or str(self.owner[key]) not in dead:
                 continue
-            pods = [name for name in self.pods_where(lambda _: True) if self.key_of(name) == key]
-            assert not pods, f"{key} is run again beside its pods {pods}"
+            left = [name for name in self.pods_where(lambda _: True) if self.key_of(name) == key]
+            assert not left, f"{key} is run again beside its pods {left}"
             assert not self.db.terminal_reports(key), f"{key} is run again after its report"
             self._queue(first, key)
 

@@ -155,13 +155,13 @@ def test_with_confirm_reports_a_pod_goes_only_once_its_report_is_stored() -> Non
     world.status(key, SUCCEEDED)
     performed = world.sync()
     assert kinds(performed) == ["ReadStates", "EmitEvent"]
-    assert world.core.unstored_reports == (key,)
+    assert list(world.core.unstored_reports) == [key]
     assert not world.core.has_work  # nothing to do until the executor says so
     assert kinds(world.sync()) == []
     world.core.reports_stored([callback(2)])  # another workload's: nothing changes
     assert kinds(world.sync()) == []
     world.core.reports_stored([key])
-    assert world.core.unstored_reports == ()
+    assert not world.core.unstored_reports
     assert kinds(world.sync()) == ["DeletePod"]
     assert world.cluster.pod_names() == []
     assert world.db.reported(key) == [CallbackState.SUCCESS]

@@ -243,10 +243,21 @@ def launch_callback(executor: Any, number: int) -> tuple[CallbackKey, str]:
     return CallbackKey(workload.callback.id), name
 
 
+def scheduler_takes_events(executor: Any) -> None:
+    """What the scheduler's loop does after each ``heartbeat()``: take the event buffer
+    (the executor then cleans up the reported workloads' pods on its next ``sync()``).
+    The events are put back for the test to read."""
+    taken = executor.get_event_buffer()  # a new, empty buffer takes its place
+    executor.event_buffer.update(taken)
+
+
 def sync_until(executor: Any, done: Any, timeout: float = 10.0) -> None:
+    """``sync()`` as the scheduler's loop calls it (taking the events after each) until
+    ``done()``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         executor.sync()
+        scheduler_takes_events(executor)
         if done():
             return
         time.sleep(0.02)

@@ -26,6 +26,7 @@ from k8s_workloads.airflow._runtime import (
     _ProviderKubernetesExecutor,
 )
 from k8s_workloads.airflow._watcher import _Watcher
+from k8s_workloads.airflow.convert import ConversionError, from_airflow_key
 from k8s_workloads.airflow.provider import SECTION
 from k8s_workloads.airflow.settings import (
     LibraryOptions,
@@ -128,6 +129,9 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             max_concurrent_creations=self._creation_concurrency(),
             max_concurrent_cleanups=options.pod_cleanup_max_concurrency,
             watch_all_namespaces=bool(kube.multi_namespace_mode),
+            # The event buffer is stored by the scheduler's loop after sync(): a pod goes
+            # once the scheduler took its workload's event and the loop came round.
+            confirm_reports=True,
         )
 
     def _creation_concurrency(self) -> int:
@@ -210,6 +214,9 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         """Each failed creation's error, until the core's decision on it."""
         self._creations_unsent = False
         """Whether pod creations are paused: the last one did not reach the API server."""
+        self._taken_reports: list[WorkloadKey] = []
+        """Workloads whose events the scheduler took (get_event_buffer) since the last
+        sync(): stored by the time the next one starts (see _reports_stored)."""
         self._sync_bound = self._options.sync_max_seconds
         config = self.core.config
         namespaces = self._namespaces()
@@ -261,6 +268,23 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         listed = [ns.strip() for ns in kube.multi_namespace_mode_namespace_list or () if ns.strip()]
         return list(dict.fromkeys(listed)) or [None]
 
+    def get_event_buffer(self, dag_ids: Any = None) -> dict[Any, Any]:  # noqa: ANN401
+        """Airflow's, noting which workloads' events the scheduler took: their pods are
+        cleaned up once they are stored (the next ``sync()``)."""
+        events: dict[Any, Any] = super().get_event_buffer(dag_ids)
+        for airflow_key in events:
+            with contextlib.suppress(ConversionError):
+                self._taken_reports.append(from_airflow_key(airflow_key))
+        return events
+
+    def _reports_stored(self) -> None:
+        """The events the scheduler took before this call are stored: its loop
+        (``_process_executor_events``) commits them before it calls ``heartbeat()`` again,
+        and a loop that fails to commit ends the scheduler. Their pods may go."""
+        taken, self._taken_reports = self._taken_reports, []
+        if taken:
+            self.core.reports_stored(taken)
+
     def end(self) -> None:
         """Stop the watchers, perform what the core still asks for, stop the I/O.
 
@@ -279,6 +303,7 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             return
         for watcher in watchers:
             watcher.shut_down()
+        self._reports_stored()  # the scheduler's loop is over: what it took is stored
         with contextlib.suppress(Exception):
             self._pass(seconds=_END_PASS_SECONDS)
         self._driver.close(wait=False)

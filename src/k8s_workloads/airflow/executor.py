@@ -163,6 +163,7 @@ class KubernetesExecutor(_Adoption):
             return
         started = time.monotonic()
         now = _utcnow()
+        self._reports_stored()
         with contextlib.suppress(queue.Empty):
             while True:
                 self.core.feed_event(self._events.get_nowait(), now=now)
@@ -191,6 +192,15 @@ class KubernetesExecutor(_Adoption):
             # What is not a failed call is a bug; sync() is the scheduler loop's, and no
             # library error may stop it (the provider catches only its own types there).
             self.log.exception("The executor pass failed; the next sync() goes on")
+        for failed in core.take_failed_relabels():
+            self.log.warning(
+                "Not adopting pod %s/%s of %s: the API server refused its relabel (%s); "
+                "another scheduler took it or it is gone, so it is not run again here",
+                failed.namespace,
+                failed.pod_name,
+                failed.key,
+                describe_failure(failed.error),
+            )
         for key, running in core.take_running_changes():
             airflow_key = to_airflow_key(key)
             if running:
