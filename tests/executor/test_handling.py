@@ -191,9 +191,7 @@ def test_a_core_that_dies_before_its_report_is_stored_leaves_the_pod_for_adoptio
     assert len(creates) == 1  # ran once
 
 
-def test_a_core_that_dies_after_its_report_was_stored_leaves_a_pod_cleaned_up_unreported() -> (
-    None
-):
+def test_a_core_that_dies_after_its_report_was_stored_leaves_a_pod_cleaned_up_unreported() -> None:
     world = World(confirm_reports=True)
     key = callback()
     world.submit(key)
