@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from k8s_workloads.labels import AIRFLOW_WORKER_LABEL
 from k8s_workloads.states import TaskInstanceState
-from tests.executor.test_executor_stateful import PATCH_FAULTS, SchedulersMachine, phase
+from tests.executor.test_executor_stateful import PATCH_FAULTS, SchedulersMachine
 
 
 def test_a_relabel_that_failed_is_tried_again_and_the_task_never_gets_a_second_pod() -> None:
