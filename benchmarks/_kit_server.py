@@ -2,17 +2,18 @@
 
 Private to ``bench_airflow_scale.py``. The same server, options and ``/_kit/stats`` as the
 kit's (:mod:`k8s_workloads.testing._process`: a :class:`FakeApiServer` with ``--latency``
-and the kit's :class:`Kubelet` with ``--kubelet``), and one thing the kit does not do::
+and the kit's :class:`Kubelet` with ``--kubelet``), with the kit's fault rate::
 
     python benchmarks/_kit_server.py --port 0 --latency 0.02 --kubelet 2 \\
         --fail-rate 0.05 --fail-kind 5xx --seed 1
 
-fails that share of the API calls (watches included, discovery and ``/_kit`` not), after
-their latency and before they reach the cluster: with a 500 or a 503 (``5xx``), or with
-a 429 carrying ``Retry-After: 1`` (``429``). ``/_kit/stats`` then also has ``faults`` (the
-calls failed, by ``"VERB resource status"``) and ``deletes_per_pod`` (how many pods were
-asked to be deleted once, twice, ...). The URL is the first line on stdout; the server
-stops at the end of its lifetime, when stdin closes, or on SIGTERM.
+fails that share of the calls on pods and Secrets (watches included, discovery and
+``/_kit`` not), after their latency and before they reach the cluster: with a 500 or a 503
+(``5xx``), or with a 429 carrying ``Retry-After: 1`` (``429``) — a :class:`FaultRate` on
+the server, its faults counted in ``/_kit/stats``'s ``faults_served`` (by ``"VERB resource
+status"``). ``/_kit/stats`` then also has ``deletes_per_pod`` (how many pods were asked to
+be deleted once, twice, ...). The URL is the first line on stdout; the server stops at the
+end of its lifetime, when stdin closes, or on SIGTERM.
 
 The network runs (``bench_network.py``) schedule the kit's connection faults instead::
 
@@ -33,68 +34,62 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import random
 import signal
 import sys
 import threading
 import time
+import urllib.parse
 from collections import Counter
 from typing import Any
 
-from k8s_workloads.testing import FakeApiServer, FakeCluster, Kubelet
+from k8s_workloads.testing import FakeApiServer, FakeCluster, FaultRate, Kubelet
 from k8s_workloads.testing import server as kit_server
-from k8s_workloads.testing._routes import first, request_kind
-from k8s_workloads.testing.cluster import ApiError
 
 
-class Faults:
-    """Which calls fail, and what was failed (one lock for both)."""
+def fault_rate(rate: float, kind: str, seed: int) -> FaultRate | None:
+    """The fault runs' faults: ``rate`` of the calls on pods and Secrets, a 500 or a 503
+    (``5xx``), or a 429 with ``Retry-After: 1`` (``429``); None for no faults."""
+    if not rate:
+        return None
+    if kind == "5xx":
+        return FaultRate(rate, status=(500, 503), calls=("pods", "secrets"), seed=seed)
+    return FaultRate(rate, status=429, calls=("pods", "secrets"), seed=seed, retry_after=1)
 
-    def __init__(self, rate: float, kind: str, seed: int) -> None:
-        self.rate = rate
-        self.kind = kind
-        self.random = random.Random(seed)
+
+class Deletes:
+    """How many times each pod was asked to be deleted."""
+
+    def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.failed: Counter[str] = Counter()
         self.deleted: Counter[str] = Counter()
 
-    def next(self, verb: str, resource: str, path: str) -> int | None:
-        """The status to fail this call with, or None."""
+    def asked(self, path: str) -> None:
         with self.lock:
-            if (verb, resource) == ("DELETE", "pods"):
-                self.deleted[path] += 1
-            if resource not in {"pods", "secrets"} or self.random.random() >= self.rate:
-                return None
-            status = self.random.choice((500, 503)) if self.kind == "5xx" else 429
-            self.failed[f"{verb} {resource} {status}"] += 1
-            return status
+            self.deleted[path] += 1
 
     def document(self) -> dict[str, Any]:
         with self.lock:
-            return {
-                "faults": dict(self.failed),
-                "deletes_per_pod": dict(Counter(str(n) for n in self.deleted.values())),
-            }
+            return {"deletes_per_pod": dict(Counter(str(n) for n in self.deleted.values()))}
 
 
-def handler(faults: Faults, network: Network | None = None) -> type[Any]:
+def handler(deletes: Deletes, network: Network | None = None) -> type[Any]:
     base: Any = kit_server._Handler  # noqa: SLF001 - the kit's, extended here
 
     class Handler(base):  # type: ignore[misc]
         def _route(self, method: str, path: str, query: dict[str, list[str]]) -> None:
             if method == "GET" and path == kit_server.STATS_PATH:
-                document = self.server.stats.snapshot().to_json() | faults.document()
+                document = self.server.stats.snapshot().to_json() | deletes.document()
                 if network is not None:
                     document |= network.document()
                 self._send_json(200, document)
                 return
-            verb, resource = request_kind(method, path, first(query))
-            status = faults.next(verb, resource, path)
-            if status is not None:
-                headers = {"Retry-After": "1"} if status == 429 else {}
-                reason = "TooManyRequests" if status == 429 else "InternalError"
-                raise ApiError(status, reason, "injected by the benchmark", headers=headers)
             super()._route(method, path, query)
+
+        def _fault_drawn(self) -> None:
+            # Before the fault rate's draw: a DELETE that fails is still one asked for.
+            if self._kind == ("DELETE", "pods"):
+                deletes.asked(urllib.parse.urlsplit(self.path).path)
+            super()._fault_drawn()
 
     return Handler
 
@@ -202,11 +197,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     cluster = FakeCluster(namespaces=["airflow"])
-    server = FakeApiServer(cluster, port=args.port, lifetime=args.lifetime, latency=args.latency)
-    faults = Faults(args.fail_rate, args.fail_kind, args.seed)
+    server = FakeApiServer(
+        cluster,
+        port=args.port,
+        lifetime=args.lifetime,
+        latency=args.latency,
+        faults=fault_rate(args.fail_rate, args.fail_kind, args.seed),
+    )
     network = Network(server, cluster, args)
     server._server.RequestHandlerClass = handler(  # noqa: SLF001 - the wrapped server
-        faults, network if network.active else None
+        Deletes(), network if network.active else None
     )
     kubelet = None if args.kubelet is None else Kubelet(cluster, run_seconds=args.kubelet)
     done = threading.Event()

@@ -65,7 +65,7 @@ HERE = Path(__file__).resolve().parent
 
 # The API server in its own process: the kit's.
 SERVER_COMMAND: tuple[str, ...] = (sys.executable, "-m", "k8s_workloads.testing.server")
-# The kit's server with faults injected (the kit's has none): the fault runs.
+# The kit's server with a fault rate (and deletions counted per pod): the fault runs.
 FAULT_SERVER_COMMAND: tuple[str, ...] = (sys.executable, str(HERE / "_kit_server.py"))
 
 OURS, SYNC, ASYNC = "ours", "provider-sync", "provider-async"
@@ -720,7 +720,7 @@ def print_details(results: Sequence[Result]) -> None:
             f" {result.server.get('max_in_flight')}"
             + "".join(
                 f", {name.replace('_', ' ')} {result.server[name]}"
-                for name in ("faults", "deletes_per_pod")
+                for name in ("faults_served", "deletes_per_pod")
                 if name in result.server
             )
         )

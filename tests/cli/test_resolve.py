@@ -15,6 +15,7 @@ import pytest
 from k8s_workloads import compat
 from k8s_workloads.cli import key_to_text, main
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from k8s_workloads.watch.failures import PROVIDER_FATAL_PENDING_REASONS
 from tests.support.json_errors import not_json
 
 DATA = Path(__file__).parents[1] / "data"
@@ -366,10 +367,16 @@ def _row(out: str, pod_prefix: str, index: int) -> dict[str, Any]:
 
 
 def test_fatal_reasons() -> None:
-    # etl-publish: ErrImagePull (event 4 of the pod), then ImagePullBackOff (event 5).
+    # etl-publish: ErrImagePull (event 4 of the pod), then ImagePullBackOff (event 5): both
+    # fatal by default (the back-off unlike the provider's list).
     _, default, _ = run(FAILURES, *V, "--json")
     assert _row(default, "etl-publish-", 3)["outcome"] == "failed"
-    assert _row(default, "etl-publish-", 4)["outcome"] == "pending"
+    assert _row(default, "etl-publish-", 4)["outcome"] == "failed"
+    _, provider, _ = run(
+        FAILURES, *V, "--json", "--fatal-reasons", ",".join(sorted(PROVIDER_FATAL_PENDING_REASONS))
+    )
+    assert _row(provider, "etl-publish-", 3)["outcome"] == "failed"
+    assert _row(provider, "etl-publish-", 4)["outcome"] == "pending"
     _, disabled, _ = run(FAILURES, *V, "--json", "--fatal-reasons", "")
     assert _row(disabled, "etl-publish-", 3)["outcome"] == "pending"
     assert _row(disabled, "warehouse-sync-", 3)["outcome"] == "pending"

@@ -1,7 +1,8 @@
 """Parity of watch-event resolution with the released provider's watcher (10.25.0).
 
 Every generated watch event for a task pod our builder makes goes to ``resolve_event``
-(default :class:`ResolverConfig`) and to the provider's
+(:class:`ResolverConfig` with the provider's fatal pending reasons: ours add two, difference
+(f)) and to the provider's
 ``KubernetesJobWatcher.process_status``, called the way the watcher's ``_run`` calls it:
 ``event["object"]`` is a ``V1Pod`` the kubernetes client's deserializer builds from the
 manifest (:func:`k8s_workloads.adapters.to_v1pod`), ``event["raw_object"]`` the manifest
@@ -35,7 +36,10 @@ Documented differences, each pinned by a test below:
   models refuse it (the field is required), so the client's deserializer fails before the
   watcher runs; ours reads it as exit code 0, as §4.3 describes;
 * (e) a container status named ``""``: the provider reports ``container_name: ""``, ours
-  ``"unknown"`` (as for a missing name).
+  ``"unknown"`` (as for a missing name);
+* (f) by default ours also fails a Pending pod waiting for ``ImagePullBackOff`` or
+  ``ErrImageNeverPull`` (``DEFAULT_FATAL_PENDING_REASONS``), which the provider's default
+  list leaves Pending; with the provider's list (as compared above) ours agree.
 
 Kubelet always writes a container's ``state`` and a terminated ``exitCode``, and the API
 server refuses an empty container name, so (b) to (e) need a hand-made status; the
@@ -78,8 +82,12 @@ from k8s_workloads.adapters import InvalidManifest, to_v1pod
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.states import ExecutorPseudoState, TaskInstanceState
-from k8s_workloads.watch.events import Outcome, Resolution, resolve_event
-from k8s_workloads.watch.failures import collect_failure_details
+from k8s_workloads.watch.events import Outcome, Resolution, ResolverConfig, resolve_event
+from k8s_workloads.watch.failures import (
+    DEFAULT_FATAL_PENDING_REASONS,
+    PROVIDER_FATAL_PENDING_REASONS,
+    collect_failure_details,
+)
 from tests.support.event_factory import task_pod
 
 if TYPE_CHECKING:
@@ -168,8 +176,15 @@ def provider_failure_details(manifest: dict[str, Any]) -> dict[str, Any] | None:
     return None if details is None else dict(details)
 
 
-def _ours(event_type: str, manifest: dict[str, Any]) -> Resolution:
-    resolution = resolve_event({"type": event_type, "object": copy.deepcopy(manifest)})
+_AS_THE_PROVIDER = ResolverConfig(fatal_pending_reasons=PROVIDER_FATAL_PENDING_REASONS)
+
+
+def _ours(
+    event_type: str, manifest: dict[str, Any], config: ResolverConfig = _AS_THE_PROVIDER
+) -> Resolution:
+    resolution = resolve_event(
+        {"type": event_type, "object": copy.deepcopy(manifest)}, config=config
+    )
     assert isinstance(resolution, Resolution)
     assert isinstance(resolution.outcome, Outcome)
     return resolution
@@ -631,3 +646,24 @@ def test_difference_e_an_empty_container_name_is_unknown_in_ours() -> None:
     assert theirs["container_name"] == ""
     assert ours.failure_details["container_name"] == "unknown"
     assert {**theirs, "container_name": "unknown"} == ours.failure_details
+
+
+@pytest.mark.parametrize(
+    "reason", sorted(DEFAULT_FATAL_PENDING_REASONS - set(PROVIDER_FATAL_REASONS))
+)
+def test_difference_f_ours_fails_a_pod_that_never_starts_by_default(reason: str) -> None:
+    waiting = {
+        "name": "base",
+        "image": "apache/airflow:3.3.2",
+        "imageID": "",
+        "ready": False,
+        "restartCount": 0,
+        "state": {"waiting": {"reason": reason, "message": "x"}},
+    }
+    manifest = _pod({"phase": "Pending", "containerStatuses": [waiting]})
+    assert provider_reports("MODIFIED", manifest) == []
+    assert _ours("MODIFIED", manifest).outcome is Outcome.PENDING
+    ours = _ours("MODIFIED", manifest, ResolverConfig())
+    assert ours.state is TaskInstanceState.FAILED
+    assert ours.failure_details is not None
+    assert ours.failure_details.get("container_reason") == reason

@@ -765,14 +765,16 @@ def task_success(stream: Stream) -> None:
         life = task(stream, "reporting", task_id, at=30 + 45 * offset, run_id=SCHEDULED_RUN)
         succeed(life, 30 + 45 * offset, 12 + offset)
     # A registry throttling the kubelet is not a bad image (apache/airflow#37670): the
-    # provider skips ErrImagePull with exactly "pull QPS exceeded", and the pull succeeds.
+    # provider skips ErrImagePull with exactly "pull QPS exceeded", ours also the back-off
+    # whose message carries that cause, and the pull succeeds.
     life = task(stream, "etl", "validate", at=200)
     life.emit("ADDED", 200, pending())
     life.scheduled(200.3).emit("MODIFIED", 200.3, pending())
     life.kubelet_admitted(201).emit("MODIFIED", 201, pending())
     life.sandbox_ready(203).waiting("base", 204, "ErrImagePull", "pull QPS exceeded")
     life.emit("MODIFIED", 204, pending())
-    life.waiting("base", 214, "ImagePullBackOff", f'Back-off pulling image "{IMAGE}"')
+    throttled = f'Back-off pulling image "{IMAGE}": ErrImagePull: pull QPS exceeded'
+    life.waiting("base", 214, "ImagePullBackOff", throttled)
     life.emit("MODIFIED", 214, pending())
     life.run("base", 231).emit("MODIFIED", 231, TASK_RUNNING)
     life.terminate("base", 260, 0, "Completed").emit("MODIFIED", 260, TASK_SUCCEEDED)
@@ -801,7 +803,8 @@ def task_failures(stream: Stream) -> None:
     finish_deleted(life, ran + 14, EXIT_1)
 
     # A bad image: ErrImagePull is fatal at once (provider default list), then the kubelet
-    # backs off (ImagePullBackOff is not in the list) until the executor deletes the pod.
+    # backs off: ImagePullBackOff is fatal too (ours, unlike the provider's list), so each
+    # event of the pod until the executor deletes it says FAILED again.
     image = "registry.example.com/data/etl-worker:2026.06.1"
     override: Json = {"spec": {"containers": [{"name": "base", "image": image}]}}
     life = task(stream, "etl", "publish", at=20, override=override)
@@ -819,8 +822,12 @@ def task_failures(stream: Stream) -> None:
     life.sandbox_ready(23).waiting("base", 24, "ErrImagePull", pull_error)
     life.emit("MODIFIED", 24, bad_image)
     back_off = f'Back-off pulling image "{image}"'
-    life.waiting("base", 36, "ImagePullBackOff", back_off).emit("MODIFIED", 36, pending())
-    life.deleting(38).emit("MODIFIED", 38, pending())
+    backing_off = app_failure(
+        "failed", "Pod failed because of ImagePullBackOff (container base, while pending)",
+        "ImagePullBackOff",
+    )  # fmt: skip
+    life.waiting("base", 36, "ImagePullBackOff", back_off).emit("MODIFIED", 36, backing_off)
+    life.deleting(38).emit("MODIFIED", 38, backing_off)
     life.gone(39).emit("DELETED", 39, DELETED_BEFORE_START)
 
     # A Secret the pod needs is missing: CreateContainerConfigError is fatal at once.

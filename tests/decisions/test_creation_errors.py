@@ -14,8 +14,10 @@ from typing import Any
 
 import aiohttp
 import kubernetes.client
+import multidict
 import pytest
 import urllib3
+import yarl
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -444,3 +446,158 @@ def test_a_pod_is_the_attempts_when_it_keeps_every_annotation_sent(
     changed = {key: value + "!" for key, value in sent.items()}
     if changed:
         assert not is_attempt_pod({"metadata": {"name": "p", "annotations": changed}}, mine)
+
+
+# --- aiohttp's errors (issue 30, item 4): kubernetes_asyncio's connection failures -------
+
+
+@contextlib.contextmanager
+def _answering_server(answer: bytes | None) -> Iterator[int]:
+    """A loopback server that reads each request, then writes ``answer`` (None: nothing)
+    and closes the connection cleanly (a FIN): a server that goes away mid-request."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(10)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            connection, _ = listener.accept()
+            connection.recv(65536)
+            if answer is not None:
+                connection.sendall(answer)
+            connection.shutdown(socket.SHUT_WR)
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        listener.close()
+        thread.join(timeout=10)
+
+
+@contextlib.contextmanager
+def _silent_server() -> Iterator[int]:
+    """A loopback server that reads each request and never answers (until it ends)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(10)
+    done = threading.Event()
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            connection, _ = listener.accept()
+            connection.recv(65536)
+            done.wait(10)
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        done.set()
+        listener.close()
+        thread.join(timeout=10)
+
+
+def _aiohttp_post(port: int, timeout: aiohttp.ClientTimeout | None = None) -> BaseException:
+    async def post() -> None:
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            response = await session.post(
+                f"http://127.0.0.1:{port}/api/v1/namespaces/a/pods", data=b"{}"
+            )
+            await response.read()
+
+    with pytest.raises(Exception) as caught:
+        asyncio.run(post())
+    return caught.value
+
+
+_CUT_SHORT = (
+    b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+)
+
+
+def test_aiohttps_errors_after_sending_are_read_back_and_none_is_an_oserror() -> None:
+    """What kubernetes_asyncio raises when the answer to a sent request is lost: each is a
+    connection's failure with no HTTP status, so a creation is read back (UNKNOWN)."""
+    with _answering_server(None) as port:
+        disconnected = _aiohttp_post(port)
+    with _answering_server(_CUT_SHORT) as port:
+        cut_short = _aiohttp_post(port)
+    with _silent_server() as port:
+        read_timeout = _aiohttp_post(port, aiohttp.ClientTimeout(sock_read=0.2))
+    assert isinstance(disconnected, aiohttp.ServerDisconnectedError)
+    assert isinstance(cut_short, aiohttp.ClientPayloadError)
+    assert isinstance(read_timeout, aiohttp.SocketTimeoutError)
+    for error in (disconnected, cut_short, read_timeout):
+        assert is_transport_error(error), error
+        assert delivery_of(error) is Delivery.UNKNOWN, error
+        assert after_create_failure(delivery_of(error), None) is AfterCreateFailure.READ_BACK
+        verdict = classify_create_error(None, reason=str(error), config=_ALWAYS)
+        assert verdict.retry
+        assert verdict.reason == "connection error is transient: retry"
+    # Not OSErrors: a driver that lists only OSError raises them as bugs.
+    assert not isinstance(disconnected, OSError)
+    assert not isinstance(cut_short, OSError)
+
+
+_ALWAYS = DecisionConfig(task_publish_max_retries=-1)
+
+
+def _connection_key() -> Any:
+    return aiohttp.client_reqrep.ConnectionKey("kube.example", 6443, True, True, None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("error", "delivery"),
+    [
+        (aiohttp.ClientConnectorError(_connection_key(), ConnectionRefusedError(111, "refused")),
+         Delivery.UNSENT),
+        (aiohttp.ClientConnectorDNSError(_connection_key(), socket.gaierror(-2, "unknown")),
+         Delivery.UNSENT),
+        (aiohttp.ConnectionTimeoutError("Connection timeout to host"), Delivery.UNSENT),
+        (aiohttp.ClientConnectorCertificateError(_connection_key(), ValueError("bad cert")),
+         Delivery.UNSENT),
+        (aiohttp.ServerDisconnectedError(), Delivery.UNKNOWN),
+        (aiohttp.ClientPayloadError("Response payload is not completed"), Delivery.UNKNOWN),
+        (aiohttp.SocketTimeoutError("Timeout on reading data from socket"), Delivery.UNKNOWN),
+        (aiohttp.ClientOSError(104, "Connection reset by peer"), Delivery.UNKNOWN),
+        (aiohttp.ClientConnectionResetError("Cannot write to closing transport"),
+         Delivery.UNKNOWN),
+        (asyncio.TimeoutError(), Delivery.UNKNOWN),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else None,
+)  # fmt: skip
+def test_aiohttps_connection_errors_by_how_far_the_request_got(
+    error: BaseException, delivery: Delivery
+) -> None:
+    assert is_transport_error(error)
+    assert delivery_of(error) is delivery
+    step = AfterCreateFailure.WAIT if delivery is Delivery.UNSENT else AfterCreateFailure.READ_BACK
+    assert after_create_failure(delivery_of(error), None) is step
+
+
+def test_an_aiohttp_refusal_by_a_real_closed_port_was_never_sent() -> None:
+    refused = _aiohttp_post(_closed_port())
+    assert isinstance(refused, aiohttp.ClientConnectorError)
+    assert isinstance(refused.os_error, ConnectionRefusedError)
+    assert delivery_of(refused) is Delivery.UNSENT
+
+
+def test_a_request_aiohttp_refused_to_make_is_no_connection_error() -> None:
+    """A bad URL is refused before anything is sent, and would be again: not transient."""
+    bad_url = aiohttp.InvalidURL("http://[::1")
+    assert isinstance(bad_url, ValueError)
+    assert not is_transport_error(bad_url)
+    answered = aiohttp.ClientResponseError(
+        aiohttp.RequestInfo(yarl.URL("http://kube/"), "POST", multidict.CIMultiDictProxy(
+            multidict.CIMultiDict())),
+        (),
+        status=503,
+    )  # fmt: skip
+    assert delivery_of(answered) is Delivery.ANSWERED

@@ -5,18 +5,25 @@ never both track one pod."""
 
 from __future__ import annotations
 
+import datetime
 from typing import TYPE_CHECKING
 
 import pytest
 
+from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import DeletePod, PatchLabels
 from k8s_workloads.executor import (
     ExecutorConfig,
     ExecutorCore,
 )
-from k8s_workloads.labels import AIRFLOW_WORKER_LABEL, POD_REVOKED_LABEL, TRUE_LABEL_VALUE
-from k8s_workloads.states import CallbackState
-from k8s_workloads.testing import CoreDriver
+from k8s_workloads.labels import (
+    AIRFLOW_WORKER_LABEL,
+    POD_EXECUTOR_DONE_LABEL,
+    POD_REVOKED_LABEL,
+    TRUE_LABEL_VALUE,
+)
+from k8s_workloads.states import CallbackState, TaskInstanceState
+from k8s_workloads.testing import CoreDriver, Kubelet, PodOutcome
 from tests.support.core_world import NS, T0, VERSION, World, callback, task
 from tests.support.event_factory import RUNNING, SUCCEEDED
 
@@ -194,3 +201,91 @@ def test_of_two_schedulers_adopting_one_pod_only_one_tracks_it() -> None:
     assert [failed.key for failed in cores[1].take_failed_relabels()] == [key]
     (pod,) = old.cluster.pods()
     assert pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] == "2"
+
+
+# --- a pod that can never start: stuck pulling its image --------------------------------
+
+
+def _stuck_pulling(world: World, key: TaskInstanceKey) -> Kubelet:
+    """The kit's kubelet takes ``key``'s pod to ``ImagePullBackOff`` (through ErrImagePull)
+    while no watch of the world's scheduler sees it: a watch connection lost meanwhile.
+    Returns the kubelet (at second 2)."""
+    world.cluster.drop_watches()
+    kubelet = Kubelet(
+        world.cluster, run_seconds=1, plan=lambda _pod: PodOutcome.image_pull_failure()
+    )
+    for second in range(3):
+        kubelet.step(float(second))
+    (status,) = [pod["status"] for pod in world.cluster.pods() if world.key_of(pod) == key]
+    assert status["phase"] == "Pending"
+    assert status["containerStatuses"][0]["state"]["waiting"]["reason"] == "ImagePullBackOff"
+    return kubelet
+
+
+def _run(world: World, kubelet: Kubelet) -> None:
+    """A few seconds of the scheduler's loop and the kubelet (which confirms deletions)."""
+    for second in range(3, 6):
+        world.now += datetime.timedelta(seconds=1)
+        kubelet.step(float(second))
+        world.sync()
+
+
+# No launch retry: a relaunch would be a second pod to follow, beside the point here.
+_KEEP_FAILED = DecisionConfig(pod_launch_failure_retries=0)
+_DELETE_FAILED = DecisionConfig(pod_launch_failure_retries=0, delete_worker_pods_on_failure=True)
+
+
+@pytest.mark.parametrize("decisions", [_KEEP_FAILED, _DELETE_FAILED])
+def test_a_pod_found_backing_off_its_image_pull_fails_and_is_cleaned_up(
+    decisions: DecisionConfig,
+) -> None:
+    """The core's watch lost the ErrImagePull event (a gap, then a re-list after a 410):
+    the pod's back-off is all it sees, and the workload fails with it, once."""
+    world = World(decisions=decisions)
+    key = task()
+    world.submit(key)
+    world.sync()
+    kubelet = _stuck_pulling(world, key)
+    world.cluster.compact()  # the watch cannot resume: the core lists again
+    _run(world, kubelet)
+    _assert_failed_backing_off(world, key, decisions)
+
+
+@pytest.mark.parametrize("decisions", [_KEEP_FAILED, _DELETE_FAILED])
+def test_a_pod_adopted_backing_off_its_image_pull_fails_and_is_cleaned_up(
+    decisions: DecisionConfig,
+) -> None:
+    old = World(scheduler_id="1")
+    key = task()
+    old.submit(key)
+    old.sync()
+    kubelet = _stuck_pulling(old, key)
+    # Scheduler 1 dies; scheduler 2 adopts the pod, and its watch reads it once relabelled.
+    config = ExecutorConfig(
+        scheduler_id="2", namespace=NS, airflow_version=VERSION, decisions=decisions
+    )
+    new = World(scheduler_id="2", decisions=decisions)
+    new.cluster, new.db = old.cluster, old.db
+    new.core = ExecutorCore(config)
+    new.core.on_decision = new.handled.append
+    new.driver = CoreDriver(new.core, old.cluster, old.db)
+    adoption = new.driver.adopt(["1"], now=T0, expected_task_keys=[key])
+    assert adoption.plan.adopted == {key}
+    assert adoption.rerun == ()
+    _run(new, kubelet)
+    _assert_failed_backing_off(new, key, decisions)
+
+
+def _assert_failed_backing_off(
+    world: World, key: TaskInstanceKey, decisions: DecisionConfig
+) -> None:
+    (report,) = world.db.terminal_reports(key)
+    assert report.state is TaskInstanceState.FAILED
+    assert report.info == "Pod failed because of ImagePullBackOff (container base)"
+    assert world.core.running == ()
+    pods = [pod for pod in world.cluster.pods() if world.key_of(pod) == key]
+    if decisions.delete_worker_pods_on_failure:
+        assert pods == []
+    else:  # kept for debugging, as the provider keeps a failed pod, and out of the watch
+        (pod,) = pods
+        assert pod["metadata"]["labels"][POD_EXECUTOR_DONE_LABEL] == TRUE_LABEL_VALUE

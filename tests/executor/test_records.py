@@ -1,11 +1,13 @@
 """The core's private records' helpers: the workload JSON found in a pod's args, and how a
 failed pod call's error is read (status, body, headers, reason; transient or not), with
-the errors the real clients raise (``kubernetes.client.ApiException``, urllib3's)."""
+the errors the real clients raise (``kubernetes.client.ApiException``, urllib3's,
+aiohttp's under ``kubernetes_asyncio``)."""
 
 from __future__ import annotations
 
 import json
 
+import aiohttp
 import pytest
 import urllib3
 from hypothesis import given
@@ -83,8 +85,19 @@ def test_an_api_exception_without_a_response_keeps_its_status() -> None:
         TimeoutError("timed out"),
         urllib3.exceptions.ProtocolError("Connection aborted."),
         urllib3.exceptions.ReadTimeoutError(None, "/api/v1/pods", "Read timed out."),  # type: ignore[arg-type]
+        aiohttp.ServerDisconnectedError(),
+        aiohttp.ClientPayloadError("Response payload is not completed"),
+        aiohttp.ClientConnectionError("Connection closed"),
     ],
-    ids=["reset", "timeout", "urllib3-protocol", "urllib3-read-timeout"],
+    ids=[
+        "reset",
+        "timeout",
+        "urllib3-protocol",
+        "urllib3-read-timeout",
+        "aiohttp-disconnected",
+        "aiohttp-payload",
+        "aiohttp-connection",
+    ],
 )
 def test_a_connection_error_has_no_status_and_names_itself(error: BaseException) -> None:
     parts = _error_parts(error)
@@ -105,8 +118,14 @@ class _BoolStatus(Exception):
 
 @pytest.mark.parametrize(
     "error",
-    [ValueError("bad"), KeyError("x"), RuntimeError("boom"), _BoolStatus()],
-    ids=["ValueError", "KeyError", "RuntimeError", "bool-status"],
+    [
+        ValueError("bad"),
+        KeyError("x"),
+        RuntimeError("boom"),
+        _BoolStatus(),
+        aiohttp.InvalidURL("http://[::1"),  # refused before sending: would be again
+    ],
+    ids=["ValueError", "KeyError", "RuntimeError", "bool-status", "aiohttp-invalid-url"],
 )
 def test_an_error_that_is_no_api_error_is_not_read_and_not_transient(
     error: BaseException,

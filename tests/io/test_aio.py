@@ -8,14 +8,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import aiohttp
 import pytest
 
 from k8s_workloads.actions import EmitEvent
-from k8s_workloads.executor import CreatePod, ReadPod, ReadStates, Request
+from k8s_workloads.executor import CreatePod, NothingToDo, ReadPod, ReadStates, Request
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.states import TaskInstanceState
 from k8s_workloads.testing import FakeAirflowDB
-from tests.support.io_world import NS, SPEC, T0, Served, new_core, tasks
+from tests.support.event_factory import SUCCEEDED
+from tests.support.io_world import NS, SPEC, T0, Served, feed_watch, new_core, tasks
 
 KEY = TaskInstanceKey("etl", "t", "manual__1", 1)
 
@@ -105,3 +107,64 @@ def test_a_read_back_answers_the_pod_or_none(served: Served) -> None:
     assert isinstance(found, dict)
     assert found["metadata"]["name"] == "p1"
     assert missing is None
+
+
+def _lost_answer(lost: str) -> BaseException:
+    """What kubernetes_asyncio raises when the answer to a sent creation is lost, as each
+    way of losing it gives (none an ``OSError``)."""
+    if lost == "disconnected":
+        return aiohttp.ServerDisconnectedError()
+    return aiohttp.ClientPayloadError("Response payload is not completed")
+
+
+@pytest.mark.parametrize("lost", ["reset", "disconnected", "cut short"])
+def test_a_creation_whose_connection_is_lost_runs_once_and_is_reported_once(
+    served: Served, lost: str
+) -> None:
+    """The pod is stored and its answer lost: by the server resetting the connection (an
+    ``OSError``), or as the server disconnecting or cutting the body short (aiohttp's own
+    errors, raised here after the server stored the pod). With the default ``FAILURES``
+    the driver hands each to the core, which reads the pod back: one pod, one report."""
+    from kubernetes_asyncio import client as k8s_aio  # noqa: PLC0415 - the extra
+
+    from k8s_workloads.io.aio import AsyncDriver, AsyncKubeCalls  # noqa: PLC0415
+
+    core, db = new_core(creations=2), FakeAirflowDB()
+    (key,) = tasks(db, core, 1)
+    assert isinstance(key, TaskInstanceKey)
+    version = served.cluster.resource_version
+    if lost == "reset":
+        served.server.drop_next_create_answer("pods")
+
+    async def scenario() -> None:
+        api_client = k8s_aio.ApiClient(k8s_aio.Configuration(host=served.server.url))
+        calls = AsyncKubeCalls(k8s_aio.CoreV1Api(api_client))
+        perform = calls.performer(read_states=lambda r: db.read_states(r.keys), emit=db.record)
+        losses = [] if lost == "reset" else [_lost_answer(lost)]
+
+        async def losing(request: Request) -> object:
+            answer = await perform(request)
+            if isinstance(request, CreatePod) and losses:
+                raise losses.pop()  # stored by the server; the answer never arrives
+            return answer
+
+        driver = AsyncDriver(core, losing)
+        try:
+            assert isinstance(await driver.run(T0), NothingToDo)
+            (pod,) = served.cluster.pods()
+            db.task_finished(key, TaskInstanceState.SUCCESS)
+            served.cluster.set_status(NS, pod["metadata"]["name"], SUCCEEDED)
+            feed_watch(served, core, version)
+            assert isinstance(await driver.run(T0), NothingToDo)
+        finally:
+            await driver.aclose()
+            await api_client.close()
+
+    asyncio.run(scenario())
+    stats = served.server.stats
+    assert stats.count("POST", "pods") == 1  # sent once: the read back found it
+    assert stats.count("GET", "pods") == 1
+    assert stats.answers_dropped == (1 if lost == "reset" else 0)
+    assert db.reported(key) == [TaskInstanceState.SUCCESS]
+    assert served.cluster.pods() == []  # cleaned up
+    assert core.running == ()

@@ -34,9 +34,11 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from k8s_workloads.testing import FakeApiServer, FakeCluster, Kubelet, PodOutcome
-from k8s_workloads.watch.events import Outcome, resolve_event
+from k8s_workloads.watch.events import Outcome, ResolverConfig, resolve_event
+from k8s_workloads.watch.failures import PROVIDER_FATAL_PENDING_REASONS
 from tests.support.pod_builds import named_task_pod
 
+AS_THE_PROVIDER = ResolverConfig(fatal_pending_reasons=PROVIDER_FATAL_PENDING_REASONS)
 NS = "airflow"
 JOB = "7"
 FATAL = ["CreateContainerConfigError", "ErrImagePull", "CreateContainerError"]
@@ -110,7 +112,7 @@ def test_the_providers_watcher_reads_every_status_the_kubelet_writes(
 
     ours = {}
     for pod in cluster.pods():
-        resolution = resolve_event({"type": "ADDED", "object": pod})
+        resolution = resolve_event({"type": "ADDED", "object": pod}, config=AS_THE_PROVIDER)
         ours[pod["metadata"]["name"]] = resolution.outcome
     # The provider puts FAILED for a failed pod, None for a succeeded one (the task
     # reports its own state), nothing for a running one; ours says the same.
@@ -126,8 +128,11 @@ def test_the_providers_watcher_reads_every_status_the_kubelet_writes(
     assert ours["fails"] is Outcome.FAILED
     assert ours["oom"] is Outcome.FAILED
     assert ours["running"] is Outcome.RUNNING
-    # By now the image pull backs off (ImagePullBackOff): not fatal, for either.
+    # By now the image pull backs off (ImagePullBackOff): not fatal in the provider's list;
+    # ours fails it by default (a deliberate difference).
     assert ours["no-image"] is Outcome.PENDING
+    (stuck,) = [pod for pod in cluster.pods() if pod["metadata"]["name"] == "no-image"]
+    assert resolve_event({"type": "ADDED", "object": stuck}).outcome is Outcome.FAILED
     assert ours["ok"] is Outcome.SUCCEEDED
 
 

@@ -14,7 +14,12 @@ from k8s_workloads.states import (
     TaskInstanceState,
 )
 from k8s_workloads.watch.events import DECISION_TABLE, Outcome, ResolverConfig, resolve_event
-from k8s_workloads.watch.failures import FailureKind, PendingPolicy
+from k8s_workloads.watch.failures import (
+    DEFAULT_FATAL_PENDING_REASONS,
+    PROVIDER_FATAL_PENDING_REASONS,
+    FailureKind,
+    PendingPolicy,
+)
 from tests.support.event_factory import (
     CALLBACK_KEY,
     TASK_KEY,
@@ -85,7 +90,7 @@ def test_row_4a_pending_deleted_gracefully_reports_nothing() -> None:
 @pytest.mark.parametrize(
     "reason",
     ["CreateContainerConfigError", "ErrImagePull", "CreateContainerError", "ImageInspectError",
-     "InvalidImageName"],
+     "InvalidImageName", "ImagePullBackOff", "ErrImageNeverPull"],
 )  # fmt: skip
 def test_row_4b_fatal_pending_reasons_fail(reason: str) -> None:
     status = {"phase": "Pending", "containerStatuses": [waiting("base", reason, "boom")]}
@@ -94,6 +99,77 @@ def test_row_4b_fatal_pending_reasons_fail(reason: str) -> None:
         assert reason in resolution.reason
         assert resolution.failure_details is not None
         assert resolution.failure_details.get("container_reason") == reason
+
+
+def test_row_4b_the_default_is_the_providers_list_and_the_states_that_never_end() -> None:
+    provider = {
+        "CreateContainerConfigError",
+        "ErrImagePull",
+        "CreateContainerError",
+        "ImageInspectError",
+        "InvalidImageName",
+    }  # worker_pod_pending_fatal_container_state_reasons' default, provider 10.25.0
+    assert provider == PROVIDER_FATAL_PENDING_REASONS
+    assert DEFAULT_FATAL_PENDING_REASONS - provider == {"ImagePullBackOff", "ErrImageNeverPull"}
+
+
+def test_row_4b_a_pod_backing_off_its_image_pull_fails_with_the_reason() -> None:
+    """Where a pod that cannot pull its image stays, and all a pod adopted (or re-listed)
+    in that state shows: the provider's list leaves it Pending for ever."""
+    message = 'Back-off pulling image "registry.example.com/etl:1"'
+    status = {
+        "phase": "Pending",
+        "initContainerStatuses": [
+            {"name": "init", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}
+        ],
+        "containerStatuses": [waiting("base", "ImagePullBackOff", message)],
+    }
+    for resolution, key in both(status):
+        assert resolution.outcome is Outcome.FAILED
+        assert resolution.key == key
+        assert resolution.reason == (
+            "Pod failed because of ImagePullBackOff (container base, while pending)"
+        )
+        assert resolution.failure_details == {
+            "pod_status": "Pending",
+            "container_state": "waiting",
+            "container_reason": "ImagePullBackOff",
+            "container_name": "base",
+        }
+        assert resolution.classification is not None
+        assert resolution.classification.kind is FailureKind.APPLICATION
+    provider = ResolverConfig(
+        airflow_version=VERSION, fatal_pending_reasons=PROVIDER_FATAL_PENDING_REASONS
+    )
+    pod = event("MODIFIED", task_pod(status))
+    assert resolve_event(pod, config=provider).outcome is Outcome.PENDING
+
+
+def test_row_4b_an_init_container_backing_off_its_pull_fails_the_pod() -> None:
+    status = {
+        "phase": "Pending",
+        "initContainerStatuses": [waiting("init", "ImagePullBackOff", "Back-off pulling image")],
+        "containerStatuses": [waiting("base", "PodInitializing")],
+    }
+    resolution = resolve_event(event("MODIFIED", task_pod(status)))
+    assert resolution.outcome is Outcome.FAILED
+    assert resolution.failure_details is not None
+    assert resolution.failure_details.get("container_name") == "init"
+
+
+def test_row_4b_a_throttled_pull_and_its_back_off_are_not_fatal() -> None:
+    for reason, message in [
+        ("ErrImagePull", "pull QPS exceeded"),
+        ("ImagePullBackOff", 'Back-off pulling image "etl:1": ErrImagePull: pull QPS exceeded'),
+    ]:
+        status = {"phase": "Pending", "containerStatuses": [waiting("base", reason, message)]}
+        assert resolve_event(event("MODIFIED", task_pod(status))).outcome is Outcome.PENDING
+    # The provider's exemption is this exact message of ErrImagePull only.
+    other = {
+        "phase": "Pending",
+        "containerStatuses": [waiting("base", "ErrImagePull", "pull QPS exceeded, retrying")],
+    }
+    assert resolve_event(event("MODIFIED", task_pod(other))).outcome is Outcome.FAILED
 
 
 def test_row_4b_init_containers_all_then_only_the_first_main_one() -> None:
@@ -132,6 +208,12 @@ def test_row_4b_crash_loop_only_when_configured_and_empty_list_disables() -> Non
     status = {"phase": "Pending", "containerStatuses": [waiting("base", "CrashLoopBackOff")]}
     pod = event("MODIFIED", task_pod(status))
     assert resolve_event(pod).outcome is Outcome.PENDING
+    # An init container restarting (restartPolicy OnFailure) may yet succeed: not fatal.
+    init = {
+        "phase": "Pending",
+        "initContainerStatuses": [waiting("wait-for-db", "CrashLoopBackOff", "back-off 10s")],
+    }
+    assert resolve_event(event("MODIFIED", task_pod(init))).outcome is Outcome.PENDING
     config = ResolverConfig(fatal_pending_reasons={"CrashLoopBackOff"})
     assert resolve_event(pod, config=config).outcome is Outcome.FAILED
     fatal = event(

@@ -92,12 +92,23 @@ class Delivery(enum.Enum):
     """It was sent (or may have been) and no answer came: it may have been applied."""
 
 
-# The errors that mean no connection was made, by class name so that no client is
-# imported here: urllib3's (``NewConnectionError`` is a ``ConnectTimeoutError``;
-# ``NameResolutionError`` a ``NewConnectionError``) and aiohttp's ``ClientConnectorError``
-# (refused, DNS). A read timeout, a reset or a server that disconnects is UNKNOWN.
+# The errors that mean no connection was made, by class name (matched along the class's
+# MRO) so that no client is imported here: urllib3's (``NewConnectionError`` is a
+# ``ConnectTimeoutError``; ``NameResolutionError`` a ``NewConnectionError``) and aiohttp's
+# ``ClientConnectorError`` (refused; ``ClientConnectorDNSError``, ``…SSLError`` and
+# ``…CertificateError`` are subclasses: nothing was written before the handshake failed)
+# and ``ConnectionTimeoutError`` (its connect timeout; a ``ServerTimeoutError``, as its read
+# timeout ``SocketTimeoutError`` is). A read timeout, a reset (``ClientOSError``), a server
+# that disconnects (``ServerDisconnectedError``) or a body cut short (``ClientPayloadError``)
+# is UNKNOWN.
 _UNSENT_CLASSES = frozenset(
-    {"NewConnectionError", "ConnectTimeoutError", "NameResolutionError", "ClientConnectorError"}
+    {
+        "NewConnectionError",
+        "ConnectTimeoutError",
+        "NameResolutionError",
+        "ClientConnectorError",
+        "ConnectionTimeoutError",
+    }
 )
 _CHAIN_LIMIT = 8
 
@@ -124,8 +135,11 @@ def delivery_of(error: BaseException) -> Delivery:
 
     An error carrying an HTTP ``status`` (``ApiException``, the kit's ``ApiError``) was
     answered; status 0 (the ``kubernetes`` client's wrapping of a TLS error) was not. No
-    connection made — refused, a name that does not resolve, a connect timeout — is
-    UNSENT; every other error is UNKNOWN (the request may have been applied).
+    connection made — refused, a name that does not resolve, a connect timeout, a TLS
+    handshake that failed (urllib3's ``NewConnectionError``, aiohttp's
+    ``ClientConnectorError`` and ``ConnectionTimeoutError``, known by class name; the
+    cause chain is read) — is UNSENT; every other error is UNKNOWN (the request may have
+    been applied: a reset, a server that disconnected, a read timeout).
     """
     status = getattr(error, "status", None)
     if isinstance(status, int) and not isinstance(status, bool) and status > 0:
@@ -138,16 +152,29 @@ def delivery_of(error: BaseException) -> Delivery:
     return Delivery.UNKNOWN
 
 
-# asyncio's: its TimeoutError (not an OSError before Python 3.11) and CancelledError (a
-# call cancelled in flight may have been sent).
+# The HTTP clients' own modules: urllib3's errors (``ProtocolError``, ``ReadTimeoutError``
+# ...), aiohttp's ``ClientError`` family (``ServerDisconnectedError`` and
+# ``ClientPayloadError`` are no ``OSError``), http.client's (``RemoteDisconnected``), and
+# asyncio's TimeoutError (not an OSError before Python 3.11) and CancelledError (a call
+# cancelled in flight may have been sent).
 _TRANSPORT_MODULES = ("urllib3", "aiohttp", "http.client", "asyncio")
 
 
 def is_transport_error(error: BaseException) -> bool:
-    """Whether ``error`` is a connection's failure (an ``OSError``, a timeout, urllib3's
-    or aiohttp's errors), not an API answer nor a bug."""
+    """Whether ``error`` is a connection's failure, not an API answer nor a bug.
+
+    The core imports no client, so a client's errors are known by their kind, not their
+    class: an ``OSError`` (a reset, a refusal, a timeout), or an error whose class (or a
+    base) comes from an HTTP client's module — urllib3's, aiohttp's ``ClientError`` family,
+    ``http.client``'s, asyncio's timeout. An error that carries an HTTP ``status`` is the
+    API's answer and is read as such before this is asked (:func:`delivery_of`). Not a
+    connection's failure, although a client raised it: a ``ValueError`` or ``TypeError``
+    that is no ``OSError`` (aiohttp's ``InvalidURL``: the request was refused before it
+    was sent, and would be again)."""
     if isinstance(error, OSError):
         return True
+    if isinstance(error, (ValueError, TypeError)):
+        return False
     return any(cls.__module__.startswith(_TRANSPORT_MODULES) for cls in type(error).__mro__)
 
 

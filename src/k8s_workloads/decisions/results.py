@@ -49,6 +49,7 @@ from k8s_workloads.states import (
     TaskResult,
     WorkloadResult,
 )
+from k8s_workloads.watch.failures import describe_fatal_pending_reasons
 
 if TYPE_CHECKING:
     from k8s_workloads.decisions.actions import Decision
@@ -146,6 +147,22 @@ def _rules_document() -> str:
     ]
     for title, name, table in _TABLES:
         parts += ["", f"## {title}", "", f"`{name}`:", "", describe_rules(table)]
+    parts += [
+        "",
+        "## Pending pods that never start: `ResolverConfig.fatal_pending_reasons`",
+        "",
+        (
+            "A Pending pod fails at once (a FAILED result, its waiting reason in the failure "
+            "details) when an init container or the first main container waits for one of these "
+            "reasons (`k8s_workloads.watch.failures.FATAL_PENDING_REASONS`, the default of "
+            "`fatal_pending_reasons`; `pending=PendingPolicy()` replaces it with grace "
+            "periods). Unlike the provider's default it has `ImagePullBackOff` and "
+            "`ErrImageNeverPull`. An image pull held back by the kubelet's own rate limit "
+            "(`pull QPS exceeded`) never fails a pod."
+        ),
+        "",
+        describe_fatal_pending_reasons(),
+    ]
     return "\n".join(parts) + "\n"
 
 

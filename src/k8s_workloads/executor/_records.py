@@ -141,9 +141,13 @@ def _error_parts(
 ) -> tuple[int | None, object, Mapping[str, str] | None, str | None] | None:
     """An API error's status, body, headers and reason; None when it is no API error.
 
-    ``ApiException`` carries the four as attributes; an ``OSError`` or a urllib3 or
-    aiohttp error (reset, DNS, timeout) is a connection error, transient by the
-    provider's rules.
+    An error with an HTTP ``status`` (``ApiException`` carries the four as attributes) is
+    the API's answer. One without is a connection error (status None: transient by the
+    provider's rules) when :func:`is_transport_error` says so: an ``OSError``, or any
+    client's connection errors known by their module (urllib3's, aiohttp's
+    ``ClientError`` family such as ``ServerDisconnectedError``, ``http.client``'s,
+    asyncio's timeout), never importing the client. Anything else (None) is a bug or a
+    request the client refused to send.
     """
     status = getattr(error, "status", None)
     if isinstance(status, int) and not isinstance(status, bool):

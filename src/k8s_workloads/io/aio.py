@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, cast
 
+from aiohttp import ClientError
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from k8s_workloads.executor.requests import NothingToDo, Waiting
@@ -35,9 +36,19 @@ if TYPE_CHECKING:
 
 __all__ = ["FAILURES", "AsyncDriver", "AsyncKubeCalls"]
 
-FAILURES: tuple[type[BaseException], ...] = (ApiException, OSError, asyncio.TimeoutError)
-"""What a failed ``kubernetes_asyncio`` call raises (aiohttp's connection errors are
-``OSError``\\ s)."""
+FAILURES: tuple[type[BaseException], ...] = (
+    ApiException,
+    ClientError,
+    OSError,
+    asyncio.TimeoutError,
+)
+"""What a failed ``kubernetes_asyncio`` call raises: the API's answer (``ApiException``),
+or a connection's failure — aiohttp's ``ClientError`` family (``ServerDisconnectedError``
+and ``ClientPayloadError`` are no ``OSError``), an ``OSError``, a timeout. The core reads
+each (:func:`~k8s_workloads.decisions.creation_errors.delivery_of`): a refused or
+unresolved connection (``ClientConnectorError``) or a connect timeout never reached the
+server; a reset, a disconnect, a cut body or a read timeout may have been applied, and a
+creation is read back."""
 
 
 async def _drain(response: Any) -> bytes:  # noqa: ANN401 - aiohttp's ClientResponse

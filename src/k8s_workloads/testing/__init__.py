@@ -23,7 +23,8 @@ their own code against it, and the library's own tests and simulator use the sam
 * :class:`FakeApiServer` serves a :class:`FakeCluster` over HTTP on 127.0.0.1, so the real
   kubernetes client (and code built on it) runs unchanged against it, with an injected
   latency if asked, network faults on demand (connections reset, refused for a while,
-  stalled, a creation's answer lost), and counts what it served (:class:`ServerStats`);
+  stalled, a creation's answer lost; a share of the calls failed at random, seeded:
+  :class:`FaultRate`), and counts what it served (:class:`ServerStats`);
   ``python -m
   k8s_workloads.testing.server`` runs one in its own process, and ``python -m
   k8s_workloads.testing serve`` one with the process kubelet, a kubeconfig and the
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.testing._cluster_store import CALLS
 from k8s_workloads.testing._errors import ApiError, Fault
+from k8s_workloads.testing._rates import FaultRate
 from k8s_workloads.testing._watch import FakeWatch
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.database import DatabaseUnavailable, FakeAirflowDB
@@ -60,6 +62,7 @@ __all__ = [
     "FakeCluster",
     "FakeWatch",
     "Fault",
+    "FaultRate",
     "FieldSelector",
     "InvalidSelector",
     "Kubelet",

@@ -29,6 +29,7 @@ from k8s_workloads.testing.selectors import InvalidSelector
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from k8s_workloads.testing._rates import FaultDraws
     from k8s_workloads.testing.cluster import FakeCluster
     from k8s_workloads.testing.stats import StatsRecorder
 
@@ -134,6 +135,17 @@ class JsonHandler(http.server.BaseHTTPRequestHandler):
             self.server.stats.faulted("answers_dropped")
             raise ConnectionCut
 
+    def _fault_drawn(self) -> None:
+        # A fault rate's fault, after the latency and before the cluster: the call is
+        # answered with its status, or its connection reset, and nothing is applied.
+        draws = self.server.fault_draws
+        drawn = None if draws is None else draws.draw(*self._kind)
+        if drawn is not None:
+            fault, answer = drawn
+            verb, resource = self._kind
+            self.server.stats.served(f"{verb} {resource} {answer}")
+            raise fault.error()
+
     def _send_error(self, error: ApiError) -> None:
         try:
             document = json.loads(error.body)
@@ -230,6 +242,7 @@ class JsonHandler(http.server.BaseHTTPRequestHandler):
             if delay:
                 self._connection.pause(delay, self.server.stopping)
             self._hold()
+            self._fault_drawn()
             self._route(method, path, query)
         except ApiError as error:
             self._send_error(error)
@@ -296,6 +309,7 @@ class HttpServer(http.server.ThreadingHTTPServer):
     stats: StatsRecorder
     delete_options: list[tuple[tuple[str, str], Any]]
     bookmark_seconds: float
+    fault_draws: FaultDraws | None = None
 
     def __init__(
         self, address: tuple[str, int], handler: type[http.server.BaseHTTPRequestHandler]

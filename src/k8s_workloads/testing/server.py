@@ -35,8 +35,9 @@ the client's pool, requests under way, watches); :meth:`~FakeApiServer.refuse_co
 does so and refuses new connections (``ECONNREFUSED``) for a while, then listens again on
 the same port; :meth:`~FakeApiServer.stall` holds the connections open now (no answer, no
 watch bytes) until it resets them; :meth:`~FakeApiServer.drop_next_create_answer` stores a
-creation and resets its connection instead of answering. They compose with
-:meth:`FakeCluster.fail_next`, and are counted in the stats.
+creation and resets its connection instead of answering. A :class:`FaultRate`
+(``faults=``) fails a share of the calls at random, seeded: with a status, or by a reset.
+They compose with :meth:`FakeCluster.fail_next`, and are counted in the stats.
 
 As a client wants it over a kept-alive connection: ``TCP_NODELAY`` and each answer in one
 write (no ~40 ms delayed-ACK stall), and every request body read before the answer, errors
@@ -75,6 +76,7 @@ from k8s_workloads import _config as _checks
 from k8s_workloads.testing import _openapi, _tables
 from k8s_workloads.testing._errors import ApiError, status_document
 from k8s_workloads.testing._http import HttpServer, JsonHandler
+from k8s_workloads.testing._rates import FaultDraws, FaultRate
 from k8s_workloads.testing._routes import (
     DISCOVERY,
     NAMESPACE_PATH,
@@ -95,7 +97,7 @@ from k8s_workloads.testing._watch import DEFAULT_BOOKMARK_SECONDS, next_bookmark
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
 
-__all__ = ["STATS_PATH", "FakeApiServer"]
+__all__ = ["STATS_PATH", "FakeApiServer", "FaultRate"]
 
 CREATED = frozenset({"pods", "secrets", "pods/binding"})
 """The resources the server creates (``POST``): what :meth:`FakeApiServer.drop_next_create_answer`
@@ -342,7 +344,9 @@ class FakeApiServer(Service):
     (default 60 s, the cacher's ``defaultBookmarkFrequency``; a test passes less).
 
     Network faults: :meth:`reset_connections`, :meth:`refuse_connections`,
-    :meth:`stall`, :meth:`drop_next_create_answer` (see each).
+    :meth:`stall`, :meth:`drop_next_create_answer` (see each). ``faults``, a
+    :class:`FaultRate`, fails that share of the API calls (a status, or a reset),
+    counted in ``stats.faults_served``.
 
     Thread-safe: requests are served on daemon threads against the cluster's lock; an
     unexpected error inside the kit is answered as a 500 ``Status`` and the server keeps
@@ -357,8 +361,10 @@ class FakeApiServer(Service):
         lifetime: float = 600.0,
         latency: float = 0.0,
         bookmark_seconds: float = DEFAULT_BOOKMARK_SECONDS,
+        faults: FaultRate | None = None,
     ) -> None:
         _checks.check(self, "cluster", _checks.kind(FakeCluster), cluster)
+        _checks.check(self, "faults", _checks.kind(FaultRate, optional=True), faults)
         _checks.check(self, "bookmark_seconds", _checks.seconds, bookmark_seconds)
         _checks.check(self, "port", _checks.port, port)
         _checks.check(self, "lifetime", _checks.seconds, lifetime)
@@ -372,6 +378,7 @@ class FakeApiServer(Service):
         self._server.stopping = threading.Event()
         self._server.delete_options = []
         self._server.bookmark_seconds = float(bookmark_seconds)
+        self._server.fault_draws = None if faults is None else FaultDraws(faults)
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="k8s-workloads-fake-api", daemon=True
         )

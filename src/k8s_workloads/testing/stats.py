@@ -6,7 +6,8 @@ Requests are counted by verb and resource as the API server's own
 such as ``/api/v1`` for the documents that are no resource; ``other`` for what the
 server does not serve). Requests in flight are counted as the API server's max-in-flight
 limit counts them: watches are long-running and left out. The network faults the server
-was asked for are counted too (:data:`FAULTS`).
+was asked for are counted too (:data:`FAULTS`), and the faults a
+:class:`~k8s_workloads.testing.FaultRate` served, by call (:attr:`ServerStats.faults_served`).
 """
 
 from __future__ import annotations
@@ -57,10 +58,23 @@ class ServerStats:
     """Refusal windows begun (``refuse_connections``). The connection attempts refused
     during one are not counted: nothing listens, the system refuses them, and the server
     never sees them."""
+    faults_served: Mapping[str, int] = attrs.field(factory=dict, converter=_counts, hash=False)
+    """The faults the server's :class:`~k8s_workloads.testing.FaultRate` served, by
+    ``"VERB resource answer"``: ``"POST pods 503"``, ``"DELETE pods reset"`` (a reset is
+    also counted in :attr:`connections_reset`)."""
 
     def count(self, verb: str, resource: str) -> int:
         """The requests of ``verb`` on ``resource`` (0 if none): ``count("LIST", "pods")``."""
         return self.requests.get(f"{verb} {resource}", 0)
+
+    def count_faults(self, verb: str | None = None, resource: str | None = None) -> int:
+        """The faults a fault rate served (on ``verb``, on ``resource``, if given)."""
+        total = 0
+        for key, served in self.faults_served.items():
+            served_verb, served_resource, _answer = key.split(" ")
+            if verb in {None, served_verb} and resource in {None, served_resource}:
+                total += served
+        return total
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-compatible dict: what ``GET /_kit/stats`` answers."""
@@ -70,6 +84,7 @@ class ServerStats:
             "max_in_flight": self.max_in_flight,
             "max_in_flight_creations": self.max_in_flight_creations,
             **{name: getattr(self, name) for name in FAULTS},
+            "faults_served": dict(self.faults_served),
         }
 
     @classmethod
@@ -81,6 +96,9 @@ class ServerStats:
             max_in_flight=int(document["max_in_flight"]),
             max_in_flight_creations=int(document["max_in_flight_creations"]),
             **{name: int(document[name]) for name in FAULTS},
+            faults_served={
+                str(key): int(value) for key, value in document.get("faults_served", {}).items()
+            },
         )
 
 
@@ -96,6 +114,7 @@ class StatsRecorder:
         self._max_in_flight = 0
         self._max_creations = 0
         self._faults = dict.fromkeys(FAULTS, 0)
+        self._served: dict[str, int] = {}
 
     def connected(self) -> None:
         with self._lock:
@@ -105,6 +124,11 @@ class StatsRecorder:
         """Count one fault of ``name`` (one of :data:`FAULTS`)."""
         with self._lock:
             self._faults[name] += 1
+
+    def served(self, key: str) -> None:
+        """Count one fault a fault rate served, as ``"VERB resource answer"``."""
+        with self._lock:
+            self._served[key] = self._served.get(key, 0) + 1
 
     def counted(self, verb: str, resource: str) -> None:
         key = f"{verb} {resource}"
@@ -145,4 +169,5 @@ class StatsRecorder:
                 max_in_flight=self._max_in_flight,
                 max_in_flight_creations=self._max_creations,
                 **self._faults,
+                faults_served=self._served,
             )

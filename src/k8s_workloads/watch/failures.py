@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_FATAL_PENDING_REASONS",
     "DISRUPTION_REASONS",
+    "FATAL_PENDING_REASONS",
     "INFRASTRUCTURE_POD_REASONS",
+    "PROVIDER_FATAL_PENDING_REASONS",
     "FailureClassification",
     "FailureKind",
     "PendingPolicy",
@@ -49,19 +51,77 @@ __all__ = [
     "collect_failure_details",
     "demystify_pending",
     "describe_failure",
+    "describe_fatal_pending_reasons",
     "oom_killed_container",
 ]
 
-DEFAULT_FATAL_PENDING_REASONS: frozenset[str] = frozenset(
-    {
+FATAL_PENDING_REASONS: tuple[tuple[str, bool, str], ...] = (
+    # (the kubelet's waiting reason, whether the provider's default list has it, why the pod
+    # never starts). Spelled as the kubelet writes them: pkg/kubelet/images/types.go (the
+    # image errors) and pkg/kubelet/container/sync_result.go (CreateContainer*).
+    (
         "CreateContainerConfigError",
-        "ErrImagePull",
-        "CreateContainerError",
-        "ImageInspectError",
-        "InvalidImageName",
-    }
+        True,
+        "The container's configuration cannot be made (a missing Secret or ConfigMap key).",
+    ),
+    ("ErrImagePull", True, "The image could not be pulled."),
+    (
+        "ImagePullBackOff",
+        False,
+        (
+            "The kubelet waits before pulling a failed image again: where a pod that cannot "
+            "pull its image stays (ErrImagePull shows only at each pull), and all a pod "
+            "adopted or re-listed then shows."
+        ),
+    ),
+    ("CreateContainerError", True, "The runtime refused to create the container."),
+    ("ImageInspectError", True, "The pulled image cannot be read."),
+    ("InvalidImageName", True, "The image reference cannot be parsed."),
+    (
+        "ErrImageNeverPull",
+        False,
+        "imagePullPolicy Never and the image is not on the node: no pull is ever tried.",
+    ),
 )
-"""The provider's ``worker_pod_pending_fatal_container_state_reasons`` default."""
+"""The waiting reasons that fail a Pending pod under the default rules, and why.
+
+Left out on purpose: ``CrashLoopBackOff`` (an init container restarted under
+``restartPolicy: OnFailure`` or ``Always`` may succeed on a later run, the "wait for a
+dependency" pattern; under ``Never``, the executor's, its failure fails the pod instead),
+``RegistryUnavailable`` (the registry is down, not the image wrong; the back-off after it is
+``ImagePullBackOff`` all the same), ``ContainerCreating`` and ``PodInitializing`` (progress).
+An image pull held back by the kubelet's own rate limit (``pull QPS exceeded``) never fails
+a pod (:func:`status_fatal_waiting`)."""
+
+DEFAULT_FATAL_PENDING_REASONS: frozenset[str] = frozenset(
+    reason for reason, _provider, _why in FATAL_PENDING_REASONS
+)
+"""The reasons of :data:`FATAL_PENDING_REASONS`: the provider's
+``worker_pod_pending_fatal_container_state_reasons`` default and, unlike it,
+``ImagePullBackOff`` and ``ErrImageNeverPull``."""
+
+PROVIDER_FATAL_PENDING_REASONS: frozenset[str] = frozenset(
+    reason for reason, provider, _why in FATAL_PENDING_REASONS if provider
+)
+"""The provider's ``worker_pod_pending_fatal_container_state_reasons`` default, as it is."""
+
+_PULL_THROTTLED = "pull QPS exceeded"
+"""The kubelet's message when its own pull rate limit (``registryPullQPS``) holds a pull
+back: the image may be fine (apache/airflow#37670)."""
+
+
+def describe_fatal_pending_reasons() -> str:
+    """:data:`FATAL_PENDING_REASONS` as a Markdown table (docs/decision-rules.md)."""
+    lines = [
+        "| waiting reason | provider default | why the pod never starts |",
+        "| --- | --- | --- |",
+    ]
+    lines += [
+        f"| {reason} | {'yes' if provider else 'no'} | {why} |"
+        for reason, provider, why in FATAL_PENDING_REASONS
+    ]
+    return "\n".join(lines)
+
 
 INFRASTRUCTURE_POD_REASONS: frozenset[str] = frozenset(
     {
@@ -230,18 +290,26 @@ def status_oom_killed(status: PodStatus) -> str | None:
     return None
 
 
+def _pull_throttled(reason: str, message: str | None) -> bool:
+    # The provider skips exactly this ErrImagePull message. The back-off after it reads
+    # "Back-off pulling image ..." and, where the kubelet appends the pull's error, the cause.
+    if reason == "ErrImagePull":
+        return message == _PULL_THROTTLED
+    return reason == "ImagePullBackOff" and message is not None and _PULL_THROTTLED in message
+
+
 def status_fatal_waiting(status: PodStatus, reasons: frozenset[str]) -> tuple[str, str] | None:
     """The first container waiting for one of ``reasons``: every init container, then only
-    the first main one, as the provider checks; a registry throttling the kubelet
-    (``ErrImagePull`` with ``pull QPS exceeded``, apache/airflow#37670) is no bad image.
-    As (reason, container name)."""
+    the first main one, as the provider checks. A pull held back by the kubelet's own rate
+    limit (``ErrImagePull`` with ``pull QPS exceeded``, apache/airflow#37670, or the
+    back-off after it if its message says so) is no bad image. As (reason, container name)."""
     candidates = [*(status.initContainerStatuses or ()), *(status.containerStatuses or ())[:1]]
     for container in candidates:
         state = container.state
         waiting = None if state is None else state.waiting
         if waiting is None or waiting.reason is None or waiting.reason not in reasons:
             continue
-        if waiting.reason == "ErrImagePull" and waiting.message == "pull QPS exceeded":
+        if _pull_throttled(waiting.reason, waiting.message):
             continue
         return waiting.reason, container.name or "unknown"
     return None

@@ -42,7 +42,7 @@ _OUTCOMES = {
     PodFate.UNSCHEDULED: Outcome.PENDING,
     PodFate.CREATING: Outcome.PENDING,
     PodFate.IMAGE_PULL_FAILED: Outcome.FAILED,
-    PodFate.IMAGE_PULL_BACK_OFF: Outcome.PENDING,
+    PodFate.IMAGE_PULL_BACK_OFF: Outcome.FAILED,  # unlike the provider (its list lacks it)
     PodFate.RUNNING: Outcome.RUNNING,
     PodFate.SUCCEEDED: Outcome.SUCCEEDED,
     PodFate.FAILED: Outcome.FAILED,

@@ -1,21 +1,31 @@
 """The manifest strategies (:mod:`k8s_workloads.testing.strategies._manifests`) draw what
 users write: names and labels Kubernetes accepts, never the keys a pod's identity is read
-from, and templates and overrides whose container names a valid pod can hold."""
+from, and templates and overrides whose container names a valid pod can hold and which,
+built into a pod, the kit's API server admits."""
 
 from __future__ import annotations
 
+import http.client
+import itertools
+import json
+import urllib.parse
+from collections.abc import Iterator
 from typing import Any
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import assume, given, settings
 
+from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.pods.validation import (
     is_dns1123_label,
     is_label_value,
     label_key_errors,
 )
+from k8s_workloads.testing import FakeApiServer, FakeCluster
 from k8s_workloads.testing.strategies import (
     RESERVED_KEYS,
     dns_labels,
+    kube_images,
     label_keys,
     label_values,
     namespaces,
@@ -74,3 +84,61 @@ def test_valid_pairs_never_share_a_container_name_but_base(
     template, override = pair
     shared = set(_container_names(template)) & set(_container_names(override))
     assert shared <= {"base"}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeApiServer]:
+    served = FakeApiServer(FakeCluster(), lifetime=300).start()
+    yield served
+    served.stop()
+
+
+def _post(server: FakeApiServer, pod: Manifest) -> tuple[int, Manifest]:
+    """POST ``pod`` to the kit's API server over HTTP, in its namespace: (status, body)."""
+    namespace = pod["metadata"]["namespace"]
+    server.cluster.create_namespace(namespace)
+    address = urllib.parse.urlsplit(server.url)
+    connection = http.client.HTTPConnection(address.hostname or "", address.port, timeout=30)
+    try:
+        connection.request(
+            "POST",
+            f"/api/v1/namespaces/{namespace}/pods",
+            body=json.dumps(pod),
+            headers={"Content-Type": "application/json"},
+        )
+        answer = connection.getresponse()
+        return answer.status, json.loads(answer.read())
+    finally:
+        connection.close()
+        # An override may name the pod: the next draw's must not meet this one.
+        server.cluster.remove_pod(namespace, pod["metadata"]["name"])
+
+
+_BUILT = itertools.count()
+
+
+@settings(max_examples=60)  # a manifest is a large draw, and each goes over HTTP
+@given(pair=templates_and_overrides(valid=True), kube_image=kube_images)
+def test_a_pod_built_from_valid_templates_and_overrides_is_admitted_by_the_kit_server(
+    server: FakeApiServer, pair: tuple[Manifest | None, Manifest | None], kube_image: str | None
+) -> None:
+    """What the strategies call valid, built into a pod by the library (the executor's
+    image, else the template's first container's) is admitted: ``201 Created``."""
+    template, override = pair
+    assume(kube_image is not None or template is not None)  # an image comes from somewhere
+    pod = construct_task_pod(
+        namespace="airflow",
+        scheduler_job_id="1",
+        pod_id=f"pod-{next(_BUILT)}",
+        dag_id="etl",
+        task_id="load",
+        kube_image=kube_image,
+        try_number=1,
+        args=["airflow", "tasks", "run"],
+        airflow_version="3.3.2",
+        run_id="manual__1",
+        base_worker_pod=template,
+        pod_override=override,
+    )
+    status, body = _post(server, pod)
+    assert status == 201, body.get("message")

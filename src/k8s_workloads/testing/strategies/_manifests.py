@@ -279,7 +279,13 @@ _container_bodies = st.fixed_dictionaries(
         "workingDir": st.sampled_from(["", "/opt/airflow", "/work"]),
     },
 )
-"""Every container field but the name."""
+"""Every container field but the name; the image may be missing or empty."""
+
+_imaged_container_bodies = st.builds(
+    lambda body, image: {**body, "image": image}, _container_bodies, _image_names
+)
+"""Every container field but the name, with an image: the API server requires one on
+every container of a pod (``spec.containers[i].image: Required value``)."""
 
 
 # --------------------------------------------------------------------------------------
@@ -438,16 +444,19 @@ def _pods(
     main_names: list[str],
     init_names: list[str],
     template: bool,
+    images: bool = False,
 ) -> Manifest:
-    """A pod with these container and init container names, every other field optional."""
+    """A pod with these container and init container names, every other field optional
+    (with ``images``, every container has an image)."""
+    bodies = _imaged_container_bodies if images else _container_bodies
     volume_names = draw(st.lists(st.sampled_from(_VOLUME_NAMES), unique=True, max_size=3))
     spec: Manifest = {
-        "containers": [{"name": name, **draw(_container_bodies)} for name in main_names],
+        "containers": [{"name": name, **draw(bodies)} for name in main_names],
         **draw(_spec_bodies),
     }
     # Empty lists now and then: falsy, so they never replace the other side's.
     if init_names or draw(st.integers(0, 4)) == 0:
-        spec["initContainers"] = [{"name": name, **draw(_container_bodies)} for name in init_names]
+        spec["initContainers"] = [{"name": name, **draw(bodies)} for name in init_names]
     if volume_names or draw(st.integers(0, 4)) == 0:
         spec["volumes"] = [{"name": name, **draw(_volume_sources)} for name in volume_names]
     pod: Manifest = {}
@@ -487,10 +496,12 @@ def templates_and_overrides(
 
     Templates have 1-3 containers, 0-2 init containers and always a ``spec``; overrides
     the same, but their ``spec`` is optional. With ``valid``, the container and init
-    container names of both are all distinct (but for ``base`` in first place), so a pod
-    built from them has unique, valid container names. Without it (for parity), the
-    override may reuse the template's init container names (merged by name) and leave
-    main container names empty (keeping the template's).
+    container names of both are all distinct (but for ``base`` in first place) and every
+    container has an image, so a pod built from them has unique, valid container names
+    and is one the API server admits (the kit's server does: a property test posts them).
+    Without it (for parity), the override may reuse the template's init container names
+    (merged by name) and leave main container names empty (keeping the template's), and
+    an image may be missing or empty (keeping the other side's).
     """
     has_template = draw(st.integers(0, 4)) > 0
     has_override = draw(st.integers(0, 4)) > 0
@@ -508,10 +519,14 @@ def templates_and_overrides(
         if t_init:
             o_init = list(dict.fromkeys(draw(st.sampled_from([name, *t_init])) for name in o_init))
     template = (
-        draw(_pods(main_names=t_main, init_names=t_init, template=True)) if has_template else None
+        draw(_pods(main_names=t_main, init_names=t_init, template=True, images=valid))
+        if has_template
+        else None
     )
     override = (
-        draw(_pods(main_names=o_main, init_names=o_init, template=False)) if has_override else None
+        draw(_pods(main_names=o_main, init_names=o_init, template=False, images=valid))
+        if has_override
+        else None
     )
     return template, override
 
