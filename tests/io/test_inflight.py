@@ -135,3 +135,48 @@ def test_a_guarded_relabel_goes_as_a_json_patch_and_only_one_adopter_wins(
     }
     assert owners == {"taken": "1", "lost": "5"}
     driven.close()
+
+
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_one_adopt_call_lists_adopts_and_names_exactly_what_to_run_again(
+    served: Served, kind: str
+) -> None:
+    # Issue 30, item 1: a Succeeded pod is reported (never run again), a live one adopted,
+    # a relabel failing for a transient reason retried on the next pass, and only the
+    # workload with no pod anywhere is run again.
+    running, finished, flaky, lost = (
+        TaskInstanceKey("etl", name, "manual__1", 1)
+        for name in ("running", "finished", "flaky", "lost")
+    )
+    for key, status in ((running, RUNNING), (finished, SUCCEEDED), (flaky, RUNNING)):
+        served.cluster.create_pod(
+            NS,
+            construct_task_pod(
+                namespace=NS,
+                scheduler_job_id="9",
+                pod_id=key.task_id,
+                dag_id=key.dag_id,
+                task_id=key.task_id,
+                run_id=key.run_id,
+                try_number=key.try_number,
+                kube_image="airflow:3.3.2",
+                args=["python", "-m", "x"],
+                airflow_version="3.3.2",
+            ),
+        )
+        served.cluster.set_status(NS, key.task_id, status)
+    driven = Driven(served, kind, creations=2, cleanups=2)
+    expected = [running, finished, flaky, lost]
+    for key in expected:
+        driven.db.add_task(key)
+    served.cluster.fail_next("patch_pod", 503)  # the first relabel: "finished" is listed last
+    adoption = driven.adopt(["9"], expected)
+    assert adoption.rerun == (lost,)
+    assert not adoption.failed_relabels
+    assert len(adoption.retrying) == 1
+    assert isinstance(driven.run(), NothingToDo)  # the next pass: relabelled after all
+    assert {key for key in expected if driven.core.is_running(key)} == {running, flaky}
+    assert served.cluster.pod(NS, "finished") is None  # reported from its pod, cleaned up
+    owners = {pod["metadata"]["labels"]["airflow-worker"] for pod in served.cluster.pods()}
+    assert owners == {"1"}
+    driven.close()

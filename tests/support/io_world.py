@@ -21,6 +21,7 @@ from k8s_workloads.testing import FakeAirflowDB, FakeApiServer, FakeCluster
 
 if TYPE_CHECKING:
     from k8s_workloads.actions import EmitEvent
+    from k8s_workloads.executor import Adoption
 
 NS = "airflow"
 SPEC = {"containers": [{"name": "base", "image": "apache/airflow:3.3.2"}]}  # a valid pod's
@@ -76,6 +77,13 @@ class Driven:
         if self.kind == "threads":
             return self.pool.run(T0, seconds=seconds)
         return self.loop.run_until_complete(self.aio.run(T0, seconds=seconds))
+
+    def adopt(self, dead: list[str], expected: list[TaskInstanceKey]) -> Adoption:
+        if self.kind == "threads":
+            return self.pool.adopt(T0, dead_scheduler_ids=dead, expected_task_keys=expected)
+        return self.loop.run_until_complete(
+            self.aio.adopt(T0, dead_scheduler_ids=dead, expected_task_keys=expected)
+        )
 
     @property
     def in_flight(self) -> int:

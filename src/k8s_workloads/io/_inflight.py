@@ -21,7 +21,7 @@ how it waits, and its clock::
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
 import attrs
 
@@ -31,9 +31,12 @@ from k8s_workloads.io.policy import settle
 
 if TYPE_CHECKING:
     import datetime
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
+    from k8s_workloads.decisions.adoption import AdoptionPlan
     from k8s_workloads.executor.core import ExecutorCore
+    from k8s_workloads.io._calls import Listing
+    from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 
 __all__ = ["Call", "InFlight", "Wait", "inline_by_default"]
 
@@ -86,6 +89,27 @@ class InFlight(Generic[H]):
     def in_flight(self) -> int:
         """Requests started, finished or not, not reported to the core yet."""
         return len(self.calls)
+
+    def plan_adoption(
+        self,
+        listings: Iterable[object],
+        alive_scheduler_ids: list[str | int],
+        expected_task_keys: Iterable[TaskInstanceKey] | None,
+        expected_callback_keys: Iterable[CallbackKey] | None,
+    ) -> tuple[AdoptionPlan, list[WorkloadKey]]:
+        """The core's adoption of the pods in ``listings`` (the answers to its
+        :meth:`~k8s_workloads.executor.ExecutorCore.adoption_lists`), and every key
+        expected: a driver's ``adopt`` performs the relabels, then asks the core."""
+        tasks = None if expected_task_keys is None else list(expected_task_keys)
+        callbacks = None if expected_callback_keys is None else list(expected_callback_keys)
+        pods = [pod for listing in listings for pod in cast("Listing", listing)[0]]
+        plan = self.core.adopt(
+            pods,
+            alive_scheduler_ids=alive_scheduler_ids,
+            expected_task_keys=tasks,
+            expected_callback_keys=callbacks,
+        )
+        return plan, [*(tasks or ()), *(callbacks or ())]
 
     def next_step(
         self,

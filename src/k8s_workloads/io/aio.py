@@ -29,10 +29,11 @@ from k8s_workloads.io._inflight import InFlight, Wait, inline_by_default
 
 if TYPE_CHECKING:
     import datetime
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Iterable
 
     from k8s_workloads.executor.core import ExecutorCore
-    from k8s_workloads.executor.requests import CreatePod, Request
+    from k8s_workloads.executor.requests import Adoption, CreatePod, Request
+    from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 
 __all__ = ["FAILURES", "AsyncDriver", "AsyncKubeCalls"]
 
@@ -138,6 +139,30 @@ class AsyncDriver(InFlight["asyncio.Task[object]"]):
                 self.report_done()
             elif self.admit(step):
                 await self._start(step)
+
+    async def adopt(
+        self,
+        now: datetime.datetime,
+        *,
+        dead_scheduler_ids: Iterable[str | int] = (),
+        alive_scheduler_ids: Iterable[str | int] = (),
+        expected_task_keys: Iterable[TaskInstanceKey] | None = None,
+        expected_callback_keys: Iterable[CallbackKey] | None = None,
+    ) -> Adoption:
+        """Take over the pods of dead schedulers, in one call: list what the core's
+        :meth:`~k8s_workloads.executor.ExecutorCore.adoption_lists` name, adopt them,
+        perform the relabels, and say what to run again — the expected keys with no pod
+        anywhere, never a workload the adoption finished — which relabels were refused
+        and which are retried on the next passes (:class:`~k8s_workloads.executor.Adoption`).
+        A list that fails raises as its call does: adopt again later."""
+        alive = list(alive_scheduler_ids)
+        lists = self.core.adoption_lists(dead_scheduler_ids, alive)
+        listings = [await self.perform(listing) for listing in lists]
+        plan, expected = self.plan_adoption(
+            listings, alive, expected_task_keys, expected_callback_keys
+        )
+        await self.run(now)
+        return self.core.adoption(plan, expected)
 
     async def aclose(self) -> None:
         """Wait for the requests in flight and report them."""

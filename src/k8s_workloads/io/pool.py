@@ -32,10 +32,11 @@ from k8s_workloads.io._inflight import InFlight, Wait, inline_by_default
 
 if TYPE_CHECKING:
     import datetime
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from k8s_workloads.executor.core import ExecutorCore
-    from k8s_workloads.executor.requests import CreatePod, Request
+    from k8s_workloads.executor.requests import Adoption, CreatePod, Request
+    from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 
 __all__ = ["PoolDriver"]
 
@@ -91,6 +92,30 @@ class PoolDriver(InFlight["concurrent.futures.Future[object]"]):
                     self.report_done()
             elif self.admit(step):
                 self._start(step)
+
+    def adopt(
+        self,
+        now: datetime.datetime,
+        *,
+        dead_scheduler_ids: Iterable[str | int] = (),
+        alive_scheduler_ids: Iterable[str | int] = (),
+        expected_task_keys: Iterable[TaskInstanceKey] | None = None,
+        expected_callback_keys: Iterable[CallbackKey] | None = None,
+    ) -> Adoption:
+        """Take over the pods of dead schedulers, in one call: list what the core's
+        :meth:`~k8s_workloads.executor.ExecutorCore.adoption_lists` name, adopt them,
+        perform the relabels, and say what to run again — the expected keys with no pod
+        anywhere, never a workload the adoption finished — which relabels were refused
+        and which are retried on the next passes (:class:`~k8s_workloads.executor.Adoption`).
+        A list that fails raises as its call does: adopt again later."""
+        alive = list(alive_scheduler_ids)
+        lists = self.core.adoption_lists(dead_scheduler_ids, alive)
+        listings = [self.perform(listing) for listing in lists]
+        plan, expected = self.plan_adoption(
+            listings, alive, expected_task_keys, expected_callback_keys
+        )
+        self.run(now)
+        return self.core.adoption(plan, expected)
 
     def close(self, *, wait: bool = True) -> None:
         """Stop the pool (``wait``: after the calls in flight end). Their completions are
