@@ -433,14 +433,14 @@ def test_a_scheduler_killed_as_it_deletes_a_finished_callbacks_pod_never_runs_it
     started = time.monotonic()
     since = len(deployment.cluster.calls)
     cluster = deployment.cluster
-    cluster.holding_deletes.set()  # callback pods' DELETEs wait, then are dropped
+    cluster.holding_deletes = "e2e_stored"  # its callback pod's DELETE waits, then is dropped
     trigger(deployment, "e2e_stored")
     deployment.wait_for(lambda: cluster.held, "the callback pod's DELETE", RUN_SECONDS)
     stored = callbacks(deployment, "e2e_stored")["stored ran"]["state"]
     assert stored == "success"  # stored before its pod was asked to go
     kill_scheduler(deployment)  # SIGKILL as the DELETE waits
     killed = time.monotonic()
-    cluster.holding_deletes.clear()
+    cluster.holding_deletes = None
     cluster.release_deletes.set()  # the held DELETE is dropped, never applied
     (pod,) = [name for name in created_pods(deployment, since) if "callback" in name]
     assert callback_pod(deployment, "e2e_stored") is not None  # left by the dead scheduler

@@ -278,8 +278,26 @@ def test_only_the_newest_unfinished_pod_of_a_workload_is_adopted() -> None:
         assert reasons(adoption.skipped) == {
             "first": "an earlier launch: the workload has a newer pod"
         }
-    # Created in the same second: no way to tell, both are adopted, tracked once.
+    # Created in the same second: the one that can never start is the earlier launch
+    # (adopted, its failure would be reported while the relaunch runs).
     current["metadata"]["creationTimestamp"] = "2026-06-07T10:00:00Z"
+    for pods in ([stuck, current], [current, stuck]):
+        adoption = plan(pods)
+        assert adoption.actions == (relabel(current), TrackRunning(task_key()))
+        assert reasons(adoption.skipped) == {
+            "first": "a failed earlier launch: the workload has a live pod"
+        }
+    # Two live pods of the same second: no way to tell, both are adopted, tracked once.
+    del stuck["status"]["containerStatuses"]
+    adoption = plan([stuck, current])
+    assert adoption.actions == (relabel(stuck), TrackRunning(task_key()), relabel(current))
+    # A pull held back by the kubelet's rate limit is no failed launch.
+    stuck["status"]["containerStatuses"] = [
+        {
+            "name": "base",
+            "state": {"waiting": {"reason": "ErrImagePull", "message": "pull QPS exceeded"}},
+        }
+    ]
     adoption = plan([stuck, current])
     assert adoption.actions == (relabel(stuck), TrackRunning(task_key()), relabel(current))
     # A Succeeded pod is never an earlier launch: it is cleaned up as completed.

@@ -64,3 +64,26 @@ def test_the_loser_of_an_adoption_race_never_tracks_a_pod_the_winner_deleted() -
     assert not state.schedulers[2].core.is_running(key)
     state.settle()
     assert len(state.db.terminal_reports(key)) == 1
+
+
+def test_a_relaunch_at_the_same_second_as_its_failed_pull_is_the_one_adopted() -> None:
+    # The first launch cannot pull its image (Pending, ErrImagePull) and is requeued; its
+    # scheduler dies with both pods Pending, created at the same second. The adopter took
+    # both, and the failed pull reported the callback failed while the relaunch ran.
+    state = SchedulersMachine()
+    state.configure(
+        schedulers=2,
+        delete_worker_pods=True,
+        delete_worker_pods_on_failure=False,
+        mark_kept_failed_pods_done=False,
+        clock_stopped=False,
+        fixed_names=False,
+    )
+    state.clock_stops_or_goes_on()
+    state.queue_callback(on=0)
+    state.deliver_all_events(on=0)
+    state.launch_is_requeued(pick=0)
+    state.scheduler_dies(adopters=0, pick=0)
+    state.teardown()
+    (key,) = state.workloads
+    assert [event.state.value for event in state.db.terminal_reports(key)] == ["success"]

@@ -206,6 +206,9 @@ class _ClusterModel(RuleBasedStateMachine):
         )
         self.workloads: list[WorkloadKey] = []
         self.completed_by_adoption: set[WorkloadKey] = set()
+        self.ended: set[WorkloadKey] = set()
+        """Workloads whose pod ran them to an end (Succeeded, or OOM-killed while running):
+        never to be run again, whatever a crash left behind."""
         self.counter = 0
 
     def pods_where(self, condition: Callable[[Pod], bool]) -> list[str]:
@@ -405,13 +408,16 @@ class ExecutorMachine(_ClusterModel):
         key = self.key_of(name)
         if isinstance(key, TaskInstanceKey):
             self.db.task_finished(key, outcome)
+        self.ended.add(key)
         self.cluster.set_status(NS, name, SUCCEEDED)
 
     @precondition(having(is_running))
     @rule(pick=st.integers(0, 7))
     @step
     def pod_oom_killed(self, pick: int) -> None:
-        self.cluster.set_status(NS, self._pick(is_running, pick), OOM_KILLED)
+        name = self._pick(is_running, pick)
+        self.ended.add(self.key_of(name))
+        self.cluster.set_status(NS, name, OOM_KILLED)
 
     @precondition(having(is_pending))
     @rule(pick=st.integers(0, 7))
@@ -526,6 +532,7 @@ class ExecutorMachine(_ClusterModel):
             pods = [name for name in self.pods_where(lambda _: True) if self.key_of(name) == key]
             assert not pods, f"{key} is run again beside its pods {pods}"
             assert not self.db.terminal_reports(key), f"{key} is run again after its report"
+            assert key not in self.ended, f"{key} ran to its end in a pod, and is run again"
             self._queue(key)
 
     # --- invariants -------------------------------------------------------------------
@@ -1282,6 +1289,7 @@ class SchedulersMachine(_ClusterModel):
         if isinstance(key, TaskInstanceKey):
             self.db.task_started(key)
             self.db.task_finished(key, outcome)
+        self.ended.add(key)
         self.cluster.set_status(NS, name, SUCCEEDED)
 
     @precondition(lambda self: self.pods_where(lambda p: is_running(p) and self.watched(p)))
@@ -1292,6 +1300,7 @@ class SchedulersMachine(_ClusterModel):
         key = self.key_of(name)
         if task_started and isinstance(key, TaskInstanceKey):
             self.db.task_started(key)
+        self.ended.add(key)
         self.cluster.set_status(NS, name, OOM_KILLED)
 
     @precondition(lambda self: self.pods_where(lambda p: is_pending(p) and self.watched(p)))
@@ -1426,6 +1435,7 @@ class SchedulersMachine(_ClusterModel):
             left = [name for name in self.pods_where(lambda _: True) if self.key_of(name) == key]
             assert not left, f"{key} is run again beside its pods {left}"
             assert not self.db.terminal_reports(key), f"{key} is run again after its report"
+            assert key not in self.ended, f"{key} ran to its end in a pod, and is run again"
             self._queue(first, key)
 
     def _adoption_listing(self, adopter: Scheduler, dead: list[str], alive: list[str]) -> list[Pod]:

@@ -58,24 +58,28 @@ class OutageCluster(FakeCluster):
     ``refusing`` is set (``fail_next`` fails the next creations of any pod: a task pod
     created meanwhile would take them). ``refused``: the names it refused.
 
-    While ``holding_deletes`` is set, a callback pod's DELETE waits (its server thread
-    blocked) until ``release_deletes`` is set, then is dropped unapplied, its connection
-    reset: a scheduler killed meanwhile never deleted the pod. ``held``: their names."""
+    While ``holding_deletes`` names a DAG, a DELETE of one of its callback pods waits (its
+    server thread blocked) until ``release_deletes`` is set, then is dropped unapplied, its
+    connection reset: a scheduler killed meanwhile never deleted the pod. ``held``: their
+    names."""
 
     def __init__(self, namespaces: list[str]) -> None:
         super().__init__(namespaces=namespaces)
         self.refusing = threading.Event()
         self.refused: list[str] = []
-        self.holding_deletes = threading.Event()
+        self.holding_deletes: str | None = None
         self.release_deletes = threading.Event()
         self.held: list[str] = []
 
     def delete_pod(self, namespace: str, name: str, **options: Any) -> dict[str, Any]:
         """The kit's delete, or (``holding_deletes``) a callback pod's held, then dropped."""
-        pod = self.pod(namespace, name) or {}
-        labels = pod.get("metadata", {}).get("labels") or {}
-        if self.holding_deletes.is_set() and labels.get(WORKLOAD_TYPE_LABEL) == (
-            CALLBACK_WORKLOAD_TYPE
+        metadata = (self.pod(namespace, name) or {}).get("metadata", {})
+        labels = metadata.get("labels") or {}
+        annotations = metadata.get("annotations") or {}
+        if (
+            self.holding_deletes is not None
+            and labels.get(WORKLOAD_TYPE_LABEL) == CALLBACK_WORKLOAD_TYPE
+            and annotations.get("dag_id") == self.holding_deletes
         ):
             self.held.append(name)
             self.release_deletes.wait(timeout=_LIFETIME)

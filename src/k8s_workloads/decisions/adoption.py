@@ -63,6 +63,7 @@ from k8s_workloads.states import (
     TaskResult,
     WorkloadResult,
 )
+from k8s_workloads.watch.failures import DEFAULT_FATAL_PENDING_REASONS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -240,6 +241,9 @@ class _Listed:
     """The ``airflow-worker`` label as listed: the relabel expects it still."""
     created: str
     """``metadata.creationTimestamp`` (RFC 3339, UTC: compares as text), or ""."""
+    stuck: bool = False
+    """Pending with a container that can never start (a fatal waiting reason): a failed
+    launch, as far as telling launches apart goes."""
 
 
 def _decode_listed(
@@ -281,11 +285,13 @@ def _decode_listed(
         if problem is not None:
             undecodable.append(SkippedPod(name, namespace, problem))
             continue
-        phase = _map(_map(pod).get("status")).get("phase")
+        status = _map(_map(pod).get("status"))
+        phase = status.get("phase")
         resource_version = _str(metadata.get("resourceVersion"))
         created = _str(metadata.get("creationTimestamp"))
         owner = _str(labels.get(AIRFLOW_WORKER_LABEL))
-        listed.append(_Listed(name, namespace, key, phase, resource_version, owner, created))
+        stuck = phase == "Pending" and _cannot_start(status)
+        listed.append(_Listed(name, namespace, key, phase, resource_version, owner, created, stuck))
     return listed
 
 
@@ -316,6 +322,20 @@ def _note_found(  # noqa: PLR0917 - private, one caller
         owned.add(key)
 
 
+def _cannot_start(status: Mapping[str, Any]) -> bool:
+    """Whether a container of a Pending pod waits for a reason it never recovers from
+    (:data:`~k8s_workloads.watch.failures.DEFAULT_FATAL_PENDING_REASONS`; a pull held
+    back by the kubelet's rate limit is not one)."""
+    for field in ("initContainerStatuses", "containerStatuses"):
+        statuses = status.get(field)
+        for container in statuses if isinstance(statuses, list) else ():
+            waiting = _map(_map(_map(container).get("state")).get("waiting"))
+            reason, message = waiting.get("reason"), _str(waiting.get("message"))
+            if reason in DEFAULT_FATAL_PENDING_REASONS and "pull QPS exceeded" not in message:
+                return True
+    return False
+
+
 def _earlier_launches(listed: list[_Listed]) -> dict[tuple[str, str], str]:
     """Pods of earlier launches, by namespace and name, with the reason.
 
@@ -323,7 +343,9 @@ def _earlier_launches(listed: list[_Listed]) -> dict[tuple[str, str], str]:
     failed before the workload ran, and was kept); the record saying so died with the old
     scheduler. Adopting the earlier pod would report the workload failed while its
     current pod runs. The current launch is the newest pod (``creationTimestamp``); a
-    Failed pod is also earlier than any pod of the workload that has not failed.
+    Failed pod is also earlier than any pod of the workload that has not failed, and so is
+    a Pending one that can never start (a failed pull: its launch failed, and was
+    requeued, at the same second as the next one, perhaps).
     """
     unfinished = [pod for pod in listed if pod.phase != "Succeeded"]
     newest: dict[WorkloadKey, str] = {}
@@ -334,14 +356,14 @@ def _earlier_launches(listed: list[_Listed]) -> dict[tuple[str, str], str]:
     live_newest = {
         pod.key
         for pod in unfinished
-        if pod.phase != "Failed" and pod.created == newest.get(pod.key, "")
+        if pod.phase != "Failed" and not pod.stuck and pod.created == newest.get(pod.key, "")
     }
     earlier: dict[tuple[str, str], str] = {}
     for pod in unfinished:
         where = (pod.namespace, pod.name)
         if pod.created < newest.get(pod.key, ""):
             earlier[where] = "an earlier launch: the workload has a newer pod"
-        elif pod.phase == "Failed" and pod.key in live_newest:
+        elif (pod.phase == "Failed" or pod.stuck) and pod.key in live_newest:
             earlier[where] = "a failed earlier launch: the workload has a live pod"
     return earlier
 
