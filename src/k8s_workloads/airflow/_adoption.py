@@ -10,7 +10,13 @@ import datetime
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.airflow._reads import _Reads
-from k8s_workloads.airflow._runtime import _AIRFLOW_VERSION, _airflow, _failures, _utcnow
+from k8s_workloads.airflow._runtime import (
+    _AIRFLOW_VERSION,
+    _HOLDER,
+    _airflow,
+    _failures,
+    _utcnow,
+)
 from k8s_workloads.airflow.convert import from_airflow_key, to_airflow_key, to_airflow_state
 from k8s_workloads.compat import InvalidVersion
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
@@ -25,7 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = ["_Adoption"]
 
-_HOLDER = "k8s_workloads: queued by scheduler job "
 """The ``output`` of an executor callback row while this executor holds it, before the
 holder's job id (see :meth:`KubernetesExecutor._claim_callback`)."""
 

@@ -21,6 +21,7 @@ from k8s_workloads._yaml_input import load_bounded_file
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow._runtime import (
     _AIRFLOW_VERSION,
+    _HOLDER,
     _airflow,
     _failures,
     _ProviderKubernetesExecutor,
@@ -41,7 +42,9 @@ from k8s_workloads.executor.core import ExecutorCore
 from k8s_workloads.executor.requests import CreatePod, Handled, ListPods, ReadStates, Request
 from k8s_workloads.io.kube import KubeCalls
 from k8s_workloads.io.pool import PoolDriver
+from k8s_workloads.keys import CallbackKey
 from k8s_workloads.pods.restart import WORKER_RESTART_POLICY, replaced_restart_policy
+from k8s_workloads.states import CallbackState
 from k8s_workloads.watch.failures import PendingPolicy
 from k8s_workloads.watch.resolution import ResolverConfig
 
@@ -215,6 +218,8 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self._creations_unsent = False
         """Whether pod creations are paused: the last one did not reach the API server."""
         self._taken_reports: list[WorkloadKey] = []
+        self._succeeded_callbacks: list[str] = []
+        """Of those, the callbacks taken as ``success``: their marks go once stored."""
         """Workloads whose events the scheduler took (get_event_buffer) since the last
         sync(): stored by the time the next one starts (see _reports_stored)."""
         self._sync_bound = self._options.sync_max_seconds
@@ -272,18 +277,54 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         """Airflow's, noting which workloads' events the scheduler took: their pods are
         cleaned up once they are stored (the next ``sync()``)."""
         events: dict[Any, Any] = super().get_event_buffer(dag_ids)
-        for airflow_key in events:
+        for airflow_key, (state, _) in events.items():
             with contextlib.suppress(ConversionError):
-                self._taken_reports.append(from_airflow_key(airflow_key))
+                key = from_airflow_key(airflow_key)
+                self._taken_reports.append(key)
+                if isinstance(key, CallbackKey) and state == CallbackState.SUCCESS.value:
+                    self._succeeded_callbacks.append(key.id)
         return events
 
     def _reports_stored(self) -> None:
         """The events the scheduler took before this call are stored: its loop
         (``_process_executor_events``) commits them before it calls ``heartbeat()`` again,
-        and a loop that fails to commit ends the scheduler. Their pods may go."""
+        and a loop that fails to commit ends the scheduler. Their pods may go, and the
+        succeeded callbacks' rows lose the executor's mark."""
         taken, self._taken_reports = self._taken_reports, []
         if taken:
             self.core.reports_stored(taken)
+        succeeded, self._succeeded_callbacks = self._succeeded_callbacks, []
+        if succeeded:
+            self._release_marks(succeeded)
+
+    def _release_marks(self, callback_ids: list[str]) -> None:
+        """Clear the executor's mark (``queued by scheduler job N``) from the ``output`` of
+        callbacks stored ``success``: the column is the user's (Airflow writes a failed
+        callback's error there), and a settled callback needs no holder. One conditional
+        UPDATE, in a session of its own; a failure leaves the marks, saying so."""
+        from uuid import UUID  # noqa: PLC0415
+
+        callback = _airflow("airflow.models.callback").Callback
+        update = _airflow("sqlalchemy").update
+        create_session = _airflow("airflow.utils.session").create_session
+        try:
+            with create_session(scoped=False) as session:
+                session.execute(
+                    update(callback)
+                    .where(
+                        callback.id.in_([UUID(callback_id) for callback_id in callback_ids]),
+                        callback.state == CallbackState.SUCCESS.value,
+                        callback.output.like(f"{_HOLDER}%"),
+                    )
+                    .values(output=None)
+                    .execution_options(synchronize_session=False)
+                )
+        except _failures() as error:
+            self.log.warning(
+                "Could not clear the executor's mark from %d succeeded callbacks' output: %s",
+                len(callback_ids),
+                error,
+            )
 
     def end(self) -> None:
         """Stop the watchers, perform what the core still asks for, stop the I/O.

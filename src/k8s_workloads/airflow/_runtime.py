@@ -15,7 +15,18 @@ from typing import Any
 
 from k8s_workloads.airflow.convert import ConversionError
 
-__all__ = ["_AIRFLOW_VERSION", "_ProviderKubernetesExecutor", "_airflow", "_failures", "_utcnow"]
+__all__ = [
+    "_AIRFLOW_VERSION",
+    "_HOLDER",
+    "_ProviderKubernetesExecutor",
+    "_airflow",
+    "_failures",
+    "_utcnow",
+]
+
+_HOLDER = "k8s_workloads: queued by scheduler job "
+"""The mark a callback's row carries in ``output`` while this executor holds it (the
+scheduler job's id follows); cleared once the callback's success is stored."""
 
 
 def _airflow(module: str) -> Any:  # noqa: ANN401 - Airflow's modules, untyped here
