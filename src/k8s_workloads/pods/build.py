@@ -435,15 +435,24 @@ def check_pod_override(
     name); what only the merge decides (the pod's own name, its identity labels and
     annotations, the hook's pod) is checked when the pod is built. Over a
     ``base_worker_pod`` the override is prepared for it here, once: the pods built over
-    both find it prepared.
+    both find it prepared. An override passed is kept by content (as the builders keep
+    theirs), so the many jobs of one override are checked once.
     """
     if base_worker_pod is not None:
         base_worker_pod._with_override(pod_override, ())  # noqa: SLF001 - kept by content
-    else:
+    _CHECKED_OVERRIDES.get(pod_override, lambda: _override_checked(pod_override, base_worker_pod))
+
+
+_CHECKED_OVERRIDES: _ByContent[bool] = _ByContent(_CACHED_OVERRIDES)
+
+
+def _override_checked(pod_override: Mapping[str, Any], template: PodTemplate | None) -> bool:
+    if template is None:  # else prepared over it just now, which checked the layer
         _layer(pod_override, "pod_override", ())
     violations = validate_manifest(pod_override, layer=True)
     if violations:
         raise InvalidPod("pod_override", violations)
+    return True
 
 
 def construct_generic_pod(
