@@ -215,22 +215,16 @@ def test_a_restarted_generic_executor_adopts_the_dead_ones_pods_and_reports_them
     first.kubelet.step(0.0)
     first.kubelet.step(1.0)  # both Running
     # The first executor dies; a second (another id, the same cluster) takes over.
-    cluster = first.cluster
+    cluster, lost = first.cluster, GenericKey("never-started")
     second = ExecutorCore(ExecutorConfig.generic("runner-2", NS, kube_image="x:1"))
     driver = CoreDriver(second, cluster, FakeAirflowDB())
-    pods: list[dict[str, Any]] = []
-    for selector in second.adoption_selectors(dead_scheduler_ids=["runner-1"]):
-        listing = cluster.list_pods(
-            NS, label_selector=selector.label_selector, field_selector=selector.field_selector
-        )
-        pods.extend(listing["items"])
-    plan = second.adopt(pods, expected_generic_keys=[running, done])
-    assert plan.adopted == {running, done}
-    driver.run_pass(T0)
+    adoption = driver.adopt(["runner-1"], now=T0, expected_generic_keys=[running, done, lost])
+    assert adoption.plan.adopted == {running, done}
+    assert adoption.rerun == (lost,)  # no pod anywhere: the only one to run again
     assert set(second.running) == {running, done}
-    for second_tick in range(2, 10):
-        first.kubelet.step(float(second_tick))
-        now = T0 + datetime.timedelta(seconds=second_tick)
+    for tick in range(2, 10):
+        first.kubelet.step(float(tick))
+        now = T0 + datetime.timedelta(seconds=tick)
         driver.deliver(now=now)
         driver.run_pass(now)
     for key in (running, done):
