@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from k8s_workloads._display import shown
 from k8s_workloads.compat import VersionLike, require_callback_support
 from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, GenericKey, TaskInstanceKey
 from k8s_workloads.pods.errors import InvalidJob, InvalidPod
@@ -647,14 +648,15 @@ def check_job(
         raise InvalidJob("command", "the container args must all be strings")
     image = job.kube_image
     if image is not None and (type(image) is not str or not image):
-        raise InvalidJob("kube_image", f"must be a non-empty image name, got {image!r}")
+        raise InvalidJob("kube_image", f"must be a non-empty image name, got {shown(image)}")
     template_file = job.pod_template_file
     if template_file is not None:
         if type(template_file) is not str or not template_file:
-            raise InvalidJob("pod_template_file", f"must be a path, got {template_file!r}")
+            raise InvalidJob("pod_template_file", f"must be a path, got {shown(template_file)}")
         if not loads_templates:
             raise InvalidJob(
-                "pod_template_file", f"{template_file!r}: no load_template configured to read it"
+                "pod_template_file",
+                f"{shown(template_file)}: no load_template configured to read it",
             )
     if job.pod_override is None:
         return
