@@ -12,14 +12,21 @@ from hypothesis import strategies as st
 
 from k8s_workloads.keys import (
     AIRFLOW_INT_MAX,
+    GENERIC_ID_MAX_LENGTH,
     CallbackKey,
+    GenericKey,
     InvalidKey,
     TaskInstanceKey,
     WorkloadKey,
     _checked_task_key,
     key_from_json,
 )
-from k8s_workloads.testing.strategies import callback_keys, task_keys, workload_keys
+from k8s_workloads.testing.strategies import (
+    callback_keys,
+    generic_keys,
+    task_keys,
+    workload_keys,
+)
 
 CALLBACK_ID = "019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e"
 
@@ -118,6 +125,58 @@ def test_callback_key_requires_canonical_uuid(bad: object) -> None:
     assert raised.value.field == "id"
 
 
+def test_a_generic_key_is_any_id_and_equals_only_a_generic_key() -> None:
+    key = GenericKey("job-1")
+    assert str(key) == "job-1"
+    assert key == GenericKey("job-1")
+    assert hash(key) == hash(GenericKey("job-1"))
+    assert key != "job-1"  # type: ignore[comparison-overlap]
+    uuid_key = GenericKey(CALLBACK_ID)
+    assert uuid_key != CallbackKey(CALLBACK_ID)  # type: ignore[comparison-overlap]
+    assert len({uuid_key, CallbackKey(CALLBACK_ID)}) == 2
+    assert GenericKey("nightly/report 2026-06-07 ü").id == "nightly/report 2026-06-07 ü"
+
+
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        ("", "non-empty string"),
+        (None, "non-empty string"),
+        (7, "non-empty string"),
+        ("x" * (GENERIC_ID_MAX_LENGTH + 1), f"at most {GENERIC_ID_MAX_LENGTH}"),
+        ("job\n2", "control characters"),
+        ("job\x1b[2J", "control characters"),
+        ("job\u2028", "line separators"),
+        ("abc\u202edef", "bidirectional"),
+        ("half\ud800", "lone surrogates"),
+    ],
+)
+def test_a_generic_key_refuses_what_a_pod_cannot_carry_naming_the_field(
+    bad: object, words: str
+) -> None:
+    with pytest.raises(InvalidKey, match=re.escape(words)) as raised:
+        GenericKey(bad)  # type: ignore[arg-type]
+    assert raised.value.field == "id"
+    assert str(raised.value).startswith("GenericKey.id ")
+
+
+@given(st.text(min_size=1, max_size=GENERIC_ID_MAX_LENGTH + 20))
+def test_a_generic_id_is_taken_exactly_when_it_is_one_printable_line(text: str) -> None:
+    # The rule, stated apart from the code: short enough, and shown as written.
+    printable = not any(
+        ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F or 0xD800 <= ord(char) <= 0xDFFF
+        or char in "\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e"
+        or char in "\u2066\u2067\u2068\u2069"
+        for char in text
+    )  # fmt: skip
+    if len(text) <= GENERIC_ID_MAX_LENGTH and printable:
+        assert GenericKey(text).id == text
+    else:
+        with pytest.raises(InvalidKey) as raised:
+            GenericKey(text)
+        assert raised.value.field == "id"
+
+
 @given(task_keys())
 def test_task_keys_hash_consistently_and_pickle(key: TaskInstanceKey) -> None:
     clone = TaskInstanceKey(*key.as_tuple())
@@ -135,13 +194,15 @@ def test_callback_keys_accept_every_uuid(key: CallbackKey) -> None:
 # --- JSON and text forms ------------------------------------------------------------------
 
 
-@given(workload_keys())
+@given(workload_keys(generic=True))
 def test_a_keys_json_reads_back_to_an_equal_key(key: WorkloadKey) -> None:
     data = key.to_json()
     assert key_from_json(data) == key
     # Through JSON text too: the form is plain JSON (strings, ints, null).
     assert key_from_json(json.loads(json.dumps(data))) == key
-    assert data["kind"] == ("callback" if isinstance(key, CallbackKey) else "task")
+    kinds = {CallbackKey: "callback", GenericKey: "generic", TaskInstanceKey: "task"}
+    assert data["kind"] == kinds[type(key)]
+    assert pickle.loads(pickle.dumps(key)) == key  # noqa: S301 - our own bytes
 
 
 @given(task_keys())
@@ -162,6 +223,12 @@ def test_a_callback_keys_text_is_its_id(key: CallbackKey) -> None:
     assert key.to_text() == key.to_text(run_id=False) == f"callback {key.id}"
 
 
+@given(generic_keys())
+def test_a_generic_keys_text_is_its_id_on_one_line(key: GenericKey) -> None:
+    assert key.to_text() == key.to_text(run_id=False) == f"generic {key.id}"
+    assert len(key.to_text().splitlines()) == 1
+
+
 def test_key_text_examples() -> None:
     key = TaskInstanceKey("etl", "load", "r1", 2, 3)
     assert key.to_text() == "task etl.load run=r1 try=2 map=3"
@@ -173,7 +240,9 @@ def test_key_text_examples() -> None:
     ("data", "field", "words"),
     [
         (["task"], None, "is an object"),
-        ({"id": CALLBACK_ID}, "kind", "kind 'task' or 'callback'"),
+        ({"id": CALLBACK_ID}, "kind", "kind 'task', 'callback' or 'generic'"),
+        ({"kind": "generic", "id": ""}, "id", "non-empty string"),
+        ({"kind": "generic", "id": "j", "try_number": 1}, "try_number", "no field"),
         ({"kind": "pod", "id": CALLBACK_ID}, "kind", "got 'pod'"),
         ({"kind": "callback"}, "id", "has no 'id'"),
         ({"kind": "callback", "id": CALLBACK_ID, "dag_id": "d"}, "dag_id", "no field 'dag_id'"),

@@ -69,12 +69,14 @@ if TYPE_CHECKING:
     from k8s_workloads.executor.requests import Waiting as Waiting
     from k8s_workloads.executor.requests import WorkloadAlreadyRunning as WorkloadAlreadyRunning
     from k8s_workloads.keys import CallbackKey as CallbackKey
+    from k8s_workloads.keys import GenericKey as GenericKey
     from k8s_workloads.keys import InvalidKey as InvalidKey
     from k8s_workloads.keys import TaskInstanceKey as TaskInstanceKey
     from k8s_workloads.keys import WorkloadKey as WorkloadKey
     from k8s_workloads.keys import key_from_json as key_from_json
     from k8s_workloads.pods.build import PodTemplate as PodTemplate
     from k8s_workloads.pods.build import construct_callback_pod as construct_callback_pod
+    from k8s_workloads.pods.build import construct_generic_pod as construct_generic_pod
     from k8s_workloads.pods.build import construct_pod as construct_pod
     from k8s_workloads.pods.build import construct_task_pod as construct_task_pod
     from k8s_workloads.pods.codec import (
@@ -85,6 +87,7 @@ if TYPE_CHECKING:
     from k8s_workloads.pods.codec import annotations_to_key as annotations_to_key
     from k8s_workloads.pods.codec import is_callback_pod as is_callback_pod
     from k8s_workloads.pods.codec import key_to_annotations as key_to_annotations
+    from k8s_workloads.pods.errors import InvalidJob as InvalidJob
     from k8s_workloads.pods.errors import InvalidMutatedPod as InvalidMutatedPod
     from k8s_workloads.pods.errors import InvalidPod as InvalidPod
     from k8s_workloads.pods.errors import PodMutationHookError as PodMutationHookError
@@ -92,6 +95,9 @@ if TYPE_CHECKING:
     from k8s_workloads.pods.labels import add_unique_suffix as add_unique_suffix
     from k8s_workloads.pods.labels import (
         build_labels_for_callback_pod as build_labels_for_callback_pod,
+    )
+    from k8s_workloads.pods.labels import (
+        build_labels_for_generic_pod as build_labels_for_generic_pod,
     )
     from k8s_workloads.pods.labels import (
         build_labels_for_k8s_executor_pod as build_labels_for_k8s_executor_pod,
@@ -129,6 +135,9 @@ if TYPE_CHECKING:
     from k8s_workloads.states import CallbackState as CallbackState
     from k8s_workloads.states import ExecutorPseudoState as ExecutorPseudoState
     from k8s_workloads.states import FailureDetails as FailureDetails
+    from k8s_workloads.states import GenericJob as GenericJob
+    from k8s_workloads.states import GenericResult as GenericResult
+    from k8s_workloads.states import GenericState as GenericState
     from k8s_workloads.states import KubernetesJob as KubernetesJob
     from k8s_workloads.states import KubernetesResult as KubernetesResult
     from k8s_workloads.states import TaskInstanceState as TaskInstanceState
@@ -160,6 +169,7 @@ _LAZY: dict[str, str] = {
     "attach_secure_payload": "pods.payload",
     "Attempts": "decisions.attempts",
     "build_labels_for_callback_pod": "pods.labels",
+    "build_labels_for_generic_pod": "pods.labels",
     "build_labels_for_k8s_executor_pod": "pods.labels",
     "build_selector_for_k8s_executor_pod": "pods.labels",
     "CALLBACK_ACTIVE_STATES": "states",
@@ -174,6 +184,7 @@ _LAZY: dict[str, str] = {
     "classify_failure": "watch.failures",
     "collect_failure_details": "watch.failures",
     "construct_callback_pod": "pods.build",
+    "construct_generic_pod": "pods.build",
     "construct_pod": "pods.build",
     "construct_task_pod": "pods.build",
     "create_unique_id": "pods.labels",
@@ -195,12 +206,17 @@ _LAZY: dict[str, str] = {
     "FailureDetails": "states",
     "FailureKind": "watch.failures",
     "FreeSlot": "decisions.actions",
+    "GenericJob": "states",
+    "GenericKey": "keys",
+    "GenericResult": "states",
+    "GenericState": "states",
     "Handled": "executor.requests",
     "handling_failed": "decisions.results",
     "Ignore": "decisions.actions",
     "installed_airflow_version": "compat",
     "InvalidAnnotations": "pods.codec",
     "InvalidConfig": "_config",
+    "InvalidJob": "pods.errors",
     "InvalidKey": "keys",
     "InvalidMutatedPod": "pods.errors",
     "InvalidPod": "pods.errors",

@@ -77,6 +77,12 @@ def mask_token_shaped(text: str) -> str:
     return text
 
 
+def has_unprintable(text: str) -> bool:
+    """Whether ``text`` holds a character :func:`printable` escapes (a control, a line or
+    paragraph separator, a bidirectional override, a lone surrogate)."""
+    return _UNPRINTABLE.search(text) is not None
+
+
 def printable(text: str) -> str:
     """``text`` safe for one line of terminal output: nothing unprintable left raw."""
     return _UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], text)

@@ -1,10 +1,13 @@
-"""Workload identities: which task instance or callback a pod runs.
+"""Workload identities: which task instance, callback or generic workload a pod runs.
 
 Keys are frozen value objects validated at construction, so an invalid key never exists.
 Unlike Airflow's ``TaskInstanceKey`` (a named tuple) a key here equals only a key of the
 same kind with the same fields: never a plain tuple, never a string, and a task key never
-equals a callback key. That is what lets executors keep both kinds in one ``running`` set
+equals a callback key. That is what lets executors keep every kind in one ``running`` set
 without "if it is not a task it must be a callback" reasoning (apache/airflow#66973).
+
+:class:`TaskInstanceKey` and :class:`CallbackKey` are Airflow's two kinds;
+:class:`GenericKey` is any other executor's: an id of its choosing, with no Airflow in it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-from k8s_workloads._display import shown
+from k8s_workloads._display import has_unprintable, shown
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -24,7 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AIRFLOW_INT_MAX",
+    "GENERIC_ID_MAX_LENGTH",
     "CallbackKey",
+    "GenericKey",
     "InvalidKey",
     "TaskInstanceKey",
     "WorkloadKey",
@@ -224,8 +229,71 @@ class CallbackKey:
         return f"callback {self.id}"
 
 
-WorkloadKey: TypeAlias = TaskInstanceKey | CallbackKey
-"""Either kind of workload key; narrow with ``isinstance``."""
+GENERIC_ID_MAX_LENGTH = 253
+"""The longest :class:`GenericKey` id: the longest Kubernetes object name. The id is
+carried in an annotation (any text fits one) and must leave the pod's 256 KiB of
+annotations to the template and override: an id names a workload, it is no payload."""
+
+
+def _generic_id(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    # What a pod needs of the id: an annotation value is any UTF-8 text (a lone surrogate
+    # is not), and the pod's label and name are made from it (always valid, see
+    # pods.labels.build_labels_for_generic_pod). Controls, line separators and
+    # bidirectional overrides are refused too: the id is shown in logs and on one line.
+    if not isinstance(value, str) or not value:
+        msg = f"GenericKey.id must be a non-empty string, got {shown(value)}"
+        raise InvalidKey(msg, field="id")
+    if len(value) > GENERIC_ID_MAX_LENGTH:
+        msg = (
+            f"GenericKey.id must be at most {GENERIC_ID_MAX_LENGTH} characters, got "
+            f"{len(value)}: {shown(value)}"
+        )
+        raise InvalidKey(msg, field="id")
+    if has_unprintable(value):
+        msg = (
+            "GenericKey.id must not hold control characters, line separators, "
+            f"bidirectional overrides or lone surrogates, got {shown(value)}"
+        )
+        raise InvalidKey(msg, field="id")
+
+
+@attrs.frozen(repr=True, cache_hash=True)
+class GenericKey:
+    """Identity of one workload of any executor, by an id the executor chooses.
+
+    Any text of 1 to :data:`GENERIC_ID_MAX_LENGTH` characters on one line (``job-1``,
+    ``nightly/report 2026-06-07``, a UUID, a database row id): the pod carries it in its
+    ``workload_id`` annotation and is found by a label made from it. No Airflow version is
+    needed to build, watch or adopt its pod. A generic workload runs once and ends in
+    :data:`~k8s_workloads.states.GenericState` ``SUCCESS`` or ``FAILED``, decided by the
+    callback rules (:data:`~k8s_workloads.decisions.CALLBACK_RULES`). It never equals a
+    callback key with the same id.
+    """
+
+    id: str = attrs.field(validator=_generic_id)
+
+    def __str__(self) -> str:
+        return self.id
+
+    def to_json(self) -> dict[str, Any]:
+        """The key as a JSON object: ``{"kind": "generic", "id": ...}``.
+
+        :func:`key_from_json` reads it back to an equal key.
+        """
+        return {"kind": "generic", "id": self.id}
+
+    def to_text(self, *, run_id: bool = True) -> str:  # noqa: ARG002 - TaskInstanceKey's signature
+        """The key on one line: ``generic <id>`` (``run_id`` as for
+        :meth:`CallbackKey.to_text`)."""
+        return f"generic {self.id}"
+
+
+WorkloadKey: TypeAlias = TaskInstanceKey | CallbackKey | GenericKey
+"""Any kind of workload key; narrow with ``isinstance``."""
+
+_RUN_ONCE_KEYS = (CallbackKey, GenericKey)
+"""The kinds of workload that run once, decided by the callback rules (private: for
+``isinstance``; a generic workload is decided as a callback is, with no Airflow row)."""
 
 _TASK_FIELDS = ("dag_id", "task_id", "run_id", "try_number", "map_index")
 
@@ -240,12 +308,12 @@ def key_from_json(data: object) -> WorkloadKey:
     if not isinstance(data, Mapping):
         raise InvalidKey(f"a key's JSON is an object, got {shown(data)}")
     kind = data.get("kind")
-    if kind == "callback":
+    if kind in {"callback", "generic"}:
         expected: tuple[str, ...] = ("id",)
     elif kind == "task":
         expected = _TASK_FIELDS
     else:
-        msg = f"a key's JSON has kind 'task' or 'callback', got {shown(kind)}"
+        msg = f"a key's JSON has kind 'task', 'callback' or 'generic', got {shown(kind)}"
         raise InvalidKey(msg, field="kind")
     for name in expected:
         if name not in data:
@@ -255,4 +323,6 @@ def key_from_json(data: object) -> WorkloadKey:
             raise InvalidKey(f"a {kind} key's JSON has no field {shown(name)}", field=str(name))
     if kind == "callback":
         return CallbackKey(data["id"])
+    if kind == "generic":
+        return GenericKey(data["id"])
     return TaskInstanceKey(*(data[name] for name in _TASK_FIELDS))

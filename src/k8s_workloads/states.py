@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypedDict, T
 import attrs
 
 from k8s_workloads._display import REDACTED
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -30,6 +30,9 @@ __all__ = [
     "CallbackState",
     "ExecutorPseudoState",
     "FailureDetails",
+    "GenericJob",
+    "GenericResult",
+    "GenericState",
     "KubernetesJob",
     "KubernetesResult",
     "TaskInstanceState",
@@ -110,6 +113,16 @@ CALLBACK_TERMINAL_STATES: frozenset[CallbackState] = frozenset(
 """Callback states that are final and must never be overwritten."""
 
 
+GenericState = CallbackState
+"""The states of a :class:`~k8s_workloads.keys.GenericKey` workload: the callback states
+under a neutral name (``GenericState.SUCCESS is CallbackState.SUCCESS``). A generic
+workload runs once, as a callback does, and is decided by the same rules: the core reports
+``RUNNING`` when its pod runs (``ResolverConfig.report_callback_running``), then
+``SUCCESS`` or ``FAILED`` once; a :class:`~k8s_workloads.executor.ReadStates` for it is
+answered with one of these or None. ``SCHEDULED``, ``PENDING`` and ``QUEUED`` are there
+for an executor's own rows; the core never reports them."""
+
+
 class ExecutorPseudoState(enum.Enum):
     """Results that are not a workload state but tell the executor what happened.
 
@@ -145,7 +158,7 @@ class FailureDetails(TypedDict, total=False):
     container_name: str | None
 
 
-K = TypeVar("K", TaskInstanceKey, CallbackKey)
+K = TypeVar("K", TaskInstanceKey, CallbackKey, GenericKey)
 S = TypeVar("S", TaskInstanceState, CallbackState)
 
 
@@ -198,6 +211,10 @@ TaskJob: TypeAlias = KubernetesJob[TaskInstanceKey]
 """A task instance's job."""
 CallbackJob: TypeAlias = KubernetesJob[CallbackKey]
 """A callback workload's job."""
+GenericJob: TypeAlias = KubernetesJob[GenericKey]
+"""A generic workload's job: its pod is the template with ``command`` as the args of the
+``base`` container (no Airflow workload in it), and ``pod_override``, ``pod_template_file``
+and ``kube_image`` as for a task."""
 
 
 @attrs.frozen
@@ -250,22 +267,28 @@ class CallbackResult(KubernetesResult[CallbackKey, CallbackState]):
     """A result for a callback pod."""
 
 
-WorkloadResult: TypeAlias = TaskResult | CallbackResult
-"""Either kind of result; narrow with ``isinstance``."""
+@attrs.frozen
+class GenericResult(KubernetesResult[GenericKey, CallbackState]):
+    """A result for a generic workload's pod (its state a :data:`GenericState`)."""
+
+
+WorkloadResult: TypeAlias = TaskResult | CallbackResult | GenericResult
+"""Any kind of result; narrow with ``isinstance``."""
 
 
 @overload
 def state_class_for_key(key: TaskInstanceKey) -> type[TaskInstanceState]: ...
 @overload
-def state_class_for_key(key: CallbackKey) -> type[CallbackState]: ...
+def state_class_for_key(key: CallbackKey | GenericKey) -> type[CallbackState]: ...
 def state_class_for_key(key: WorkloadKey) -> type[TaskInstanceState | CallbackState]:
-    """The state enum a workload of this key moves through.
+    """The state enum a workload of this key moves through (a generic workload's is
+    :data:`GenericState`, the callback states).
 
     Raises :class:`TypeError` for anything that is not a workload key, as Airflow's
     ``state_class_for_key`` does.
     """
     if isinstance(key, TaskInstanceKey):
         return TaskInstanceState
-    if isinstance(key, CallbackKey):
+    if isinstance(key, (CallbackKey, GenericKey)):
         return CallbackState
     raise TypeError(f"Unknown workload key type: {type(key).__name__}")

@@ -49,6 +49,7 @@ def test_keys_round_trip(key: WorkloadKey) -> None:
         assert isinstance(airflow_key, AirflowCallbackKey)
         assert str(airflow_key) == key.id
     else:
+        assert isinstance(key, TaskInstanceKey)
         assert isinstance(airflow_key, AirflowTaskInstanceKey)
         assert tuple(airflow_key) == key.as_tuple()
 

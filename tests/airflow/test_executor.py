@@ -236,6 +236,27 @@ def test_a_pod_that_cannot_be_built_is_one_warning(executor: Any) -> None:
     assert "the workload fails: the pod could not be built" in line
 
 
+def test_an_override_refused_at_submit_fails_the_task_as_a_pod_not_built(executor: Any) -> None:
+    from kubernetes import client as k8s  # noqa: PLC0415
+
+    # Issue 30, item 5: the core refuses the job at submit (the override breaks the Pod
+    # schema); the task ends as it did when the pod failed to build at creation.
+    log = executor._log = RecordedLog(executor.log)
+    spec = k8s.V1PodSpec(containers=[], host_network="yes")  # type: ignore[arg-type]
+    override = k8s.V1Pod(spec=spec)
+    workload = task_workload({"pod_override": override})
+    executor.queue_workload(workload, session=None)
+    executor.heartbeat()
+    state, info = executor.event_buffer[workload.ti.key]
+    assert state.value == "failed"
+    assert info.startswith("the pod could not be built: pod_override: ")
+    assert "spec.hostNetwork" in info
+    (line,) = _lines(log, "warning", "No pod could be built")
+    assert "the workload fails: the pod could not be built" in line
+    assert workload.ti.key not in executor.running
+    assert executor.cluster.pod_names() == []
+
+
 def test_an_override_that_breaks_the_pod_identity_fails_the_workload(executor: Any) -> None:
     from kubernetes import client as k8s  # noqa: PLC0415
 

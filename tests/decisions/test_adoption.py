@@ -29,18 +29,19 @@ from k8s_workloads.decisions.adoption import (
     plan_revoke,
 )
 from k8s_workloads.decisions.attempts import Attempts
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey
 from k8s_workloads.labels import (
     AIRFLOW_WORKER_LABEL,
     POD_EXECUTOR_DONE_LABEL,
     POD_REVOKED_LABEL,
     TRUE_LABEL_VALUE,
 )
-from k8s_workloads.pods import construct_callback_pod, construct_task_pod
+from k8s_workloads.pods import construct_callback_pod, construct_generic_pod, construct_task_pod
 from k8s_workloads.states import (
     CallbackResult,
     CallbackState,
     ExecutorPseudoState,
+    GenericResult,
     KubernetesJob,
     TaskResult,
     WorkloadResult,
@@ -1080,3 +1081,64 @@ def test_the_newest_pod_is_adopted_when_it_failed_beside_an_older_stuck_one() ->
     adoption = plan([stuck, failed], expected_task_keys=[key])
     assert adoption.actions == (relabel(failed), TrackRunning(key))
     assert reasons(adoption.skipped) == {"first": "an earlier launch: the workload has a newer pod"}
+
+
+# --- generic workloads (issue 30, item 5) ---------------------------------------------------
+
+
+def generic_pod(owner: str | int, workload_id: str, status: dict[str, Any]) -> dict[str, Any]:
+    pod = construct_generic_pod(
+        workload_id=workload_id,
+        namespace=NS,
+        scheduler_job_id=owner,
+        kube_image="jobs:1",
+        args=["run", workload_id],
+        pod_id=f"generic-{workload_id}",
+    )
+    return _finish(pod, status, done=False)
+
+
+def test_generic_pods_are_adopted_as_generic_workloads_with_no_airflow_version() -> None:
+    live, settled, succeeded = (GenericKey(f"job-{n}") for n in range(3))
+    pods = [
+        generic_pod(DEAD, live.id, RUNNING),
+        generic_pod(DEAD, settled.id, RUNNING),
+        generic_pod(DEAD, succeeded.id, SUCCEEDED),
+    ]
+    adoption = plan(pods, airflow_version=None, expected_generic_keys=[live, succeeded])
+    assert adoption.adopted == frozenset({live})
+    assert TrackRunning(live) in adoption.actions
+    assert reasons(adoption.skipped) == {
+        name_of(pods[1]): "not among the generic workloads to adopt"
+    }
+    (completed,) = adoption.completed
+    assert isinstance(completed, GenericResult)
+    assert (completed.key, completed.state) == (succeeded, ExecutorPseudoState.COMPLETED)
+    assert adoption.undecodable == ()
+    # Without the expected keys every live generic pod is taken over, as callbacks are.
+    assert plan(pods, airflow_version=None).adopted == frozenset({live, settled})
+
+
+def test_succeeded_pod_of_a_settled_generic_workload_is_cleaned_up_not_reported() -> None:
+    pod = generic_pod(DEAD, "job-1", SUCCEEDED)
+    adoption = plan([pod], airflow_version=None, expected_generic_keys=[])
+    assert adoption.completed == ()
+    assert adoption.actions == (relabel(pod), DeletePod(name_of(pod), NS))
+    assert reasons(adoption.skipped) == {
+        name_of(pod): "generic workload already settled: its Succeeded pod is cleaned up, "
+        "not reported"
+    }
+
+
+def test_a_relisted_generic_workload_that_vanished_is_settled_as_a_generic_one() -> None:
+    key = GenericKey("job-1")
+    (vanished,) = plan_relist([key], [])
+    assert isinstance(vanished, GenericResult)
+    assert vanished.state is ExecutorPseudoState.VANISHED
+    decision = decide(vanished, running=True)
+    assert [type(action).__name__ for action in decision.actions] == ["FreeSlot", "EmitEvent"]
+    assert decision.actions[-1] == EmitEvent(
+        key,
+        CallbackState.FAILED,
+        "the pod vanished while the watch was down; its final events were lost",
+    )

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from typing import Any
 
-import attrs
 import pytest
 
 from k8s_workloads.config import DecisionConfig
@@ -22,9 +22,8 @@ from k8s_workloads.executor import (
     NothingToDo,
     ProtocolError,
 )
-from k8s_workloads.pods import workload_command_args
+from k8s_workloads.pods import InvalidJob, InvalidPod, workload_command_args
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
-from k8s_workloads.testing import CoreDriver
 from tests.support.core_world import NS, T0, TOKEN, VERSION, World, callback, kinds, task
 from tests.support.event_factory import SUCCEEDED
 
@@ -218,37 +217,49 @@ def test_a_pod_that_cannot_be_built_fails_its_workload() -> None:
     assert world.core.running == ()
 
 
-@pytest.mark.parametrize("secure", [False, True])
 @pytest.mark.parametrize(
-    ("options", "override", "expected"),
+    ("override", "field", "expected"),
     [
-        ({}, {"metadata": {"name": "Bad_Name!"}}, "metadata.name: 'Bad_Name!' must consist"),
-        ({}, {"spec": {"hostNetwork": "False,"}}, "spec.hostNetwork: must be a boolean"),
+        ({"metadata": {"name": "Bad_Name!"}}, "metadata.name", "'Bad_Name!' must consist"),
+        ({"spec": {"hostNetwork": "False,"}}, "spec.hostNetwork", "must be a boolean"),
         # A namespace from a job's override (the configured one is checked when the
         # ExecutorConfig is made: InvalidConfig, tests/test__config.py).
-        ({}, {"metadata": {"namespace": "Bad NS"}}, "metadata.namespace: 'Bad NS'"),
-        (
-            {"mutation_hook": lambda pod: pod["spec"]["containers"][0].update(name=TOKEN)},
-            None,
-            "the pod mutation hook returned a pod the API server refuses",
-        ),
+        ({"metadata": {"namespace": "Bad NS"}}, "metadata.namespace", "'Bad NS'"),
+        ({"metadata": {"labels": {"team": "a b"}}}, "metadata.labels['team']", "'a b'"),
+        ({"spec": {"containers": [{"name": "Base_1"}]}}, "spec.containers[0].name", "Base_1"),
     ],
 )
+def test_a_pod_override_the_api_server_would_refuse_is_refused_at_submit(
+    override: dict[str, Any], field: str, expected: str
+) -> None:
+    # Issue 30, item 5: the builders' typed error, naming the field, before the job is
+    # taken on (it used to fail the workload when its pod was built).
+    world = World()
+    key = task()
+    with pytest.raises(InvalidPod, match=re.escape(expected)) as refused:
+        world.core.submit(KubernetesJob(key, ["x"], pod_override=override))
+    assert refused.value.field == field
+    assert str(refused.value).startswith("pod_override: ")
+    assert world.core.running == ()
+    assert world.core.queued == ()
+    assert world.sync() == []
+
+
+@pytest.mark.parametrize("secure", [False, True])
 def test_a_pod_the_api_server_would_refuse_fails_its_workload_with_the_reason(
-    options: dict[str, Any], override: dict[str, Any] | None, expected: str, *, secure: bool
+    *, secure: bool
 ) -> None:
     # Issue 11, item 4: the builders' typed error (a ValueError) becomes a failed
-    # workload carrying the library's message, never the token; no pod is created.
-    options = dict(options)  # shared by both values of secure
-    namespace = options.pop("namespace", NS)
-    world = World(secure_payload=secure, **options)
-    world.config = attrs.evolve(world.config, namespace=namespace)
-    world.core = ExecutorCore(world.config)
-    world.driver = CoreDriver(world.core, world.cluster, world.db)
+    # workload carrying the library's message, never the token; no pod is created. What
+    # only building decides (here the mutation hook's pod) still fails the workload then.
+    world = World(
+        secure_payload=secure,
+        mutation_hook=lambda pod: pod["spec"]["containers"][0].update(name=TOKEN),
+    )
     key = task()
     world.db.add_task(key)
     command = workload_command_args({"token": TOKEN, "ti": {"id": "x"}})
-    world.core.submit(KubernetesJob(key, command, pod_override=override))
+    world.core.submit(KubernetesJob(key, command))
     performed = world.driver.run_pass(world.now).performed
     assert kinds(performed) == ["EmitEvent"]
     (failed,) = performed
@@ -256,7 +267,7 @@ def test_a_pod_the_api_server_would_refuse_fails_its_workload_with_the_reason(
     assert failed.state is TaskInstanceState.FAILED
     assert failed.info is not None
     assert failed.info.startswith("the pod could not be built: ")
-    assert expected in failed.info
+    assert "the pod mutation hook returned a pod the API server refuses" in failed.info
     assert TOKEN[:8] not in failed.info
     assert world.cluster.pods() == []
     assert world.core.running == ()
@@ -283,14 +294,14 @@ def test_a_job_naming_a_template_file_gets_it_from_load_template() -> None:
     assert pod["metadata"]["labels"]["team"] == "data"
 
 
-def test_a_template_file_without_a_loader_is_a_clear_failure() -> None:
+def test_a_template_file_without_a_loader_is_refused_at_submit() -> None:
     world = World()
     key = task()
-    world.db.add_task(key)
-    world.core.submit(KubernetesJob(key, ["x"], pod_template_file="/t.yaml"))
-    world.sync()
-    (event,) = world.db.events
-    assert "pod_template_file '/t.yaml': no load_template configured" in (event.info or "")
+    words = re.escape("'/t.yaml': no load_template configured")
+    with pytest.raises(InvalidJob, match=words) as refused:
+        world.core.submit(KubernetesJob(key, ["x"], pod_template_file="/t.yaml"))
+    assert refused.value.field == "pod_template_file"
+    assert world.core.running == ()
 
 
 def test_secure_payload_puts_the_workload_in_a_secret_and_deletes_it_with_the_pod() -> None:

@@ -345,7 +345,7 @@ class ExecutorMachine(_ClusterModel):
     def _queue(self, key: WorkloadKey) -> None:
         if isinstance(key, TaskInstanceKey):
             self.db.add_task(key)
-        else:
+        elif isinstance(key, CallbackKey):
             self.db.add_callback(key)
         self.core.submit(KubernetesJob(key, ("python", "-m", "x")))
 
@@ -1216,7 +1216,7 @@ class SchedulersMachine(_ClusterModel):
     def _queue(self, scheduler: Scheduler, key: WorkloadKey, *, fixed_name: bool = False) -> None:
         if isinstance(key, TaskInstanceKey):
             self.db.add_task(key)
-        else:
+        elif isinstance(key, CallbackKey):
             self.db.add_callback(key)
         self.owner[key] = scheduler.job_id
         override = None

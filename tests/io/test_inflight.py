@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from k8s_workloads.executor import NothingToDo, Waiting
-from k8s_workloads.keys import TaskInstanceKey
-from k8s_workloads.pods import construct_task_pod
-from k8s_workloads.states import TaskInstanceState
+from k8s_workloads.keys import GenericKey, TaskInstanceKey
+from k8s_workloads.pods import construct_generic_pod, construct_task_pod
+from k8s_workloads.states import CallbackState, TaskInstanceState
 from tests.support.event_factory import RUNNING, SUCCEEDED
-from tests.support.io_world import DRIVERS, NS, Driven, Served, feed_watch, tasks
+from tests.support.io_world import DRIVERS, NS, T0, Driven, Served, feed_watch, tasks
 
 
 @pytest.mark.parametrize("kind", DRIVERS)
@@ -179,4 +179,38 @@ def test_one_adopt_call_lists_adopts_and_names_exactly_what_to_run_again(
     assert served.cluster.pod(NS, "finished") is None  # reported from its pod, cleaned up
     owners = {pod["metadata"]["labels"]["airflow-worker"] for pod in served.cluster.pods()}
     assert owners == {"1"}
+    driven.close()
+
+
+@pytest.mark.parametrize("kind", DRIVERS)
+def test_one_adopt_call_takes_generic_workloads_expected(served: Served, kind: str) -> None:
+    # Issue 30, item 5: an executor with no Airflow names its unfinished workloads.
+    running, finished, lost = (GenericKey(name) for name in ("running", "finished", "lost"))
+    for key, status in ((running, RUNNING), (finished, SUCCEEDED)):
+        pod = construct_generic_pod(
+            workload_id=key.id,
+            namespace=NS,
+            scheduler_job_id="9",
+            kube_image="jobs:1",
+            args=["run", key.id],
+            pod_id=key.id,
+        )
+        served.cluster.create_pod(NS, pod)
+        served.cluster.set_status(NS, key.id, status)
+    driven = Driven(served, kind, creations=2, cleanups=2)
+    expected = [running, finished, lost]
+    if kind == "threads":
+        adoption = driven.pool.adopt(T0, dead_scheduler_ids=["9"], expected_generic_keys=expected)
+    else:
+        adoption = driven.loop.run_until_complete(
+            driven.aio.adopt(T0, dead_scheduler_ids=["9"], expected_generic_keys=expected)
+        )
+    assert adoption.rerun == (lost,)
+    assert adoption.plan.adopted == {running}
+    assert isinstance(driven.run(), NothingToDo)
+    assert driven.core.running == (running,)
+    assert served.cluster.pod(NS, "finished") is None  # reported from its pod, cleaned up
+    assert [event.state for event in driven.db.terminal_reports(finished)] == [
+        CallbackState.SUCCESS
+    ]
     driven.close()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable
@@ -11,23 +12,29 @@ from typing import Any
 import pytest
 
 from k8s_workloads.compat import CallbackWorkloadsUnsupported
-from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey
+from k8s_workloads.keys import CallbackKey, GenericKey, InvalidKey, TaskInstanceKey
 from k8s_workloads.pods import (
+    InvalidJob,
     InvalidPod,
     PodTemplate,
+    check_pod_override,
     construct_callback_pod,
+    construct_generic_pod,
     construct_pod,
     construct_task_pod,
     workload_command_args,
 )
+from k8s_workloads.pods.build import check_job
 from k8s_workloads.pods.codec import annotations_to_key
-from k8s_workloads.pods.labels import create_unique_id
+from k8s_workloads.pods.labels import create_unique_id, make_safe_label_value
+from k8s_workloads.pods.reconcile import PodReconciliationError
 from k8s_workloads.pods.validation import validate_manifest
 from k8s_workloads.states import KubernetesJob
 from tests.support.pod_builds import (
     CALLBACK_ID,
     TEMPLATE,
     VERSION,
+    assert_valid_pod,
     callback_pod,
     task_pod,
 )
@@ -274,3 +281,158 @@ def test_construct_pod_refuses_what_the_key_does_not_take() -> None:
     callback = KubernetesJob(CallbackKey(CALLBACK_ID), ("run",), pod_override=OVERRIDE)
     with pytest.raises(ValueError, match="pod_override"):
         construct_pod(callback, **_COMMON)
+
+
+# --- generic workloads' pods (issue 30, item 5) ---------------------------------------------
+
+
+def test_a_generic_pod_is_the_template_with_the_command_and_its_identity() -> None:
+    pod = construct_generic_pod(
+        workload_id="nightly/report 1",
+        namespace="jobs",
+        scheduler_job_id="runner-1",
+        kube_image=None,
+        args=["python", "-m", "reports", "--day", "2026-06-07"],
+        base_worker_pod=TEMPLATE,
+        rng=random.Random(2),
+    )
+    assert_valid_pod(pod)
+    metadata, (base,) = pod["metadata"], pod["spec"]["containers"]
+    assert metadata["namespace"] == "jobs"
+    assert metadata["annotations"] == {"workload_id": "nightly/report 1"}
+    labels = metadata["labels"]
+    assert labels["airflow-workload-type"] == "generic"
+    assert labels["kubernetes_executor"] == "True"
+    assert labels["airflow-worker"] == "runner-1"
+    assert labels["workload_id"] == make_safe_label_value("nightly/report 1")
+    assert labels["tier"] == "worker"  # the template's
+    assert "airflow_version" not in labels
+    assert metadata["name"] == create_unique_id("nightly/report 1", rng=random.Random(2))
+    assert base["args"] == ["python", "-m", "reports", "--day", "2026-06-07"]
+    assert base["image"] == "template:1"  # no image given: the template's
+    assert "--json-string" not in json.dumps(pod)
+    assert annotations_to_key(metadata["annotations"], labels) == GenericKey("nightly/report 1")
+
+
+def test_a_generic_jobs_pod_takes_its_override_image_and_template_as_a_tasks_does() -> None:
+    job = KubernetesJob(GenericKey("job-1"), ("run",), pod_override=OVERRIDE, kube_image="q:2")
+    pod = construct_pod(
+        job, base_worker_pod=TEMPLATE, rng=random.Random(1), **_COMMON | {"airflow_version": None}
+    )
+    assert_valid_pod(pod)
+    (base,) = pod["spec"]["containers"]
+    assert base["image"] == "q:2"
+    assert base["resources"] == {"limits": {"memory": "8Gi"}}
+    assert pod["metadata"]["labels"]["team"] == "analytics"
+    assert pod["spec"]["volumes"] == OVERRIDE["spec"]["volumes"]
+    assert pod == construct_generic_pod(
+        workload_id="job-1",
+        namespace="airflow",
+        scheduler_job_id=5,
+        kube_image="q:2",
+        args=["run"],
+        base_worker_pod=TEMPLATE,
+        pod_override=OVERRIDE,
+        rng=random.Random(1),
+    )
+    prepared = construct_pod(
+        job, base_worker_pod=PodTemplate(TEMPLATE), rng=random.Random(1), **_COMMON
+    )
+    assert prepared == pod  # the Airflow version, given or not, plays no part
+
+
+@pytest.mark.parametrize(
+    ("override", "words"),
+    [
+        ({"metadata": {"annotations": {"workload_id": "other"}}}, "annotation 'workload_id'"),
+        ({"metadata": {"annotations": {"callback_id": CALLBACK_ID}}}, "'callback_id' must not"),
+        ({"metadata": {"labels": {"airflow-workload-type": "callback"}}}, "airflow-workload-type"),
+        ({"metadata": {"labels": {"airflow-worker": "9"}}}, "label 'airflow-worker'"),
+    ],
+)
+def test_a_generic_pods_identity_cannot_be_overridden(override: dict[str, Any], words: str) -> None:
+    with pytest.raises(PodReconciliationError, match=re.escape(words)):
+        construct_generic_pod(
+            workload_id="job-1",
+            namespace="jobs",
+            scheduler_job_id=1,
+            kube_image="img:1",
+            args=["run"],
+            pod_override=override,
+        )
+
+
+def test_a_generic_pod_refuses_an_id_no_key_holds() -> None:
+    with pytest.raises(InvalidKey) as raised:
+        construct_generic_pod(
+            workload_id="a\nb", namespace="jobs", scheduler_job_id=1, kube_image="i", args=[]
+        )
+    assert raised.value.field == "id"
+
+
+def test_task_and_callback_jobs_need_the_airflow_version() -> None:
+    common = _COMMON | {"airflow_version": None}
+    for job in (
+        KubernetesJob(TaskInstanceKey("etl", "load", "r", 1, -1), ("run",)),
+        KubernetesJob(CallbackKey(CALLBACK_ID), ("run",)),
+    ):
+        with pytest.raises(InvalidJob, match="airflow_version is not set") as raised:
+            construct_pod(job, **common)
+        assert raised.value.field == "airflow_version"
+
+
+@pytest.mark.parametrize(
+    ("job", "field", "words"),
+    [
+        (KubernetesJob(TaskInstanceKey("d", "t", "r"), ("run",)), "airflow_version", "not set"),
+        (KubernetesJob(CallbackKey(CALLBACK_ID), ("run",)), "airflow_version", "not set"),
+        (KubernetesJob(GenericKey("j"), ("run", 5)), "command", "strings"),  # type: ignore[arg-type]
+        (KubernetesJob(GenericKey("j"), ("run",), kube_image=""), "kube_image", "non-empty"),
+        (KubernetesJob(GenericKey("j"), (), pod_template_file=""), "pod_template_file", "path"),
+        (KubernetesJob(GenericKey("j"), (), pod_template_file="t.yaml"), "pod_template_file",
+         "no load_template"),
+    ],
+)  # fmt: skip
+def test_check_job_refuses_what_no_pod_can_be_built_from_naming_the_field(
+    job: KubernetesJob[Any], field: str, words: str
+) -> None:
+    with pytest.raises(InvalidJob, match=re.escape(words)) as raised:
+        check_job(job, airflow_version=None, loads_templates=False)
+    assert raised.value.field == field
+    assert str(raised.value).startswith(f"{field}: ")
+
+
+def test_check_job_refuses_an_override_on_a_callback_and_a_callback_before_3_3() -> None:
+    callback = KubernetesJob(CallbackKey(CALLBACK_ID), ("run",), pod_override=OVERRIDE)
+    with pytest.raises(InvalidJob) as raised:
+        check_job(callback, airflow_version=VERSION)
+    assert raised.value.field == "pod_override"
+    with pytest.raises(CallbackWorkloadsUnsupported):
+        check_job(KubernetesJob(CallbackKey(CALLBACK_ID), ("run",)), airflow_version="3.2.1")
+    check_job(KubernetesJob(GenericKey("j"), ("run",), pod_override=OVERRIDE), airflow_version=None)
+
+
+@pytest.mark.parametrize(
+    ("override", "field"),
+    [
+        ({"spec": {"hostNetwork": "yes"}}, "spec.hostNetwork"),
+        ({"metadata": {"name": "Bad_Name!"}}, "metadata.name"),
+        ({"metadata": {"annotations": {"a/b/c": "x"}}}, "metadata.annotations['a/b/c']"),
+        (
+            {"spec": {"initContainers": [{"name": "x_y", "image": "i"}]}},
+            "spec.initContainers[0].name",
+        ),
+        ("not a pod", "pod"),
+    ],
+)  # fmt: skip
+def test_check_pod_override_names_the_field_it_breaks(override: Any, field: str) -> None:
+    for template in (None, PodTemplate(TEMPLATE)):
+        with pytest.raises(InvalidPod) as raised:
+            check_pod_override(override, template)
+        assert raised.value.field == field
+
+
+def test_check_pod_override_leaves_what_the_other_layers_give_to_them() -> None:
+    # No pod name, a container named by the template: valid as an override.
+    check_pod_override(OVERRIDE)
+    check_pod_override({"spec": {"containers": [{"resources": {}}]}, "metadata": {"name": None}})

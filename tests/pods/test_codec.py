@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k8s_workloads.compat import CallbackWorkloadsUnsupported
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods.codec import (
     CallbackAnnotationsUnsupported,
     InvalidAnnotations,
@@ -163,7 +163,7 @@ def test_key_to_annotations() -> None:
     assert key_to_annotations(CallbackKey(CALLBACK_ID)) == {"callback_id": CALLBACK_ID}
 
 
-@given(workload_keys())
+@given(workload_keys(generic=True))
 def test_round_trip(key: WorkloadKey) -> None:
     annotations = key_to_annotations(key)
     assert all(isinstance(v, str) for v in annotations.values())
@@ -171,7 +171,7 @@ def test_round_trip(key: WorkloadKey) -> None:
 
 
 annotation_keys = st.sampled_from(
-    ["dag_id", "task_id", "try_number", "map_index", "run_id", "callback_id",
+    ["dag_id", "task_id", "try_number", "map_index", "run_id", "callback_id", "workload_id",
      "logical_date", "execution_date", "other"]
 )  # fmt: skip
 annotation_values = st.one_of(
@@ -182,7 +182,10 @@ annotation_values = st.one_of(
 @given(
     st.dictionaries(st.one_of(annotation_keys, st.text(max_size=10)), annotation_values),
     st.none()
-    | st.dictionaries(st.sampled_from(["airflow-workload-type", "x"]), st.text(max_size=10)),
+    | st.dictionaries(
+        st.sampled_from(["airflow-workload-type", "x"]),
+        st.sampled_from(["callback", "generic"]) | st.text(max_size=10),
+    ),
     st.sampled_from([None, "3.2.0", "3.3.0"]),
 )
 def test_decoding_any_strings_raises_only_invalid_annotations(
@@ -194,7 +197,7 @@ def test_decoding_any_strings_raises_only_invalid_annotations(
         field = error.field
         assert field
     else:
-        assert isinstance(key, (TaskInstanceKey, CallbackKey))
+        assert isinstance(key, (TaskInstanceKey, CallbackKey, GenericKey))
 
 
 @given(
@@ -242,3 +245,40 @@ def test_the_cached_decoding_is_the_checked_one(annotations: dict[str, Any]) -> 
 
     for _ in range(2):  # the second call reads the cache
         assert outcome(codec._decode_task) == outcome(codec._decode_task_checked)
+
+
+# --- generic workloads (issue 30, item 5) ----------------------------------------------------
+
+
+def test_a_generic_pod_decodes_by_its_label_or_annotation_with_no_version() -> None:
+    key = GenericKey("job-1")
+    assert key_to_annotations(key) == {"workload_id": "job-1"}
+    for labels in ({"airflow-workload-type": "generic"}, None, {}):
+        assert annotations_to_key({"workload_id": "job-1"}, labels) == key
+    # Task annotations beside it (an executor's own) do not make it a task pod.
+    assert annotations_to_key(TASK | {"workload_id": "job-1"}) == key
+
+
+@pytest.mark.parametrize(
+    ("annotations", "labels", "field"),
+    [
+        ({}, {"airflow-workload-type": "generic"}, "workload_id"),
+        ({"workload_id": ""}, None, "workload_id"),
+        ({"workload_id": "a\nb"}, None, "workload_id"),
+        ({"workload_id": 5}, None, "workload_id"),
+        ({"workload_id": "j", "callback_id": CALLBACK_ID}, None, "callback_id"),
+        ({"workload_id": "j"}, {"airflow-workload-type": ["generic"]}, "airflow-workload-type"),
+    ],
+)
+def test_a_bad_generic_pod_names_the_field(
+    annotations: dict[str, object], labels: dict[str, object] | None, field: str
+) -> None:
+    with pytest.raises(InvalidAnnotations) as caught:
+        annotations_to_key(annotations, labels, airflow_version=V33)
+    assert caught.value.field == field
+
+
+def test_a_callback_label_wins_over_a_workload_id() -> None:
+    labels = {"airflow-workload-type": "callback"}
+    annotations = {"callback_id": CALLBACK_ID, "workload_id": "j"}
+    assert annotations_to_key(annotations, labels, airflow_version=V33) == CallbackKey(CALLBACK_ID)

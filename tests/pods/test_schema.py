@@ -237,7 +237,10 @@ def mutated_pods(draw: st.DrawFn) -> Manifest:
     a key dropped, a key added."""
     pod = clean_manifest(draw(pod_templates()))
     for _ in range(draw(st.sampled_from([0, 1, 1, 2]))):
-        path = draw(st.sampled_from([path for path in _paths(pod) if path]))
+        paths = [path for path in _paths(pod) if path]
+        if not paths:  # the first change dropped the template's only key
+            break
+        path = draw(st.sampled_from(paths))
         parent = _node_at(pod, path[:-1])
         change = draw(st.sampled_from(["replace", "drop", "add"]))
         if change == "replace" or not isinstance(parent, dict):

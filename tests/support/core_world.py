@@ -53,8 +53,10 @@ class World:
     def submit(self, key: WorkloadKey, command: list[str] | None = None) -> None:
         if isinstance(key, TaskInstanceKey):
             self.db.add_task(key)
-        else:
+        elif isinstance(key, CallbackKey):
             self.db.add_callback(key)
+        else:
+            self.db.add_generic(key)
         self.core.submit(KubernetesJob(key, command or ["python", "-m", "x"]))
 
     def sync(self) -> list[Any]:

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from k8s_workloads.adapters import to_v1pod
 from k8s_workloads.codec import ANNOTATIONS_READ
-from k8s_workloads.keys import TaskInstanceKey
+from k8s_workloads.keys import GENERIC_ID_MAX_LENGTH, TaskInstanceKey
 from k8s_workloads.labels import (
     CALLBACK_ID_ANNOTATION,
     KUBERNETES_EXECUTOR_LABEL,
@@ -41,9 +41,11 @@ from k8s_workloads.labels import (
 from k8s_workloads.states import (
     CallbackResult,
     CallbackState,
+    GenericResult,
     TaskInstanceState,
     TaskResult,
 )
+from k8s_workloads.testing.strategies import ClusterEvent, PodFate, cluster_events, generic_keys
 from k8s_workloads.watch._watchjson import decode_event, decode_pod_event
 from k8s_workloads.watch.events import (
     Outcome,
@@ -887,3 +889,62 @@ def test_odd_json_text_resolves_as_its_full_decoding(text: str) -> None:
     # included: the bytes resolve as json.loads of the same bytes.
     data = text.encode("utf-8", "surrogatepass")
     assert resolve_event_json(data) == _full(data, ResolverConfig(), None)
+
+
+# --- generic workloads (issue 30, item 5): key -> pod -> watch event -> key, no Airflow ------
+
+_GENERIC_OUTCOMES = {
+    PodFate.SUCCEEDED: (Outcome.SUCCEEDED, CallbackState.SUCCESS),
+    PodFate.FAILED: (Outcome.FAILED, CallbackState.FAILED),
+    PodFate.OOM_KILLED: (Outcome.FAILED, CallbackState.FAILED),
+    PodFate.EVICTED: (Outcome.FAILED, CallbackState.FAILED),
+    PodFate.RUNNING: (Outcome.RUNNING, CallbackState.RUNNING),
+}
+
+
+@given(cluster_events(keys=generic_keys()))
+def test_a_generic_workloads_pod_resolves_to_its_key_with_no_airflow_version(
+    drawn: ClusterEvent,
+) -> None:
+    config = ResolverConfig()  # no Airflow version: what an executor without Airflow has
+    text = json.dumps(drawn.event)
+    for resolution in (
+        resolve_event(drawn.event, config=config),
+        resolve_event_json(text, config=config),
+        resolve_event(decode_event(text), config=config),
+    ):
+        assert resolution.key == drawn.pod.key
+        expected = _GENERIC_OUTCOMES.get(drawn.pod.fate)
+        if expected is not None and drawn.type != "DELETED":
+            assert (resolution.outcome, resolution.state) == expected
+        result = resolution.to_result()
+        if result is not None:
+            assert isinstance(result, GenericResult)
+            assert result.key == drawn.pod.key
+
+
+@given(
+    st.one_of(
+        st.just(""),
+        st.text(min_size=GENERIC_ID_MAX_LENGTH + 1, max_size=GENERIC_ID_MAX_LENGTH + 5),
+        st.text(min_size=1, max_size=20).map(lambda text: f"{text}\n"),
+        st.sampled_from(["\u2028", "a\u202eb", "\x00"]),
+    )
+)
+def test_a_pod_naming_no_valid_generic_id_is_undecodable_naming_the_annotation(bad: str) -> None:
+    pod = {
+        "metadata": {
+            "name": "p",
+            "labels": {KUBERNETES_EXECUTOR_LABEL: "True", WORKLOAD_TYPE_LABEL: "generic"},
+            "annotations": {"workload_id": bad},
+        },
+        "status": {"phase": "Running"},
+    }
+    event_data = {"type": "MODIFIED", "object": pod}
+    for resolution in (
+        resolve_event(event_data),
+        resolve_event_json(json.dumps(event_data)),
+    ):
+        assert resolution.outcome is Outcome.UNDECODABLE
+        assert resolution.key is None
+        assert "workload_id: GenericKey.id must" in resolution.reason

@@ -20,7 +20,7 @@ from airflow.models.taskinstancekey import TaskInstanceKey as AirflowTaskInstanc
 from airflow.utils.state import CallbackState as AirflowCallbackState
 from airflow.utils.state import TaskInstanceState as AirflowTaskInstanceState
 
-from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey, GenericKey, InvalidKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.states import CallbackState, TaskInstanceState, state_class_for_key
 
 __all__ = [
@@ -44,8 +44,14 @@ class ConversionError(TypeError):
 def to_airflow_key(key: TaskInstanceKey) -> AirflowTaskInstanceKey: ...
 @overload
 def to_airflow_key(key: CallbackKey) -> AirflowCallbackKey: ...
+@overload
+def to_airflow_key(key: WorkloadKey) -> AirflowTaskInstanceKey | AirflowCallbackKey: ...
 def to_airflow_key(key: WorkloadKey) -> AirflowTaskInstanceKey | AirflowCallbackKey:
-    """The Airflow key for a library key (a task key needs its ``run_id``: Airflow 3's do)."""
+    """The Airflow key for a library key (a task key needs its ``run_id``: Airflow 3's do).
+
+    A :class:`~k8s_workloads.keys.GenericKey` has none: :class:`ConversionError` (the Airflow
+    executor never submits one, and a generic pod in its watch is not running there).
+    """
     if isinstance(key, CallbackKey):
         return AirflowCallbackKey(key.id)
     if isinstance(key, TaskInstanceKey):
@@ -54,6 +60,8 @@ def to_airflow_key(key: WorkloadKey) -> AirflowTaskInstanceKey | AirflowCallback
         return AirflowTaskInstanceKey(
             key.dag_id, key.task_id, key.run_id, key.try_number, key.map_index
         )
+    if isinstance(key, GenericKey):
+        raise ConversionError(f"{key!r}: a generic workload has no Airflow key")
     raise ConversionError(f"not a workload key: {type(key).__name__}")
 
 

@@ -47,6 +47,7 @@ from k8s_workloads.compat import supports_callbacks
 from k8s_workloads.decisions.actions import Decision, EmitEvent, RequeueJob
 from k8s_workloads.executor.requests import CreatePod, Handled, ListPods, ReadStates, Request
 from k8s_workloads.keys import TaskInstanceKey
+from k8s_workloads.pods.errors import InvalidJob, InvalidPod
 from k8s_workloads.pods.labels import scheduler_pods_selector
 from k8s_workloads.pods.workload import workload_command_args
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
@@ -125,8 +126,18 @@ class KubernetesExecutor(_Adoption):
                 pod_override=None if override is None else to_manifest(override),
                 pod_template_file=template_file,
             )
-            self.core.submit(job)
         except (ConversionError, ValueError, TypeError) as error:
+            self.fail(key=key, info=f"cannot run this workload on Kubernetes: {error}")
+            return
+        try:
+            self.core.submit(job)
+        except (InvalidJob, InvalidPod) as error:
+            # Refused at submit (a bad override or template file): reported as a pod that
+            # could not be built was, when the core found out only at creation.
+            info = f"the pod could not be built: {error}"
+            self.log.warning("No pod could be built for %s: the workload fails: %s", job.key, info)
+            self.fail(key=key, info=info)
+        except (ValueError, TypeError) as error:
             self.fail(key=key, info=f"cannot run this workload on Kubernetes: {error}")
 
     def _process_workloads(self, workloads: Sequence[Any]) -> None:

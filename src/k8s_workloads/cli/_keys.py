@@ -14,6 +14,6 @@ def key_to_json(key: WorkloadKey) -> dict[str, Any]:
 
 
 def key_to_text(key: WorkloadKey | None) -> str:
-    """A key on one line: ``task etl.load run=r1 try=2 map=3``, ``callback <id>`` or ``-``
-    (``key.to_text()``, ``-`` for no key)."""
+    """A key on one line: ``task etl.load run=r1 try=2 map=3``, ``callback <id>``,
+    ``generic <id>`` or ``-`` (``key.to_text()``, ``-`` for no key)."""
     return "-" if key is None else key.to_text()

@@ -36,7 +36,7 @@ from k8s_workloads.decisions.actions import (
 )
 from k8s_workloads.decisions.attempts import Attempts
 from k8s_workloads.decisions.rules import cleanup_actions
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import _RUN_ONCE_KEYS, CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -59,6 +59,7 @@ from k8s_workloads.states import (
     CallbackResult,
     CallbackState,
     ExecutorPseudoState,
+    GenericResult,
     TaskInstanceState,
     TaskResult,
     WorkloadResult,
@@ -378,6 +379,7 @@ def plan_adoption(
     airflow_version: VersionLike | None = None,
     config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
     running: Iterable[WorkloadKey] = (),
+    expected_generic_keys: Iterable[GenericKey] | None = None,
 ) -> AdoptionPlan:
     """Plan the takeover of listed pods (manifests) by scheduler ``me``.
 
@@ -390,7 +392,10 @@ def plan_adoption(
     failure may already have been reported. Succeeded pods yield ``COMPLETED`` results —
     except a settled callback's (not among ``expected_callback_keys``): reporting it would
     overwrite the callback's end state, so its pod is only cleaned up (as ``config``
-    says). Pods without the ``kubernetes_executor=True`` label are not the executor's.
+    says). ``expected_generic_keys`` are to generic workloads what
+    ``expected_callback_keys`` are to callbacks (the executor's unfinished workloads; None:
+    every live generic pod is adopted). Pods without the ``kubernetes_executor=True`` label
+    are not the executor's.
     Of a workload's unfinished pods only the current launch is adopted: older ones
     (``creationTimestamp``) and Failed ones beside a live one were requeued launches,
     whose failure is not the workload's.
@@ -412,6 +417,7 @@ def plan_adoption(
     alive = {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_ids} | {my_label}
     expected = None if expected_task_keys is None else set(expected_task_keys)
     expected_callbacks = None if expected_callback_keys is None else set(expected_callback_keys)
+    expected_generic = None if expected_generic_keys is None else set(expected_generic_keys)
     actions: list[Action] = []
     adopted: set[WorkloadKey] = set()
     completed: list[WorkloadResult] = []
@@ -433,12 +439,8 @@ def plan_adoption(
         if not succeeded and key in owned:
             skipped.append(SkippedPod(name, namespace, "already owned by this scheduler"))
             continue
-        if isinstance(key, TaskInstanceKey):
-            unexpected = expected is not None and key not in expected
-        else:
-            unexpected = expected_callbacks is not None and key not in expected_callbacks
+        unexpected, kind = _unexpected(key, expected, expected_callbacks, expected_generic)
         if not succeeded and unexpected:
-            kind = "task instances" if isinstance(key, TaskInstanceKey) else "active callbacks"
             reason = f"not among the {kind} to adopt"
             if pod.phase == "Failed":
                 # Its workload ended (its report stored before the pod would have gone):
@@ -459,14 +461,11 @@ def plan_adoption(
             )
         )
         if succeeded:
-            result: WorkloadResult = (
-                CallbackResult(key, _COMPLETED, name, namespace, pod.resource_version)
-                if isinstance(key, CallbackKey)
-                else TaskResult(key, _COMPLETED, name, namespace, pod.resource_version)
-            )
-            if unexpected and isinstance(key, CallbackKey):
+            result = _pseudo_result(key, _COMPLETED, name, namespace, pod.resource_version)
+            if unexpected and isinstance(key, _RUN_ONCE_KEYS):
                 actions.extend(cleanup_actions(result, config))
-                reason = "callback already settled: its Succeeded pod is cleaned up, not reported"
+                what = "callback" if isinstance(key, CallbackKey) else "generic workload"
+                reason = f"{what} already settled: its Succeeded pod is cleaned up, not reported"
                 skipped.append(SkippedPod(name, namespace, reason))
             else:
                 completed.append(result)
@@ -484,9 +483,26 @@ def plan_adoption(
     )
 
 
+def _unexpected(
+    key: WorkloadKey,
+    tasks: set[TaskInstanceKey] | None,
+    callbacks: set[CallbackKey] | None,
+    generic: set[GenericKey] | None,
+) -> tuple[bool, str]:
+    """Whether ``key`` is left out of the expected keys of its kind (None: all expected),
+    and what that kind's expected keys are, for the reason."""
+    if isinstance(key, TaskInstanceKey):
+        return tasks is not None and key not in tasks, "task instances"
+    if isinstance(key, CallbackKey):
+        return callbacks is not None and key not in callbacks, "active callbacks"
+    return generic is not None and key not in generic, "generic workloads"
+
+
 def _failed(key: WorkloadKey, name: str, namespace: str, pod: _Listed) -> WorkloadResult:
     if isinstance(key, CallbackKey):
         return CallbackResult(key, CallbackState.FAILED, name, namespace, pod.resource_version)
+    if isinstance(key, GenericKey):
+        return GenericResult(key, CallbackState.FAILED, name, namespace, pod.resource_version)
     return TaskResult(key, TaskInstanceState.FAILED, name, namespace, pod.resource_version)
 
 
@@ -590,8 +606,22 @@ def plan_relist(
         attempt = attempts.get(key)
         launch = None if attempt is None else attempt.attempts
         gone = ExecutorPseudoState.VANISHED
-        if isinstance(key, CallbackKey):
-            vanished.append(CallbackResult(key, gone, "", "", "", launch=launch))
-        else:
-            vanished.append(TaskResult(key, gone, "", "", "", launch=launch))
+        vanished.append(_pseudo_result(key, gone, "", "", "", launch=launch))
     return tuple(vanished)
+
+
+def _pseudo_result(
+    key: WorkloadKey,
+    state: ExecutorPseudoState,
+    pod_name: str,
+    namespace: str,
+    resource_version: str,
+    *,
+    launch: int | None = None,
+) -> WorkloadResult:
+    """A result of ``state`` for ``key``, of the result class of its kind."""
+    if isinstance(key, CallbackKey):
+        return CallbackResult(key, state, pod_name, namespace, resource_version, launch=launch)
+    if isinstance(key, GenericKey):
+        return GenericResult(key, state, pod_name, namespace, resource_version, launch=launch)
+    return TaskResult(key, state, pod_name, namespace, resource_version, launch=launch)

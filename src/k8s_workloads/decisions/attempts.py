@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 import immutables
 
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -87,7 +87,7 @@ class Attempts:
         return len(self._map)
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, (TaskInstanceKey, CallbackKey)) and key in self._map
+        return isinstance(key, (TaskInstanceKey, CallbackKey, GenericKey)) and key in self._map
 
     @property
     def records(self) -> Mapping[WorkloadKey, Attempt]:

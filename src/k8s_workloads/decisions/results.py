@@ -13,7 +13,10 @@ applies decides. :func:`describe_rules` renders the tables for the documentation
 tested against them. Results are dispatched on the key's type before anything
 task-specific happens, so no task rule (a task-instance database lookup, a try-number log
 line) ever sees a callback key: the crash loop of the callback pull requests (reference
-§7.1) cannot happen. Everything here depends only on its arguments.
+§7.1) cannot happen. A generic workload's result (:class:`~k8s_workloads.keys.GenericKey`)
+is decided by the callback rules: it runs once and is reported SUCCESS or FAILED, with no
+retry by a scheduler; the rows name callbacks, and hold for both. Everything here depends
+only on its arguments.
 """
 
 from __future__ import annotations
@@ -40,11 +43,12 @@ from k8s_workloads.decisions.tables import (
     TASK_GIVE_UP_RULES,
     TASK_RULES,
 )
-from k8s_workloads.keys import CallbackKey
+from k8s_workloads.keys import _RUN_ONCE_KEYS
 from k8s_workloads.states import (
     CallbackResult,
     CallbackState,
     ExecutorPseudoState,
+    GenericResult,
     TaskInstanceState,
     TaskResult,
     WorkloadResult,
@@ -117,10 +121,14 @@ def describe_rules(table: tuple[Rule, ...]) -> str:
 
 _TABLES: Final = (
     ("Task results: `decide_task`", "TASK_RULES", TASK_RULES),
-    ("Callback results: `decide_callback`", "CALLBACK_RULES", CALLBACK_RULES),
+    (
+        "Callback and generic workload results: `decide_callback`",
+        "CALLBACK_RULES",
+        CALLBACK_RULES,
+    ),
     ("Giving up on a task result: `handling_failed`", "TASK_GIVE_UP_RULES", TASK_GIVE_UP_RULES),
     (
-        "Giving up on a callback result: `handling_failed`",
+        "Giving up on a callback or generic workload result: `handling_failed`",
         "CALLBACK_GIVE_UP_RULES",
         CALLBACK_GIVE_UP_RULES,
     ),
@@ -187,14 +195,15 @@ def decide_task(
 
 
 def decide_callback(
-    result: CallbackResult,
+    result: CallbackResult | GenericResult,
     *,
     running: bool,
     config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
     attempts: Attempts = Attempts(),
     callback_state: CallbackState | StateNotRead | None = UNKNOWN,
 ) -> Decision:
-    """A callback result as actions, with the workload-state rules (:data:`CALLBACK_RULES`).
+    """A callback (or generic workload's) result as actions, with the workload-state
+    rules (:data:`CALLBACK_RULES`).
 
     When ``callback_state`` (the callback's row in Airflow) is given, only an active
     callback (pending, queued, running) may move to success or failure; a terminal one is
@@ -211,8 +220,9 @@ def decide(
     attempts: Attempts = Attempts(),
     known_state: KnownState = UNKNOWN,
 ) -> Decision:
-    """Dispatch on the result's kind: :func:`decide_callback` or :func:`decide_task`."""
-    if isinstance(result, CallbackResult):
+    """Dispatch on the result's kind: :func:`decide_callback` (callbacks and generic
+    workloads) or :func:`decide_task`."""
+    if isinstance(result, (CallbackResult, GenericResult)):
         callback_state = known_state if not isinstance(known_state, TaskInstanceState) else UNKNOWN
         return _run(_CALLBACK_ROWS, _Case(result, running, config, attempts, callback_state))
     ti_state = known_state if not isinstance(known_state, CallbackState) else UNKNOWN
@@ -254,6 +264,6 @@ def handling_failed(
     it fails again, a watch restart shows the pod once more and, the workload no longer
     running, it is ignored as a duplicate.
     """
-    rows = _CALLBACK_GIVE_UP_ROWS if isinstance(result.key, CallbackKey) else _TASK_GIVE_UP_ROWS
+    rows = _CALLBACK_GIVE_UP_ROWS if isinstance(result.key, _RUN_ONCE_KEYS) else _TASK_GIVE_UP_ROWS
     case = _Case(result, running, config, attempts, known_state, error, failures_so_far)
     return _run(rows, case)

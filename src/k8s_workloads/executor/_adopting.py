@@ -17,7 +17,7 @@ from k8s_workloads.decisions.adoption import (
 from k8s_workloads.executor._base import _CoreBase
 from k8s_workloads.executor._records import _ADOPTION, _FINAL, _Work
 from k8s_workloads.executor.requests import Adoption, CreatePod, ListPods
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -39,6 +39,7 @@ class _Adopting(_CoreBase):
         alive_scheduler_ids: Iterable[str | int] = (),
         expected_task_keys: Iterable[TaskInstanceKey] | None = None,
         expected_callback_keys: Iterable[CallbackKey] | None = None,
+        expected_generic_keys: Iterable[GenericKey] | None = None,
     ) -> AdoptionPlan:
         """Take over the listed pods of dead schedulers (after a restart).
 
@@ -51,6 +52,8 @@ class _Adopting(_CoreBase):
         gone) is not adopted and is named by :meth:`take_failed_relabels`. A pod without
         a readable owner label or workload is skipped, named in the plan's
         ``undecodable``. The drivers' ``adopt`` does all of it in one call.
+        ``expected_generic_keys``: as ``expected_callback_keys``, for generic workloads
+        (:func:`~k8s_workloads.decisions.adoption.plan_adoption`).
         """
         retrying = [work.key for work in self._adoption.relabels if work.key is not None]
         plan = plan_adoption(
@@ -59,6 +62,7 @@ class _Adopting(_CoreBase):
             alive_scheduler_ids=alive_scheduler_ids,
             expected_task_keys=expected_task_keys,
             expected_callback_keys=expected_callback_keys,
+            expected_generic_keys=expected_generic_keys,
             airflow_version=self._resolver.airflow_version,
             config=self.config.decisions,
             running=(*self._running, *retrying),  # a relabel retried is not planned twice

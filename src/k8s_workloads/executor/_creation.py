@@ -50,8 +50,8 @@ from k8s_workloads.executor.requests import (
     ReadPod,
     Request,
 )
-from k8s_workloads.keys import CallbackKey
-from k8s_workloads.pods.build import PodTemplate, construct_pod
+from k8s_workloads.keys import _RUN_ONCE_KEYS
+from k8s_workloads.pods.build import PodTemplate, check_job, construct_pod
 from k8s_workloads.pods.payload import (
     attach_secure_payload,
     json_path_command_args,
@@ -155,11 +155,11 @@ class _Creation(_CoreBase):
             self.on_decision(Handled(key, "create unsent", decision, pod_name=request.pod_name))
 
     def _waited_too_long(self, entry: _Queued, request: CreatePod, what: str) -> bool:
-        """Fail a callback whose pod could not be created within
+        """Fail a callback (or generic workload) whose pod could not be created within
         ``callback_queued_timeout`` of its first attempt (True: failed)."""
         timeout, now = self.config.decisions.callback_queued_timeout, self._now
         if (
-            not isinstance(request.key, CallbackKey)
+            not isinstance(request.key, _RUN_ONCE_KEYS)
             or timeout is None
             or now is None
             or entry.since is None
@@ -378,6 +378,18 @@ class _Creation(_CoreBase):
         if self.on_decision is not None:
             self.on_decision(Handled(key, cause, decision, pod_name=pod_name))
         self._open(_Work(_FINAL, deque(decision.actions), attempts=decision.attempts), key)
+
+    def _check_job(self, job: KubernetesJob[Any]) -> None:
+        """Refuse at ``submit`` a job no pod could be built from (:func:`check_job`), its
+        override prepared over the configured template once (the build finds it so)."""
+        config = self.config
+        template = self._template() if job.pod_template_file is None else None
+        check_job(
+            job,
+            airflow_version=config.airflow_version,
+            base_worker_pod=template if isinstance(template, PodTemplate) else None,
+            loads_templates=config.load_template is not None,
+        )
 
     def _template(self) -> PodTemplate | Mapping[str, Any] | None:
         """The configured template, prepared on first use (see :class:`PodTemplate`)."""

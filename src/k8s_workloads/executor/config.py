@@ -26,8 +26,8 @@ def _text(value: str | int) -> str:
     return str(value)
 
 
-def _version(value: VersionLike) -> AirflowVersion:
-    return _checks.version("ExecutorConfig", "airflow_version", value)
+def _version(value: VersionLike | None) -> AirflowVersion | None:
+    return _checks.optional_version("ExecutorConfig", "airflow_version", value)
 
 
 def _namespace(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -54,12 +54,19 @@ class ExecutorConfig:
     ``max_concurrent_creations`` of them in flight at once. With ``secure_payload``
     the workload JSON goes into a Secret instead of the pod's args
     (:mod:`k8s_workloads.payload`). ``read_callback_states`` asks for ``Callback.state``
-    before reporting a callback, so a terminal callback is never overwritten.
+    before reporting a callback, so a terminal callback is never overwritten (and, likewise,
+    for a generic workload's state before reporting it).
+
+    ``airflow_version`` is needed only where Airflow is: a task or callback job submitted
+    to a core without it is refused (:class:`~k8s_workloads.pods.errors.InvalidJob`, field
+    ``airflow_version``); generic workloads (:class:`~k8s_workloads.keys.GenericKey`) run
+    without it. :meth:`generic` gives the defaults that suit an executor with no Airflow.
     """
 
     scheduler_id: str = attrs.field(converter=_text)
     namespace: str = attrs.field(validator=_namespace)
-    airflow_version: AirflowVersion = attrs.field(converter=_version)
+    airflow_version: AirflowVersion | None = attrs.field(default=None, converter=_version)
+    """The Airflow the task and callback pods run (None: no Airflow, generic jobs only)."""
     kube_image: str | None = attrs.field(default=None, validator=_checks.optional_text)
     pod_template: Mapping[str, Any] | None = attrs.field(
         default=None, validator=_checks.optional_mapping
@@ -100,3 +107,36 @@ class ExecutorConfig:
 
     def resolver_config(self) -> ResolverConfig:
         return self.resolver or ResolverConfig(airflow_version=self.airflow_version)
+
+    @classmethod
+    def generic(
+        cls,
+        scheduler_id: str | int,
+        namespace: str,
+        **options: Any,  # noqa: ANN401 - any other field, by name, as the constructor takes it
+    ) -> ExecutorConfig:
+        """A config for an executor with no Airflow, running generic workloads.
+
+        What differs from the constructor's defaults, and why:
+
+        * no ``airflow_version``: task and callback jobs are refused at ``submit``, callback
+          pods met in the watch are undecodable (ignored);
+        * ``read_callback_states=False``: the core reports each workload's result from its
+          pod alone and never hands out a :class:`~k8s_workloads.executor.ReadStates`
+          (there is no Airflow row to guard; an executor that keeps states of its own and
+          wants a terminal one never overwritten passes ``read_callback_states=True`` and
+          answers the reads, a :data:`~k8s_workloads.states.GenericState` or None each);
+        * ``decisions`` with ``callback_launch_failure_retries=1``: a pod that failed
+          before the workload ran (its image never pulled, the node went away before it
+          started) is launched once more, as a task's is by default; a workload whose
+          code ran is never run again (no scheduler retries it: that is the executor's
+          call).
+
+        ``options`` are any other fields by name (``kube_image``, ``pod_template``,
+        ``creation_batch_size`` …), and override these defaults.
+        """
+        defaults: dict[str, Any] = {
+            "read_callback_states": False,
+            "decisions": DecisionConfig(callback_launch_failure_retries=1),
+        }
+        return cls(scheduler_id, namespace, **{**defaults, **options})

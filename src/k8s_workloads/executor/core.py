@@ -75,7 +75,7 @@ from k8s_workloads.executor.requests import (
     Waiting,
     WorkloadAlreadyRunning,
 )
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods.labels import watcher_selector
 from k8s_workloads.states import (
     CallbackState,
@@ -175,12 +175,23 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
     # --- inputs -----------------------------------------------------------------------
 
     def submit(self, job: KubernetesJob[Any]) -> None:
-        """A workload to launch: it runs from now on and its pod joins the creation queue."""
+        """A workload to launch: it runs from now on and its pod joins the creation queue.
+
+        A job no pod could be built from is refused here, before anything changes, naming
+        the field: :class:`~k8s_workloads.pods.errors.InvalidJob` (a task or callback job
+        with no ``airflow_version`` configured, a ``pod_override`` on a callback job, a
+        ``pod_template_file`` with no ``load_template``, args or an image that are not
+        text) or :class:`~k8s_workloads.pods.errors.InvalidPod` (a ``pod_override`` that
+        breaks the Pod schema or a naming rule); both are ``ValueError``. A job whose pod
+        fails only once built (its template file's content, its identity, the mutation
+        hook) fails when the core builds it, reported as the workload's failure.
+        """
         key = job.key
-        if not isinstance(key, (TaskInstanceKey, CallbackKey)):
+        if not isinstance(key, (TaskInstanceKey, CallbackKey, GenericKey)):
             raise TypeError(f"job.key must be a workload key, got {type(key).__name__}")
         if key in self._running:
             raise WorkloadAlreadyRunning(f"{key!r} is running already")
+        self._check_job(job)
         self._running[key] = None
         self._attempts = self._attempts.with_record(key, Attempt(job))
         self._generation += 1

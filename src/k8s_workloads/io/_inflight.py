@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from k8s_workloads.decisions.adoption import AdoptionPlan
     from k8s_workloads.executor.core import ExecutorCore
     from k8s_workloads.io._calls import Listing
-    from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+    from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 
 __all__ = ["Call", "InFlight", "Wait", "inline_by_default"]
 
@@ -96,20 +96,23 @@ class InFlight(Generic[H]):
         alive_scheduler_ids: list[str | int],
         expected_task_keys: Iterable[TaskInstanceKey] | None,
         expected_callback_keys: Iterable[CallbackKey] | None,
+        expected_generic_keys: Iterable[GenericKey] | None = None,
     ) -> tuple[AdoptionPlan, list[WorkloadKey]]:
         """The core's adoption of the pods in ``listings`` (the answers to its
         :meth:`~k8s_workloads.executor.ExecutorCore.adoption_lists`), and every key
         expected: a driver's ``adopt`` performs the relabels, then asks the core."""
         tasks = None if expected_task_keys is None else list(expected_task_keys)
         callbacks = None if expected_callback_keys is None else list(expected_callback_keys)
+        generic = None if expected_generic_keys is None else list(expected_generic_keys)
         pods = [pod for listing in listings for pod in cast("Listing", listing)[0]]
         plan = self.core.adopt(
             pods,
             alive_scheduler_ids=alive_scheduler_ids,
             expected_task_keys=tasks,
             expected_callback_keys=callbacks,
+            expected_generic_keys=generic,
         )
-        return plan, [*(tasks or ()), *(callbacks or ())]
+        return plan, [*(tasks or ()), *(callbacks or ()), *(generic or ())]
 
     def next_step(
         self,

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from k8s_workloads.executor.core import ExecutorCore
     from k8s_workloads.executor.requests import Adoption, CreatePod, Request
-    from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+    from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey
 
 __all__ = ["PoolDriver"]
 
@@ -101,18 +101,20 @@ class PoolDriver(InFlight["concurrent.futures.Future[object]"]):
         alive_scheduler_ids: Iterable[str | int] = (),
         expected_task_keys: Iterable[TaskInstanceKey] | None = None,
         expected_callback_keys: Iterable[CallbackKey] | None = None,
+        expected_generic_keys: Iterable[GenericKey] | None = None,
     ) -> Adoption:
         """Take over the pods of dead schedulers, in one call: list what the core's
         :meth:`~k8s_workloads.executor.ExecutorCore.adoption_lists` name, adopt them,
         perform the relabels, and say what to run again — the expected keys with no pod
         anywhere, never a workload the adoption finished — which relabels were refused
         and which are retried on the next passes (:class:`~k8s_workloads.executor.Adoption`).
-        A list that fails raises as its call does: adopt again later."""
+        A list that fails raises as its call does: adopt again later.
+        ``expected_generic_keys``: an executor's generic workloads, as callbacks'."""
         alive = list(alive_scheduler_ids)
         lists = self.core.adoption_lists(dead_scheduler_ids, alive)
         listings = [self.perform(listing) for listing in lists]
         plan, expected = self.plan_adoption(
-            listings, alive, expected_task_keys, expected_callback_keys
+            listings, alive, expected_task_keys, expected_callback_keys, expected_generic_keys
         )
         self.run(now)
         return self.core.adoption(plan, expected)

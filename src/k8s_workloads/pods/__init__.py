@@ -1,4 +1,5 @@
-"""Pod building: the worker pod of a task or callback, and the rules it must keep.
+"""Pod building: the worker pod of a task, callback or generic workload, and the rules it
+must keep.
 
 The package's modules, from the bottom up:
 
@@ -16,7 +17,8 @@ The package's modules, from the bottom up:
 * :mod:`~k8s_workloads.pods.plan`: the prepared path, the same pods faster, and
   :func:`fast_path`, its switch;
 * :mod:`~k8s_workloads.pods.build`: the builders, :class:`PodTemplate`,
-  :func:`construct_task_pod`, :func:`construct_callback_pod`, :func:`construct_pod`.
+  :func:`construct_task_pod`, :func:`construct_callback_pod`, :func:`construct_generic_pod`,
+  :func:`construct_pod`.
 
 ``k8s_workloads.pods`` was a module: its names are here still, loaded on first use, so
 that importing one of the package's lower modules (``pods.codec`` for the CLI's
@@ -31,13 +33,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from k8s_workloads.pods.build import (
         PodTemplate,
+        check_pod_override,
         construct_callback_pod,
+        construct_generic_pod,
         construct_pod,
         construct_task_pod,
     )
-    from k8s_workloads.pods.errors import InvalidMutatedPod, InvalidPod, PodMutationHookError
+    from k8s_workloads.pods.errors import (
+        InvalidJob,
+        InvalidMutatedPod,
+        InvalidPod,
+        PodMutationHookError,
+    )
     from k8s_workloads.pods.general import MutationHook
-    from k8s_workloads.pods.identity import callback_pod_name
+    from k8s_workloads.pods.identity import callback_pod_name, generic_pod_name
     from k8s_workloads.pods.plan import FastPathUse, fast_path
     from k8s_workloads.pods.restart import WORKER_RESTART_POLICY, replaced_restart_policy
     from k8s_workloads.pods.workload import (
@@ -50,14 +59,18 @@ if TYPE_CHECKING:
 
 _OWNERS: dict[str, str] = {
     "PodTemplate": "build",
+    "check_pod_override": "build",
     "construct_callback_pod": "build",
+    "construct_generic_pod": "build",
     "construct_pod": "build",
     "construct_task_pod": "build",
+    "InvalidJob": "errors",
     "InvalidMutatedPod": "errors",
     "InvalidPod": "errors",
     "PodMutationHookError": "errors",
     "MutationHook": "general",
     "callback_pod_name": "identity",
+    "generic_pod_name": "identity",
     "FastPathUse": "plan",
     "fast_path": "plan",
     "WORKER_RESTART_POLICY": "restart",
@@ -87,16 +100,20 @@ __all__ = [
     "EXECUTOR_POD_ENV",
     "WORKER_RESTART_POLICY",
     "FastPathUse",
+    "InvalidJob",
     "InvalidMutatedPod",
     "InvalidPod",
     "MutationHook",
     "PodMutationHookError",
     "PodTemplate",
     "callback_pod_name",
+    "check_pod_override",
     "construct_callback_pod",
+    "construct_generic_pod",
     "construct_pod",
     "construct_task_pod",
     "fast_path",
+    "generic_pod_name",
     "parse_callback_log_path",
     "replaced_restart_policy",
     "workload_command_args",

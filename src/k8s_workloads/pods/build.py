@@ -1,11 +1,13 @@
-"""The worker pod builders: task pods, callback pods, and the prepared template.
+"""The worker pod builders: task pods, callback pods, generic workloads' pods, and the
+prepared template.
 
 :func:`construct_task_pod` gives, for the same inputs, the manifest the provider's
 ``PodGenerator.construct_pod`` followed by ``sanitize_for_serialization`` gives: the same
 name handling, image precedence, annotations, labels, ``base`` container and merge chain
 (template → dynamic pod → ``pod_override``). :func:`construct_callback_pod` builds the
-minimal pod for an Airflow 3.3 ``ExecuteCallback``. Both then apply an optional mutation
-hook and check that the identity the watcher decodes is still on the pod.
+minimal pod for an Airflow 3.3 ``ExecuteCallback``, :func:`construct_generic_pod` the pod
+of any other executor's workload (no Airflow in it). Each then applies an optional mutation
+hook and checks that the identity the watcher decodes is still on the pod.
 :class:`PodTemplate` prepares a template (and each override) once for many pods, and
 :func:`construct_pod` builds a :class:`~k8s_workloads.states.KubernetesJob`'s pod with the
 builder its key calls for.
@@ -15,8 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from k8s_workloads._display import shown
 from k8s_workloads.compat import VersionLike, require_callback_support
-from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, TaskInstanceKey
+from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, GenericKey, TaskInstanceKey
+from k8s_workloads.pods.errors import InvalidJob, InvalidPod
 from k8s_workloads.pods.general import (
     MutationHook,
     _check_arguments,
@@ -30,12 +34,15 @@ from k8s_workloads.pods.identity import (
     _DATE_KEYS,
     _callback_identity,
     _callback_pod_name,
+    _generic_identity,
+    _generic_pod_name,
     _task_annotations,
     _task_identity,
 )
 from k8s_workloads.pods.labels import (
     LOGICAL_DATE_KEY,
     build_labels_for_callback_pod,
+    build_labels_for_generic_pod,
     build_labels_for_k8s_executor_pod,
     create_unique_id,
 )
@@ -53,6 +60,7 @@ from k8s_workloads.pods.plan import (
 )
 from k8s_workloads.pods.validation import (
     POD_NAME_MAX_LENGTH,
+    validate_manifest,
 )
 from k8s_workloads.pods.workload import _callback_ids
 
@@ -417,12 +425,110 @@ def _callback_pod(
     return prepared.build(own, hook=mutation_hook, identity=identity, secrets=secrets)
 
 
+def check_pod_override(
+    pod_override: Mapping[str, Any], base_worker_pod: PodTemplate | None = None
+) -> None:
+    """Refuse a ``pod_override`` no pod can be built with, before any pod is.
+
+    Raises :class:`InvalidPod` (``field`` the first offending one, the message naming
+    ``pod_override``) where the override breaks the Kubernetes 1.37 Pod schema or, in what
+    it sets itself, a naming rule (a pod name, namespace, label, annotation or container
+    name); what only the merge decides (the pod's own name, its identity labels and
+    annotations, the hook's pod) is checked when the pod is built. Over a
+    ``base_worker_pod`` the override is prepared for it here, once: the pods built over
+    both find it prepared. An override passed is kept by content (as the builders keep
+    theirs), so the many jobs of one override are checked once.
+    """
+    if base_worker_pod is not None:
+        base_worker_pod._with_override(pod_override, ())  # noqa: SLF001 - kept by content
+    _CHECKED_OVERRIDES.get(pod_override, lambda: _override_checked(pod_override, base_worker_pod))
+
+
+_CHECKED_OVERRIDES: _ByContent[bool] = _ByContent(_CACHED_OVERRIDES)
+
+
+def _override_checked(pod_override: Mapping[str, Any], template: PodTemplate | None) -> bool:
+    if template is None:  # else prepared over it just now, which checked the layer
+        _layer(pod_override, "pod_override", ())
+    violations = validate_manifest(pod_override, layer=True)
+    if violations:
+        raise InvalidPod("pod_override", violations)
+    return True
+
+
+def construct_generic_pod(
+    *,
+    workload_id: str,
+    namespace: str,
+    scheduler_job_id: str | int,
+    kube_image: str | None,
+    args: Sequence[str],
+    base_worker_pod: Mapping[str, Any] | None = None,
+    pod_override: Mapping[str, Any] | None = None,
+    pod_id: str | None = None,
+    mutation_hook: MutationHook | None = None,
+    rng: random.Random | None = None,
+) -> Manifest:
+    """The manifest of a generic workload's pod (a :class:`~k8s_workloads.keys.GenericKey`;
+    a new dict): no Airflow version, no Airflow workload.
+
+    The template (``base_worker_pod``) with ``args`` on its ``base`` container, then
+    ``pod_override``, merged by the task rules; the image is the override's first
+    container's, else ``kube_image``, else the template's. Annotated ``workload_id=<id>``,
+    labelled ``airflow-workload-type=generic``, ``kubernetes_executor=True``,
+    ``airflow-worker=<job id>`` and ``workload_id`` (the id as a label value, see
+    :func:`~k8s_workloads.pods.labels.build_labels_for_generic_pod`); never a task's or a
+    callback's annotations. ``pod_id`` defaults to :func:`generic_pod_name`. The pod
+    returned passes the naming rules and the 1.37 schema, as every pod built here. Raises
+    :class:`~k8s_workloads.keys.InvalidKey` (field ``id``) for an id no
+    :class:`~k8s_workloads.keys.GenericKey` holds, and the errors of
+    :func:`construct_task_pod`.
+    """
+    return _generic_pod(
+        base_worker_pod,
+        workload_id=workload_id,
+        namespace=namespace,
+        scheduler_job_id=scheduler_job_id,
+        kube_image=kube_image,
+        args=args,
+        pod_override=pod_override,
+        pod_id=pod_id,
+        mutation_hook=mutation_hook,
+        rng=rng,
+    )
+
+
+def _generic_pod(
+    template_source: PodTemplate | Mapping[str, Any] | None,
+    *,
+    workload_id: str,
+    namespace: str,
+    scheduler_job_id: str | int,
+    kube_image: str | None,
+    args: Sequence[str],
+    pod_override: Mapping[str, Any] | None,
+    pod_id: str | None,
+    mutation_hook: MutationHook | None,
+    rng: random.Random | None,
+) -> Manifest:
+    key = GenericKey(workload_id)
+    secrets = (args,)
+    _check_arguments(namespace=namespace, name=pod_id or "", args=args, image=kube_image)
+    name = _fit_pod_name(pod_id or _generic_pod_name(key, rng), rng)
+    labels = build_labels_for_generic_pod(scheduler_job_id=scheduler_job_id, workload_id=key.id)
+    identity = _generic_identity(key, labels)
+    prepared = _template_of(template_source, secrets)._with_override(pod_override, secrets)  # noqa: SLF001
+    image = prepared.override_image or kube_image
+    own = _OwnValues(namespace, name, dict(identity.annotations), labels, args, image)
+    return prepared.build(own, hook=mutation_hook, identity=identity, secrets=secrets)
+
+
 def construct_pod(
     job: KubernetesJob[Any],
     *,
     namespace: str,
     scheduler_job_id: str | int,
-    airflow_version: VersionLike,
+    airflow_version: VersionLike | None,
     kube_image: str | None = None,
     base_worker_pod: PodTemplate | Mapping[str, Any] | None = None,
     args: Sequence[str] | None = None,
@@ -438,21 +544,44 @@ def construct_pod(
     the job's ``pod_override``; ``pod_id`` defaults to
     :func:`~k8s_workloads.labels.create_unique_id` of the dag and task ids), a
     :class:`~k8s_workloads.keys.CallbackKey` :func:`construct_callback_pod` (``pod_id``
-    defaults to :func:`callback_pod_name`). The image is the job's ``kube_image``, else
+    defaults to :func:`callback_pod_name`), a :class:`~k8s_workloads.keys.GenericKey`
+    :func:`construct_generic_pod` (with the job's ``pod_override``; ``airflow_version``
+    is not read and may be None). The image is the job's ``kube_image``, else
     ``kube_image``; the container args are ``args``, else the job's ``command``.
     ``base_worker_pod`` is a manifest or a :class:`PodTemplate`.
 
     ``dag_id`` and ``run_id`` annotate a callback's pod; when None they are read from the
     log path of the workload in the job's command (as the executor does). A task's come
-    from its key: passing them for a task job, or a ``pod_override`` on a callback job,
-    raises :class:`ValueError`. Otherwise raises what the builder raises.
+    from its key: passing them for a task or generic job raises :class:`ValueError`, a
+    ``pod_override`` on a callback job :class:`~k8s_workloads.pods.errors.InvalidJob`.
+    Otherwise raises what the builder raises (a task or callback job with no
+    ``airflow_version``: :class:`~k8s_workloads.pods.errors.InvalidJob` too).
     """
     key = job.key
     image = job.kube_image or kube_image
     built_args = job.command if args is None else args
+    if isinstance(key, GenericKey):
+        _no_dag_ids(dag_id, run_id, "a generic workload's pod has no {field}")
+        return _generic_pod(
+            base_worker_pod,
+            workload_id=key.id,
+            namespace=namespace,
+            scheduler_job_id=scheduler_job_id,
+            kube_image=image,
+            args=built_args,
+            pod_override=job.pod_override,
+            pod_id=pod_id,
+            mutation_hook=mutation_hook,
+            rng=rng,
+        )
+    if not isinstance(key, (TaskInstanceKey, CallbackKey)):
+        raise TypeError(
+            "job.key must be a TaskInstanceKey, a CallbackKey or a GenericKey, got "
+            f"{type(key).__name__}"
+        )
+    airflow_version = _required_airflow(key, airflow_version)
     if isinstance(key, CallbackKey):
-        if job.pod_override is not None:
-            raise ValueError("pod_override: callback pods take no pod_override")
+        _no_callback_override(job)
         if dag_id is None and run_id is None:
             dag_id, run_id = _callback_ids(job.command)
         return _callback_pod(
@@ -469,13 +598,7 @@ def construct_pod(
             mutation_hook=mutation_hook,
             rng=rng,
         )
-    if not isinstance(key, TaskInstanceKey):
-        raise TypeError(
-            f"job.key must be a TaskInstanceKey or a CallbackKey, got {type(key).__name__}"
-        )
-    for field, value in (("dag_id", dag_id), ("run_id", run_id)):
-        if value is not None:
-            raise ValueError(f"{field}: a task pod's {field} comes from its key")
+    _no_dag_ids(dag_id, run_id, "a task pod's {field} comes from its key")
     return _task_pod(
         base_worker_pod,
         _TaskPodValues(
@@ -497,3 +620,78 @@ def construct_pod(
             rng=rng,
         ),
     )
+
+
+def check_job(
+    job: KubernetesJob[Any],
+    *,
+    airflow_version: VersionLike | None,
+    base_worker_pod: PodTemplate | None = None,
+    loads_templates: bool = True,
+) -> None:
+    """Refuse a job no pod could be built from, whatever its template, naming the field:
+    what :meth:`~k8s_workloads.executor.ExecutorCore.submit` checks.
+
+    Raises :class:`InvalidJob` for a task or callback job with no ``airflow_version``
+    (:class:`~k8s_workloads.compat.CallbackWorkloadsUnsupported` for a callback before
+    Airflow 3.3), a ``command`` of anything but strings, a ``kube_image`` that is not a
+    non-empty string, a ``pod_template_file`` that is not a non-empty path or that nothing
+    loads (``loads_templates`` False), a ``pod_override`` on a callback job; and
+    :func:`check_pod_override`'s :class:`InvalidPod` for the override (prepared over
+    ``base_worker_pod`` when given). What only building decides — the template file's
+    content, the merge, the pod's identity, the mutation hook — is left to the build.
+    """
+    key = job.key
+    if not isinstance(key, GenericKey):
+        _required_airflow(key, airflow_version)
+    if not all(type(arg) is str for arg in job.command):
+        raise InvalidJob("command", "the container args must all be strings")
+    image = job.kube_image
+    if image is not None and (type(image) is not str or not image):
+        raise InvalidJob("kube_image", f"must be a non-empty image name, got {shown(image)}")
+    template_file = job.pod_template_file
+    if template_file is not None:
+        if type(template_file) is not str or not template_file:
+            raise InvalidJob("pod_template_file", f"must be a path, got {shown(template_file)}")
+        if not loads_templates:
+            raise InvalidJob(
+                "pod_template_file",
+                f"{shown(template_file)}: no load_template configured to read it",
+            )
+    if job.pod_override is None:
+        return
+    if isinstance(key, CallbackKey):
+        _no_callback_override(job)
+    check_pod_override(job.pod_override, base_worker_pod)
+
+
+def _required_airflow(
+    key: TaskInstanceKey | CallbackKey, airflow_version: VersionLike | None
+) -> VersionLike:
+    """The version an Airflow job's pod needs: refused where there is none (or, for a
+    callback, one before 3.3)."""
+    kind = "callback" if isinstance(key, CallbackKey) else "task"
+    if airflow_version is None:
+        raise InvalidJob(
+            "airflow_version",
+            f"a {kind} job runs Airflow: ExecutorConfig.airflow_version is not set (only "
+            "generic jobs, keyed by GenericKey, run without it)",
+        )
+    if isinstance(key, CallbackKey):
+        require_callback_support(airflow_version)
+    return airflow_version
+
+
+def _no_callback_override(job: KubernetesJob[Any]) -> None:
+    if job.pod_override is not None:
+        raise InvalidJob(
+            "pod_override",
+            "callback pods take no pod_override (their pod is the template's, with the "
+            "callback's args): set it on the template",
+        )
+
+
+def _no_dag_ids(dag_id: str | None, run_id: str | None, why: str) -> None:
+    for field, value in (("dag_id", dag_id), ("run_id", run_id)):
+        if value is not None:
+            raise ValueError(f"{field}: {why.format(field=field)}")

@@ -5,7 +5,9 @@ The provider decides "task" by reading ``annotations["task_id"]`` and fails with
 scheduler at adoption (reference §7.2). Here the kind is decided first, from the
 ``airflow-workload-type`` label or the ``callback_id`` annotation, never from a missing
 ``task_id``; every bad input is an :class:`InvalidAnnotations` naming the field, and no
-database is ever consulted.
+database is ever consulted. A generic workload's pod (``airflow-workload-type=generic``, or
+a ``workload_id`` annotation) decodes to a :class:`~k8s_workloads.keys.GenericKey` with no
+Airflow version at all.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from k8s_workloads._errors import FieldError
 from k8s_workloads.compat import VersionLike, supports_callbacks
 from k8s_workloads.keys import (
     CallbackKey,
+    GenericKey,
     InvalidKey,
     TaskInstanceKey,
     WorkloadKey,
@@ -29,11 +32,13 @@ from k8s_workloads.pods.labels import (
     CALLBACK_WORKLOAD_TYPE,
     DAG_ID_KEY,
     EXECUTION_DATE_KEY,
+    GENERIC_WORKLOAD_TYPE,
     LOGICAL_DATE_KEY,
     MAP_INDEX_KEY,
     RUN_ID_KEY,
     TASK_ID_KEY,
     TRY_NUMBER_KEY,
+    WORKLOAD_ID_KEY,
     WORKLOAD_TYPE_LABEL,
 )
 
@@ -68,6 +73,7 @@ ANNOTATIONS_READ = frozenset(
         MAP_INDEX_KEY,
         RUN_ID_KEY,
         CALLBACK_ID_ANNOTATION,
+        WORKLOAD_ID_KEY,
         LOGICAL_DATE_KEY,
         EXECUTION_DATE_KEY,
     }
@@ -123,6 +129,20 @@ def _decode_callback(
     except InvalidKey as error:
         raise InvalidAnnotations(CALLBACK_ID_ANNOTATION, str(error)) from None
 
+
+def _decode_generic(annotations: Mapping[str, object]) -> GenericKey:
+    if CALLBACK_ID_ANNOTATION in annotations:
+        raise InvalidAnnotations(
+            CALLBACK_ID_ANNOTATION, "a generic workload's pod names no callback"
+        )
+    workload_id = _string(annotations, WORKLOAD_ID_KEY)
+    try:
+        return GenericKey(workload_id)
+    except InvalidKey as error:
+        raise InvalidAnnotations(WORKLOAD_ID_KEY, str(error)) from None
+
+
+_WORKLOAD_TYPES = frozenset({CALLBACK_WORKLOAD_TYPE, GENERIC_WORKLOAD_TYPE})
 
 _ABSENT = object()
 
@@ -206,7 +226,9 @@ def annotations_to_key(
     -1 and ``run_id`` to None. A pod is a callback pod when its ``airflow-workload-type``
     label is ``callback`` or it has a ``callback_id`` annotation; callback keys are
     decoded only when ``airflow_version`` (an :class:`~k8s_workloads.compat.AirflowVersion`,
-    or text parsed here) supports them (3.3+). Raises
+    or text parsed here) supports them (3.3+). A pod is a generic workload's when that
+    label is ``generic`` or, with no label, it has a ``workload_id`` annotation (never
+    beside a ``callback_id`` one): its key needs no version. Raises
     :class:`InvalidAnnotations` (or a subclass) for anything else, never ``KeyError`` or
     ``TypeError``.
     """
@@ -214,16 +236,23 @@ def annotations_to_key(
         raise InvalidAnnotations(
             "metadata.annotations", f"must be a mapping, got {type(annotations).__name__}"
         )
+    workload_type = None
     if labels is not None:
         if not isinstance(labels, Mapping):
             raise InvalidAnnotations(
                 "metadata.labels", f"must be a mapping, got {type(labels).__name__}"
             )
         workload_type = labels.get(WORKLOAD_TYPE_LABEL)
-        if workload_type is not None and workload_type != CALLBACK_WORKLOAD_TYPE:
+        if workload_type is not None and (
+            not isinstance(workload_type, str) or workload_type not in _WORKLOAD_TYPES
+        ):
             raise InvalidAnnotations(
                 WORKLOAD_TYPE_LABEL, f"unknown workload type {shown(workload_type)}"
             )
+    if workload_type == GENERIC_WORKLOAD_TYPE or (
+        workload_type is None and WORKLOAD_ID_KEY in annotations
+    ):
+        return _decode_generic(annotations)
     if is_callback_pod(annotations, labels):
         return _decode_callback(annotations, airflow_version)
     return _decode_task(annotations)
@@ -233,6 +262,8 @@ def key_to_annotations(key: WorkloadKey) -> dict[str, str]:
     """The identity annotations a pod of this workload carries (the codec's inverse)."""
     if isinstance(key, CallbackKey):
         return {CALLBACK_ID_ANNOTATION: key.id}
+    if isinstance(key, GenericKey):
+        return {WORKLOAD_ID_KEY: key.id}
     annotations = {
         DAG_ID_KEY: key.dag_id,
         TASK_ID_KEY: key.task_id,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeAlias
 
+from k8s_workloads._errors import FieldError
 from k8s_workloads.pods._manifest import PodReconciliationError
 from k8s_workloads.pods.redaction import token_masker
 
@@ -20,6 +21,14 @@ if TYPE_CHECKING:
     from k8s_workloads.pods.validation import (
         NamingRuleViolation,
     )
+
+
+class InvalidJob(FieldError):
+    """A job no pod can be built from, whatever the template: ``field`` names the job's
+    field at fault (``pod_override``, ``pod_template_file``, ``kube_image``, ``command``)
+    or the setting it needs (``airflow_version``). The executor core refuses such a job at
+    ``submit``; a ``pod_override`` that breaks a Kubernetes rule is an :class:`InvalidPod`
+    there."""
 
 
 class PodMutationHookError(ValueError):

@@ -1,10 +1,11 @@
 """A worker pod's identity: the labels and annotations the watcher decodes.
 
-The one place that says which annotations name a task or callback pod
-(:func:`_task_annotations`, :func:`callback_pod_name`), which labels and annotations a pod
-must carry or must not carry (:class:`_Identity`), and which keys no template, override or
-hook may set. Every build path (the general one and the prepared one) takes a pod's
-identity from here; the label values are :mod:`k8s_workloads.pods.labels`'.
+The one place that says which annotations name a task, callback or generic workload's pod
+(:func:`_task_annotations`, :func:`callback_pod_name`, :func:`generic_pod_name`), which
+labels and annotations a pod must carry or must not carry (:class:`_Identity`), and which
+keys no template, override or hook may set. Every build path (the general one and the
+prepared one) takes a pod's identity from here; the label values are
+:mod:`k8s_workloads.pods.labels`'.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_map
-from k8s_workloads.keys import CallbackKey
+from k8s_workloads.keys import CallbackKey, GenericKey
 from k8s_workloads.pods.codec import key_to_annotations
 from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -29,8 +30,10 @@ from k8s_workloads.pods.labels import (
     RUN_ID_KEY,
     TASK_ID_KEY,
     TRY_NUMBER_KEY,
+    WORKLOAD_ID_KEY,
     WORKLOAD_TYPE_LABEL,
     add_unique_suffix,
+    create_unique_id,
 )
 
 if TYPE_CHECKING:
@@ -209,3 +212,33 @@ def callback_pod_name(callback_id: str, *, rng: random.Random | None = None) -> 
 
 def _callback_pod_name(key: CallbackKey, rng: random.Random | None) -> str:
     return add_unique_suffix(name=f"callback-{key.id.replace('-', '')[:8]}", rng=rng)
+
+
+def _generic_identity(key: GenericKey, labels: Mapping[str, str]) -> _Identity:
+    """A generic workload's pod identity: its id, its labels, and no task or callback key
+    (an annotation of either would make the pod read as another kind, or refused)."""
+    return _Identity(
+        annotations=key_to_annotations(key),
+        labels={
+            label: labels[label]
+            for label in (
+                WORKLOAD_TYPE_LABEL,
+                AIRFLOW_WORKER_LABEL,
+                KUBERNETES_EXECUTOR_LABEL,
+                WORKLOAD_ID_KEY,
+            )
+        },
+        forbidden_annotations=(CALLBACK_ID_ANNOTATION, TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY),
+        forbidden_labels=(TASK_ID_KEY, TRY_NUMBER_KEY, MAP_INDEX_KEY, *_HIDING_LABELS),
+    )
+
+
+def generic_pod_name(workload_id: str, *, rng: random.Random | None = None) -> str:
+    """A generic workload's pod name: the id made a DNS-1123 name (transliterated, lower
+    case, runs of anything else one ``-``, as :func:`~k8s_workloads.pods.labels.create_unique_id`
+    makes it; a hash where nothing is left), cut to fit, and ``-<8 random [a-z0-9]>``."""
+    return _generic_pod_name(GenericKey(workload_id), rng)
+
+
+def _generic_pod_name(key: GenericKey, rng: random.Random | None) -> str:
+    return create_unique_id(key.id, rng=rng)

@@ -40,6 +40,7 @@ __all__ = [
     "CALLBACK_WORKLOAD_TYPE",
     "DAG_ID_KEY",
     "EXECUTION_DATE_KEY",
+    "GENERIC_WORKLOAD_TYPE",
     "KUBERNETES_EXECUTOR_LABEL",
     "LOGICAL_DATE_KEY",
     "MAP_INDEX_KEY",
@@ -49,12 +50,14 @@ __all__ = [
     "TASK_ID_KEY",
     "TRUE_LABEL_VALUE",
     "TRY_NUMBER_KEY",
+    "WORKLOAD_ID_KEY",
     "WORKLOAD_TYPE_LABEL",
     "InvalidDateLabel",
     "PodSelector",
     "add_unique_suffix",
     "airflow_version_label",
     "build_labels_for_callback_pod",
+    "build_labels_for_generic_pod",
     "build_labels_for_k8s_executor_pod",
     "build_selector_for_k8s_executor_pod",
     "callback_pods_selector",
@@ -92,6 +95,11 @@ WORKLOAD_TYPE_LABEL = "airflow-workload-type"
 CALLBACK_WORKLOAD_TYPE = "callback"
 """The value of :data:`WORKLOAD_TYPE_LABEL` on callback pods."""
 CALLBACK_ID_ANNOTATION = "callback_id"
+GENERIC_WORKLOAD_TYPE = "generic"
+"""The value of :data:`WORKLOAD_TYPE_LABEL` on a generic workload's pod."""
+WORKLOAD_ID_KEY = "workload_id"
+"""A generic workload's id: the annotation holds it as given (the codec reads it back),
+the label :func:`make_safe_label_value` of it (for selectors; never decoded)."""
 TRUE_LABEL_VALUE = "True"
 ALL_NAMESPACES = "ALL_NAMESPACES"
 
@@ -338,6 +346,26 @@ def build_labels_for_callback_pod(
         KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
         AIRFLOW_WORKER_LABEL: make_safe_label_value(str(scheduler_job_id)),
         AIRFLOW_VERSION_LABEL: airflow_version_label(airflow_version),
+    }
+
+
+def build_labels_for_generic_pod(
+    *, scheduler_job_id: str | int, workload_id: str
+) -> dict[str, str]:
+    """The labels of a generic workload's pod: workload type, executor marker, owner and
+    ``workload_id`` (the id itself where it is a valid label value, else
+    :func:`make_safe_label_value` of it: select one workload's pods with
+    ``workload_id=<that value>``).
+
+    The owner and executor labels keep the provider's names: the watch, the re-list and
+    adoption find every kind of pod by them. No ``airflow_version`` label: no Airflow runs
+    the workload.
+    """
+    return {
+        WORKLOAD_TYPE_LABEL: GENERIC_WORKLOAD_TYPE,
+        KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
+        AIRFLOW_WORKER_LABEL: make_safe_label_value(str(scheduler_job_id)),
+        WORKLOAD_ID_KEY: make_safe_label_value(workload_id),
     }
 
 

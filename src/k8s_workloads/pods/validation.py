@@ -443,7 +443,7 @@ def _unencodable_strings(manifest: object) -> list[UnencodableString]:
     return found
 
 
-def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
+def validate_manifest(manifest: object, *, layer: bool = False) -> list[NamingRuleViolation]:
     """Every naming and size violation in a pod manifest (empty when it passes).
 
     Checks the pod name (DNS-1123 subdomain within 63), namespace (DNS-1123 label),
@@ -452,6 +452,10 @@ def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
     that every string, anywhere, can be encoded as UTF-8 (:class:`UnencodableString`
     for a lone surrogate where no rule above already rejects it). Never raises.
     Types and unknown fields are the schema's business (``kubernetes-validate``).
+
+    With ``layer``, ``manifest`` is a template or ``pod_override`` rather than a pod: a
+    name it leaves out (the pod's, a container's) is another layer's to give, not a
+    violation (nor is a null one); what it sets is checked as on a pod.
     """
     pod = as_map(manifest)
     metadata = as_map(pod.get("metadata"))
@@ -459,7 +463,8 @@ def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
     found: list[NamingRuleViolation] = []
     if not isinstance(manifest, Mapping):
         found.append(InvalidPodName("pod", f"must be an object, got {type(manifest).__name__}"))
-    found += pod_name_errors(metadata.get("name"), field="metadata.name")
+    if not layer or metadata.get("name") is not None:
+        found += pod_name_errors(metadata.get("name"), field="metadata.name")
     if metadata.get("namespace") is not None:
         found += dns1123_label_errors(metadata.get("namespace"), field="metadata.namespace")
     found += label_errors(metadata.get("labels"))
@@ -468,6 +473,7 @@ def validate_manifest(manifest: object) -> list[NamingRuleViolation]:
         (f"spec.{kind}[{index}].name", as_map(container).get("name"))
         for kind in ("containers", "initContainers", "ephemeralContainers")
         for index, container in enumerate(as_list(spec.get(kind)))
+        if not layer or as_map(container).get("name") is not None
     ]
     found += _container_name_errors(named)
     return found + _unencodable_strings(manifest)

@@ -87,7 +87,7 @@ def emit(sim: Simulation, action: EmitEvent) -> None:
             )
     if isinstance(action.key, CallbackKey):
         apply_callback_event(sim, action.key, action.state, live)
-    else:
+    elif isinstance(action.key, TaskInstanceKey):
         apply_task_event(sim, action.key, action.state, live)
 
 

@@ -90,8 +90,10 @@ def claim(sim: Simulation, key: WorkloadKey, job_id: int) -> None:
     row_key: WorkloadKey | None
     if isinstance(key, CallbackKey):
         row_key = key if key in sim.db.callback_states else None
-    else:
+    elif isinstance(key, TaskInstanceKey):
         row_key = sim.row_keys.get(key.primary)
+    else:  # the simulator runs Airflow's workloads only
+        row_key = None
     if row_key is not None:
         sim.queued_by[row_key] = job_id
 

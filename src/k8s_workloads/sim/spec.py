@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal, TypeAlias
 
-from k8s_workloads.keys import CallbackKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey, GenericKey, WorkloadKey
 from k8s_workloads.sim.config import SimConfig
 from k8s_workloads.states import (
     CALLBACK_TERMINAL_STATES,
@@ -58,6 +58,8 @@ def is_terminal(state: WorkloadState | None) -> bool:
 def default_id(key: WorkloadKey) -> str:
     if isinstance(key, CallbackKey):
         return f"callback-{key.id[:8]}"
+    if isinstance(key, GenericKey):
+        return key.id
     mapped = f"[{key.map_index}]" if key.map_index >= 0 else ""
     return f"{key.dag_id}.{key.task_id}{mapped}"
 

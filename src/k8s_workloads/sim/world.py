@@ -57,7 +57,7 @@ from k8s_workloads.executor.core import ExecutorCore
 from k8s_workloads.executor.requests import CreatePod, ListPods, ReadPod, ReadStates
 from k8s_workloads.io.kit import ClusterCalls
 from k8s_workloads.io.policy import failure_is_done
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
     POD_EXECUTOR_DONE_LABEL,
@@ -311,6 +311,8 @@ class Simulation:
         key = live.key
         if isinstance(key, CallbackKey):
             self.db.add_callback(key)
+        elif isinstance(key, GenericKey):
+            raise TypeError(f"the simulator runs Airflow's workloads, not {key!r}")
         else:
             old = self.row_keys.pop(key.primary, None)  # the row moves on to this try
             if old is not None:

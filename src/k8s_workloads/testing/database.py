@@ -1,5 +1,6 @@
 """A fake Airflow metadata database: task instance and callback states, and the event
-buffer the scheduler reads.
+buffer the scheduler reads (and, for an executor with no Airflow, its generic workloads'
+states, kept as callbacks' are).
 
 Task instances change state from two sides, as in Airflow: the task process in the pod
 (:meth:`FakeAirflowDB.task_started`, :meth:`FakeAirflowDB.task_finished`) and the
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.states import (
     CALLBACK_TERMINAL_STATES,
     TASK_FINISHED_STATES,
@@ -39,6 +40,9 @@ class FakeAirflowDB:
     def __init__(self) -> None:
         self.task_states: dict[TaskInstanceKey, TaskInstanceState | None] = {}
         self.callback_states: dict[CallbackKey, CallbackState] = {}
+        self.generic_states: dict[GenericKey, CallbackState] = {}
+        """Generic workloads' states (:data:`~k8s_workloads.states.GenericState`): written
+        from executor events, unguarded, as callbacks' are."""
         self.events: list[EmitEvent] = []
         """Every event the executor reported (the event buffer, never emptied)."""
         self.reads = 0
@@ -55,9 +59,15 @@ class FakeAirflowDB:
     def add_callback(self, key: CallbackKey, state: CallbackState = CallbackState.QUEUED) -> None:
         self.callback_states[key] = state
 
+    def add_generic(self, key: GenericKey, state: CallbackState = CallbackState.QUEUED) -> None:
+        """A generic workload's row (an executor keeping its workloads' states)."""
+        self.generic_states[key] = state
+
     def state(self, key: WorkloadKey) -> TaskInstanceState | CallbackState | None:
         if isinstance(key, TaskInstanceKey):
             return self.task_states.get(key)
+        if isinstance(key, GenericKey):
+            return self.generic_states.get(key)
         return self.callback_states.get(key)
 
     # --- the task process -------------------------------------------------------------
@@ -94,6 +104,8 @@ class FakeAirflowDB:
         key, state = event.key, event.state
         if isinstance(key, CallbackKey) and isinstance(state, CallbackState):
             self.callback_states[key] = state  # Airflow 3.3 writes it unguarded
+        elif isinstance(key, GenericKey) and isinstance(state, CallbackState):
+            self.generic_states[key] = state
         elif (
             isinstance(key, TaskInstanceKey)
             and isinstance(state, TaskInstanceState)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from k8s_workloads.executor.core import ExecutorCore
     from k8s_workloads.executor.requests import Adoption
-    from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+    from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey
     from k8s_workloads.testing._watch import FakeWatch
     from k8s_workloads.testing.cluster import FakeCluster
     from k8s_workloads.testing.database import FakeAirflowDB
@@ -178,15 +178,18 @@ class CoreDriver:
         alive_scheduler_ids: Iterable[str | int] = (),
         expected_task_keys: Iterable[TaskInstanceKey] | None = None,
         expected_callback_keys: Iterable[CallbackKey] | None = None,
+        expected_generic_keys: Iterable[GenericKey] | None = None,
     ) -> Adoption:
         """``try_adopt_task_instances``: list the pods the core's
         :meth:`~k8s_workloads.executor.ExecutorCore.adoption_lists` name (the dead
         schedulers' live pods, orphaned callback pods, Succeeded pods no live scheduler
         owns), adopt them, perform the relabels and say what to run again: the expected
-        keys with no pod anywhere (:class:`~k8s_workloads.executor.Adoption`)."""
+        keys with no pod anywhere (:class:`~k8s_workloads.executor.Adoption`), generic
+        workloads' (``expected_generic_keys``) as callbacks'."""
         alive = list(alive_scheduler_ids)
         tasks = None if expected_task_keys is None else list(expected_task_keys)
         callbacks = None if expected_callback_keys is None else list(expected_callback_keys)
+        generic = None if expected_generic_keys is None else list(expected_generic_keys)
         pods: list[dict[str, Any]] = []
         for listing in self.core.adoption_lists(dead_scheduler_ids, alive):
             items, _ = cast("tuple[list[dict[str, Any]], str | None]", self.calls.perform(listing))
@@ -196,6 +199,7 @@ class CoreDriver:
             alive_scheduler_ids=alive,
             expected_task_keys=tasks,
             expected_callback_keys=callbacks,
+            expected_generic_keys=generic,
         )
         self.run_pass(now)
-        return self.core.adoption(plan, [*(tasks or ()), *(callbacks or ())])
+        return self.core.adoption(plan, [*(tasks or ()), *(callbacks or ()), *(generic or ())])

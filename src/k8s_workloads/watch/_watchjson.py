@@ -128,6 +128,7 @@ class PodAnnotations(msgspec.Struct, gc=False):
     map_index: _Label = msgspec.UNSET
     run_id: _Label = msgspec.UNSET
     callback_id: _Label = msgspec.UNSET
+    workload_id: _Label = msgspec.UNSET
     logical_date: _Label = msgspec.UNSET
     execution_date: _Label = msgspec.UNSET
 

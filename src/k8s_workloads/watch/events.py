@@ -283,8 +283,9 @@ def _typed_task_key(
     labels: _watchjson.PodLabels | None, annotations: _watchjson.PodAnnotations | None
 ) -> TaskInstanceKey | None:
     # The task pod of nearly every event, as _identify decodes it: not revoked, the
-    # executor's, no workload type (so no callback), the four fields a run's task pod
-    # has. None for anything else, which _identify reads in full (and explains).
+    # executor's, no workload type or id (so no callback, no generic workload), the four
+    # fields a run's task pod has. None for anything else, which _identify reads in full
+    # (and explains).
     unset = msgspec.UNSET
     if (
         labels is None
@@ -293,6 +294,7 @@ def _typed_task_key(
         or labels.executor != TRUE_LABEL_VALUE
         or labels.workload_type is not unset
         or annotations.callback_id is not unset
+        or annotations.workload_id is not unset
     ):
         return None
     dag_id, task_id, try_text = annotations.dag_id, annotations.task_id, annotations.try_number

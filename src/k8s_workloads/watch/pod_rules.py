@@ -21,7 +21,7 @@ import attrs
 from k8s_workloads._display import shown
 from k8s_workloads._json import as_map as _map
 from k8s_workloads._json import as_str as _str
-from k8s_workloads.keys import CallbackKey, WorkloadKey
+from k8s_workloads.keys import _RUN_ONCE_KEYS, WorkloadKey
 from k8s_workloads.states import (
     CallbackState,
     ExecutorPseudoState,
@@ -112,7 +112,7 @@ class _Pod:
 
     @property
     def failed_state(self) -> TaskInstanceState | CallbackState:
-        if isinstance(self.key, CallbackKey):
+        if isinstance(self.key, _RUN_ONCE_KEYS):
             return CallbackState.FAILED
         return TaskInstanceState.FAILED
 
@@ -348,9 +348,10 @@ def _succeeded(pod: _Pod) -> Resolution:
             details,
             FailureClassification(FailureKind.APPLICATION, False, "OOMKilled", f"container {oom}"),
         )
-    # The pod exited 0: a callback has succeeded; a task's state must be read from Airflow.
+    # The pod exited 0: a callback (or generic workload) has succeeded; a task's state must
+    # be read from Airflow.
     state = (
-        CallbackState.SUCCESS if isinstance(pod.key, CallbackKey) else ExecutorPseudoState.LOOKUP
+        CallbackState.SUCCESS if isinstance(pod.key, _RUN_ONCE_KEYS) else ExecutorPseudoState.LOOKUP
     )
     reason = "succeeded" if oom is None else f"succeeded, although container {oom} was OOMKilled"
     return pod.resolution(Outcome.SUCCEEDED, reason, state=state)
@@ -371,7 +372,7 @@ def _running_deleted(pod: _Pod) -> Resolution | None:
 
 
 def _running(pod: _Pod) -> Resolution:
-    report = isinstance(pod.key, CallbackKey) and pod.config.report_callback_running
+    report = isinstance(pod.key, _RUN_ONCE_KEYS) and pod.config.report_callback_running
     return pod.resolution(
         Outcome.RUNNING, "running", state=CallbackState.RUNNING if report else None
     )
@@ -415,7 +416,7 @@ _BY_PHASE: dict[str, tuple[_Row, ...]] = {
     "Succeeded": (
         _Row(
             "Succeeded",
-            "SUCCEEDED: tasks LOOKUP (read the state), callbacks SUCCESS",
+            "SUCCEEDED: tasks LOOKUP (read the state), callbacks and generic workloads SUCCESS",
             _succeeded,
         ),
     ),
@@ -425,7 +426,11 @@ _BY_PHASE: dict[str, tuple[_Row, ...]] = {
             "FAILED (PodDeleted, infrastructure)",
             _running_deleted,
         ),
-        _Row("Running otherwise", "RUNNING: tasks no state, callbacks RUNNING", _running),
+        _Row(
+            "Running otherwise",
+            "RUNNING: tasks no state, callbacks and generic workloads RUNNING",
+            _running,
+        ),
     ),
 }
 """Each phase's own rows, top to bottom; the last row of each always decides."""

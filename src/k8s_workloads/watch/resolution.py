@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from k8s_workloads import _config as _checks
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.states import (
     CallbackResult,
     CallbackState,
     ExecutorPseudoState,
     FailureDetails,
+    GenericResult,
     TaskInstanceState,
     TaskResult,
     WorkloadResult,
@@ -78,8 +79,10 @@ class ResolverConfig:
     """How events are read. The defaults reproduce the provider's watcher."""
 
     airflow_version: AirflowVersion | None = attrs.field(default=None, converter=_airflow_version)
-    """Callback pods resolve only for 3.3+; None treats them as undecodable. Text is parsed
-    here, once: one that is not a version is an :class:`InvalidConfig` naming the field."""
+    """Callback pods resolve only for 3.3+; None treats them as undecodable (task and
+    generic workloads' pods resolve with or without it: an executor with no Airflow leaves
+    it None). Text is parsed here, once: one that is not a version is an
+    :class:`InvalidConfig` naming the field."""
     fatal_pending_reasons: frozenset[str] = attrs.field(
         default=DEFAULT_FATAL_PENDING_REASONS, converter=_reason_set, validator=_checks.text_set
     )
@@ -89,7 +92,8 @@ class ResolverConfig:
     )
     """Opt-in grace-period reading of Pending pods; replaces ``fatal_pending_reasons``."""
     report_callback_running: bool = attrs.field(default=True, validator=_checks.boolean)
-    """Report ``CallbackState.RUNNING`` for running callback pods (upstream never does)."""
+    """Report ``CallbackState.RUNNING`` for running callback pods (upstream never does),
+    and for generic workloads' pods."""
     oom_success_is_failure: bool = attrs.field(default=False, validator=_checks.boolean)
     """Fail a Succeeded pod whose container was OOM-killed (Flyte's rule); off by default."""
 
@@ -151,6 +155,8 @@ class Resolution:
         uid = self.pod_uid
         if isinstance(self.key, CallbackKey) and not isinstance(self.state, TaskInstanceState):
             return CallbackResult(self.key, self.state, *where, self.failure_details, pod_uid=uid)
+        if isinstance(self.key, GenericKey) and not isinstance(self.state, TaskInstanceState):
+            return GenericResult(self.key, self.state, *where, self.failure_details, pod_uid=uid)
         if isinstance(self.key, TaskInstanceKey) and not isinstance(self.state, CallbackState):
             return TaskResult(self.key, self.state, *where, self.failure_details, pod_uid=uid)
         return None

@@ -2,9 +2,10 @@
 
 The strategies this project's own tests are built on, for an executor author's tests:
 
-* **ids and keys**: :func:`task_keys`, :func:`callback_keys`, :func:`workload_keys`, and the
-  ids they are made of (:data:`airflow_ids`, :data:`run_ids`, :data:`scheduler_job_ids`,
-  with ``hostile_*`` variants past what Airflow accepts);
+* **ids and keys**: :func:`task_keys`, :func:`callback_keys`, :func:`generic_keys`,
+  :func:`workload_keys`, and the ids they are made of (:data:`airflow_ids`, :data:`run_ids`,
+  :data:`scheduler_job_ids`, :data:`generic_ids`, with ``hostile_*`` variants past what
+  Airflow accepts);
 * **pods as a cluster reports them**: :func:`cluster_pods` (a pod this library builds for a
   drawn key, at a drawn :class:`PodFate`: unscheduled, creating, image pull failed or
   backing off, running, succeeded, failed, OOM-killed, evicted) and :func:`cluster_events`

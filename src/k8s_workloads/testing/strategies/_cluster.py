@@ -22,8 +22,12 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-from k8s_workloads.pods.build import construct_callback_pod, construct_task_pod
+from k8s_workloads.keys import CallbackKey, GenericKey, WorkloadKey
+from k8s_workloads.pods.build import (
+    construct_callback_pod,
+    construct_generic_pod,
+    construct_task_pod,
+)
 from k8s_workloads.pods.labels import create_unique_id
 from k8s_workloads.testing._defaults import default_pod
 from k8s_workloads.testing.strategies._ids import workload_keys
@@ -128,7 +132,15 @@ def _build(key: WorkloadKey, namespace: str, job_id: str | int, image: str, seed
             airflow_version="3.3.2",
             rng=rng,
         )
-    assert isinstance(key, TaskInstanceKey)  # noqa: S101 - WorkloadKey has two kinds
+    if isinstance(key, GenericKey):
+        return construct_generic_pod(
+            workload_id=key.id,
+            namespace=namespace,
+            scheduler_job_id=job_id,
+            kube_image=image,
+            args=["python", "-m", "my_jobs.run", key.id],
+            rng=rng,
+        )
     return construct_task_pod(
         namespace=namespace,
         scheduler_job_id=job_id,
@@ -250,7 +262,8 @@ def cluster_pods(
 ) -> ClusterPod:
     """A workload's pod, built by this library for a drawn key, at a drawn point of its life.
 
-    ``keys`` defaults to :func:`workload_keys` (tasks and callbacks), ``fates`` to every
+    ``keys`` defaults to :func:`workload_keys` (tasks and callbacks; :func:`generic_keys`
+    for generic workloads' pods, built with no Airflow version), ``fates`` to every
     :class:`PodFate`. The namespace, the owning scheduler job, the image, the exit code of a
     failed container, its restart count and its run time vary too.
     """

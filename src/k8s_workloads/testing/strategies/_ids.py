@@ -3,6 +3,7 @@
 The ids are what Airflow holds: dag and task ids of ``[\\w.-]+`` up to 250, run ids of any
 text, scheduler job ids as integers or text; the ``hostile_*`` ones reach past what Airflow
 accepts, for code that must refuse or escape them. The keys are built from the plausible ones.
+:data:`generic_ids` are any id a :class:`~k8s_workloads.keys.GenericKey` takes.
 """
 
 from __future__ import annotations
@@ -11,11 +12,20 @@ import string
 
 from hypothesis import strategies as st
 
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads._display import has_unprintable
+from k8s_workloads.keys import (
+    GENERIC_ID_MAX_LENGTH,
+    CallbackKey,
+    GenericKey,
+    TaskInstanceKey,
+    WorkloadKey,
+)
 
 __all__ = [
     "airflow_ids",
     "callback_keys",
+    "generic_ids",
+    "generic_keys",
     "hostile_ids",
     "hostile_run_ids",
     "run_ids",
@@ -78,6 +88,25 @@ def callback_keys() -> st.SearchStrategy[CallbackKey]:
     return st.uuids().map(lambda value: CallbackKey(str(value)))
 
 
-def workload_keys() -> st.SearchStrategy[WorkloadKey]:
-    """Task instance keys and callback keys."""
+generic_ids = st.one_of(
+    st.from_regex(r"[a-z0-9][-a-z0-9]{0,20}", fullmatch=True),
+    st.uuids().map(str),
+    st.text(min_size=1, max_size=GENERIC_ID_MAX_LENGTH).filter(
+        lambda text: not has_unprintable(text)
+    ),
+    st.sampled_from(["-", "a/b c", "日本語", "🙂", "x" * GENERIC_ID_MAX_LENGTH, "ß" * 200]),
+)
+"""Any id a generic workload may have: names, UUIDs, any one-line text up to 253
+characters (Unicode, punctuation, spaces)."""
+
+
+def generic_keys() -> st.SearchStrategy[GenericKey]:
+    """Generic workload keys, of :data:`generic_ids`."""
+    return generic_ids.map(GenericKey)
+
+
+def workload_keys(*, generic: bool = False) -> st.SearchStrategy[WorkloadKey]:
+    """Task instance keys and callback keys (and generic keys, with ``generic``)."""
+    if generic:
+        return st.one_of(task_keys(), callback_keys(), generic_keys())
     return st.one_of(task_keys(), callback_keys())
