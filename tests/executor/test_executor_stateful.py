@@ -188,6 +188,12 @@ class CheckingDB(FakeAirflowDB):
             assert not alive, f"{key} reported {state.value} while its pod {alive} lives"
 
 
+def _not_done(pod: Pod) -> bool:
+    """A pod whose launch was not handled yet: not labelled done (a failed launch kept
+    and requeued, or a reported workload's kept pod, is)."""
+    return pod["metadata"]["labels"].get(POD_EXECUTOR_DONE_LABEL) != TRUE_LABEL_VALUE
+
+
 class _ClusterModel(RuleBasedStateMachine):
     """What both machines keep and check: the cluster, the workloads queued and how each
     ended, and the checks at the end of a run."""
@@ -529,7 +535,7 @@ class ExecutorMachine(_ClusterModel):
         # again, and the executor queues the callbacks it names (their jobs were in the
         # lost queue): only workloads with no pod anywhere and nothing reported.
         for key in adoption.rerun:
-            pods = [name for name in self.pods_where(lambda _: True) if self.key_of(name) == key]
+            pods = [name for name in self.pods_where(_not_done) if self.key_of(name) == key]
             assert not pods, f"{key} is run again beside its pods {pods}"
             assert not self.db.terminal_reports(key), f"{key} is run again after its report"
             assert key not in self.ended, f"{key} ran to its end in a pod, and is run again"
@@ -1432,7 +1438,7 @@ class SchedulersMachine(_ClusterModel):
         for key in first.core.not_adopted(orphaned):
             if key in tracked or str(self.owner[key]) not in dead:
                 continue
-            left = [name for name in self.pods_where(lambda _: True) if self.key_of(name) == key]
+            left = [name for name in self.pods_where(_not_done) if self.key_of(name) == key]
             assert not left, f"{key} is run again beside its pods {left}"
             assert not self.db.terminal_reports(key), f"{key} is run again after its report"
             assert key not in self.ended, f"{key} ran to its end in a pod, and is run again"
