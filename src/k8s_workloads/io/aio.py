@@ -1,18 +1,32 @@
-"""``kubernetes_asyncio``: the core's requests as coroutines, many in flight on one event loop.
+"""``kubernetes_asyncio``: the core's requests as coroutines, many in flight on one event
+loop, and its pod watch.
 
 Install the ``asyncio`` extra (``k8s-workloads[asyncio]``). :class:`AsyncKubeCalls` is the
 one place that maps requests to ``kubernetes_asyncio``'s ``CoreV1Api``;
 :class:`AsyncDriver` drives a core with them, as :class:`~k8s_workloads.io.pool.PoolDriver`
-does with threads::
+does with threads; :class:`AsyncWatch` feeds the core its pod watch and wakes the driver
+at each event. One executor is three objects and one ``gather``, no polling::
 
-    calls = AsyncKubeCalls(kubernetes_asyncio.client.CoreV1Api(api_client))
-    driver = AsyncDriver(core, calls.performer(read_states=read, emit=emit))
-    answer = await driver.run(now, seconds=1.0)   # Waiting or NothingToDo
+    api = kubernetes_asyncio.client.CoreV1Api(api_client)
+    driver = AsyncDriver(core, AsyncKubeCalls(api).performer(read_states=read, emit=emit))
+    watch = AsyncWatch(driver, api)                  # resumes from core.resource_version
+    driver.submit(job)                               # core.submit(job), then driver.wake()
+    await asyncio.gather(watch.run(), driver.run_forever())   # until stop() or abort()
 
-The core is touched only by the coroutine that awaits :meth:`AsyncDriver.run`; requests
-run as tasks on the same loop. Responses are read to their end and released (the
-connector keeps the connections for reuse); lists are read in pages. What an answer means
-is the shared policy's (:mod:`k8s_workloads.io.policy`).
+The driver waits on its calls in flight and on :meth:`AsyncDriver.wake` at once: a result
+is taken up as its event arrives, a job as it is submitted, and a request the core delays
+(a creation retried after a failure) when it is due, whatever else is in flight.
+:meth:`AsyncDriver.run` is one bounded pass instead (``await driver.run(now,
+seconds=1.0)``: Waiting or NothingToDo), for an executor whose own loop calls it.
+:meth:`AsyncDriver.abort` is a crash, for tests: the calls in flight are cancelled and
+never reported, the watch stops, and a new core adopts what the calls made.
+
+The core is touched only on the loop's thread: by the coroutine that drives it, and by
+the watch between two of its steps; requests run as tasks on the same loop. Responses
+are read to their end and released (the connector keeps the connections for reuse);
+lists are read in pages; the watch reads its stream raw, line by line (no models are
+built). What an answer means is the shared policy's (:mod:`k8s_workloads.io.policy`);
+how a watch keeps going, the Airflow watcher's (:mod:`k8s_workloads.io._watching`).
 """
 
 from __future__ import annotations
