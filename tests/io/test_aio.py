@@ -6,6 +6,7 @@ server with the thread pool's beside it: ``test_inflight``.)"""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import aiohttp
@@ -226,7 +227,9 @@ def test_an_event_wakes_the_driver_within_milliseconds(served: Served) -> None:
     assert looped.core.in_flight == ()
 
 
-def test_the_watch_resumes_after_a_reset_and_after_a_410(served: Served) -> None:
+def test_the_watch_resumes_after_a_reset_and_after_a_410(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
     looped = Looped(served, new_core())
     first, second = (TaskInstanceKey("etl", name, "manual__1", 1) for name in ("a", "b"))
 
@@ -253,7 +256,13 @@ def test_the_watch_resumes_after_a_reset_and_after_a_410(served: Served) -> None
         await running
         await looped.close()
 
-    asyncio.run(scenario())
+    with caplog.at_level(logging.INFO, logger="k8s_workloads.io.aio"):
+        asyncio.run(scenario())
+    # The reset is one warning naming the server and the error, then one info line.
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warning.startswith(f"The pod watch of namespace {NS} at {served.server.url} failed:")
+    (info,) = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert info.endswith("is established again after 1 failed attempts")
     assert served.server.stats.count("LIST", "pods") == 1  # the re-list after the 410
     fresh, resumed, relisted = looped.versions
     assert fresh is None  # a new core watches from now

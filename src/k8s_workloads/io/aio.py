@@ -160,6 +160,7 @@ class AsyncDriver(InFlight["asyncio.Task[object]"]):
         self._abandoned: list[asyncio.Task[object]] = []
         self._reports: list[asyncio.Future[None]] = []
         self._watches: list[AsyncWatch] = []
+        self._started = 0  # requests handed out: whether a pass did anything
 
     # --- what an executor calls ---------------------------------------------------------
 
@@ -199,10 +200,11 @@ class AsyncDriver(InFlight["asyncio.Task[object]"]):
         After :meth:`stop`, the calls in flight complete and are reported before it
         returns; after :meth:`abort`, it returns at once."""
         while not (self.aborted or self._stopping):
+            started = self._started
             answer = await self._drive(self.clock, None, live=True)
             if not isinstance(answer, NothingToDo):
                 break  # stopped or aborted
-            await self._idle(answer, idle_seconds)
+            await self._idle(answer, idle_seconds, progressed=self._started != started)
         if not self.aborted:
             await self.aclose()
 
@@ -277,12 +279,15 @@ class AsyncDriver(InFlight["asyncio.Task[object]"]):
                 if self.calls:
                     await self._wait(step.timeout)
                 self.report_done()
-            elif self.admit(step):
-                await self._start(step)
+            else:
+                self._started += 1  # handed out: started, or skipped by the screen
+                if self.admit(step):
+                    await self._start(step)
         return Waiting(len(self.core.in_flight))
 
-    async def _idle(self, answer: NothingToDo, idle_seconds: float) -> None:
-        """Between passes: until ``answer.until``, a wake, or a heartbeat's retries."""
+    async def _idle(self, answer: NothingToDo, idle_seconds: float, *, progressed: bool) -> None:
+        """Between passes: until ``answer.until``, a wake, or a heartbeat's retries (a
+        pass that started nothing is never followed by another at once: no spinning)."""
         core = self.core
         timeout: float | None = None
         if answer.until is not None:
@@ -291,6 +296,8 @@ class AsyncDriver(InFlight["asyncio.Task[object]"]):
             timeout = 0.0  # jobs the pass's batch left: the next pass takes them
         if core.has_work:
             timeout = idle_seconds if timeout is None else min(timeout, idle_seconds)
+        if timeout == 0.0 and not progressed:
+            timeout = idle_seconds
         if timeout == 0.0:
             await asyncio.sleep(0)  # let the watch and the callers run between passes
             return
