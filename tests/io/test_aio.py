@@ -223,7 +223,6 @@ def test_an_event_wakes_the_driver_within_milliseconds(served: Served) -> None:
     latencies.sort()
     # The server's watch looks for changes every 5 ms; a 50 ms slice would add up to 50.
     assert latencies[len(latencies) // 2] < 0.05, latencies
-    print("LATENCIES", [round(x * 1000, 1) for x in latencies])  # noqa: T201
     assert looped.core.in_flight == ()
 
 
