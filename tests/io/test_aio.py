@@ -321,18 +321,13 @@ def test_after_an_abort_a_new_core_adopts_and_every_workload_has_one_pod(slow: S
         await asyncio.sleep(0.3)  # what reached the server is stored meanwhile
         assert dead.core.in_flight == left  # nothing was reported after the abort
         await alive.connect()
-        listed = []
-        for selector in alive.core.adoption_selectors(["1"]):
-            pods, _ = await alive.calls.list_pods(
-                NS, label_selector=selector.label_selector, field_selector=selector.field_selector
-            )
-            listed.extend(pods)
-        alive.core.adopt(listed, expected_task_keys=keys)
-        while not isinstance(await alive.driver.run(T0), NothingToDo):
-            pass
+        adoption = await alive.driver.adopt(
+            alive.driver.clock(), dead_scheduler_ids=["1"], expected_task_keys=keys
+        )
+        assert adoption.failed_relabels == ()
         running = alive.start()
-        for key in alive.core.not_adopted(keys):
-            alive.driver.submit(_job(key))
+        for rerun in adoption.rerun:  # no pod anywhere: the creations that never landed
+            alive.driver.submit(_job(rerun))
         await until(lambda: len(pods_of(slow)) == len(keys))
         for pod_key, (name,) in pods_of(slow).items():
             assert isinstance(pod_key, TaskInstanceKey)

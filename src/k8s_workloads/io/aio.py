@@ -19,7 +19,8 @@ is taken up as its event arrives, a job as it is submitted, and a request the co
 :meth:`AsyncDriver.run` is one bounded pass instead (``await driver.run(now,
 seconds=1.0)``: Waiting or NothingToDo), for an executor whose own loop calls it.
 :meth:`AsyncDriver.abort` is a crash, for tests: the calls in flight are cancelled and
-never reported, the watch stops, and a new core adopts what the calls made.
+never reported, the watch stops, and a new core's :meth:`AsyncDriver.adopt` takes over
+what the calls made.
 
 The core is touched only on the loop's thread: by the coroutine that drives it, and by
 the watch between two of its steps; requests run as tasks on the same loop. Responses
