@@ -270,8 +270,12 @@ def test_a_retried_creation_does_not_wait_for_an_unrelated_slow_deletion() -> No
     assert sorted(kinds(started)) == ["CreatePod", "ReadStates"]
     for request in started:
         world.driver.complete(request)  # the creation's quota 403: retried
+    (report,), _ = start_all(world)
+    assert isinstance(report, EmitEvent)  # reported before its pod goes
+    world.driver.complete(report)
     (deletion,), answer = start_all(world)
     assert isinstance(deletion, DeletePod)  # in flight from here on: a slow one
+    assert isinstance(answer, Waiting)
     assert answer.until == world.now + datetime.timedelta(seconds=1)  # the first backoff
     world.now += datetime.timedelta(seconds=0.5)
     assert start_all(world) == ([], Waiting(1, answer.until))  # not twice in a burst
