@@ -51,4 +51,6 @@ class DecisionConfig:
         default=(1.0, 30.0), validator=_checks.backoff
     )
     """Pod creation pauses this long (first, most) after a creation that never reached the
-    API server, doubling while it stays unreachable."""
+    API server, doubling while it stays unreachable. Driven with many requests in flight, a
+    creation retried after an answer (a 429, a 5xx, a quota) waits at least this long too,
+    doubling with each retry (one at a time, it waits for the next pass)."""

@@ -4,6 +4,7 @@ typed errors (the stateful machine covers the interleavings at large)."""
 
 from __future__ import annotations
 
+import datetime
 import random
 
 import pytest
@@ -253,3 +254,46 @@ def test_submitted_again_while_its_last_result_is_handled_keeps_the_new_record()
     attempt = world.core.attempts.get(key)
     assert attempt is not None
     assert attempt.job is job
+
+
+def test_a_retried_creation_does_not_wait_for_an_unrelated_slow_deletion() -> None:
+    # Issue 30, item 6: many in flight, a pass ends only when nothing is; a creation
+    # retried after a transient error used to wait for that (here: for another workload's
+    # deletion that never completes). It goes at its own time now, and not at once.
+    world = World(decisions=DecisionConfig(task_publish_max_retries=3))
+    done, retried = task("done"), task("retried")
+    world.finished(done, SUCCEEDED)
+    world.db.task_finished(done, TaskInstanceState.SUCCESS)
+    world.submit(retried)
+    world.cluster.fail_next("create_pod", 403, message="pods is forbidden: exceeded quota")
+    started, _ = start_all(world)
+    assert sorted(kinds(started)) == ["CreatePod", "ReadStates"]
+    for request in started:
+        world.driver.complete(request)  # the creation's quota 403: retried
+    (report,), _ = start_all(world)
+    assert isinstance(report, EmitEvent)  # reported before its pod goes
+    world.driver.complete(report)
+    (deletion,), answer = start_all(world)
+    assert isinstance(deletion, DeletePod)  # in flight from here on: a slow one
+    assert isinstance(answer, Waiting)
+    assert answer.until == world.now + datetime.timedelta(seconds=1)  # the first backoff
+    world.now += datetime.timedelta(seconds=0.5)
+    assert start_all(world) == ([], Waiting(1, answer.until))  # not twice in a burst
+    world.now += datetime.timedelta(seconds=0.5)
+    (resent,), _ = start_all(world)  # due: the deletion is still in flight
+    assert isinstance(resent, CreatePod)
+    assert resent.key == retried
+    assert world.core.create_retries(retried) == 1
+    world.driver.complete(resent)
+    assert world.pod_of(retried) in world.cluster.pod_names()
+    assert world.core.in_flight == (deletion,)  # still: the retry never waited for it
+
+
+def test_one_at_a_time_a_retried_creation_waits_for_the_next_pass() -> None:
+    # The provider's rule (a retry on the next sync) stays for next_request / run_pass.
+    world = World(decisions=DecisionConfig(task_publish_max_retries=3))
+    key = task()
+    world.submit(key)
+    world.cluster.fail_next("create_pod", 403, message="pods is forbidden: exceeded quota")
+    assert kinds(world.sync()) == ["CreatePod"]
+    assert kinds(world.sync()) == ["CreatePod"]  # the next pass, at the same time

@@ -191,7 +191,7 @@ class CheckingDB(FakeAirflowDB):
 def _not_done(pod: Pod) -> bool:
     """A pod whose launch was not handled yet: not labelled done (a failed launch kept
     and requeued, or a reported workload's kept pod, is)."""
-    return pod["metadata"]["labels"].get(POD_EXECUTOR_DONE_LABEL) != TRUE_LABEL_VALUE
+    return bool(pod["metadata"]["labels"].get(POD_EXECUTOR_DONE_LABEL) != TRUE_LABEL_VALUE)
 
 
 class _ClusterModel(RuleBasedStateMachine):

@@ -6,17 +6,28 @@ server with the thread pool's beside it: ``test_inflight``.)"""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import aiohttp
+import attrs
 import pytest
 
-from k8s_workloads.actions import EmitEvent
-from k8s_workloads.executor import CreatePod, NothingToDo, ReadPod, ReadStates, Request
-from k8s_workloads.keys import TaskInstanceKey
-from k8s_workloads.states import TaskInstanceState
+from k8s_workloads.actions import DeletePod, EmitEvent
+from k8s_workloads.config import DecisionConfig
+from k8s_workloads.executor import (
+    CreatePod,
+    ExecutorCore,
+    NothingToDo,
+    ReadPod,
+    ReadStates,
+    Request,
+)
+from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
+from k8s_workloads.states import KubernetesJob, TaskInstanceState
 from k8s_workloads.testing import FakeAirflowDB
-from tests.support.event_factory import SUCCEEDED
+from tests.support.aio_world import Looped, pods_of, until
+from tests.support.event_factory import RUNNING, SUCCEEDED
 from tests.support.io_world import NS, SPEC, T0, Served, feed_watch, new_core, tasks
 
 KEY = TaskInstanceKey("etl", "t", "manual__1", 1)
@@ -168,3 +179,250 @@ def test_a_creation_whose_connection_is_lost_runs_once_and_is_reported_once(
     assert db.reported(key) == [TaskInstanceState.SUCCESS]
     assert served.cluster.pods() == []  # cleaned up
     assert core.running == ()
+
+
+# --- the watch and the driver together, against the kit's server --------------------------
+
+
+def _job(key: WorkloadKey) -> KubernetesJob[Any]:
+    return KubernetesJob(key, ["python", "-m", "x"])
+
+
+def test_an_event_wakes_the_driver_within_milliseconds(served: Served) -> None:
+    # Issue 30, item 6: the driver waits on its calls and a wake-up, so a pod's result is
+    # taken up as its event arrives, not at the next slice of a polling loop.
+    looped = Looped(served, new_core(creations=8, cleanups=8))
+    keys = [TaskInstanceKey("etl", f"t{number}", "manual__1", 1) for number in range(20)]
+    latencies: list[float] = []
+
+    async def scenario() -> None:
+        await looped.connect()
+        running = looped.start()
+        for key in keys:
+            assert isinstance(key, TaskInstanceKey)
+            looped.db.add_task(key)
+            looped.driver.submit(_job(key))
+        await until(lambda: len(pods_of(served)) == len(keys))
+        loop = asyncio.get_running_loop()
+        for pod_key, (name,) in pods_of(served).items():
+            assert isinstance(pod_key, TaskInstanceKey)
+            looped.db.task_finished(pod_key, TaskInstanceState.SUCCESS)
+            finished = loop.time()
+            served.cluster.set_status(NS, name, SUCCEEDED)
+            await until(lambda pod_key=pod_key: pod_key in looped.read_at)  # type: ignore[misc]
+            latencies.append(looped.read_at[pod_key] - finished)
+        await until(lambda: all(looped.db.reported(key) for key in keys))
+        looped.driver.stop()
+        await running
+        await looped.close()
+
+    asyncio.run(scenario())
+    for key in keys:
+        assert looped.db.reported(key) == [TaskInstanceState.SUCCESS]
+    assert served.cluster.pods() == []
+    latencies.sort()
+    # The server's watch looks for changes every 5 ms; a 50 ms slice would add up to 50.
+    assert latencies[len(latencies) // 2] < 0.05, latencies
+    assert looped.core.in_flight == ()
+
+
+def test_the_watch_resumes_after_a_reset_and_after_a_410(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    looped = Looped(served, new_core())
+    first, second = (TaskInstanceKey("etl", name, "manual__1", 1) for name in ("a", "b"))
+
+    async def finish(key: TaskInstanceKey) -> None:
+        (name,) = pods_of(served)[key]
+        looped.db.task_finished(key, TaskInstanceState.SUCCESS)
+        served.cluster.set_status(NS, name, SUCCEEDED)
+        await until(lambda: looped.db.reported(key))
+
+    async def scenario() -> None:
+        await looped.connect()
+        running = looped.start()
+        for key in (first, second):
+            looped.db.add_task(key)
+            looped.driver.submit(_job(key))
+        await until(lambda: len(pods_of(served)) == 2 and looped.watch.lines >= 2)
+        served.server.reset_connections()  # the API server restarts
+        await until(lambda: served.server.stats.count("WATCH", "pods") == 2)
+        await finish(first)  # read by the new watch
+        served.cluster.expire_watches()  # the version is gone: a 410 in the stream
+        await until(lambda: served.server.stats.count("WATCH", "pods") == 3)
+        await finish(second)
+        looped.driver.stop()
+        await running
+        await looped.close()
+
+    with caplog.at_level(logging.INFO, logger="k8s_workloads.io.aio"):
+        asyncio.run(scenario())
+    # The reset is one warning naming the server and the error, then one info line.
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warning.startswith(f"The pod watch of namespace {NS} at {served.server.url} failed:")
+    (info,) = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert info.endswith("is established again after 1 failed attempts")
+    assert served.server.stats.count("LIST", "pods") == 1  # the re-list after the 410
+    fresh, resumed, relisted = looped.versions
+    assert fresh is None  # a new core watches from now
+    assert resumed is not None  # from the last version it saw
+    assert relisted is not None  # from the re-list's version
+    assert int(relisted) > int(resumed)
+    for key in (first, second):
+        assert looped.db.reported(key) == [TaskInstanceState.SUCCESS]
+
+
+def test_a_silent_watch_is_replaced_after_its_read_timeout(served: Served) -> None:
+    looped = Looped(served, new_core())
+    key = TaskInstanceKey("etl", "a", "manual__1", 1)
+
+    async def scenario() -> None:
+        await looped.connect()
+        looped.watch.read_timeout = 0.5
+        running = looped.start()
+        looped.db.add_task(key)
+        looped.driver.submit(_job(key))
+        await until(lambda: pods_of(served) and looped.watch.lines >= 1)
+        served.server.stall()  # no bytes on any open connection, until the end
+        lines = looped.watch.lines
+        (name,) = pods_of(served)[key]
+        served.cluster.set_status(NS, name, RUNNING)
+        await until(lambda: looped.watch.lines > lines, seconds=10)  # on a new connection
+        assert served.server.stats.count("WATCH", "pods") == 2
+        looped.driver.abort()  # the driver's pooled connections are held too
+        await running
+        served.server.unstall()
+        await looped.close()
+
+    asyncio.run(scenario())
+
+
+def test_after_an_abort_a_new_core_adopts_and_every_workload_has_one_pod(slow: Served) -> None:
+    # A crash test: abort mid-run (creations on the wire, nothing reported after), then
+    # scheduler 2 adopts what scheduler 1's calls made and runs what is left.
+    keys = [TaskInstanceKey("etl", f"t{number}", "manual__1", 1) for number in range(30)]
+    db = FakeAirflowDB()
+    dead = Looped(slow, new_core(creations=8, cleanups=8), db)
+    config = attrs.evolve(dead.core.config, scheduler_id="2")
+    alive = Looped(slow, ExecutorCore(config), db)
+
+    async def scenario() -> None:
+        await dead.connect()
+        running = dead.start()
+        for key in keys:
+            db.add_task(key)
+            dead.driver.submit(_job(key))
+        await until(lambda: len(slow.cluster.pods()) >= 10)
+        dead.driver.abort()
+        await running
+        left = dead.core.in_flight
+        assert left  # creations were on the wire: the core never heard of them
+        await dead.close()
+        await asyncio.sleep(0.3)  # what reached the server is stored meanwhile
+        assert dead.core.in_flight == left  # nothing was reported after the abort
+        await alive.connect()
+        adoption = await alive.driver.adopt(
+            alive.driver.clock(), dead_scheduler_ids=["1"], expected_task_keys=keys
+        )
+        assert adoption.failed_relabels == ()
+        running = alive.start()
+        for rerun in adoption.rerun:  # no pod anywhere: the creations that never landed
+            alive.driver.submit(_job(rerun))
+        await until(lambda: len(pods_of(slow)) == len(keys))
+        for pod_key, (name,) in pods_of(slow).items():
+            assert isinstance(pod_key, TaskInstanceKey)
+            db.task_finished(pod_key, TaskInstanceState.SUCCESS)
+            slow.cluster.set_status(NS, name, SUCCEEDED)
+        await until(lambda: all(db.reported(key) for key in keys) and not slow.cluster.pods())
+        alive.driver.stop()
+        await running
+        await alive.close()
+
+    asyncio.run(scenario())
+    for key in keys:
+        assert db.reported(key) == [TaskInstanceState.SUCCESS]  # one pod each, reported once
+    assert slow.server.stats.count("POST", "pods") == len(keys)
+
+
+def test_a_retried_creation_goes_while_an_unrelated_deletion_is_slow(served: Served) -> None:
+    config = attrs.evolve(
+        new_core().config,
+        decisions=DecisionConfig(task_publish_max_retries=3, unreachable_backoff_seconds=(0.05, 1)),
+    )
+    looped = Looped(served, ExecutorCore(config))
+    done, retried = (TaskInstanceKey("etl", name, "manual__1", 1) for name in ("done", "retried"))
+    looped.slow = lambda request: 5.0 if isinstance(request, DeletePod) else 0.0
+    timings: dict[str, float] = {}
+
+    async def scenario() -> None:
+        await looped.connect()
+        running = looped.start()
+        loop = asyncio.get_running_loop()
+        looped.db.add_task(done)
+        looped.driver.submit(_job(done))
+        await until(lambda: done in pods_of(served))
+        (name,) = pods_of(served)[done]
+        looped.db.task_finished(done, TaskInstanceState.SUCCESS)
+        served.cluster.set_status(NS, name, SUCCEEDED)
+        await until(lambda: any(isinstance(r, DeletePod) for r in looped.core.in_flight))
+        served.cluster.fail_next("create_pod", 403, message="pods is forbidden: exceeded quota")
+        looped.db.add_task(retried)
+        timings["submitted"] = loop.time()
+        looped.driver.submit(_job(retried))
+        await until(lambda: retried in pods_of(served), seconds=3)
+        timings["created"] = loop.time()
+        assert any(isinstance(r, DeletePod) for r in looped.core.in_flight)  # still slow
+        looped.driver.abort()  # not waiting for it
+        await running
+        await looped.close()
+
+    asyncio.run(scenario())
+    assert served.server.stats.count("POST", "pods") == 3  # done, the quota 403, the retry
+    assert timings["created"] - timings["submitted"] < 1.0  # its backoff, not the deletion
+
+
+class _Refused:
+    """A watch call answered 410 (the version is gone), as ``_preload_content=False``
+    gives it: not raised, the status and the body to read."""
+
+    status, reason, headers = 410, "Gone", {"Content-Type": "application/json"}
+    released = closed = False
+
+    async def read(self) -> bytes:
+        return b'{"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"}'
+
+    def release(self) -> None:
+        self.released = True
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_410_answer_to_the_watch_call_is_read_as_its_error_event() -> None:
+    from k8s_workloads.io.aio import AsyncDriver, AsyncWatch  # noqa: PLC0415 - the extra
+
+    core = new_core()
+    refused = _Refused()
+    asked: list[dict[str, Any]] = []
+
+    class Api:
+        async def list_namespaced_pod(self, _namespace: str, **kwargs: Any) -> _Refused:
+            asked.append(kwargs)
+            return refused
+
+    async def perform(_request: Request) -> object:
+        raise AssertionError("not driven here")
+
+    async def scenario() -> None:
+        watch = AsyncWatch(AsyncDriver(core, perform), Api())
+        running = asyncio.ensure_future(watch.run())
+        await until(lambda: core.is_relisting)  # the core asks for a re-list
+        await asyncio.sleep(0.05)
+        assert len(asked) == 1  # and the watch waits for it, not calling again
+        watch.stop()
+        await running
+
+    asyncio.run(scenario())
+    assert refused.released
+    assert asked[0]["allow_watch_bookmarks"] is True
+    assert asked[0]["label_selector"] == "airflow-worker=1,airflow_executor_done!=True"

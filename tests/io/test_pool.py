@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from k8s_workloads.executor import CreatePod, Handled, NothingToDo, Request
+from k8s_workloads.executor import CreatePod, Handled, NothingToDo, Request, Waiting
 from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.testing import FAILURES, FakeAirflowDB
 from tests.support.io_world import T0, new_core, tasks
@@ -82,3 +82,25 @@ def test_close_is_safe_without_a_pool_and_twice() -> None:
     driver.close()
     driver.close()
     assert isinstance(driver.run(T0), NothingToDo)  # nothing submitted: no pool made
+
+
+def test_abort_forgets_the_calls_in_flight_and_reports_nothing() -> None:
+    core = new_core(creations=2)
+    tasks(FakeAirflowDB(), core, 4)
+    release = threading.Event()
+    performed: list[Request] = []
+
+    def perform(request: Request) -> object:
+        release.wait(10)
+        performed.append(request)
+        return None
+
+    driver = PoolDriver(core, perform, failures=FAILURES)
+    assert driver.run(T0, seconds=0.05) == Waiting(2)  # two creations under way
+    in_flight = core.in_flight
+    driver.abort()  # a crash: the two end on the pool, unreported
+    release.set()
+    assert driver.in_flight == 0
+    assert driver.run(T0) == Waiting(2)  # at once: nothing more starts
+    assert core.in_flight == in_flight  # nothing was reported
+    assert len(core.queued) == 2

@@ -2,29 +2,28 @@
 as JSON lines, decoded once and put on the executor's queue for ``sync()`` to feed to the
 core; it restarts when the stream ends and resumes from the last version it saw.
 
-A watch never waits for ever, and an outage is a few lines:
-
-* it asks for bookmarks (``allowWatchBookmarks``): the API server's watch cache sends an
-  idle watch a ``BOOKMARK`` about every minute, which moves the version it resumes from;
-* the server ends it after a time picked at random in 5-10 minutes, as client-go's
-  reflector does, so the watches of many schedulers do not all restart at once;
-* a connection on which no line came for :attr:`_Watcher.read_timeout` (90 s, longer than
-  the bookmark interval) is given up and replaced: a load balancer that dropped it
-  silently cannot hang the watch, and a healthy idle one is never torn down;
-* a failed watch is tried again after 1 s, doubling to 30 s, each with up to a quarter
-  more at random; back to 1 s once a stream delivers a line. Each failure is one warning
-  naming the API server and the error (its traceback at debug level), and the watch
-  established again after failures is one info line.
+A watch never waits for ever, and an outage is a few lines: the rules are
+:mod:`k8s_workloads.io._watching`'s, shared with the event loop's watch
+(:class:`~k8s_workloads.io.aio.AsyncWatch`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import threading
 from typing import TYPE_CHECKING, Any
 
+from k8s_workloads.io._watching import (
+    BACKOFF_FIRST_SECONDS,
+    BACKOFF_MOST_SECONDS,
+    WATCH_READ_TIMEOUT_SECONDS,
+    WatchRestarts,
+    describe_failure,
+    server_address,
+    watch_backoff,
+    watch_seconds,
+)
 from k8s_workloads.pods.labels import watcher_selector
 from k8s_workloads.watch._watchjson import decode_event
 
@@ -34,58 +33,6 @@ if TYPE_CHECKING:
     from k8s_workloads.airflow.executor import KubernetesExecutor
 
 __all__ = ["WATCH_READ_TIMEOUT_SECONDS", "_Watcher", "describe_failure", "watch_backoff"]
-
-WATCH_SECONDS_LEAST = 300
-"""The shortest server-side timeout of a watch (``timeoutSeconds``); each watch asks for
-between this and twice this, at random (client-go's reflector: ``minWatchTimeout``)."""
-
-WATCH_READ_TIMEOUT_SECONDS = 90.0
-"""How long a watch connection may stay silent before it is replaced. Longer than the
-interval of the API server's bookmarks to an idle watch (about a minute: the watch
-cache's), so only a dead connection reaches it; short enough that one is replaced within
-two minutes."""
-
-BACKOFF_FIRST_SECONDS = 1.0
-BACKOFF_MOST_SECONDS = 30.0
-_JITTER = 0.25
-"""A restart waits up to this share more, at random: schedulers that lost one API
-server at once do not come back to it at once."""
-
-
-def watch_backoff(
-    failures: int,
-    rng: random.Random,
-    *,
-    first: float = BACKOFF_FIRST_SECONDS,
-    most: float = BACKOFF_MOST_SECONDS,
-) -> float:
-    """Seconds to wait before watching again after ``failures`` failures in a row (from
-    1): ``first``, doubling up to ``most``, each with up to a quarter more at random."""
-    base = min(most, first * 2.0 ** min(failures - 1, 62))
-    return base * (1.0 + _JITTER * rng.random())
-
-
-def describe_failure(error: BaseException) -> str:
-    """A failed call in one line: the type and the message (an ``ApiException``'s status,
-    reason and the ``Status`` message, not its headers and body over several lines)."""
-    status = getattr(error, "status", None)
-    if isinstance(status, int) and not isinstance(status, bool):
-        text = f"HTTP {status} {getattr(error, 'reason', '') or ''}".rstrip()
-        body = getattr(error, "body", None)
-        with contextlib.suppress(ValueError, TypeError, AttributeError):
-            message = json.loads(body or "").get("message")
-            if isinstance(message, str) and message:
-                text += f": {message}"
-    else:
-        text = str(error)
-    first_line = " ".join(text.split())
-    return f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__
-
-
-def server_address(api: Any) -> str:  # noqa: ANN401 - a CoreV1Api
-    """The API server ``api`` calls (its client configuration's host)."""
-    host = getattr(getattr(getattr(api, "api_client", None), "configuration", None), "host", None)
-    return host if isinstance(host, str) and host else "the API server"
 
 
 class _Watcher(threading.Thread):
@@ -121,10 +68,7 @@ class _Watcher(threading.Thread):
         self.restart = threading.Event()
         """Set by ``sync()`` after a re-list: watch again from ``resource_version``."""
         self.response: Any = None
-        self.failures = 0
-        """Failed watches since a stream last delivered a line (the backoff's count)."""
-        self.warned = 0
-        """Failures warned of since the watch was last established."""
+        self.restarts = WatchRestarts(self.rng)
         self.delivered = False
         """Whether the current stream delivered a line (a bookmark counts)."""
 
@@ -157,27 +101,16 @@ class _Watcher(threading.Thread):
                 if self.stopping.is_set():
                     return  # the stream was shut down by stop()
                 error = caught
-            if self.delivered:
-                self.failures = 0
-                if error is None:
-                    continue  # ended by the server (its timeout, an ERROR): watch again
-            self.failures += 1
-            delay = watch_backoff(
-                self.failures, self.rng, first=self.first_backoff, most=self.most_backoff
+            delay = self.restarts.ended(
+                self.executor.log,
+                self._where,
+                delivered=self.delivered,
+                error=error,
+                first=self.first_backoff,
+                most=self.most_backoff,
             )
-            log = self.executor.log
-            if error is None:  # ended at once with nothing: not a failure to shout about
-                log.debug("%s ended without a line; watching again in %.1f s", self._where, delay)
-            else:
-                self.warned += 1
-                log.warning(
-                    "%s failed: %s; watching again in %.1f s",
-                    self._where,
-                    describe_failure(error),
-                    delay,
-                )
-                log.debug("The pod watch's failure", exc_info=error)
-            self.stopping.wait(delay)
+            if delay is not None:
+                self.stopping.wait(delay)
 
     def _stream(self) -> None:
         executor = self.executor
@@ -187,7 +120,7 @@ class _Watcher(threading.Thread):
             "label_selector": selector.label_selector,
             "watch": True,
             "allow_watch_bookmarks": True,
-            "timeout_seconds": int(WATCH_SECONDS_LEAST * (1.0 + self.rng.random())),
+            "timeout_seconds": watch_seconds(self.rng),
             "_request_timeout": (self.connect_timeout, self.read_timeout),
             "_preload_content": False,
         }
@@ -198,11 +131,7 @@ class _Watcher(threading.Thread):
         else:
             response = api.list_namespaced_pod(self.namespace, **kwargs)
         self.response = response
-        if self.warned:
-            executor.log.info(
-                "%s is established again after %d failed attempts", self._where, self.warned
-            )
-            self.warned = 0
+        self.restarts.established(executor.log, self._where)
         try:
             buffer = b""
             for chunk in response.stream(amt=None, decode_content=True):

@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow._adoption import _Adoption
 from k8s_workloads.airflow._runtime import _AIRFLOW_VERSION, _airflow, _utcnow
-from k8s_workloads.airflow._watcher import describe_failure, server_address
 from k8s_workloads.airflow.convert import (
     ConversionError,
     from_airflow_key,
@@ -46,6 +45,7 @@ from k8s_workloads.airflow.convert import (
 from k8s_workloads.compat import supports_callbacks
 from k8s_workloads.decisions.actions import Decision, EmitEvent, RequeueJob
 from k8s_workloads.executor.requests import CreatePod, Handled, ListPods, ReadStates, Request
+from k8s_workloads.io._watching import describe_failure, server_address
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.pods.errors import InvalidJob, InvalidPod
 from k8s_workloads.pods.labels import scheduler_pods_selector

@@ -2,7 +2,33 @@
 pause after a 429 or a ``Retry-After`` or while the API server cannot be reached, the
 per-job retry counts, building each pod (and its Secret, with a secure payload) and what
 a failed or skipped creation means — a failure with no clear answer is resolved by
-reading the pod back (:mod:`~k8s_workloads.decisions.creation_errors`'s tables)."""
+reading the pod back (:mod:`~k8s_workloads.decisions.creation_errors`'s tables).
+
+When a failed creation is tried again depends on how the core is driven:
+
+=====================  ============================  ===========================
+the creation           one at a time                 many in flight
+                       (``next_request``, the        (``start_request``)
+                       provider's)
+=====================  ============================  ===========================
+retried by a decision  on the next pass              after its delay, and no
+(a 429, a 5xx read                                   sooner than the backoff
+back, a quota 403)                                   (1 s doubling to 30 s with
+                                                     each retry)
+a 429 or a             every creation paused until   the same, resuming when the
+``Retry-After``        then, and to the next pass    pause ends
+never sent (refused)   the job waits; creation       the same, resuming when the
+                       paused (backing off), to the  pause ends
+                       next pass
+read back, not found   the next pass, then backing   at once, then backing off
+                       off
+=====================  ============================  ===========================
+
+Many in flight, a pass ends only when nothing is: a retry that waited for it would wait
+for every unrelated slow call (another workload's deletion). It waits for its own time
+instead (:attr:`~k8s_workloads.executor.Waiting.until` tells the driver when), still after
+its workload's own requests (its Secret's clean-up), and never twice in a burst.
+"""
 
 from __future__ import annotations
 
@@ -105,7 +131,7 @@ class _Creation(_CoreBase):
         self._unreachable = 0
         record = flight.readback
         assert record is not None  # noqa: S101 - _read_back_next's
-        self._resolve(record, pod)
+        self._resolve(record, pod, implicit=flight.implicit)
 
     def _create_failure(
         self,
@@ -141,14 +167,16 @@ class _Creation(_CoreBase):
             return
         entry.resend, entry.not_before = request, None
         self._queue.appendleft(entry)
-        self._create_failed.add(key)
+        if flight.implicit:
+            self._create_failed.add(key)
         delay = None
         if now is not None and (self._paused_until is None or now >= self._paused_until):
             first, most = config.unreachable_backoff_seconds
             delay = min(most, first * 2 ** min(self._unreachable, 32))
             self._unreachable += 1
             self._paused_until = now + datetime.timedelta(seconds=delay)
-        self._creation_stopped = True
+        if flight.implicit:  # one at a time: on the next pass; else when the pause ends
+            self._creation_stopped = True
         if self.on_decision is not None:
             requeue = RequeueJob(entry.job, f"the API server was not reached: {what}", delay)
             decision = Decision((requeue,), self._attempts)
@@ -174,7 +202,7 @@ class _Creation(_CoreBase):
         self._drop_sent(request)
         return True
 
-    def _send_again(self, entry: _Queued, resend: CreatePod | None) -> None:
+    def _send_again(self, entry: _Queued, resend: CreatePod | None, *, implicit: bool) -> None:
         """Back at the head of the queue after a read back found no pod: at once the first
         time, then waiting longer each time (a creation that never gets an answer must
         not spin, nor hold up the jobs behind it for ever)."""
@@ -187,7 +215,8 @@ class _Creation(_CoreBase):
             entry.not_before = now + datetime.timedelta(seconds=delay)
             self._delayed.append(entry)
         self._queue.appendleft(entry)
-        self._create_failed.add(entry.job.key)
+        if implicit:
+            self._create_failed.add(entry.job.key)
 
     def _start_read_back(
         self,
@@ -234,7 +263,7 @@ class _Creation(_CoreBase):
             record.not_before = now + datetime.timedelta(seconds=delay)
         self._readbacks.append(record)
 
-    def _resolve(self, record: _ReadBack, pod: Mapping[str, Any] | None) -> None:
+    def _resolve(self, record: _ReadBack, pod: Mapping[str, Any] | None, *, implicit: bool) -> None:
         """The second table of :mod:`~k8s_workloads.decisions.creation_errors`."""
         entry, sent = record.entry, record.request
         key = sent.key
@@ -280,11 +309,11 @@ class _Creation(_CoreBase):
         ):
             return
         if step is AfterReadBack.RESEND:
-            self._send_again(entry, sent)
+            self._send_again(entry, sent, implicit=implicit)
         elif step is AfterReadBack.REBUILD:
-            self._send_again(entry, None)
+            self._send_again(entry, None, implicit=implicit)
         else:
-            flight = _Flight(sent, implicit=False, entry=entry)
+            flight = _Flight(sent, implicit=implicit, entry=entry)
             self._create_error(flight, record.status, record.body, record.headers, record.reason)
 
     def create_skipped(self, request: CreatePod, reason: str) -> None:
@@ -359,7 +388,7 @@ class _Creation(_CoreBase):
             if entry.not_before is not None and now < entry.not_before:
                 continue
             if entry.job.key in self._create_failed:
-                continue  # its creation failed in this pass: retried on the next one
+                continue  # one at a time, its creation failed in this pass: the next one
             if entry.job.key in self._busy:
                 continue  # its workload's last result is still being handled
             del self._queue[index]
@@ -435,6 +464,19 @@ class _Creation(_CoreBase):
         )
         return attach_secure_payload(pod, payload), payload.secret
 
+    def _spaced(self, decision: Decision, requeue: RequeueJob, retries: int) -> Decision:
+        """Driven concurrently, a creation retried waits for its own time, not for the
+        pass to end: its delay, and no less than ``unreachable_backoff_seconds``' first,
+        doubling with each retry (``retries``), so a creation the server keeps refusing
+        is not sent again and again in one burst."""
+        first, most = self.config.decisions.unreachable_backoff_seconds
+        spacing = min(most, first * 2 ** min(retries - 1, 32))
+        if requeue.delay is not None and requeue.delay >= spacing:
+            return decision
+        spaced = attrs.evolve(requeue, delay=spacing)
+        actions = tuple(spaced if action is requeue else action for action in decision.actions)
+        return attrs.evolve(decision, actions=actions)
+
     def _create_error(
         self,
         flight: _Flight,
@@ -449,7 +491,8 @@ class _Creation(_CoreBase):
         assert isinstance(request, CreatePod)  # noqa: S101 - _launch's
         assert entry is not None  # noqa: S101
         job, key = entry.job, request.key
-        self._create_failed.add(key)
+        if flight.implicit:
+            self._create_failed.add(key)
         cleanup: list[DeleteSecret] = []
         if request.secret is not None:
             cleanup.append(DeleteSecret(request.secret["metadata"]["name"], request.namespace))
@@ -482,7 +525,10 @@ class _Creation(_CoreBase):
             )
             if paused is not None:  # the creations not handed out yet wait
                 self._paused_until = paused
-                self._creation_stopped = True
+                if flight.implicit:  # one at a time: until the next pass too
+                    self._creation_stopped = True
+            if not flight.implicit:
+                decision = self._spaced(decision, requeue, retries + 1)
         else:
             self._create_retries.pop(key, None)
         if self.on_decision is not None:

@@ -39,7 +39,9 @@ The protocol, in full:
   has one pod (:mod:`~k8s_workloads.decisions.creation_errors`).
 * :class:`NothingToDo` ends a *pass* (one ``sync()``, or several when a bounded ``sync()``
   leaves requests in flight): results whose handling failed are retried on the next pass,
-  never in the same one, and pod creation resumes then.
+  never in the same one, and pod creation resumes then — one at a time. Many in flight,
+  a failed creation is retried at its own time, within the pass (:class:`Waiting`'s
+  ``until`` says when: ask again by then, whatever is still in flight).
 * Driving it wrong — a completion for a request never handed out or reported twice, an
   answer of the wrong kind — is a :class:`ProtocolError`, raised before anything changes.
 
@@ -467,5 +469,6 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
             if self._ready or (self._parked and self._cleaning < self._cleanup_slots()):
                 continue  # a job whose pod could not be built fails at once
             if self._in_flight:
-                return Waiting(len(self._in_flight))
+                due = self._wake_up()
+                return Waiting(len(self._in_flight), due if due is not None and due > now else None)
             return NothingToDo(self._wake_up())

@@ -184,6 +184,11 @@ class Waiting:
     report a completion, then ask :meth:`ExecutorCore.start_request` again."""
 
     in_flight: int
+    until: datetime.datetime | None = None
+    """Driven concurrently, something more may start then though nothing completes (a
+    creation retried after its delay, creation resuming after a pause): ask again by then,
+    with a ``now`` that has reached it. None: only a completion (or an event or a job fed
+    meanwhile) changes anything."""
 
 
 Request: TypeAlias = (

@@ -84,6 +84,8 @@ class InFlight(Generic[H]):
     inline: Callable[[Request], bool]
     cancelled: type[BaseException]
     calls: dict[H, Request] = dataclasses.field(default_factory=dict, init=False)
+    aborted: bool = dataclasses.field(default=False, init=False)
+    """Set by ``abort()``: nothing more is started nor reported, as after a crash."""
 
     @property
     def in_flight(self) -> int:
@@ -119,10 +121,13 @@ class InFlight(Generic[H]):
         now: datetime.datetime,
         deadline: float | None,
         clock: Callable[[], float],
+        *,
+        live: bool = False,
     ) -> Request | Wait | Waiting | NothingToDo:
         """The pass's next step: a request to start, a :class:`Wait`, or the answer to
         return (the pass is over, or ``deadline`` by ``clock`` has passed: the pass goes
-        on at the next run)."""
+        on at the next run). ``live``: ``now`` is read afresh for every step, so a wait
+        ends when something the core delays is due (:attr:`Waiting.until`)."""
         core = self.core
         if deadline is not None and clock() >= deadline:
             return Waiting(len(core.in_flight))
@@ -132,6 +137,9 @@ class InFlight(Generic[H]):
         timeout = None if deadline is None else deadline - clock()
         if timeout is not None and timeout <= 0:
             return answer
+        if live and answer.until is not None:
+            due = max(0.0, (answer.until - now).total_seconds())
+            timeout = due if timeout is None else min(timeout, due)
         return Wait(timeout)
 
     def admit(self, request: Request) -> bool:
@@ -144,8 +152,19 @@ class InFlight(Generic[H]):
                 return False
         return True
 
+    def forget_calls(self) -> list[H]:
+        """``abort()``'s bookkeeping: every call in flight is dropped, never reported (a
+        process that crashed reports nothing; the next one adopts what its calls made),
+        and nothing more starts. The calls, for the driver to cancel."""
+        self.aborted = True
+        calls = list(self.calls)
+        self.calls.clear()
+        return calls
+
     def settle_inline(self, request: Request, answer: object, error: BaseException | None) -> None:
         """Report an inline request's ``answer`` or its ``error`` (one of ``failures``)."""
+        if self.aborted:
+            return
         settle(self.core, request, answer=answer, error=error, failures=self.failures)
 
     def report_done(self) -> None:

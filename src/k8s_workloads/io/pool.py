@@ -80,7 +80,7 @@ class PoolDriver(InFlight["concurrent.futures.Future[object]"]):
         over or ``seconds`` have gone by (None: until the pass is over)."""
         deadline = None if seconds is None else self.clock() + seconds
         self.report_done()
-        while True:
+        while not self.aborted:
             step = self.next_step(now, deadline, self.clock)
             if isinstance(step, (Waiting, NothingToDo)):
                 return step
@@ -92,6 +92,19 @@ class PoolDriver(InFlight["concurrent.futures.Future[object]"]):
                     self.report_done()
             elif self.admit(step):
                 self._start(step)
+        return Waiting(len(self.core.in_flight))
+
+    def abort(self) -> None:
+        """Crash, for tests: the calls not started yet are cancelled, those under way end
+        on the pool unreported, as a process that died reports nothing; the pool stops
+        without waiting, and :meth:`run` returns at once from now on. Call it from the
+        thread that calls :meth:`run` (between two bounded runs). A new core and driver
+        adopt what the calls made."""
+        for future in self.forget_calls():
+            future.cancel()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def adopt(
         self,

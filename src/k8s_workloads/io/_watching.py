@@ -1,0 +1,145 @@
+"""How a pod watch keeps going, written once for the Airflow executor's watcher thread
+(:mod:`k8s_workloads.airflow._watcher`) and the event loop's
+(:class:`~k8s_workloads.io.aio.AsyncWatch`): the timeouts it asks for, the backoff after
+a failure and what an outage logs.
+
+* it asks for bookmarks (``allowWatchBookmarks``): the API server's watch cache sends an
+  idle watch a ``BOOKMARK`` about every minute, which moves the version it resumes from;
+* the server ends it after a time picked at random in 5-10 minutes
+  (:func:`watch_seconds`), as client-go's reflector does, so the watches of many
+  schedulers do not all restart at once;
+* a connection on which no line came for :data:`WATCH_READ_TIMEOUT_SECONDS` (longer than
+  the bookmark interval) is given up and replaced: a load balancer that dropped it
+  silently cannot hang the watch, and a healthy idle one is never torn down;
+* a failed watch is tried again after 1 s, doubling to 30 s, each with up to a quarter
+  more at random (:func:`watch_backoff`); back to 1 s once a stream delivers a line. Each
+  failure is one warning naming the API server and the error (its traceback at debug
+  level), and the watch established again after failures is one info line
+  (:class:`WatchRestarts`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import logging
+    import random
+
+__all__ = [
+    "BACKOFF_FIRST_SECONDS",
+    "BACKOFF_MOST_SECONDS",
+    "WATCH_READ_TIMEOUT_SECONDS",
+    "WATCH_SECONDS_LEAST",
+    "WatchRestarts",
+    "describe_failure",
+    "server_address",
+    "watch_backoff",
+    "watch_seconds",
+]
+
+WATCH_SECONDS_LEAST = 300
+"""The shortest server-side timeout of a watch (``timeoutSeconds``); each watch asks for
+between this and twice this, at random (client-go's reflector: ``minWatchTimeout``)."""
+
+WATCH_READ_TIMEOUT_SECONDS = 90.0
+"""How long a watch connection may stay silent before it is replaced. Longer than the
+interval of the API server's bookmarks to an idle watch (about a minute: the watch
+cache's), so only a dead connection reaches it; short enough that one is replaced within
+two minutes."""
+
+BACKOFF_FIRST_SECONDS = 1.0
+BACKOFF_MOST_SECONDS = 30.0
+_JITTER = 0.25
+"""A restart waits up to this share more, at random: schedulers that lost one API
+server at once do not come back to it at once."""
+
+
+def watch_seconds(rng: random.Random) -> int:
+    """The ``timeoutSeconds`` of one watch: 5-10 minutes, at random."""
+    return int(WATCH_SECONDS_LEAST * (1.0 + rng.random()))
+
+
+def watch_backoff(
+    failures: int,
+    rng: random.Random,
+    *,
+    first: float = BACKOFF_FIRST_SECONDS,
+    most: float = BACKOFF_MOST_SECONDS,
+) -> float:
+    """Seconds to wait before watching again after ``failures`` failures in a row (from
+    1): ``first``, doubling up to ``most``, each with up to a quarter more at random."""
+    base = min(most, first * 2.0 ** min(failures - 1, 62))
+    return base * (1.0 + _JITTER * rng.random())
+
+
+def describe_failure(error: BaseException) -> str:
+    """A failed call in one line: the type and the message (an ``ApiException``'s status,
+    reason and the ``Status`` message, not its headers and body over several lines)."""
+    status = getattr(error, "status", None)
+    if isinstance(status, int) and not isinstance(status, bool):
+        text = f"HTTP {status} {getattr(error, 'reason', '') or ''}".rstrip()
+        body = getattr(error, "body", None)
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            message = json.loads(body or "").get("message")
+            if isinstance(message, str) and message:
+                text += f": {message}"
+    else:
+        text = str(error)
+    first_line = " ".join(text.split())
+    return f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__
+
+
+def server_address(api: Any) -> str:  # noqa: ANN401 - a CoreV1Api of either client
+    """The API server ``api`` calls (its client configuration's host)."""
+    host = getattr(getattr(getattr(api, "api_client", None), "configuration", None), "host", None)
+    return host if isinstance(host, str) and host else "the API server"
+
+
+class WatchRestarts:
+    """A watch loop's failures in a row and what it logged of them: when to watch again
+    after a stream ended, and the few lines an outage is."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.failures = 0
+        """Failed watches since a stream last delivered a line (the backoff's count)."""
+        self.warned = 0
+        """Failures warned of since the watch was last established."""
+
+    def established(self, log: logging.Logger | logging.LoggerAdapter[Any], where: str) -> None:
+        """A watch call answered: one info line if failures were warned of before it."""
+        if self.warned:
+            log.info("%s is established again after %d failed attempts", where, self.warned)
+            self.warned = 0
+
+    def ended(
+        self,
+        log: logging.Logger | logging.LoggerAdapter[Any],
+        where: str,
+        *,
+        delivered: bool,
+        error: BaseException | None,
+        first: float = BACKOFF_FIRST_SECONDS,
+        most: float = BACKOFF_MOST_SECONDS,
+    ) -> float | None:
+        """A stream ended (``error``: it failed; ``delivered``: it gave a line first):
+        seconds to wait before watching again, or None to watch again at once (a stream
+        that delivered and was ended by the server: its timeout, an ``ERROR``)."""
+        if delivered:
+            self.failures = 0
+            if error is None:
+                return None
+        self.failures += 1
+        delay = watch_backoff(self.failures, self.rng, first=first, most=most)
+        if error is None:  # ended at once with nothing: not a failure to shout about
+            log.debug("%s ended without a line; watching again in %.1f s", where, delay)
+        else:
+            self.warned += 1
+            log.warning(
+                "%s failed: %s; watching again in %.1f s", where, describe_failure(error), delay
+            )
+            log.debug("The pod watch's failure", exc_info=error)
+        return delay
