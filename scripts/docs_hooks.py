@@ -42,6 +42,7 @@ PACKAGE = ROOT / "src" / "k8s_workloads"
 HAND_WRITTEN_NAV: list[dict[str, str]] = [
     {"Home": "index.md"},
     {"The executor contract": "executor-contract.md"},
+    {"Write an asyncio executor": "async-executor.md"},
     {"Differences from the provider": "differences.md"},
     {"Simulator scenarios": "scenario-schema.md"},
     {"Decision rules": "decision-rules.md"},

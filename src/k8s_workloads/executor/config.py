@@ -130,13 +130,20 @@ class ExecutorConfig:
           before the workload ran (its image never pulled, the node went away before it
           started) is launched once more, as a task's is by default; a workload whose
           code ran is never run again (no scheduler retries it: that is the executor's
-          call).
+          call);
+        * and ``task_publish_max_retries=-1``: a creation the API server answered with a
+          transient error (429, 5xx, a quota 403) is retried after its pause until it is
+          made, for at most ``callback_queued_timeout`` (600 s) — no scheduler queues it
+          again after a failure, as Airflow would a task (the provider's 0 fails it at
+          the first 503).
 
         ``options`` are any other fields by name (``kube_image``, ``pod_template``,
         ``creation_batch_size`` …), and override these defaults.
         """
         defaults: dict[str, Any] = {
             "read_callback_states": False,
-            "decisions": DecisionConfig(callback_launch_failure_retries=1),
+            "decisions": DecisionConfig(
+                callback_launch_failure_retries=1, task_publish_max_retries=-1
+            ),
         }
         return cls(scheduler_id, namespace, **{**defaults, **options})
