@@ -1142,3 +1142,27 @@ def test_a_relisted_generic_workload_that_vanished_is_settled_as_a_generic_one()
         CallbackState.FAILED,
         "the pod vanished while the watch was down; its final events were lost",
     )
+
+
+def test_a_scheduler_restarted_under_its_id_reclaims_its_earlier_runs_pods() -> None:
+    key = task_key("mine")
+    live, finished = task_pod(ME, key), task_pod(ME, task_key("done"), SUCCEEDED)
+    held = plan([live, finished], expected_task_keys=[key, task_key("done")])
+    assert held.actions == ()  # this run's own pods: left alone
+    reclaimed = plan([live, finished], expected_task_keys=[key, task_key("done")], reclaim=True)
+    guarded = {AIRFLOW_WORKER_LABEL: ME}
+    assert reclaimed.actions == (
+        PatchLabels(name_of(live), NS, guarded, expect=guarded),
+        TrackRunning(key),
+        PatchLabels(name_of(finished), NS, guarded, expect=guarded),
+    )
+    assert [result.key for result in reclaimed.completed] == [task_key("done")]
+    # Still owned, and never planned twice, when it runs already.
+    again = plan([live], expected_task_keys=[key], reclaim=True, running=[key])
+    assert again.actions == ()
+    assert again.not_adopted([key]) == []
+    selectors = adoption_selectors(ME, dead_scheduler_ids=[ME])
+    assert selectors[-1].label_selector == (
+        f"kubernetes_executor=True,airflow-worker={ME},airflow_executor_done!=True"
+    )
+    assert selectors[-1].field_selector == "status.phase=Succeeded"

@@ -18,6 +18,7 @@ from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey
 from k8s_workloads.pods import InvalidJob, InvalidPod
 from k8s_workloads.states import CallbackState, GenericState, KubernetesJob
 from k8s_workloads.testing import CoreDriver, FakeAirflowDB, FakeCluster, Kubelet, PodOutcome
+from tests.support.event_factory import SUCCEEDED
 
 if TYPE_CHECKING:
     from k8s_workloads.decisions.actions import EmitEvent
@@ -80,7 +81,9 @@ def test_the_generic_profile_needs_no_airflow_and_reads_no_states() -> None:
     assert config.airflow_version is None
     assert config.resolver_config().airflow_version is None
     assert config.read_callback_states is False
-    assert config.decisions == DecisionConfig(callback_launch_failure_retries=1)
+    assert config.decisions == DecisionConfig(
+        callback_launch_failure_retries=1, task_publish_max_retries=-1
+    )
     # Any field by name, the profile's own included, as the constructor takes it.
     custom = ExecutorConfig.generic(7, NS, read_callback_states=True, creation_batch_size=3)
     assert (custom.scheduler_id, custom.read_callback_states, custom.creation_batch_size) == (
@@ -229,4 +232,37 @@ def test_a_restarted_generic_executor_adopts_the_dead_ones_pods_and_reports_them
         driver.run_pass(now)
     for key in (running, done):
         assert [e.state for e in driver.db.terminal_reports(key)] == [CallbackState.SUCCESS]
+    assert cluster.pods() == []
+
+
+def test_an_executor_restarted_under_the_same_id_takes_over_its_earlier_runs_pods() -> None:
+    # Generic executors often keep one id: naming it among the dead says the earlier run
+    # died, and its pods are taken over (they used to be skipped as "owned by this
+    # scheduler", then cleaned up as leftovers unreported: the workloads were lost).
+    first = _Run(_config())
+    running, finished = first.submit("long-job", "quick-job")
+    first.driver.run_pass(T0)
+    first.kubelet.step(0.0)
+    first.kubelet.step(1.0)  # both Running
+    cluster, lost = first.cluster, GenericKey("never-started")
+    (ended,) = [
+        pod["metadata"]["name"]
+        for pod in cluster.pods()
+        if pod["metadata"]["annotations"]["workload_id"] == finished.id
+    ]
+    cluster.set_status(NS, ended, SUCCEEDED)  # unseen by the first run, which dies
+    again = ExecutorCore(_config())  # the same id, "runner-1"
+    driver = CoreDriver(again, cluster, FakeAirflowDB())
+    adoption = driver.adopt(["runner-1"], now=T0, expected_generic_keys=[running, finished, lost])
+    assert adoption.rerun == (lost,)
+    assert not adoption.failed_relabels
+    assert again.running == (running,)
+    assert [e.state for e in driver.db.terminal_reports(finished)] == [GenericState.SUCCESS]
+    for tick in range(2, 10):
+        first.kubelet.step(float(tick))
+        now = T0 + datetime.timedelta(seconds=tick)
+        driver.deliver(now=now)
+        driver.run_pass(now)
+    for key in (running, finished):
+        assert [e.state for e in driver.db.terminal_reports(key)] == [GenericState.SUCCESS]
     assert cluster.pods() == []

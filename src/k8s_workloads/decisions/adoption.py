@@ -53,6 +53,7 @@ from k8s_workloads.pods.labels import (
     live_pods_adoption_selector,
     make_safe_label_value,
     orphaned_callback_pods_selector,
+    own_completed_pods_selector,
 )
 from k8s_workloads.pods.validation import is_label_value
 from k8s_workloads.states import (
@@ -150,20 +151,22 @@ def adoption_selectors(
       ``dead_scheduler_ids`` (those the orphaned task instances name);
     * with ``callbacks`` (Airflow 3.3+), the live callback pods owned by no live
       scheduler: Airflow never hands callbacks over, so their owners are not known;
-    * the Succeeded, not-done pods owned by no live scheduler (apache/airflow#66400).
+    * the Succeeded, not-done pods owned by no live scheduler (apache/airflow#66400);
+    * with ``me`` among ``dead_scheduler_ids`` (an executor restarted under the id it had:
+      its earlier run died), that run's Succeeded pods too.
 
     ``alive_scheduler_ids`` are the other live schedulers (``me`` is left out on its
     own). A pod may be in two lists (it Succeeded between them): pass every list's
     pods to :func:`plan_adoption` as they come; it counts each pod once.
     """
     alive = tuple(alive_scheduler_ids)
-    selectors = [
-        live_pods_adoption_selector(job_id)
-        for job_id in sorted({str(job_id) for job_id in dead_scheduler_ids})
-    ]
+    dead = sorted({str(job_id) for job_id in dead_scheduler_ids})
+    selectors = [live_pods_adoption_selector(job_id) for job_id in dead]
     if callbacks:
         selectors.append(orphaned_callback_pods_selector(me, alive))
     selectors.append(completed_pods_adoption_selector(me, alive))
+    if str(me) in dead:  # restarted under the same id: its earlier run's finished pods too
+        selectors.append(own_completed_pods_selector(me))
     return tuple(selectors)
 
 
@@ -380,8 +383,13 @@ def plan_adoption(
     config: DecisionConfig = DecisionConfig(),  # frozen: one shared default is safe
     running: Iterable[WorkloadKey] = (),
     expected_generic_keys: Iterable[GenericKey] | None = None,
+    reclaim: bool = False,
 ) -> AdoptionPlan:
     """Plan the takeover of listed pods (manifests) by scheduler ``me``.
+
+    ``reclaim``: ``me``'s own earlier run died (an executor restarted under the id it
+    had): its pods are taken over as a dead scheduler's, each relabel guarded by ``me``
+    (unchanged, it confirms the pod is still this id's), and only ``running`` is owned.
 
     Pods owned by ``me`` or by a scheduler in ``alive_scheduler_ids`` are left alone
     (apache/airflow#66396), as are pods already marked done. A live task pod is adopted
@@ -414,7 +422,11 @@ def plan_adoption(
     ``test_try_adopt_already_adopted_task_instances``).
     """
     my_label = make_safe_label_value(str(me))
-    alive = {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_ids} | {my_label}
+    alive = {make_safe_label_value(str(job_id)) for job_id in alive_scheduler_ids}
+    if not reclaim:
+        alive.add(my_label)
+    else:
+        alive.discard(my_label)
     expected = None if expected_task_keys is None else set(expected_task_keys)
     expected_callbacks = None if expected_callback_keys is None else set(expected_callback_keys)
     expected_generic = None if expected_generic_keys is None else set(expected_generic_keys)

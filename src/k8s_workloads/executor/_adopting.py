@@ -40,6 +40,7 @@ class _Adopting(_CoreBase):
         expected_task_keys: Iterable[TaskInstanceKey] | None = None,
         expected_callback_keys: Iterable[CallbackKey] | None = None,
         expected_generic_keys: Iterable[GenericKey] | None = None,
+        dead_scheduler_ids: Iterable[str | int] = (),
     ) -> AdoptionPlan:
         """Take over the listed pods of dead schedulers (after a restart).
 
@@ -53,7 +54,10 @@ class _Adopting(_CoreBase):
         a readable owner label or workload is skipped, named in the plan's
         ``undecodable``. The drivers' ``adopt`` does all of it in one call.
         ``expected_generic_keys``: as ``expected_callback_keys``, for generic workloads
-        (:func:`~k8s_workloads.decisions.adoption.plan_adoption`).
+        (:func:`~k8s_workloads.decisions.adoption.plan_adoption`). This scheduler's own id
+        among ``dead_scheduler_ids`` (those the lists were made for) says its earlier run
+        died — an executor restarted under the id it had: that run's pods are taken over
+        too. Adopt before the watch's events are fed: until then they are a stranger's.
         """
         retrying = [work.key for work in self._adoption.relabels if work.key is not None]
         plan = plan_adoption(
@@ -66,6 +70,7 @@ class _Adopting(_CoreBase):
             airflow_version=self._resolver.airflow_version,
             config=self.config.decisions,
             running=(*self._running, *retrying),  # a relabel retried is not planned twice
+            reclaim=str(self.config.scheduler_id) in {str(job) for job in dead_scheduler_ids},
         )
         self._adoption.found = plan.found
         completed = {(result.namespace, result.pod_name): result for result in plan.completed}

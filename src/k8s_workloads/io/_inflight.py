@@ -99,6 +99,8 @@ class InFlight(Generic[H]):
         expected_task_keys: Iterable[TaskInstanceKey] | None,
         expected_callback_keys: Iterable[CallbackKey] | None,
         expected_generic_keys: Iterable[GenericKey] | None = None,
+        *,
+        dead_scheduler_ids: Iterable[str | int] = (),
     ) -> tuple[AdoptionPlan, list[WorkloadKey]]:
         """The core's adoption of the pods in ``listings`` (the answers to its
         :meth:`~k8s_workloads.executor.ExecutorCore.adoption_lists`), and every key
@@ -113,6 +115,7 @@ class InFlight(Generic[H]):
             expected_task_keys=tasks,
             expected_callback_keys=callbacks,
             expected_generic_keys=generic,
+            dead_scheduler_ids=dead_scheduler_ids,
         )
         return plan, [*(tasks or ()), *(callbacks or ()), *(generic or ())]
 

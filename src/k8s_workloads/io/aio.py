@@ -257,10 +257,16 @@ class AsyncDriver(InFlight["asyncio.Task[object]"]):
         A list that fails raises as its call does: adopt again later.
         ``expected_generic_keys``: an executor's generic workloads, as callbacks'."""
         alive = list(alive_scheduler_ids)
-        lists = self.core.adoption_lists(dead_scheduler_ids, alive)
+        dead = list(dead_scheduler_ids)
+        lists = self.core.adoption_lists(dead, alive)
         listings = [await self.perform(listing) for listing in lists]
         plan, expected = self.plan_adoption(
-            listings, alive, expected_task_keys, expected_callback_keys, expected_generic_keys
+            listings,
+            alive,
+            expected_task_keys,
+            expected_callback_keys,
+            expected_generic_keys,
+            dead_scheduler_ids=dead,
         )
         await self.run(now)
         return self.core.adoption(plan, expected)

@@ -68,6 +68,7 @@ __all__ = [
     "live_pods_adoption_selector",
     "make_safe_label_value",
     "orphaned_callback_pods_selector",
+    "own_completed_pods_selector",
     "scheduler_pods_selector",
     "watcher_selector",
 ]
@@ -449,6 +450,14 @@ def live_pods_adoption_selector(old_scheduler_job_id: str | int) -> PodSelector:
     """A dead scheduler's pods that have not Succeeded and are not done."""
     owner = make_safe_label_value(str(old_scheduler_job_id))
     return _not_done(f"{AIRFLOW_WORKER_LABEL}={owner}", phase="!=Succeeded")
+
+
+def own_completed_pods_selector(scheduler_job_id: str | int) -> PodSelector:
+    """Succeeded, not-done pods of one scheduler id: an executor restarted under the id
+    it had takes over its earlier run's finished pods with these (the completed list
+    leaves out the adopter's own)."""
+    owner = make_safe_label_value(str(scheduler_job_id))
+    return _not_done(f"{AIRFLOW_WORKER_LABEL}={owner}", phase="=Succeeded")
 
 
 def completed_pods_adoption_selector(

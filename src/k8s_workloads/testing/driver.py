@@ -186,12 +186,12 @@ class CoreDriver:
         owns), adopt them, perform the relabels and say what to run again: the expected
         keys with no pod anywhere (:class:`~k8s_workloads.executor.Adoption`), generic
         workloads' (``expected_generic_keys``) as callbacks'."""
-        alive = list(alive_scheduler_ids)
+        alive, dead = list(alive_scheduler_ids), list(dead_scheduler_ids)
         tasks = None if expected_task_keys is None else list(expected_task_keys)
         callbacks = None if expected_callback_keys is None else list(expected_callback_keys)
         generic = None if expected_generic_keys is None else list(expected_generic_keys)
         pods: list[dict[str, Any]] = []
-        for listing in self.core.adoption_lists(dead_scheduler_ids, alive):
+        for listing in self.core.adoption_lists(dead, alive):
             items, _ = cast("tuple[list[dict[str, Any]], str | None]", self.calls.perform(listing))
             pods.extend(items)
         plan = self.core.adopt(
@@ -200,6 +200,7 @@ class CoreDriver:
             expected_task_keys=tasks,
             expected_callback_keys=callbacks,
             expected_generic_keys=generic,
+            dead_scheduler_ids=dead,
         )
         self.run_pass(now)
         return self.core.adoption(plan, [*(tasks or ()), *(callbacks or ()), *(generic or ())])
