@@ -202,6 +202,19 @@ def test_pods_are_created_one_at_a_time_without_async_pod_creation() -> None:
         assert SERVER[0].stats.max_in_flight_creations == 1
 
 
+def test_the_providers_fatal_pending_default_becomes_the_librarys_a_users_list_stays() -> None:
+    from k8s_workloads.watch.failures import DEFAULT_FATAL_PENDING_REASONS  # noqa: PLC0415
+
+    with running_executor() as executor:  # the option as the provider defaults it
+        reasons = executor.core.config.resolver_config().fatal_pending_reasons
+        assert reasons == DEFAULT_FATAL_PENDING_REASONS
+        assert "ImagePullBackOff" in reasons
+    option = {"worker_pod_pending_fatal_container_state_reasons": "ErrImagePull"}
+    with running_executor(**option) as executor:
+        reasons = executor.core.config.resolver_config().fatal_pending_reasons
+        assert reasons == frozenset({"ErrImagePull"})
+
+
 def test_a_max_concurrency_of_0_is_the_creation_batch_size() -> None:
     with running_executor(async_pod_creation="True", pod_creation_max_concurrency="0") as executor:
         assert executor.core.config.max_concurrent_creations == 10  # the batch size

@@ -45,7 +45,11 @@ from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.keys import CallbackKey
 from k8s_workloads.pods.restart import WORKER_RESTART_POLICY, replaced_restart_policy
 from k8s_workloads.states import CallbackState
-from k8s_workloads.watch.failures import PendingPolicy
+from k8s_workloads.watch.failures import (
+    DEFAULT_FATAL_PENDING_REASONS,
+    PROVIDER_FATAL_PENDING_REASONS,
+    PendingPolicy,
+)
 from k8s_workloads.watch.resolution import ResolverConfig
 
 if TYPE_CHECKING:
@@ -110,11 +114,14 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             task_publish_max_retries=self.task_publish_max_retries,
             max_handling_retries=options.max_handling_retries,
         )
+        fatal = frozenset(kube.worker_pod_pending_fatal_container_state_reasons or ())
+        if fatal == PROVIDER_FATAL_PENDING_REASONS:
+            # The provider's default, as it comes: the library's, which fails a pod stuck
+            # in ImagePullBackOff too (a user's own list is taken as it is).
+            fatal = DEFAULT_FATAL_PENDING_REASONS
         resolver = ResolverConfig(
             airflow_version=_AIRFLOW_VERSION,
-            fatal_pending_reasons=frozenset(
-                kube.worker_pod_pending_fatal_container_state_reasons or ()
-            ),
+            fatal_pending_reasons=fatal,
             pending=PendingPolicy() if options.pending_policy else None,
         )
         return ExecutorConfig(
