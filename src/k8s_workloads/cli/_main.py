@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from k8s_workloads import __version__
-from k8s_workloads.cli import _airflow_config, _decode, _render, _resolve, _simulate
+from k8s_workloads.cli import _airflow_config, _cleanup, _decode, _render, _resolve, _simulate
 from k8s_workloads.cli._io import (
     EXIT_CLOSED_PIPE,
     UsageError,
@@ -26,6 +26,7 @@ _TREE = (
     *_decode.COMMANDS,
     _simulate.COMMAND,
     _airflow_config.COMMAND,
+    _cleanup.COMMAND,
     _render.COMMAND,
     _resolve.COMMAND,
 )
