@@ -33,10 +33,15 @@ def test_the_readme_examples_run() -> None:
 
 
 def test_the_readme_examples_pass_mypy_strict(tmp_path: pathlib.Path) -> None:
+    assert_mypy_strict(readme_code(), tmp_path)
+
+
+def assert_mypy_strict(code: str, tmp_path: pathlib.Path) -> None:
+    """``code`` (a document's Python, as one module) passes ``mypy --strict`` with the
+    project's configuration."""
     api = pytest.importorskip("mypy.api", reason="mypy is installed in the main environment")
-    source = tmp_path / "readme_examples.py"
-    source.write_text(readme_code(), encoding="utf-8")
-    root = README.parent
+    source = tmp_path / "document_examples.py"
+    source.write_text(code, encoding="utf-8")
     stdout, stderr, status = api.run(
         [
             "--strict",
@@ -44,7 +49,7 @@ def test_the_readme_examples_pass_mypy_strict(tmp_path: pathlib.Path) -> None:
             "--cache-dir",
             str(tmp_path / "cache"),
             "--config-file",
-            str(root / "pyproject.toml"),
+            str(README.parent / "pyproject.toml"),
             str(source),
         ]
     )

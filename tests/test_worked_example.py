@@ -15,6 +15,7 @@ import pytest
 
 from k8s_workloads import GenericKey
 from k8s_workloads.testing import FakeApiServer, FakeCluster, FaultRate, Kubelet
+from tests.test_readme import assert_mypy_strict
 
 pytest.importorskip("kubernetes_asyncio", reason="the example runs on the asyncio extra")
 
@@ -83,19 +84,4 @@ def test_the_example_runs_every_job_once_through_faults_and_a_crash() -> None:
 
 
 def test_the_example_passes_mypy_strict(tmp_path: pathlib.Path) -> None:
-    api = pytest.importorskip("mypy.api", reason="mypy is installed in the main environment")
-    source = tmp_path / "async_executor.py"
-    source.write_text(example_code(), encoding="utf-8")
-    root = PAGE.parent.parent
-    stdout, stderr, status = api.run(
-        [
-            "--strict",
-            "--no-incremental",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--config-file",
-            str(root / "pyproject.toml"),
-            str(source),
-        ]
-    )
-    assert status == 0, stdout + stderr
+    assert_mypy_strict(example_code(), tmp_path)

@@ -5,6 +5,8 @@ connections, a bounded pass, failures reported by the shared policy."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from k8s_workloads.executor import NothingToDo, Waiting
@@ -97,22 +99,7 @@ def test_a_guarded_relabel_goes_as_a_json_patch_and_only_one_adopter_wins(
     # status update, and fails (422: not tracked) once a rival relabelled the pod.
     taken, lost = (TaskInstanceKey("etl", name, "manual__1", 1) for name in ("taken", "lost"))
     for key in (taken, lost):
-        served.cluster.create_pod(
-            NS,
-            construct_task_pod(
-                namespace=NS,
-                scheduler_job_id="9",
-                pod_id=key.task_id,
-                dag_id=key.dag_id,
-                task_id=key.task_id,
-                run_id=key.run_id,
-                try_number=key.try_number,
-                kube_image="airflow:3.3.2",
-                args=["python", "-m", "x"],
-                airflow_version="3.3.2",
-            ),
-        )
-        served.cluster.set_status(NS, key.task_id, RUNNING)
+        _dead_schedulers_pod(served, key, RUNNING)
     driven = Driven(served, kind, creations=2, cleanups=2)
     listed = [
         pod
@@ -149,22 +136,7 @@ def test_one_adopt_call_lists_adopts_and_names_exactly_what_to_run_again(
         for name in ("running", "finished", "flaky", "lost")
     )
     for key, status in ((running, RUNNING), (finished, SUCCEEDED), (flaky, RUNNING)):
-        served.cluster.create_pod(
-            NS,
-            construct_task_pod(
-                namespace=NS,
-                scheduler_job_id="9",
-                pod_id=key.task_id,
-                dag_id=key.dag_id,
-                task_id=key.task_id,
-                run_id=key.run_id,
-                try_number=key.try_number,
-                kube_image="airflow:3.3.2",
-                args=["python", "-m", "x"],
-                airflow_version="3.3.2",
-            ),
-        )
-        served.cluster.set_status(NS, key.task_id, status)
+        _dead_schedulers_pod(served, key, status)
     driven = Driven(served, kind, creations=2, cleanups=2)
     expected = [running, finished, flaky, lost]
     for key in expected:
@@ -214,3 +186,23 @@ def test_one_adopt_call_takes_generic_workloads_expected(served: Served, kind: s
         CallbackState.SUCCESS
     ]
     driven.close()
+
+
+def _dead_schedulers_pod(served: Served, key: TaskInstanceKey, status: dict[str, Any]) -> None:
+    """A pod of ``key`` made by scheduler 9 (dead), named after its task, in ``status``."""
+    served.cluster.create_pod(
+        NS,
+        construct_task_pod(
+            namespace=NS,
+            scheduler_job_id="9",
+            pod_id=key.task_id,
+            dag_id=key.dag_id,
+            task_id=key.task_id,
+            run_id=key.run_id,
+            try_number=key.try_number,
+            kube_image="airflow:3.3.2",
+            args=["python", "-m", "x"],
+            airflow_version="3.3.2",
+        ),
+    )
+    served.cluster.set_status(NS, key.task_id, status)
