@@ -40,6 +40,7 @@ __all__ = [
     "TaskResult",
     "WorkloadResult",
     "WorkloadState",
+    "pseudo_result",
     "state_class_for_key",
 ]
 
@@ -292,3 +293,21 @@ def state_class_for_key(key: WorkloadKey) -> type[TaskInstanceState | CallbackSt
     if isinstance(key, (CallbackKey, GenericKey)):
         return CallbackState
     raise TypeError(f"Unknown workload key type: {type(key).__name__}")
+
+
+def pseudo_result(
+    key: WorkloadKey,
+    state: ExecutorPseudoState,
+    pod_name: str,
+    namespace: str,
+    resource_version: str = "",
+    *,
+    launch: int | None = None,
+) -> WorkloadResult:
+    """A result of a pseudo-state (``COMPLETED``, ``VANISHED`` …) for ``key``, of the
+    result class of its kind (what adoption and a re-list make for the decisions)."""
+    if isinstance(key, CallbackKey):
+        return CallbackResult(key, state, pod_name, namespace, resource_version, launch=launch)
+    if isinstance(key, GenericKey):
+        return GenericResult(key, state, pod_name, namespace, resource_version, launch=launch)
+    return TaskResult(key, state, pod_name, namespace, resource_version, launch=launch)

@@ -71,6 +71,32 @@ def test_a_callback_runs_as_a_pod_and_is_reported_with_airflows_types(executor: 
     sync_until(executor, lambda: not cluster.pod_names())  # the Succeeded pod is deleted
 
 
+def test_a_pod_goes_only_once_the_scheduler_took_its_event_and_came_round(
+    executor: Any,
+) -> None:
+    # Report before delete: the event waits in the buffer, the pod with it; taken by the
+    # scheduler (get_event_buffer), it is stored by the loop's next turn, then the pod
+    # goes. end() after a take deletes nothing: that take may never have been stored.
+    from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
+
+    key, name = launch_callback(executor, 40)
+    cluster = executor.cluster
+    executor.states[key] = CallbackState.RUNNING
+    cluster.set_status(NS, name, SUCCEEDED)
+    deadline = time.monotonic() + 10
+    while states_of(executor, key) is None or states_of(executor, key)[0] is not (
+        AirflowCallbackState.SUCCESS
+    ):
+        assert time.monotonic() < deadline
+        executor.sync()  # the scheduler never takes the events meanwhile
+    for _ in range(3):
+        executor.sync()
+    assert name in cluster.pod_names()  # reported, not taken: the pod stays
+    executor.get_event_buffer()  # taken; the loop then stores it...
+    executor.end()  # ...but it ends first: nothing taken in its last turn is deleted
+    assert name in cluster.pod_names()
+
+
 def test_a_failed_callback_keeps_its_pod_labelled_done(executor: Any) -> None:
     from airflow.utils.state import CallbackState as AirflowCallbackState  # noqa: PLC0415
 

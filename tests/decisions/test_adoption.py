@@ -1053,20 +1053,25 @@ def test_finished_or_done_pods_of_this_scheduler_do_not_make_a_key_owned() -> No
     assert adoption.not_adopted([failed, done]) == []
 
 
-def test_a_failed_pod_of_a_workload_no_longer_expected_is_cleaned_up() -> None:
-    # Its report was stored before its pod would have gone, and its scheduler died in
-    # between: cleaned up as that scheduler would have, per the clean-up options.
-    key = task_key("ended")
-    pod = task_pod(DEAD, key, FAILED)
-    adoption = plan([pod], expected_task_keys=[])  # failed pods kept, labelled done
+def test_a_failed_callback_pod_no_longer_active_is_cleaned_up_a_tasks_is_left() -> None:
+    # Its report was stored before the pod would have gone, and its scheduler died in
+    # between: a callback's is cleaned up as that scheduler would have (the active
+    # callbacks are all known), per the clean-up options. A task's list is only the batch
+    # Airflow handed over: its pod is left for a later adoption.
+    pod = callback_pod(DEAD, status=FAILED)
+    adoption = plan([pod], expected_task_keys=[], expected_callback_keys=[])
     assert adoption.actions == (
         PatchLabels(name_of(pod), NS, {POD_EXECUTOR_DONE_LABEL: TRUE_LABEL_VALUE}),
     )
     assert adoption.adopted == frozenset()
     config = DecisionConfig(delete_worker_pods_on_failure=True)
-    deleted = plan([pod], expected_task_keys=[], config=config)
+    deleted = plan([pod], expected_task_keys=[], expected_callback_keys=[], config=config)
     assert deleted.actions == (DeletePod(name_of(pod), NS),)
     assert "cleaned up" in reasons(adoption.skipped)[name_of(pod)]
+    task = task_pod(DEAD, task_key("ended"), FAILED)
+    left = plan([task], expected_task_keys=[], config=config)
+    assert left.actions == ()
+    assert reasons(left.skipped) == {name_of(task): "not among the task instances to adopt"}
 
 
 def test_the_newest_pod_is_adopted_when_it_failed_beside_an_older_stuck_one() -> None:

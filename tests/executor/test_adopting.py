@@ -289,3 +289,24 @@ def _assert_failed_backing_off(
     else:  # kept for debugging, as the provider keeps a failed pod, and out of the watch
         (pod,) = pods
         assert pod["metadata"]["labels"][POD_EXECUTOR_DONE_LABEL] == TRUE_LABEL_VALUE
+
+
+def test_a_relabel_applied_whose_answer_was_lost_is_confirmed_and_the_pod_tracked() -> None:
+    # The first relabel reached the API server (the pod says scheduler 2 now) and its
+    # answer was lost; the retry, guarded by the dead owner, is refused (422): checked
+    # once more as scheduler 2's, it passes, and the workload is tracked, not lost.
+    old, key, new_core, driver = _running_under_scheduler_1()
+    old.cluster.fail_next("patch_pod", None, applied=True)
+    adoption = driver.adopt(["1"], now=T0, expected_task_keys=[key])
+    assert adoption.retrying == (key,)
+    owners = {pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL] for pod in old.cluster.pods()}
+    assert owners == {"2"}  # applied
+    driver.run_pass(T0)
+    assert new_core.running == (key,)
+    assert new_core.take_failed_relabels() == []
+    old.status(key, SUCCEEDED)
+    old.db.task_finished(key, TaskInstanceState.SUCCESS)
+    driver.deliver(now=T0)
+    driver.run_pass(T0)
+    assert old.db.reported(key) == [TaskInstanceState.SUCCESS]
+    assert old.cluster.pods() == []

@@ -157,6 +157,9 @@ def test_with_confirm_reports_a_pod_goes_only_once_its_report_is_stored() -> Non
     assert kinds(performed) == ["ReadStates", "EmitEvent"]
     assert list(world.core.unstored_reports) == [key]
     assert not world.core.has_work  # nothing to do until the executor says so
+    world.status(key, SUCCEEDED)  # the same end, again (a later version): it waits too
+    world.driver.deliver(now=world.now)
+    assert not world.core.has_work
     assert kinds(world.sync()) == []
     world.core.reports_stored([callback(2)])  # another workload's: nothing changes
     assert kinds(world.sync()) == []

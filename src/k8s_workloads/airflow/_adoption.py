@@ -31,9 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = ["_Adoption"]
 
-"""The ``output`` of an executor callback row while this executor holds it, before the
-holder's job id (see :meth:`KubernetesExecutor._claim_callback`)."""
-
 _Relaunches = tuple[list[Any], list[tuple[str, str, str]]]
 """Orphaned callbacks taken over: the workloads to run, and ``(id, holder, why)`` of those
 that fail."""

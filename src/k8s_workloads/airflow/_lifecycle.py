@@ -225,10 +225,10 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self._creations_unsent = False
         """Whether pod creations are paused: the last one did not reach the API server."""
         self._taken_reports: list[WorkloadKey] = []
+        """Workloads whose final events the scheduler took (get_event_buffer) since the
+        last sync(): stored by the time the next one starts (see _reports_stored)."""
         self._succeeded_callbacks: list[str] = []
-        """Of those, the callbacks taken as ``success``: their marks go once stored."""
-        """Workloads whose events the scheduler took (get_event_buffer) since the last
-        sync(): stored by the time the next one starts (see _reports_stored)."""
+        """Callbacks taken as ``success``: their marks go once stored."""
         self._sync_bound = self._options.sync_max_seconds
         config = self.core.config
         namespaces = self._namespaces()
@@ -284,10 +284,12 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         """Airflow's, noting which workloads' events the scheduler took: their pods are
         cleaned up once they are stored (the next ``sync()``)."""
         events: dict[Any, Any] = super().get_event_buffer(dag_ids)
+        waiting = set(self.core.unstored_reports)  # their final report is in the buffer
         for airflow_key, (state, _) in events.items():
             with contextlib.suppress(ConversionError):
                 key = from_airflow_key(airflow_key)
-                self._taken_reports.append(key)
+                if key in waiting:  # not an earlier event of a workload reported later
+                    self._taken_reports.append(key)
                 if isinstance(key, CallbackKey) and state == CallbackState.SUCCESS.value:
                     self._succeeded_callbacks.append(key.id)
         return events
@@ -351,7 +353,10 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             return
         for watcher in watchers:
             watcher.shut_down()
-        self._reports_stored()  # the scheduler's loop is over: what it took is stored
+        # What the scheduler took in its last loop may not be stored (end() runs after a
+        # failed commit too): those pods stay, and the next scheduler's adoption reports
+        # them once or, stored, only cleans them up.
+        self._taken_reports, self._succeeded_callbacks = [], []
         with contextlib.suppress(Exception):
             self._pass(seconds=_END_PASS_SECONDS)
         self._driver.close(wait=False)

@@ -64,6 +64,7 @@ from k8s_workloads.states import (
     TaskInstanceState,
     TaskResult,
     WorkloadResult,
+    pseudo_result,
 )
 from k8s_workloads.watch.failures import DEFAULT_FATAL_PENDING_REASONS
 
@@ -454,9 +455,11 @@ def plan_adoption(
         unexpected, kind = _unexpected(key, expected, expected_callbacks, expected_generic)
         if not succeeded and unexpected:
             reason = f"not among the {kind} to adopt"
-            if pod.phase == "Failed":
-                # Its workload ended (its report stored before the pod would have gone):
-                # cleaned up as its dead owner would have.
+            if pod.phase == "Failed" and not isinstance(key, TaskInstanceKey):
+                # Its workload ended (an inactive callback, a generic workload not
+                # expected: those lists are whole): cleaned up as its dead owner would
+                # have. A task's list is only the batch Airflow handed over (a row
+                # locked meanwhile is left out): its pod waits for a later adoption.
                 actions.extend(cleanup_actions(_failed(key, name, namespace, pod), config))
                 reason += "; a failed pod whose workload ended: cleaned up"
             skipped.append(SkippedPod(name, namespace, reason))
@@ -473,7 +476,7 @@ def plan_adoption(
             )
         )
         if succeeded:
-            result = _pseudo_result(key, _COMPLETED, name, namespace, pod.resource_version)
+            result = pseudo_result(key, _COMPLETED, name, namespace, pod.resource_version)
             if unexpected and isinstance(key, _RUN_ONCE_KEYS):
                 actions.extend(cleanup_actions(result, config))
                 what = "callback" if isinstance(key, CallbackKey) else "generic workload"
@@ -618,22 +621,5 @@ def plan_relist(
         attempt = attempts.get(key)
         launch = None if attempt is None else attempt.attempts
         gone = ExecutorPseudoState.VANISHED
-        vanished.append(_pseudo_result(key, gone, "", "", "", launch=launch))
+        vanished.append(pseudo_result(key, gone, "", "", "", launch=launch))
     return tuple(vanished)
-
-
-def _pseudo_result(
-    key: WorkloadKey,
-    state: ExecutorPseudoState,
-    pod_name: str,
-    namespace: str,
-    resource_version: str,
-    *,
-    launch: int | None = None,
-) -> WorkloadResult:
-    """A result of ``state`` for ``key``, of the result class of its kind."""
-    if isinstance(key, CallbackKey):
-        return CallbackResult(key, state, pod_name, namespace, resource_version, launch=launch)
-    if isinstance(key, GenericKey):
-        return GenericResult(key, state, pod_name, namespace, resource_version, launch=launch)
-    return TaskResult(key, state, pod_name, namespace, resource_version, launch=launch)

@@ -48,9 +48,11 @@ class _Adopting(_CoreBase):
         pod in two lists counts once). Perform the requests that follow; then
         :meth:`not_adopted` gives the keys to run again: task instances for the
         scheduler to reset, callbacks to queue again — only those with no pod listed.
-        A relabel that fails for a transient reason is tried again on the next passes;
-        one the API server refuses (its owner changed: a rival adopted it; or the pod is
-        gone) is not adopted and is named by :meth:`take_failed_relabels`. A pod without
+        A relabel that fails for a transient reason is tried again on the next passes (a
+        refusal after one such is checked once more as this scheduler's: it may have been
+        applied); one the API server refuses (its owner changed: a rival adopted it; or
+        the pod is gone: a rival reported and deleted it, or someone else deleted it) is
+        not adopted and is named by :meth:`take_failed_relabels`. A pod without
         a readable owner label or workload is skipped, named in the plan's
         ``undecodable``. The drivers' ``adopt`` does all of it in one call.
         ``expected_generic_keys``: as ``expected_callback_keys``, for generic workloads
@@ -121,9 +123,15 @@ class _Adopting(_CoreBase):
         """What :meth:`adopt`'s ``plan`` came to once its relabels were performed: the
         ``expected`` keys to run again, the relabels refused (taken: see
         :meth:`take_failed_relabels`) and those still retrying."""
+        held = {work.key for work in self._adoption.relabels}
+        rerun = [
+            key
+            for key in expected
+            if key not in self._running and key not in plan.found and key not in held
+        ]
         return Adoption(
             plan,
-            tuple(self.not_adopted(expected)),
+            tuple(rerun),
             tuple(self.take_failed_relabels()),
             self.relabels_retrying,
         )
@@ -145,15 +153,17 @@ class _Adopting(_CoreBase):
         return tuple(work.key for work in self._adoption.relabels if work.key is not None)
 
     def take_failed_relabels(self) -> list[FailedRelabel]:
-        """The relabels the API server refused since the last call: pods not adopted
-        (a rival scheduler took them, or they are gone), whose workloads are not run
-        again either. Log them; nothing is lost silently."""
+        """The relabels the API server refused since the last call: pods not adopted (a
+        rival scheduler took them, or they are gone), whose workloads are not run again
+        either — a rival runs them, or ran them. Log them; nothing is lost silently."""
         failed, self._adoption.failed = self._adoption.failed, []
         return failed
 
     def revoke(self, key: TaskInstanceKey, pods: Iterable[Mapping[str, Any]]) -> None:
         """Stop running a task instance: its queued job is dropped and its pods (this
-        scheduler's, listed) are marked revoked, then deleted. No event is reported."""
+        scheduler's, listed) are marked revoked, then deleted. No event is reported. A
+        pod whose report waits to be stored (``confirm_reports``) goes at once too: the
+        revocation overrides the outcome."""
         for entry in self._queue:
             if entry.job.key == key and entry.resend is not None:
                 self._drop_sent(entry.resend)  # sent before, not made: its Secret goes

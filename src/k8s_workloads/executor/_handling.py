@@ -7,6 +7,8 @@ import datetime
 from collections import deque
 from typing import TYPE_CHECKING
 
+import attrs
+
 from k8s_workloads.decisions.actions import (
     Action,
     Decision,
@@ -57,14 +59,8 @@ class _Handling(_CoreBase):
         self._cleaned.pop((request.namespace, request.pod_name), None)
         relabel = isinstance(request, PatchLabels) and AIRFLOW_WORKER_LABEL in request.labels
         if work.kind == _ADOPTION and relabel:
-            if _transient(error):  # tried again, guarded by the same owner, next pass
-                work.actions.appendleft(request)
-                self._adoption.relabels.append(work)
-            else:  # refused: a rival took the pod, or it is gone
-                self._close(work)
-                if work.key is not None:
-                    failed = FailedRelabel(work.key, request.namespace, request.pod_name, error)
-                    self._adoption.failed.append(failed)
+            assert isinstance(request, PatchLabels)  # noqa: S101 - relabel says so
+            self._relabel_failed(work, request, error)
             return
         if work.kind in {_FINAL, _ADOPTION}:
             # The rest goes on; the clean-up itself is tried again on the next pass while
@@ -83,6 +79,28 @@ class _Handling(_CoreBase):
         if work.kind == _DECISION and pending is not None:
             pending.error = error
             self._results.appendleft(pending)
+
+    def _relabel_failed(self, work: _Work, request: PatchLabels, error: BaseException) -> None:
+        """An adoption's relabel failed: tried again on the next pass while the error is
+        transient (guarded by the same owner); refused after a try with no clear answer,
+        checked once more as this scheduler's (that try was applied, its answer lost);
+        refused otherwise — a rival took the pod, or it is gone (a rival that took it
+        reported it and deleted it) — named by take_failed_relabels, never run again."""
+        mine = {AIRFLOW_WORKER_LABEL: request.labels[AIRFLOW_WORKER_LABEL]}
+        status = getattr(error, "status", None)
+        if _transient(error):
+            work.uncertain = True
+            work.actions.appendleft(request)
+            self._adoption.relabels.append(work)
+            return
+        if work.uncertain and status == 422 and request.expect != mine:
+            work.actions.appendleft(attrs.evolve(request, expect=mine))
+            self._ready.appendleft(work)
+            return
+        self._close(work)
+        if work.key is not None:
+            failed = FailedRelabel(work.key, request.namespace, request.pod_name, error)
+            self._adoption.failed.append(failed)
 
     def _work_request(self, *, implicit: bool) -> Request | None:
         """The next request of the first work that has one to start, or None."""

@@ -73,7 +73,7 @@ class _ReadBack:
 _DECISION: Final = "decision"  # a pod-call failure fails the result's handling
 _FINAL: Final = "final"  # best effort: failures are ignored
 _CLEANED_KEPT: Final = 10_000
-_ADOPTION: Final = "adoption"  # a failed relabel drops the pod's adoption
+_ADOPTION: Final = "adoption"  # a relabel tried again, or named when refused
 
 
 @attrs.define(eq=False)
@@ -95,6 +95,9 @@ class _Work:
     key: WorkloadKey | None = None
     base: Attempt | None = None
     """``key``'s record when the work was decided: kept only if no one changed it since."""
+    uncertain: bool = False
+    """Its relabel (an adoption's) failed with no clear answer: it may have been applied,
+    so a refusal of the next try is checked against this scheduler as the owner."""
     unstored: bool = False
     """Its report (an EmitEvent) is out and a clean-up follows, which waits until the
     report is stored (``confirm_reports``: :meth:`ExecutorCore.reports_stored`)."""

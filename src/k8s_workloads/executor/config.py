@@ -100,7 +100,8 @@ class ExecutorConfig:
     :meth:`ExecutorCore.reports_stored` names the workload — for an executor whose
     reports become durable later (Airflow's event buffer, stored by the scheduler's next
     loop). A process that dies in between leaves the pod: the next one adopts it and
-    reports it once."""
+    reports it once. Until then each such pod stays in the cluster and its work in the
+    core: an executor that sets this and never calls ``reports_stored`` keeps them all."""
     rng: random.Random | None = attrs.field(
         default=None, validator=_checks.kind(random.Random, optional=True)
     )

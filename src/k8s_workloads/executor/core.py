@@ -148,6 +148,19 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
     def has_work(self) -> bool:
         """Whether a pass would do anything: results, retries, clean-ups, a re-list or
         jobs are waiting (jobs may still wait for their not-before time)."""
+        if self._unstored:  # what waits only for a report's store is no work
+            waiting = self._unstored.keys()
+            if not any(pending.result.key not in waiting for pending in self._results) and not any(
+                entry.job.key not in waiting for entry in self._queue
+            ):
+                return bool(
+                    self._backlog
+                    or self._cleanups
+                    or self._open_works > len(self._unstored)
+                    or self._in_flight
+                    or self._readbacks
+                    or self._relist_needed
+                )
         return bool(
             self._results
             or self._backlog

@@ -143,10 +143,12 @@ class Handled:
 
 @attrs.frozen
 class FailedRelabel:
-    """An adopted pod whose relabel the API server refused (a rival scheduler took it
-    since the list: the guard's test failed; or the pod is gone): its workload is not
-    taken over here, and not run again either — it has a pod. A transient failure is
-    no refusal: the core tries the relabel again on the next pass."""
+    """An adopted pod whose relabel the API server refused: a rival scheduler took it
+    since the list (the guard's test failed, 422), or it is gone (404: a rival reported
+    and deleted it, or someone else deleted it). Its workload is not taken over here,
+    and not run again either. A transient failure is no refusal: the core tries the
+    relabel again on the next pass (a refusal after it is checked once more as this
+    scheduler's: that try may have been applied)."""
 
     key: WorkloadKey
     namespace: str

@@ -220,7 +220,7 @@ class ClusterStore:
         ``status`` None is a connection error: reset (``ConnectionResetError``: it may or
         may not have reached the server; here it did not), or with ``refused`` never made
         (``ConnectionRefusedError``). ``applied``: the call takes effect and then fails,
-        as a request whose answer was lost (only a create or a delete can be applied so).
+        as a request whose answer was lost (a create, a delete or a patch).
         """
         if call not in CALLS:
             raise ValueError(f"call must be one of {sorted(CALLS)}, got {call!r}")
