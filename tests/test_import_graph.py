@@ -152,11 +152,10 @@ def test_the_package_takes_each_name_from_its_owner() -> None:
     trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in files.items()}
     defined = {name: _defined(tree) for name, tree in trees.items()}
     # Kept on purpose: the error's public home is reconcile (its class lives below it, in
-    # _manifest), and simulate is the documented short path to the simulator.
+    # _manifest).
     allowed = {
         ("PodReconciliationError", "k8s_workloads.pods._manifest"),
         ("PodReconciliationError", "k8s_workloads.pods.reconcile"),
-        ("run_simulation_cli", "k8s_workloads.simulate"),
     }
     borrowed = []
     for name, tree in sorted(trees.items()):

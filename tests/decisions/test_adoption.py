@@ -30,13 +30,13 @@ from k8s_workloads.decisions.adoption import (
 )
 from k8s_workloads.decisions.attempts import Attempts
 from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey
-from k8s_workloads.labels import (
+from k8s_workloads.pods import construct_callback_pod, construct_generic_pod, construct_task_pod
+from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
     POD_EXECUTOR_DONE_LABEL,
     POD_REVOKED_LABEL,
     TRUE_LABEL_VALUE,
 )
-from k8s_workloads.pods import construct_callback_pod, construct_generic_pod, construct_task_pod
 from k8s_workloads.states import (
     CallbackResult,
     CallbackState,
