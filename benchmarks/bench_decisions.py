@@ -30,7 +30,7 @@ Also a target: one write to ``Attempts`` holding 10,000 records (``without`` the
 10,000-entry dict once, the cost a copy-on-write map would pay per write: ratio < 0.1.
 
 Info only: the look-up round trip of case 2 (``LookUpState`` first, then the answer), and
-the simulator: ``k8s_workloads.simulate.simulate_generated(10_000, 2, seed)`` (10,000
+the simulator: ``k8s_workloads.sim.simulate_generated(10_000, 2, seed)`` (10,000
 workloads, two scheduler restarts) timed once per run (best of 3 without ``--quick``),
 printed as µs per workload and events per second. Until that module exists the script
 prints "simulator not available yet" and the line is a SKIP.
@@ -87,11 +87,11 @@ from k8s_workloads.watch.events import Resolution, resolve_event
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from k8s_workloads.reconcile import Manifest
+    from k8s_workloads.pods.reconcile import Manifest
 
 RATIO_TARGET = 1.0
 """Targets 1-3: decide_task time / resolve_event time of the same event must stay below."""
-SIMULATE_MODULE = "k8s_workloads.simulate"
+SIMULATE_MODULE = "k8s_workloads.sim"
 SIMULATE_FUNCTION = "simulate_generated"
 SIM_WORKLOADS = 10_000
 SIM_RESTARTS = 2

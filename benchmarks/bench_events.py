@@ -98,15 +98,14 @@ from _harness import (
 from _provider_watch import provider_modules, provider_watcher, watch_report
 from kubernetes import client as k8s
 
-from k8s_workloads import codec
-from k8s_workloads.pods import construct_task_pod, workload_command_args
+from k8s_workloads.pods import codec, construct_task_pod, workload_command_args
 from k8s_workloads.watch.events import Outcome as EventOutcome
 from k8s_workloads.watch.events import Resolution, ResolverConfig, resolve_event, resolve_event_json
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
-    from k8s_workloads.reconcile import Manifest
+    from k8s_workloads.pods.reconcile import Manifest
 
 PARSE_RATIO_TARGET = 0.5
 """Target 1: resolve_event time / json.loads time of the same event must not exceed this."""

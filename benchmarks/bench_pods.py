@@ -77,7 +77,6 @@ from _harness import (
 from _harness import IMAGE as KUBE_IMAGE
 from kubernetes import client as k8s
 
-from k8s_workloads.labels import build_labels_for_callback_pod, build_labels_for_k8s_executor_pod
 from k8s_workloads.pods import (
     BASE_CONTAINER_NAME,
     EXECUTOR_POD_ENV,
@@ -86,11 +85,15 @@ from k8s_workloads.pods import (
     construct_task_pod,
     workload_command_args,
 )
+from k8s_workloads.pods.labels import (
+    build_labels_for_callback_pod,
+    build_labels_for_k8s_executor_pod,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from k8s_workloads.reconcile import Manifest
+    from k8s_workloads.pods.reconcile import Manifest
 
 TASK_TARGET = 300.0
 """Target 1: the provider's time / our time per build must reach this."""

@@ -6,7 +6,7 @@
 The source is the strict schema of kubernetes-validate (a test dependency, pinned in
 pyproject.toml), which is the Kubernetes OpenAPI with unknown fields forbidden: the Pod and
 every definition it reaches. Each property becomes a short type spec (the grammar is in
-``k8s_workloads.schema``); descriptions and the ``x-kubernetes-*`` hints are dropped. Any
+``k8s_workloads.pods.schema``); descriptions and the ``x-kubernetes-*`` hints are dropped. Any
 schema construct the grammar has no word for stops the script, so a new Kubernetes release
 cannot be read half right.
 """

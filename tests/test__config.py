@@ -15,11 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k8s_workloads import InvalidConfig, compat
-from k8s_workloads.codec import annotations_to_key
 from k8s_workloads.compat import AirflowVersion, InvalidVersion
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.executor import ExecutorConfig
 from k8s_workloads.keys import CallbackKey
+from k8s_workloads.pods.codec import annotations_to_key
 from k8s_workloads.sim.scenario import SimConfig
 from k8s_workloads.testing import FakeApiServer, FakeCluster
 from k8s_workloads.watch.events import ResolverConfig, resolve_event

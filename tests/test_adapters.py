@@ -53,7 +53,7 @@ from k8s_workloads.adapters import (
     v1pod_mutation_hook,
 )
 from k8s_workloads.pods import InvalidPod, PodMutationHookError, construct_task_pod
-from k8s_workloads.reconcile import PodReconciliationError
+from k8s_workloads.pods.reconcile import PodReconciliationError
 from tests.support.fresh_python import run_python
 
 K8S_MAJOR = int(kubernetes.__version__.split(".")[0])
@@ -313,7 +313,7 @@ TASK_POD_ARGS: dict[str, Any] = {
 
 def test_only_the_adapter_module_imports_kubernetes() -> None:
     code = (
-        "import sys, k8s_workloads, k8s_workloads.pods, k8s_workloads.reconcile; "
+        "import sys, k8s_workloads, k8s_workloads.pods, k8s_workloads.pods.reconcile; "
         "print('kubernetes' in sys.modules, hasattr(k8s_workloads, 'adapters')); "
         "import k8s_workloads.adapters; "
         "print('kubernetes' in sys.modules)"

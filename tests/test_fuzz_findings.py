@@ -14,7 +14,7 @@ import math
 
 import pytest
 
-from k8s_workloads import labels
+from k8s_workloads.pods import labels
 from tests.support import fuzzing
 
 FINDINGS = fuzzing.ROOT / "fuzz" / "findings"

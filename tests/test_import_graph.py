@@ -147,16 +147,15 @@ def _defined(tree: ast.Module) -> set[str]:
 
 def test_the_package_takes_each_name_from_its_owner() -> None:
     """``from k8s_workloads.m import Name`` in the package's own code names the module that
-    defines ``Name`` (re-exports such as ``decisions.EmitEvent`` are for users' old code)."""
+    defines ``Name`` (a package's ``__init__`` re-exports for users)."""
     files = {_module_name(path): path for path in (SRC / PACKAGE).rglob("*.py")}
     trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in files.items()}
     defined = {name: _defined(tree) for name, tree in trees.items()}
     # Kept on purpose: the error's public home is reconcile (its class lives below it, in
-    # _manifest), and simulate is the documented short path to the simulator.
+    # _manifest).
     allowed = {
         ("PodReconciliationError", "k8s_workloads.pods._manifest"),
         ("PodReconciliationError", "k8s_workloads.pods.reconcile"),
-        ("run_simulation_cli", "k8s_workloads.simulate"),
     }
     borrowed = []
     for name, tree in sorted(trees.items()):

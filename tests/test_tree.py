@@ -4,10 +4,10 @@ has its test file at the mirrored path, so a reader finds a module's tests from 
 ``k8s_workloads/<part>/<module>.py`` is tested in ``tests/<part>/test_<module>.py``; a
 private module ``_name`` in ``test_name.py`` (``test__name.py`` when a public ``name``
 sits beside it); a package's ``__init__`` that holds code of its own (a function or
-class, an import guard) in ``test_package.py`` of its folder. Old paths kept as aliases
-(docstring "Old path of ...", or nothing but imports and ``__all__``), lazy re-exports
-(``__getattr__``, ``__dir__``) and tables of constants (``_limits``, the generated
-``pods/_pod_schema``: their values are tested where they are used) hold no code to test.
+class, an import guard) in ``test_package.py`` of its folder. Modules of nothing but
+imports and ``__all__``, lazy re-exports (``__getattr__``, ``__dir__``) and tables of
+constants (``_limits``, the generated ``pods/_pod_schema``: their values are tested where
+they are used) hold no code to test.
 Read from the source, nothing imported.
 """
 
@@ -37,10 +37,6 @@ NOT_YET: set[str] = set()
 _LAZY = {"__getattr__", "__dir__"}
 
 
-def _docstring(tree: ast.Module) -> str:
-    return ast.get_docstring(tree) or ""
-
-
 def _about_type_checking(node: ast.If) -> bool:
     """``if TYPE_CHECKING:`` or ``if not TYPE_CHECKING:`` (imports, lazy loaders)."""
     test = node.test
@@ -50,10 +46,8 @@ def _about_type_checking(node: ast.If) -> bool:
 
 
 def _holds_code(tree: ast.Module) -> bool:
-    """Whether a module does more than re-export or name constants: an alias, a lazy
-    ``__init__`` or a table of constants does not."""
-    if _docstring(tree).startswith("Old path of"):
-        return False
+    """Whether a module does more than re-export or name constants: a lazy ``__init__``
+    or a table of constants does not."""
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name not in _LAZY:
             return True
@@ -120,8 +114,6 @@ def test_the_mirrored_path_follows_the_naming_rules() -> None:
     # _config beside config: the private one keeps its underscore.
     assert expected_test(modules["_config.py"]) == TESTS / "test__config.py"
     assert expected_test(modules["config.py"]) == TESTS / "test_config.py"
-    assert expected_test(modules["events.py"]) is None  # an old path's alias
-    assert expected_test(modules["simulate.py"]) is None  # re-exports sim
     assert expected_test(modules["pods/__init__.py"]) is None  # lazy re-exports
     assert expected_test(modules["sim/__init__.py"]) == TESTS / "sim" / "test_package.py"
     assert expected_test(modules["pods/_pod_schema.py"]) is None  # generated constants

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing_extensions import assert_type
 
-from k8s_workloads.codec import annotations_to_key
 from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.pods.codec import annotations_to_key
 from k8s_workloads.states import (
     CallbackResult,
     CallbackState,

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from k8s_workloads.decisions.adoption import plan_adoption as plan_adoption
     from k8s_workloads.decisions.adoption import plan_relist as plan_relist
     from k8s_workloads.decisions.adoption import plan_revocation as plan_revocation
-    from k8s_workloads.decisions.adoption import plan_revoke as plan_revoke
     from k8s_workloads.decisions.attempts import Attempts as Attempts
     from k8s_workloads.decisions.creation_errors import CreateErrorVerdict as CreateErrorVerdict
     from k8s_workloads.decisions.creation_errors import (
@@ -241,7 +240,6 @@ _LAZY: dict[str, str] = {
     "plan_adoption": "decisions.adoption",
     "plan_relist": "decisions.adoption",
     "plan_revocation": "decisions.adoption",
-    "plan_revoke": "decisions.adoption",
     "pod_schema_errors": "pods.schema",
     "PodMutationHookError": "pods.errors",
     "PodReconciliationError": "pods.reconcile",

@@ -10,7 +10,7 @@ these functions; none of them raises.
 Masking by shape finds what a token looks like without knowing it: a JWT (Airflow's
 Execution API tokens are JWTs), the value of a ``token`` field (``"token": "..."``,
 ``token=...``, also JSON-escaped), a ``Bearer`` credential. Where the token is known (the
-workload's, a pod's ``--json-string`` args), :mod:`k8s_workloads.payload` masks it as
+workload's, a pod's ``--json-string`` args), :mod:`k8s_workloads.pods.payload` masks it as
 written and as escaped.
 """
 

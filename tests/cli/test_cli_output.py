@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from k8s_workloads.cli import main
 from k8s_workloads.pods import workload_command_args
+from k8s_workloads.pods.validation import is_label_value
 from k8s_workloads.sim import simulate
 from k8s_workloads.sim.scenario import parse_scenario
-from k8s_workloads.validation import is_label_value
 from tests.support.event_factory import event, task_pod
 from tests.support.output_checks import clean_lines, has_lone_surrogate
 from tests.support.strategies import wild_text

@@ -84,7 +84,7 @@ from k8s_workloads.decisions.actions import (
 )
 from k8s_workloads.decisions.attempts import Attempt, Attempts
 from k8s_workloads.keys import TaskInstanceKey
-from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, TRUE_LABEL_VALUE
+from k8s_workloads.pods.labels import POD_EXECUTOR_DONE_LABEL, TRUE_LABEL_VALUE
 from k8s_workloads.states import (
     ExecutorPseudoState,
     FailureDetails,

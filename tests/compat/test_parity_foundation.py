@@ -3,7 +3,7 @@
 Every test calls the provider's own function next to ours on the same generated input.
 Where the provider's output is valid Kubernetes, ours must be identical; where it is not,
 ours must be valid and the input must fall under one of the documented deliberate
-differences (module docstrings of labels.py and codec.py; reference §2.4, §3.2, §3.4):
+differences (module docstrings of pods/labels.py and pods/codec.py; reference §2.4, §3.2, §3.4):
 
 * a label value with nothing alphanumeric: provider ``-<hash>``, ours ``<hash>``;
 * a pod id whose slug is empty: provider ``""`` (or ``-<random>``), ours a hash;
@@ -42,10 +42,10 @@ from airflow.providers.cncf.kubernetes import kubernetes_helper_functions as pro
 from airflow.providers.cncf.kubernetes import pod_generator as provider_pod_generator
 from airflow.providers.cncf.kubernetes.pod_generator import PodGenerator
 
-from k8s_workloads import labels as ours
-from k8s_workloads.codec import InvalidAnnotations, LegacyPodAnnotations, annotations_to_key
 from k8s_workloads.keys import TaskInstanceKey
-from k8s_workloads.validation import is_dns1123_subdomain, is_label_value
+from k8s_workloads.pods import labels as ours
+from k8s_workloads.pods.codec import InvalidAnnotations, LegacyPodAnnotations, annotations_to_key
+from k8s_workloads.pods.validation import is_dns1123_subdomain, is_label_value
 
 pytestmark = pytest.mark.parity
 

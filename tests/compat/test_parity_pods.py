@@ -64,7 +64,8 @@ from airflow.providers.cncf.kubernetes.pod_generator import PodGenerator
 
 from k8s_workloads.keys import InvalidKey
 from k8s_workloads.pods import InvalidPod, construct_task_pod
-from k8s_workloads.reconcile import Manifest, PodReconciliationError, reconcile_pods
+from k8s_workloads.pods.reconcile import Manifest, PodReconciliationError, reconcile_pods
+from k8s_workloads.pods.validation import is_label_value, validate_manifest
 from k8s_workloads.testing.strategies import (
     container_args,
     hostile_ids,
@@ -77,7 +78,6 @@ from k8s_workloads.testing.strategies import (
     scheduler_job_ids,
     templates_and_overrides,
 )
-from k8s_workloads.validation import is_label_value, validate_manifest
 from tests.support.pod_builds import schema_valid
 
 if TYPE_CHECKING:

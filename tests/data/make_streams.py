@@ -5,7 +5,7 @@
 
 Every executor pod is built by ``k8s_workloads.pods`` (``construct_task_pod`` /
 ``construct_callback_pod``) over a pod template, with its workload in a Secret
-(``k8s_workloads.payload``), then given what the API server adds (uid, resourceVersion,
+(``k8s_workloads.pods.payload``), then given what the API server adds (uid, resourceVersion,
 creationTimestamp, spec defaults, the service-account token volume) and, event by event,
 the status the scheduler and the kubelet write. Events of several pods interleave in time
 order, and resource versions grow along the stream, as in a real watch. A seeded
@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from k8s_workloads.labels import create_unique_id
-from k8s_workloads.payload import attach_secure_payload, secure_workload_payload
 from k8s_workloads.pods import construct_callback_pod, construct_task_pod
+from k8s_workloads.pods.labels import create_unique_id
+from k8s_workloads.pods.payload import attach_secure_payload, secure_workload_payload
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parent.parent / "src" / "k8s_workloads" / "examples" / "watch_events.jsonl"

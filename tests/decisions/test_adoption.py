@@ -26,17 +26,16 @@ from k8s_workloads.decisions.adoption import (
     plan_adoption,
     plan_relist,
     plan_revocation,
-    plan_revoke,
 )
 from k8s_workloads.decisions.attempts import Attempts
 from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey
-from k8s_workloads.labels import (
+from k8s_workloads.pods import construct_callback_pod, construct_generic_pod, construct_task_pod
+from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
     POD_EXECUTOR_DONE_LABEL,
     POD_REVOKED_LABEL,
     TRUE_LABEL_VALUE,
 )
-from k8s_workloads.pods import construct_callback_pod, construct_generic_pod, construct_task_pod
 from k8s_workloads.states import (
     CallbackResult,
     CallbackState,
@@ -882,17 +881,8 @@ def test_revoke_without_a_pod_frees_the_slot_and_ignores() -> None:
     assert actions == (FreeSlot(key), Ignore(f"no pod of this scheduler runs {key!r}"))
 
 
-def test_the_deprecated_plan_revoke_gives_the_old_shape() -> None:
-    key = task_key()
-    pods = [task_pod(ME, key), task_pod(ME, task_key("other"))]
-    for listed in (pods, []):
-        with pytest.warns(DeprecationWarning, match="plan_revocation"):
-            old = plan_revoke(key, listed, me=ME)
-        assert old == revoke(key, listed)
-
-
 @given(pods=st.lists(odd_pods | real_pods, max_size=6))
-def test_plan_revoke_never_raises(pods: list[dict[str, Any]]) -> None:
+def test_plan_revocation_never_raises(pods: list[dict[str, Any]]) -> None:
     key = task_key("a")
     decision = plan_revocation(key, pods, me=ME)
     actions = decision.actions

@@ -1,5 +1,5 @@
 """decide_create_error and classify_create_error: the pod-creation error table (§5.2),
-row by row, the ``Retry-After`` reading and the deprecated two-step API."""
+row by row, and the ``Retry-After`` reading."""
 
 from __future__ import annotations
 
@@ -39,7 +39,6 @@ from k8s_workloads.decisions.creation_errors import (
     delivery_of,
     is_attempt_pod,
     is_transport_error,
-    requeue_after_create_error,
 )
 from k8s_workloads.states import (
     CallbackState,
@@ -246,20 +245,6 @@ def test_requeue_after_a_fatal_create_error_fails_the_workload(
     (_, failed) = decide_create_error(job, 400, "", config=RETRYING).actions
     assert isinstance(failed, EmitEvent)
     assert failed.info == "pod creation failed: HTTP 400 is not transient: fail"
-
-
-@pytest.mark.parametrize(("status", "body"), [(429, ""), (422, "Pod is invalid"), (None, None)])
-def test_the_deprecated_two_step_creation_error_api_gives_the_same_decision(
-    status: int | None, body: str | None
-) -> None:
-    attempts = launched(TASK_JOB, OTHER_JOB)
-    verdict = classify_create_error(status, body, config=RETRYING)
-    with pytest.warns(DeprecationWarning, match="decide_create_error"):
-        old = requeue_after_create_error(TASK_JOB, verdict, attempts=attempts)
-    assert old == decide_create_error(TASK_JOB, status, body, config=RETRYING, attempts=attempts)
-    with pytest.warns(DeprecationWarning, match="CreateErrorVerdict"):
-        from k8s_workloads.decisions import CreateErrorDecision  # noqa: PLC0415
-    assert CreateErrorDecision is CreateErrorVerdict
 
 
 @pytest.mark.parametrize(

@@ -4,11 +4,9 @@ pod's clean-up, the pause after a failed creation, the stale check before a crea
 from __future__ import annotations
 
 import datetime
-import warnings
 
 import pytest
 
-import k8s_workloads.decisions as decisions_package
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import (
     Decision,
@@ -189,31 +187,3 @@ def test_a_task_instance_that_moved_on_is_stale(
     reason = stale_task_reason(TASK_KEY, row, ti_id="ti-1", scheduler_id=42)
     assert reason is not None
     assert said in reason
-
-
-# --- the deprecated aliases of k8s_workloads.decisions ---------------------------------
-
-
-@pytest.mark.parametrize(
-    ("name", "owner"),
-    [
-        ("EmitEvent", "k8s_workloads.decisions.actions"),
-        ("Attempts", "k8s_workloads.decisions.attempts"),
-        ("DecisionConfig", "k8s_workloads.config"),
-        ("classify_create_error", "k8s_workloads.decisions.creation_errors"),
-    ],
-)
-def test_the_names_decisions_re_exported_warn_and_are_the_owners(name: str, owner: str) -> None:
-    import importlib  # noqa: PLC0415
-
-    with pytest.warns(DeprecationWarning, match=f"import it from {owner}"):
-        value = getattr(decisions_package, name)
-    assert value is getattr(importlib.import_module(owner), name)
-
-
-def test_the_decisions_own_names_do_not_warn() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert decisions_package.decide is decide
-    with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        _ = decisions_package.nope  # type: ignore[attr-defined]

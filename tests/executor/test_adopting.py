@@ -16,7 +16,7 @@ from k8s_workloads.executor import (
     ExecutorConfig,
     ExecutorCore,
 )
-from k8s_workloads.labels import (
+from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
     POD_EXECUTOR_DONE_LABEL,
     POD_REVOKED_LABEL,

@@ -6,7 +6,7 @@ regression test once the bug is fixed.
 
 from __future__ import annotations
 
-from k8s_workloads.labels import AIRFLOW_WORKER_LABEL
+from k8s_workloads.pods.labels import AIRFLOW_WORKER_LABEL
 from k8s_workloads.states import TaskInstanceState
 from tests.executor.test_executor_stateful import PATCH_FAULTS, SchedulersMachine
 

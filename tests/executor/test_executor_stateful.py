@@ -48,7 +48,7 @@ from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import EmitEvent, PatchLabels
 from k8s_workloads.executor import ExecutorConfig, ExecutorCore
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-from k8s_workloads.labels import (
+from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
     POD_EXECUTOR_DONE_LABEL,
     TRUE_LABEL_VALUE,

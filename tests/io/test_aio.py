@@ -13,8 +13,8 @@ import aiohttp
 import attrs
 import pytest
 
-from k8s_workloads.actions import DeletePod, EmitEvent
 from k8s_workloads.config import DecisionConfig
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent
 from k8s_workloads.executor import (
     CreatePod,
     ExecutorCore,

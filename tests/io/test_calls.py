@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods, ReadStates
 from k8s_workloads.io._calls import ApiCall, CallPlan, on_core_v1
 from k8s_workloads.io.policy import LIST_RESTARTS
 from k8s_workloads.keys import TaskInstanceKey
-from k8s_workloads.labels import PodSelector
+from k8s_workloads.pods.labels import PodSelector
 from k8s_workloads.states import TaskInstanceState
 from k8s_workloads.testing import ApiError
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods
 from k8s_workloads.io.kit import FAILURES, ClusterCalls
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.keys import TaskInstanceKey
-from k8s_workloads.labels import PodSelector
+from k8s_workloads.pods.labels import PodSelector
 from k8s_workloads.states import TaskInstanceState
 from k8s_workloads.testing import ApiError, FakeCluster
 

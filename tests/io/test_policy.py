@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads.actions import DeletePod, EmitEvent, PatchLabels
+from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import DeleteSecret
 from k8s_workloads.io.policy import (
     LIST_RESTARTS,

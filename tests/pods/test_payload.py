@@ -34,11 +34,10 @@ from k8s_workloads.pods.payload import (
     SecurePayload,
     attach_secure_payload,
     json_path_command_args,
-    redact_manifest,
-    redact_manifests,
     secure_workload_payload,
     workload_secret_name,
 )
+from k8s_workloads.pods.redaction import redact_manifest, redact_manifests
 from k8s_workloads.pods.validation import validate_manifest
 from tests.support.payloads import (
     CALLBACK_ID,

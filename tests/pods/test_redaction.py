@@ -18,10 +18,9 @@ from k8s_workloads.pods import (
 from k8s_workloads.pods.payload import (
     REDACTED,
     json_path_command_args,
-    redact_manifest,
-    redact_manifests,
     secure_workload_payload,
 )
+from k8s_workloads.pods.redaction import redact_manifest, redact_manifests
 from tests.support.payloads import (
     TOKEN,
     payload_task_pod,

@@ -3,12 +3,12 @@ step of a pod script looks like to the executor, read back by the library's own 
 
 from __future__ import annotations
 
-from k8s_workloads.failures import collect_failure_details
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.sim import ContainerSpec, Step
 from k8s_workloads.sim._kubelet import container_status, main_spec, pod_status
 from k8s_workloads.sim._state import Live, PodRun
 from k8s_workloads.sim.spec import DEFAULT_POD, WorkloadSpec
+from k8s_workloads.watch.failures import collect_failure_details
 
 _KEY = TaskInstanceKey("d", "t", "r")
 

@@ -8,13 +8,13 @@ import asyncio
 import random
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.codec import annotations_to_key
+from k8s_workloads.pods.codec import annotations_to_key
 from k8s_workloads.testing import FakeAirflowDB
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from k8s_workloads.actions import EmitEvent
+    from k8s_workloads.decisions.actions import EmitEvent
     from k8s_workloads.executor import ExecutorCore, ReadStates, Request
     from k8s_workloads.io.aio import AsyncDriver, AsyncWatch
     from k8s_workloads.keys import WorkloadKey

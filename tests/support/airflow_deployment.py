@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from k8s_workloads.labels import CALLBACK_WORKLOAD_TYPE, WORKLOAD_TYPE_LABEL
+from k8s_workloads.pods.labels import CALLBACK_WORKLOAD_TYPE, WORKLOAD_TYPE_LABEL
 from k8s_workloads.testing import FakeApiServer, FakeCluster, Fault, ProcessKubelet
 from tests.support.airflow_support import kubeconfig
 

@@ -9,9 +9,9 @@ import random
 import uuid
 from typing import Any
 
-from k8s_workloads.codec import annotations_to_key
 from k8s_workloads.executor import ExecutorConfig, ExecutorCore, Handled
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.pods.codec import annotations_to_key
 from k8s_workloads.states import KubernetesJob
 from k8s_workloads.testing import CoreDriver, FakeAirflowDB, FakeCluster
 

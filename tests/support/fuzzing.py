@@ -38,10 +38,10 @@ from typing import Any
 
 import yaml
 
-from k8s_workloads import cli, codec, labels, redaction, validation
+from k8s_workloads import cli
 from k8s_workloads.compat import InvalidVersion
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
-from k8s_workloads.pods import workload_command_args
+from k8s_workloads.pods import codec, labels, redaction, validation, workload_command_args
 from k8s_workloads.watch import events, failures, streams
 from tests.support import event_factory
 from tests.support.output_checks import has_lone_surrogate, raw_controls

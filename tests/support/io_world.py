@@ -15,12 +15,12 @@ from k8s_workloads.executor import ExecutorConfig, ExecutorCore, NothingToDo, Re
 from k8s_workloads.io.kube import FAILURES, KubeCalls
 from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
-from k8s_workloads.labels import watcher_selector
+from k8s_workloads.pods.labels import watcher_selector
 from k8s_workloads.states import KubernetesJob
 from k8s_workloads.testing import FakeAirflowDB, FakeApiServer, FakeCluster
 
 if TYPE_CHECKING:
-    from k8s_workloads.actions import EmitEvent
+    from k8s_workloads.decisions.actions import EmitEvent
     from k8s_workloads.executor import Adoption
 
 NS = "airflow"

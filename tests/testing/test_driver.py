@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 import random
 
-from k8s_workloads.actions import DeletePod
+from k8s_workloads.decisions.actions import DeletePod
 from k8s_workloads.executor import CreatePod, ExecutorConfig, ExecutorCore
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.states import KubernetesJob, TaskInstanceState

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from k8s_workloads import InvalidConfig
-from k8s_workloads.payload import attach_secure_payload, secure_workload_payload
+from k8s_workloads.pods.payload import attach_secure_payload, secure_workload_payload
 from k8s_workloads.states import TaskInstanceState
 from k8s_workloads.testing import FakeCluster
 from k8s_workloads.testing.process_kubelet import ProcessKubelet

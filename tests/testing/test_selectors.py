@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_workloads.labels import (
+from k8s_workloads.pods.labels import (
     completed_pods_adoption_selector,
     live_pods_adoption_selector,
     watcher_selector,

@@ -16,7 +16,7 @@ from kubernetes import watch as k8s_watch
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 
-from k8s_workloads.labels import POD_EXECUTOR_DONE_LABEL, watcher_selector
+from k8s_workloads.pods.labels import POD_EXECUTOR_DONE_LABEL, watcher_selector
 from k8s_workloads.testing import STATS_PATH, FakeApiServer, FakeCluster, ServerStats
 from tests.support.pod_builds import named_task_pod as task_pod
 

@@ -30,9 +30,9 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from k8s_workloads.adapters import to_v1pod
-from k8s_workloads.codec import ANNOTATIONS_READ
 from k8s_workloads.keys import GENERIC_ID_MAX_LENGTH, TaskInstanceKey
-from k8s_workloads.labels import (
+from k8s_workloads.pods.codec import ANNOTATIONS_READ
+from k8s_workloads.pods.labels import (
     CALLBACK_ID_ANNOTATION,
     KUBERNETES_EXECUTOR_LABEL,
     POD_REVOKED_LABEL,

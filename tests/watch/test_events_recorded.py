@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from k8s_workloads.cli import key_to_json
-from k8s_workloads.validation import validate_manifest
+from k8s_workloads.pods.validation import validate_manifest
 from k8s_workloads.watch.events import Outcome, Resolution, ResolverConfig, resolve_event
 from k8s_workloads.watch.streams import MalformedInput, ParsedEvent, parse_watch_stream
 

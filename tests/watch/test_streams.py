@@ -593,7 +593,7 @@ def _read_both(
     chunks: list[str], config: ResolverConfig, **options: Any
 ) -> tuple[list[tuple[int, object, object]], list[tuple[int, object, object]]]:
     """(line, input or its tokens, resolution) per input, both ways."""
-    from k8s_workloads.redaction import _pod_args_tokens  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import _pod_args_tokens  # noqa: PLC0415
 
     def seen(pairs: Iterator[tuple[WatchInput, object]]) -> list[tuple[int, object, object]]:
         out: list[tuple[int, object, object]] = []

@@ -1,5 +1,5 @@
 """``simulate``: an executor scenario run against an in-memory cluster (the runner is
-:mod:`k8s_workloads.simulate`; this module is its argument tree)."""
+:mod:`k8s_workloads.sim`; this module is its argument tree)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:  # noqa: ARG001
     # Deferred: the simulator and yaml load only for this command.
-    from k8s_workloads.simulate import run_simulation_cli  # noqa: PLC0415
+    from k8s_workloads.sim import run_simulation_cli  # noqa: PLC0415
 
     return run_simulation_cli(
         args.scenario, out=out, err=err, fmt=args.output, max_entries=args.max_entries

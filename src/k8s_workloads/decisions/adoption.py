@@ -16,7 +16,6 @@ raised.
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -79,7 +78,6 @@ __all__ = [
     "plan_adoption",
     "plan_relist",
     "plan_revocation",
-    "plan_revoke",
 ]
 
 
@@ -556,26 +554,6 @@ def plan_revocation(
             actions.append(DeletePod(name, namespace))
     ignored = Ignore(f"no pod of this scheduler runs {key!r}") if len(actions) == 1 else None
     return Decision(tuple(actions), attempts.without(key), ignored)
-
-
-def plan_revoke(
-    key: TaskInstanceKey, pods: Iterable[Mapping[str, Any]], *, me: str | int
-) -> tuple[Action | Ignore, ...]:
-    """Deprecated: :func:`plan_revocation` gives a
-    :class:`~k8s_workloads.decisions.actions.Decision`.
-
-    The old shape: the actions, then an :class:`~k8s_workloads.decisions.actions.Ignore` where no
-    pod was found.
-    """
-    warnings.warn(
-        "plan_revoke() is deprecated: plan_revocation() returns a Decision (its "
-        "'ignored' says when no pod was found)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    decision = plan_revocation(key, pods, me=me)
-    ignored = () if decision.ignored is None else (decision.ignored,)
-    return (*decision.actions, *ignored)
 
 
 def plan_relist(

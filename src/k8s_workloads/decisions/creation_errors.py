@@ -52,9 +52,8 @@ from __future__ import annotations
 import enum
 import json
 import socket
-import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -75,7 +74,6 @@ __all__ = [
     "delivery_of",
     "is_attempt_pod",
     "is_transport_error",
-    "requeue_after_create_error",
 ]
 
 _TRANSIENT_5XX = frozenset({500, 502, 503, 504})
@@ -406,40 +404,3 @@ def decide_create_error(
         status, body, headers, reason=reason, retries=retries, config=config
     )
     return _verdict_decision(job, verdict, attempts)
-
-
-def requeue_after_create_error(
-    job: KubernetesJob[Any],
-    decision: CreateErrorVerdict,
-    *,
-    attempts: Attempts = Attempts(),
-) -> Decision:
-    """Deprecated: :func:`decide_create_error` classifies and decides in one call."""
-    warnings.warn(
-        "requeue_after_create_error() is deprecated: decide_create_error() gives the "
-        "Decision in one call",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return _verdict_decision(job, decision, attempts)
-
-
-def _renamed(module: str, name: str) -> object:
-    """A module ``__getattr__``'s answer: the renamed name, with its warning (here and in
-    :mod:`~k8s_workloads.decisions.results`, its old home)."""
-    if name == "CreateErrorDecision":
-        warnings.warn(
-            "CreateErrorDecision is renamed CreateErrorVerdict (it is no Decision)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return CreateErrorVerdict
-    raise AttributeError(f"module {module!r} has no attribute {name!r}")
-
-
-if TYPE_CHECKING:
-    CreateErrorDecision = CreateErrorVerdict
-else:
-
-    def __getattr__(name: str) -> object:
-        return _renamed(__name__, name)

@@ -53,7 +53,7 @@ class ExecutorConfig:
     provider's ``worker_pods_creation_batch_size``, default 1), at most
     ``max_concurrent_creations`` of them in flight at once. With ``secure_payload``
     the workload JSON goes into a Secret instead of the pod's args
-    (:mod:`k8s_workloads.payload`). ``read_callback_states`` asks for ``Callback.state``
+    (:mod:`k8s_workloads.pods.payload`). ``read_callback_states`` asks for ``Callback.state``
     before reporting a callback, so a terminal callback is never overwritten (and, likewise,
     for a generic workload's state before reporting it).
 

@@ -6,7 +6,7 @@ thread-safe); the pool's threads only perform calls. ``perform`` maps one reques
 client's calls and returns the answer the core needs: the states for a
 :class:`~k8s_workloads.executor.ReadStates`, ``(pods, resource_version)`` for a
 :class:`~k8s_workloads.executor.ListPods`, anything for the rest. Events
-(:class:`~k8s_workloads.actions.EmitEvent`) and state reads run on the calling thread (a
+(:class:`~k8s_workloads.decisions.actions.EmitEvent`) and state reads run on the calling thread (a
 scheduler's event buffer and database session are its own); pod calls and lists on the
 pool::
 

@@ -237,8 +237,8 @@ def construct_task_pod(
     ``UserWarning``, as the provider). The image is the override's first container's, if
     set, else ``kube_image``.
 
-    The pod returned always passes :func:`~k8s_workloads.validation.validate_manifest`
-    and the Kubernetes 1.37 Pod schema (:mod:`k8s_workloads.schema`). Template and
+    The pod returned always passes :func:`~k8s_workloads.pods.validation.validate_manifest`
+    and the Kubernetes 1.37 Pod schema (:mod:`k8s_workloads.pods.schema`). Template and
     override values of the wrong type are coerced where the provider's loader coerces
     them unambiguously (an integer for a string field, ``"600"`` or ``600.0`` for an
     integer field) and refused otherwise (``hostNetwork: "False,"``, which the
@@ -542,7 +542,7 @@ def construct_pod(
 
     A :class:`~k8s_workloads.keys.TaskInstanceKey` gets :func:`construct_task_pod` (with
     the job's ``pod_override``; ``pod_id`` defaults to
-    :func:`~k8s_workloads.labels.create_unique_id` of the dag and task ids), a
+    :func:`~k8s_workloads.pods.labels.create_unique_id` of the dag and task ids), a
     :class:`~k8s_workloads.keys.CallbackKey` :func:`construct_callback_pod` (``pod_id``
     defaults to :func:`callback_pod_name`), a :class:`~k8s_workloads.keys.GenericKey`
     :func:`construct_generic_pod` (with the job's ``pod_override``; ``airflow_version``

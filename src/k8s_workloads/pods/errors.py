@@ -56,8 +56,8 @@ class InvalidPod(PodReconciliationError):
     (``namespace``, ``pod_id``, ``args`` ...) put in the pod. ``field`` names the first
     offending field (``metadata.name``, ``spec.initContainers[0].name``,
     ``metadata.annotations``); ``violations`` holds every one found, each a
-    :class:`~k8s_workloads.validation.NamingRuleViolation` or
-    :class:`~k8s_workloads.schema.SchemaViolation`. Values are shown cut short, and
+    :class:`~k8s_workloads.pods.validation.NamingRuleViolation` or
+    :class:`~k8s_workloads.pods.schema.SchemaViolation`. Values are shown cut short, and
     never with the Execution API token.
     """
 

@@ -146,7 +146,7 @@ def _task_annotations(  # noqa: PLR0917 - the identity's parts, in their order
     logical_date_key: str,
 ) -> dict[str, str]:
     """The annotations naming a task pod, in their order (both build paths make them here;
-    the labels are :func:`~k8s_workloads.labels.build_labels_for_k8s_executor_pod`'s)."""
+    the labels are :func:`~k8s_workloads.pods.labels.build_labels_for_k8s_executor_pod`'s)."""
     annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: try_number}
     if map_index >= 0:
         annotations[MAP_INDEX_KEY] = str(map_index)

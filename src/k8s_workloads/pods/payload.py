@@ -27,8 +27,7 @@ Secure mode
 Redaction
     lives in :mod:`k8s_workloads.pods.redaction`
     (:func:`~k8s_workloads.pods.redaction.redact_manifest`,
-    :func:`~k8s_workloads.pods.redaction.redact_manifests`); the names stay importable
-    from here.
+    :func:`~k8s_workloads.pods.redaction.redact_manifests`).
 
 Everything here is pure: no Kubernetes client, no I/O.
 """
@@ -44,7 +43,6 @@ import attrs
 
 from k8s_workloads._display import REDACTED, shown
 from k8s_workloads._json import as_list, as_map
-from k8s_workloads.pods.redaction import redact_manifest, redact_manifests
 from k8s_workloads.pods.validation import (
     DNS1123_SUBDOMAIN_MAX_LENGTH,
     NamingRuleViolation,
@@ -70,8 +68,6 @@ __all__ = [
     "SecurePayload",
     "attach_secure_payload",
     "json_path_command_args",
-    "redact_manifest",
-    "redact_manifests",
     "secure_workload_payload",
     "workload_secret_name",
 ]

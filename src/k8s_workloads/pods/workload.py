@@ -22,7 +22,7 @@ def workload_command_args(workload_json: str | Mapping[str, Any]) -> list[str]:
 
     ``workload_json`` is the workload's JSON (``workload.model_dump_json()``), or a
     mapping to serialise. The JSON carries the Execution API token: see
-    :mod:`k8s_workloads.payload` to keep it out of the pod spec.
+    :mod:`k8s_workloads.pods.payload` to keep it out of the pod spec.
     """
     if isinstance(workload_json, Mapping):
         text = json.dumps(workload_json, separators=(",", ":"))

@@ -10,9 +10,9 @@ cause per field), and on update the pod strategy's ``ValidatePodUpdate`` refuses
 to an immutable field, and ``ValidateObjectMetaUpdate`` a finalizer added to a pod being
 deleted.
 
-The rules themselves are the library's: :mod:`k8s_workloads.validation` (names, labels,
-annotations, container names) and :mod:`k8s_workloads.schema` with the 1.37 Pod table in
-``k8s_workloads._pod_schema``; this module only decides which answer each violation gets.
+The rules themselves are the library's: :mod:`k8s_workloads.pods.validation` (names, labels,
+annotations, container names) and :mod:`k8s_workloads.pods.schema` with the 1.37 Pod table in
+``k8s_workloads.pods._pod_schema``; this module only decides which answer each violation gets.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from k8s_workloads import validation
+from k8s_workloads.pods import validation
 from k8s_workloads.pods._pod_schema import DEFINITIONS
 from k8s_workloads.pods.schema import pod_schema_errors
 from k8s_workloads.testing import _defaults

@@ -5,7 +5,7 @@ validates fields itself (the ``fieldValidation`` query parameter on the operatio
 ``/openapi/v2`` for client-side checks; without them it stops with "failed to download
 openapi". These documents describe exactly what the kit serves: pods (with ``status``
 and ``log``), Secrets and namespaces, with the Pod's schema taken from
-``k8s_workloads._pod_schema`` (no second copy of it).
+``k8s_workloads.pods._pod_schema`` (no second copy of it).
 """
 
 from __future__ import annotations

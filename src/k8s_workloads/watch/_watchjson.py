@@ -120,7 +120,8 @@ class PodLabels(msgspec.Struct, gc=False):
 
 
 class PodAnnotations(msgspec.Struct, gc=False):
-    """The annotations :func:`~k8s_workloads.codec.annotations_to_key` reads; others skipped."""
+    """The annotations :func:`~k8s_workloads.pods.codec.annotations_to_key` reads; others
+    skipped."""
 
     dag_id: _Label = msgspec.UNSET
     task_id: _Label = msgspec.UNSET
@@ -241,7 +242,7 @@ class SpecContainer(msgspec.Struct, gc=False):
 
 
 class PodSpec(msgspec.Struct, gc=False):
-    """The pod's containers, for :func:`~k8s_workloads.payload._pod_args_tokens`."""
+    """The pod's containers, for :func:`~k8s_workloads.pods.redaction._pod_args_tokens`."""
 
     containers: list[SpecContainer] | None = None
     initContainers: list[SpecContainer] | None = None  # noqa: N815

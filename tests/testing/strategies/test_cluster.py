@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from k8s_workloads.adapters import to_manifest, to_v1pod
-from k8s_workloads.codec import annotations_to_key
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from k8s_workloads.pods.codec import annotations_to_key
 from k8s_workloads.states import CallbackState, ExecutorPseudoState, TaskInstanceState
 from k8s_workloads.testing.strategies import (
     ClusterEvent,

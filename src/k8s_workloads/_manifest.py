@@ -1,8 +1,0 @@
-"""Old path of :mod:`k8s_workloads.pods._manifest`, kept for existing code."""
-
-from __future__ import annotations
-
-from k8s_workloads.pods import _manifest as _owner
-from k8s_workloads.pods._manifest import *  # noqa: F403 - the public names, listed in the owner
-
-__all__ = _owner.__all__
