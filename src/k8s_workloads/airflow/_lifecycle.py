@@ -224,6 +224,8 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         """Each failed creation's error, until the core's decision on it."""
         self._creations_unsent = False
         """Whether pod creations are paused: the last one did not reach the API server."""
+        self._failed_at_intake: set[Any] = set()
+        """Airflow keys of tasks execute_async failed (refused at submit): not running."""
         self._taken_reports: list[WorkloadKey] = []
         """Workloads whose final events the scheduler took (get_event_buffer) since the
         last sync(): stored by the time the next one starts (see _reports_stored)."""

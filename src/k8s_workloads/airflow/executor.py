@@ -136,8 +136,10 @@ class KubernetesExecutor(_Adoption):
             # could not be built was, when the core found out only at creation.
             info = f"the pod could not be built: {error}"
             self.log.warning("No pod could be built for %s: the workload fails: %s", job.key, info)
+            self._failed_at_intake.add(key)
             self.fail(key=key, info=info)
         except (ValueError, TypeError) as error:
+            self._failed_at_intake.add(key)
             self.fail(key=key, info=f"cannot run this workload on Kubernetes: {error}")
 
     def _process_workloads(self, workloads: Sequence[Any]) -> None:
@@ -148,6 +150,12 @@ class KubernetesExecutor(_Adoption):
             (tasks if isinstance(workload, execute_task) else callbacks).append(workload)
         if tasks:
             super()._process_workloads(tasks)
+            # Airflow (before 3.3.1) adds each task to running after execute_async: one
+            # failed there (refused at submit) is not running, whatever the order.
+            for task in tasks:
+                if task.ti.key in self._failed_at_intake:
+                    self.running.discard(task.ti.key)
+            self._failed_at_intake.clear()
         for workload in callbacks:
             self._process_callback(workload)
 
