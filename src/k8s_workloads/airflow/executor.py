@@ -150,7 +150,7 @@ class KubernetesExecutor(_Adoption):
             (tasks if isinstance(workload, execute_task) else callbacks).append(workload)
         if tasks:
             super()._process_workloads(tasks)
-            # Airflow (before 3.3.1) adds each task to running after execute_async: one
+            # Older providers (10.21) add each task to running after execute_async: one
             # failed there (refused at submit) is not running, whatever the order.
             for task in tasks:
                 if task.ti.key in self._failed_at_intake:
