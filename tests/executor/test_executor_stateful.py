@@ -213,8 +213,8 @@ class _ClusterModel(RuleBasedStateMachine):
         self.workloads: list[WorkloadKey] = []
         self.completed_by_adoption: set[WorkloadKey] = set()
         self.ended: set[WorkloadKey] = set()
-        """Workloads whose pod ran them to an end (Succeeded, or OOM-killed while running):
-        never to be run again, whatever a crash left behind."""
+        """Workloads whose pod ran them to the end (Succeeded): never to be run again,
+        whatever a crash left behind."""
         self.counter = 0
 
     def pods_where(self, condition: Callable[[Pod], bool]) -> list[str]:
@@ -421,9 +421,9 @@ class ExecutorMachine(_ClusterModel):
     @rule(pick=st.integers(0, 7))
     @step
     def pod_oom_killed(self, pick: int) -> None:
-        name = self._pick(is_running, pick)
-        self.ended.add(self.key_of(name))
-        self.cluster.set_status(NS, name, OOM_KILLED)
+        # Not "ended": the task process never started here, so the executor may requeue it
+        # as a launch that failed before the workload ran.
+        self.cluster.set_status(NS, self._pick(is_running, pick), OOM_KILLED)
 
     @precondition(having(is_pending))
     @rule(pick=st.integers(0, 7))
@@ -1306,7 +1306,6 @@ class SchedulersMachine(_ClusterModel):
         key = self.key_of(name)
         if task_started and isinstance(key, TaskInstanceKey):
             self.db.task_started(key)
-        self.ended.add(key)
         self.cluster.set_status(NS, name, OOM_KILLED)
 
     @precondition(lambda self: self.pods_where(lambda p: is_pending(p) and self.watched(p)))

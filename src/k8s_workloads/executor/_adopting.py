@@ -74,7 +74,7 @@ class _Adopting(_CoreBase):
             running=(*self._running, *retrying),  # a relabel retried is not planned twice
             reclaim=str(self.config.scheduler_id) in {str(job) for job in dead_scheduler_ids},
         )
-        self._adoption.found = plan.found
+        self._adoption.found = plan.found | plan.owned  # held here when listed: a pod too
         completed = {(result.namespace, result.pod_name): result for result in plan.completed}
         groups: list[_Work] = []
         for action in plan.actions:
@@ -127,7 +127,10 @@ class _Adopting(_CoreBase):
         rerun = [
             key
             for key in expected
-            if key not in self._running and key not in plan.found and key not in held
+            if key not in self._running
+            and key not in plan.found
+            and key not in plan.owned
+            and key not in held
         ]
         return Adoption(
             plan,
