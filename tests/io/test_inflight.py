@@ -48,11 +48,13 @@ def test_many_workloads_run_with_requests_in_flight_and_connections_reused(
 
 @pytest.mark.parametrize("kind", DRIVERS)
 def test_a_bounded_pass_returns_with_requests_in_flight_and_loses_nothing(kind: str) -> None:
-    world = Served(latency=1.0)
+    # A call takes 2 s and the pass 1 s: a second to start four calls on a loaded machine
+    # (0.25 s was once too short on CI), a second before the first can complete.
+    world = Served(latency=2.0)
     try:
         driven = Driven(world, kind, creations=4, cleanups=4)
         tasks(driven.db, driven.core, 8)
-        answer = driven.run(seconds=0.25)
+        answer = driven.run(seconds=1.0)
         assert answer == Waiting(4)  # back to the caller while four creations go on
         assert driven.in_flight == 4
         assert isinstance(driven.run(), NothingToDo)  # the next sync() finishes them
