@@ -224,9 +224,11 @@ def decide(
     workloads) or :func:`decide_task`."""
     if isinstance(result, (CallbackResult, GenericResult)):
         callback_state = known_state if not isinstance(known_state, TaskInstanceState) else UNKNOWN
-        return _run(_CALLBACK_ROWS, _Case(result, running, config, attempts, callback_state))
+        return decide_callback(
+            result, running=running, config=config, attempts=attempts, callback_state=callback_state
+        )
     ti_state = known_state if not isinstance(known_state, CallbackState) else UNKNOWN
-    return _run(_TASK_ROWS, _Case(result, running, config, attempts, ti_state))
+    return decide_task(result, running=running, config=config, attempts=attempts, ti_state=ti_state)
 
 
 def handling_failed(
