@@ -112,3 +112,33 @@ def test_a_kept_evicted_pod_of_a_fixed_name_is_not_taken_for_its_relaunch() -> N
     (key,) = state.workloads
     # As without the 500: the relaunch is refused (409, the name is the kept pod's).
     assert [event.state for event in state.db.terminal_reports(key)] == [TaskInstanceState.FAILED]
+
+
+def test_an_earlier_launch_left_by_a_first_adoption_is_not_adopted_by_a_second() -> None:
+    # Thorough profile: a callback's first pod cannot pull its image, the callback is
+    # requeued and the stuck pod kept. Its scheduler dies; one adopter takes the relaunch
+    # and skipped the stuck pod, leaving it the dead scheduler's. A scheduler started
+    # later listed it alone, adopted it, and reported the callback failed while the
+    # relaunch ran under the first adopter.
+    state = SchedulersMachine()
+    state.configure(
+        schedulers=2,
+        delete_worker_pods=True,
+        delete_worker_pods_on_failure=False,
+        mark_kept_failed_pods_done=False,
+        clock_stopped=False,
+        fixed_names=False,
+    )
+    state.scheduler_dies(adopters=0, pick=0)
+    state.scheduler_starts()
+    state.scheduler_starts()
+    state.queue_callback(on=0)
+    for _ in range(3):
+        state.deliver_all_events(on=0)
+    state.pod_fails_before_start(pick=0)
+    state.deliver_all_events(on=0)
+    state.scheduler_dies(adopters=1, pick=0)
+    state.scheduler_starts()
+    state.teardown()
+    (key,) = state.workloads
+    assert [event.state.value for event in state.db.terminal_reports(key)] == ["success"]
