@@ -124,9 +124,15 @@ def check_cluster(
     if problems:
         return ClusterCheck(address, _scrubbed(problems, configuration), "")
     where = ", ".join(_namespace_text(place) for place in dict.fromkeys([namespace, *watched]))
+    exist = (
+        f"namespace {found[0]} exists; "
+        if len(found) == 1
+        else f"namespaces {' and '.join(found)} exist; "
+        if found
+        else ""
+    )
     summary = (
-        f"the API server at {address} ({version}) accepts the client; "
-        f"{' and '.join(found) or 'no namespace'} exist; RBAC allows pods: "
+        f"the API server at {address} ({version}) accepts the client; {exist}RBAC allows pods: "
         f"{', '.join(POD_VERBS)}"
         + (f"; Secrets: {', '.join(SECRET_VERBS)}" if secrets else "")
         + f" in {where}"

@@ -23,6 +23,7 @@ __all__ = [
     "POD_PATH",
     "SECRET_PATH",
     "STATS_PATH",
+    "discovery_document",
     "dry_run_flag",
     "first",
     "grace_seconds",
@@ -93,14 +94,19 @@ _CORE_RESOURCES = {
 }
 
 
-DISCOVERY = {
+DISCOVERY: dict[str, dict[str, Any]] = {
     "/api": _API_VERSIONS,
     "/apis": _API_GROUPS,
     "/api/v1": _CORE_RESOURCES,
     "/apis/authorization.k8s.io/v1": AUTHORIZATION_RESOURCES,
     "/version": _VERSION,
-    "/version/": _VERSION,  # as VersionApi.get_code asks for it
 }
+
+
+def discovery_document(path: str) -> dict[str, Any] | None:
+    """The discovery document at ``path``, with or without its trailing slash (the
+    clients' ``VersionApi`` and ``ApisApi`` ask for ``/version/`` and ``/apis/``)."""
+    return DISCOVERY.get(path[:-1] if len(path) > 1 and path.endswith("/") else path)
 
 
 def is_watch(query: dict[str, str]) -> bool:
@@ -121,7 +127,7 @@ def request_kind(method: str, path: str, query: dict[str, str]) -> tuple[str, st
     elif path == REVIEW_PATH:
         return method, "selfsubjectaccessreviews"
     else:
-        return method, path if path in DISCOVERY else "other"
+        return method, path if discovery_document(path) is not None else "other"
     if method == "GET" and name is None:
         return "WATCH" if is_watch(query) else "LIST", resource
     return method, resource

@@ -81,11 +81,11 @@ from k8s_workloads.testing._errors import ApiError, status_document
 from k8s_workloads.testing._http import HttpServer, JsonHandler
 from k8s_workloads.testing._rates import FaultDraws, FaultRate
 from k8s_workloads.testing._routes import (
-    DISCOVERY,
     NAMESPACE_PATH,
     POD_PATH,
     SECRET_PATH,
     STATS_PATH,
+    discovery_document,
     dry_run_flag,
     first,
     grace_seconds,
@@ -119,8 +119,8 @@ class _Handler(JsonHandler):
         access = self.server.access
         if path != STATS_PATH:  # the kit's own path: no API server has it
             access.authenticate(self.headers.get("Authorization"))
-        if method == "GET" and path in DISCOVERY:
-            self._send_json(200, DISCOVERY[path])
+        if method == "GET" and (document := discovery_document(path)) is not None:
+            self._send_json(200, document)
             return
         if method == "GET" and path in _openapi.DOCUMENTS:
             self._send_json(200, _openapi.DOCUMENTS[path]())
