@@ -225,17 +225,6 @@ def test_what_is_no_namespace_name_is_refused(namespace: str) -> None:
     assert f"namespace = {namespace!r}: must be a namespace name" in str(problem)
 
 
-def test_the_listed_namespaces_must_hold_the_pods_namespace() -> None:
-    listed = {"multi_namespace_mode": "True", "multi_namespace_mode_namespace_list": "a, b"}
-    (problem,) = _problems({"namespace": "airflow", **listed})
-    assert problem.option == "multi_namespace_mode_namespace_list"
-    assert "does not hold namespace = 'airflow'" in str(problem)
-    # Without the mode the list is not read (the provider's rule); without a list every
-    # namespace is watched.
-    assert _problems({"namespace": "airflow", "multi_namespace_mode_namespace_list": "a"}) == []
-    assert _problems({"namespace": "airflow", "multi_namespace_mode": "True"}) == []
-
-
 def test_the_namespaces_watched_are_the_providers() -> None:
     assert watched_namespaces(lambda _name: None) == ["default"]
     assert watched_namespaces({"namespace": "airflow"}.get) == ["airflow"]
@@ -329,7 +318,7 @@ def test_a_template_without_an_image_needs_the_repository_and_tag() -> None:
 )
 def test_any_value_is_at_most_one_line_naming_its_option(name: str, text: str) -> None:
     problems = _problems({name: text})
-    assert len(problems) <= 1 + (name in {"multi_namespace_mode", "namespace"})
+    assert len(problems) <= 1
     for problem in problems:
-        assert "\n" not in str(problem).replace("\\n", "")
-        assert problem.option in {name, "multi_namespace_mode_namespace_list"}
+        assert "\n" not in str(problem)
+        assert problem.option == name

@@ -387,26 +387,6 @@ def watched_namespaces(get: Getter) -> list[str | None]:
     return list(dict.fromkeys(listed)) or [None]
 
 
-def _watched_namespace_problem(get: Getter) -> InvalidExecutorSetting | None:
-    """Pods are created in ``namespace`` and watched, in multi-namespace mode with a list,
-    only in the listed namespaces: a pod outside them is never seen to end."""
-    try:
-        multi = _boolean("multi_namespace_mode", get("multi_namespace_mode") or "False")
-        listed = _namespace_list("", get("multi_namespace_mode_namespace_list") or "")
-    except InvalidExecutorSetting:
-        return None  # reported as it is
-    namespace = get("namespace")
-    namespace = "default" if namespace is None else namespace
-    if not multi or not listed or namespace in listed:
-        return None
-    return InvalidExecutorSetting(
-        "multi_namespace_mode_namespace_list",
-        f"multi_namespace_mode_namespace_list = {', '.join(listed)!r} does not hold "
-        f"namespace = {namespace!r}, where the pods are created: their ends would never be "
-        "seen; add it to the list",
-    )
-
-
 def cluster_access_problem(
     get: Getter,
     *,
@@ -556,14 +536,11 @@ def setting_problems(
     client_factory_read: bool = True,
 ) -> list[InvalidExecutorSetting]:
     """Every problem of the executor's settings, one each, in the order of the options:
-    the library's options, the provider's (:data:`PROVIDER_OPTIONS`), the namespaces
-    watched, the pod template file (read with ``load_template``), cluster access and the
-    worker image. What the executor's ``start()`` refuses (the first of them), and what
-    ``k8s-workloads airflow-config --check`` prints (all of them)."""
+    the library's options, the provider's (:data:`PROVIDER_OPTIONS`), the pod template
+    file (read with ``load_template``), cluster access and the worker image. What the
+    executor's ``start()`` refuses (the first of them), and what ``k8s-workloads
+    airflow-config --check`` prints (all of them)."""
     problems = _library_options(get)[1] + _provider_problems(get, exists)
-    watched = _watched_namespace_problem(get)
-    if watched is not None:
-        problems.append(watched)
     path = (get("pod_template_file") or "").strip()
     template: Mapping[str, Any] | None = None
     if path:
