@@ -24,7 +24,9 @@ their own code against it, and the library's own tests and simulator use the sam
   kubernetes client (and code built on it) runs unchanged against it, with an injected
   latency if asked, network faults on demand (connections reset, refused for a while,
   stalled, a creation's answer lost; a share of the calls failed at random, seeded:
-  :class:`FaultRate`), and counts what it served (:class:`ServerStats`);
+  :class:`FaultRate`), a bearer token and RBAC denials if asked (:class:`Denied`,
+  answered by ``SelfSubjectAccessReview`` too), and counts what it served
+  (:class:`ServerStats`);
   ``python -m
   k8s_workloads.testing.server`` runs one in its own process, and ``python -m
   k8s_workloads.testing serve`` one with the process kubelet, a kubeconfig and the
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from k8s_workloads.testing._access import Denied
 from k8s_workloads.testing._cluster_store import CALLS
 from k8s_workloads.testing._errors import ApiError, Fault
 from k8s_workloads.testing._rates import FaultRate
@@ -57,6 +60,7 @@ __all__ = [
     "ApiError",
     "CoreDriver",
     "DatabaseUnavailable",
+    "Denied",
     "FakeAirflowDB",
     "FakeApiServer",
     "FakeCluster",

@@ -27,7 +27,10 @@ __all__ = ["FaultDraws", "FaultRate"]
 VERBS = frozenset({"GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE"})
 """The verbs a call is counted under (:class:`~k8s_workloads.testing.ServerStats`)."""
 
-RESOURCES = frozenset({"pods", "pods/status", "pods/log", "pods/binding", "secrets", "namespaces"})
+RESOURCES = frozenset({
+    "pods", "pods/status", "pods/log", "pods/binding", "secrets", "namespaces",
+    "selfsubjectaccessreviews",
+})  # fmt: skip
 """The resources the server serves: a fault rate's calls name these (discovery documents
 and the kit's own ``/_kit`` paths never fail)."""
 
