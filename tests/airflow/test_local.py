@@ -149,7 +149,6 @@ def test_local_trigger_runs_the_example_callback_as_a_pod_and_ctrl_c_stops_every
         except BaseException:
             print(tails(home, output))  # noqa: T201 - what failed, on failure
             raise
-        print(f"\nk8s-workloads local: the callback's success {seconds:.1f} s after the start")  # noqa: T201
         (task_state,) = query(
             database, "SELECT state FROM task_instance WHERE dag_id = 'deadline_example'"
         )
@@ -176,6 +175,10 @@ def test_local_trigger_runs_the_example_callback_as_a_pod_and_ctrl_c_stops_every
         stopped = time.monotonic() - interrupted
         assert code == 0, tails(home, output)
         assert stopped < STOP_SECONDS, stopped
+        print(  # noqa: T201 - the figures of docs/run-locally.md (pytest -s)
+            f"\nk8s-workloads local: the callback's success {seconds:.1f} s after the start;"
+            f" stopped {stopped:.1f} s after SIGINT"
+        )
         left = [process for process in descendants.values() if alive(process)]
         assert left == []
         assert with_home(home) == []

@@ -272,3 +272,18 @@ def test_the_example_names_its_callback_next_to_it_and_stays_out_of_parsing() ->
     # callback's module is imported by the DAG, never parsed as one.
     assert "airflow" not in alerts.lower()
     assert Path(EXAMPLE_FILES[1]).stem in dag
+
+
+def test_the_run_locally_page_shows_the_example_as_it_is_shipped() -> None:
+    page = (ROOT / "docs" / "run-locally.md").read_text()
+    bundled = resources.files("k8s_workloads") / "examples" / "_local_dags"
+    for name in EXAMPLE_FILES:
+        marker = f"```python\n# example_dags/{name}\n"
+        assert marker in page, name
+        shown = page.split(marker, 1)[1].split("```", 1)[0]
+        source = (bundled / name).read_text()
+        # The file as shown: without its module docstring.
+        docstring = ast.get_docstring(ast.parse(source), clean=False)
+        assert docstring is not None
+        body = source.split(f'"""{docstring}"""', 1)[1].lstrip("\n")
+        assert shown == body, name
