@@ -154,6 +154,10 @@ def run_local(args: argparse.Namespace, out: TextIO, err: TextIO, _inp: TextIO) 
         except StackFailed as error:
             report(err, f"k8s-workloads local: {error}")
             status = 1
+        except OSError as error:  # a file of the home, a port: the stack could not start
+            where = f"{error.filename}: " if error.filename else ""
+            report(err, f"k8s-workloads local: cannot start: {where}{error.strerror or error}")
+            status = 1
         finally:
             _say(out, "stopping ...")
             stopped = stack.stop()
@@ -185,6 +189,7 @@ def _watch(
         if now < look:
             continue
         look = now + 1.0
+        stack.look()
         if not ready and stack.api_ready():
             ready = True
             _say(out, f"the api-server is up: {stack.api_url}")

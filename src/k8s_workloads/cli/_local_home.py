@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = [
+    "EXAMPLE_BUNDLE",
     "EXAMPLE_DAG_ID",
     "EXAMPLE_FILES",
     "NAMESPACE",
@@ -47,7 +48,7 @@ EXAMPLE_DAG_ID = "deadline_example"
 EXAMPLE_FILES = ("deadline_example.py", "deadline_example_alerts.py")
 """The bundled example: the DAG and, next to it, the module of its deadline callback."""
 
-_EXAMPLE_BUNDLE = "k8s-workloads-example"
+EXAMPLE_BUNDLE = "k8s-workloads-example"
 # What a worker pod needs of this start's settings (its template's env).
 _POD_SETTINGS = (
     "AIRFLOW_HOME",
@@ -128,7 +129,7 @@ def _stack_settings(home: LocalHome) -> dict[tuple[str, str], str]:
     bundles = [
         {"name": "dags-folder", "classpath": _LOCAL_BUNDLE, "kwargs": {}},
         {
-            "name": _EXAMPLE_BUNDLE,
+            "name": EXAMPLE_BUNDLE,
             "classpath": _LOCAL_BUNDLE,
             "kwargs": {"path": str(home.example_dags)},
         },

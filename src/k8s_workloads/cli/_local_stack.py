@@ -33,7 +33,13 @@ import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.cli._local_home import EXAMPLE_DAG_ID, NAMESPACE, run_settings, write_run_files
+from k8s_workloads.cli._local_home import (
+    EXAMPLE_BUNDLE,
+    EXAMPLE_DAG_ID,
+    NAMESPACE,
+    run_settings,
+    write_run_files,
+)
 from k8s_workloads.testing._local import kubeconfig
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
@@ -195,6 +201,9 @@ class LocalStack:
                 )
         if self.server is not None and self.server.stopped:
             raise StackFailed("the kit's API server stopped")
+
+    def look(self) -> None:
+        """What is looked at every second rather than at each check."""
         self._remember_descendants()
 
     def api_ready(self) -> bool:
@@ -265,6 +274,7 @@ class ExampleRun:
         self.trigger: subprocess.Popen[bytes] | None = None
         self.triggered = False
         self.reported: set[str] = set()
+        self.unparsed = False  # its parse error was said
         self.done = False
 
     def _query(self, sql: str, *parameters: object) -> list[tuple[Any, ...]]:
@@ -289,6 +299,16 @@ class ExampleRun:
                 self.trigger = self.stack.airflow(
                     "trigger", "dags", "trigger", EXAMPLE_DAG_ID, "--run-id", self.run_id
                 )
+            elif not self.unparsed and (
+                errors := self._query(
+                    "SELECT filename, stacktrace FROM import_error WHERE bundle_name = ?",
+                    EXAMPLE_BUNDLE,
+                )
+            ):
+                self.unparsed = True
+                filename, stacktrace = errors[0]
+                last = (str(stacktrace).strip().splitlines() or ["?"])[-1]
+                self._say(f"not triggered: {filename} does not parse: {last}")
             return
         if not self.triggered:
             code = self.trigger.poll()
