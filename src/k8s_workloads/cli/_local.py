@@ -104,6 +104,8 @@ def _port(text: str | None) -> int:
     if not 1 <= port <= 65535:
         raise UsageError(f"--port must be a TCP port (1 to 65535), got {text!r}")
     with socket.socket() as probe:
+        # As a server binds it: a port of a connection in TIME_WAIT is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError as error:

@@ -25,6 +25,7 @@ import datetime
 import importlib
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -46,6 +47,7 @@ from k8s_workloads.testing.process_kubelet import ProcessKubelet
 from k8s_workloads.testing.server import FakeApiServer
 
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Mapping
     from pathlib import Path
     from typing import TextIO
@@ -108,8 +110,6 @@ class _LocalCluster(FakeCluster):
 
 
 def _free_port() -> int:
-    import socket  # noqa: PLC0415
-
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
@@ -155,7 +155,7 @@ class LocalStack:
         self.processes[name] = process
         return process
 
-    def migrate(self, stopping: Any) -> bool:  # noqa: ANN401 - a threading.Event
+    def migrate(self, stopping: threading.Event) -> bool:
         """``airflow db migrate`` (quick when the database is current); False if stopped."""
         process = self.airflow("db-migrate", "db", "migrate")
         while process.poll() is None:
