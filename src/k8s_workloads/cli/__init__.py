@@ -7,9 +7,11 @@ codes; every decision it shows is made by the pure core.
 (and, with ``--secure``, the Secret) an executor would create, with the Execution API
 token redacted unless ``--no-redact``; ``resolve`` reads a pod watch stream and prints
 what each event means for its workload; ``simulate`` runs an executor scenario;
-``airflow-config`` prints the settings that run the Airflow executor. Each subcommand is
-a module of this package (``_decode``, ``_render``, ``_resolve``, ``_simulate``,
-``_airflow_config``); ``_main`` holds the argument tree and :func:`main`. Everything
+``airflow-config`` prints the settings that run the Airflow executor; ``cleanup-pods``
+deletes its finished pods; ``local`` runs Airflow with it on this machine, pods as local
+processes. Each subcommand is a module of this package (``_decode``, ``_render``,
+``_resolve``, ``_simulate``, ``_airflow_config``, ``_cleanup``, ``_local``);
+``_main`` holds the argument tree and :func:`main`. Everything
 beyond ``decode``'s needs (YAML, the pod builders, the resolver) is imported only by the
 command that needs it.
 """
