@@ -48,6 +48,7 @@ HAND_WRITTEN_NAV: list[dict[str, str]] = [
     {"Decision rules": "decision-rules.md"},
     {"Run it locally": "run-locally.md"},
     {"Scale and tuning": "scale-and-tuning.md"},
+    {"Metrics": "metrics.md"},
     {"How faithful the test kit is": "test-kit.md"},
 ]
 

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads._yaml_input import load_bounded_file
 from k8s_workloads.adapters import to_manifest
+from k8s_workloads.airflow._metrics import _Metrics
 from k8s_workloads.airflow._runtime import (
     _AIRFLOW_VERSION,
     _HOLDER,
     _airflow,
+    _airflow_stats,
     _failures,
     _ProviderKubernetesExecutor,
 )
@@ -220,6 +222,8 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self.kube_client = executor_kube_client(kube_client, self.team_name)
         self.core = ExecutorCore(self._core_config())
         self.core.on_decision = self._log_decision
+        self._metrics = _Metrics(_airflow_stats(), log=self.log)
+        """What is sent to Airflow's Stats (nothing, and nothing kept, with metrics off)."""
         self._failed_creations: dict[WorkloadKey, str] = {}
         """Each failed creation's error, until the core's decision on it."""
         self._creations_unsent = False
@@ -267,7 +271,14 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         """This pass's stale checks (see _stale), read one creation batch at a time."""
         connect = self._options.api_request_timeout.connect
         self._watchers = [
-            _Watcher(self, ns, self._events, connect_timeout=connect) for ns in namespaces
+            _Watcher(
+                self,
+                ns,
+                self._events,
+                connect_timeout=connect,
+                on_restart=self._metrics.watch_restarted,
+            )
+            for ns in namespaces
         ]
         for watcher in self._watchers:
             watcher.start()
