@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, NoReturn
 
-from k8s_workloads._display import shown
 from k8s_workloads.compat import AirflowVersion, InvalidVersion
+from k8s_workloads.display import shown
 
 __all__ = ["InvalidConfig", "InvalidVersionConfig"]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-from k8s_workloads._display import has_unprintable, shown
+from k8s_workloads.display import has_unprintable, shown
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -22,7 +22,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from kubernetes.client import V1Pod
 
-from k8s_workloads._display import SHOWN_LENGTH, shown
+from k8s_workloads.display import SHOWN_LENGTH, shown
 from k8s_workloads.pods import _pod_schema, schema
 from k8s_workloads.pods.reconcile import Manifest, clean_manifest
 from k8s_workloads.pods.schema import SchemaViolation, checked_layer, is_pod_schema_valid

@@ -11,7 +11,7 @@ import os
 from typing import NoReturn, TextIO, cast
 
 from k8s_workloads import _limits
-from k8s_workloads._display import one_line
+from k8s_workloads.display import one_line
 
 
 class UsageError(Exception):

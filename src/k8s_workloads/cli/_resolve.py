@@ -9,10 +9,10 @@ from importlib import resources
 from typing import TYPE_CHECKING, TextIO, cast
 
 from k8s_workloads import compat
-from k8s_workloads._display import one_line, printable, shown
 from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._decode import DEMO_AIRFLOW_VERSION
 from k8s_workloads.cli._io import UsageError
+from k8s_workloads.display import one_line, printable, shown
 
 if TYPE_CHECKING:
     import argparse

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias, cast
 
-from k8s_workloads._display import path_part, shown
+from k8s_workloads.display import path_part, shown
 
 __all__ = ["Manifest", "PodReconciliationError", "clean_manifest", "clean_object"]
 
