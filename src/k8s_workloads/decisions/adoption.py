@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from k8s_workloads._json import as_map as _map
-from k8s_workloads._json import as_text as _str
 from k8s_workloads.compat import InvalidVersion, VersionLike
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import (
@@ -35,6 +33,8 @@ from k8s_workloads.decisions.actions import (
 )
 from k8s_workloads.decisions.attempts import Attempts
 from k8s_workloads.decisions.rules import cleanup_actions
+from k8s_workloads.json_values import as_map as _map
+from k8s_workloads.json_values import as_text as _str
 from k8s_workloads.keys import _RUN_ONCE_KEYS, CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.pods.labels import (

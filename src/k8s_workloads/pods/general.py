@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-from k8s_workloads._json import as_list, as_map
 from k8s_workloads.display import shown
+from k8s_workloads.json_values import as_list, as_map
 from k8s_workloads.pods._manifest import Manifest, PodReconciliationError
 from k8s_workloads.pods.errors import (
     InvalidMutatedPod,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from k8s_workloads._json import as_map
 from k8s_workloads.display import shown
+from k8s_workloads.json_values import as_map
 from k8s_workloads.keys import CallbackKey, GenericKey
 from k8s_workloads.pods.codec import key_to_annotations
 from k8s_workloads.pods.labels import (

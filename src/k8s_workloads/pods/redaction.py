@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from k8s_workloads._json import as_list, as_map
 from k8s_workloads.display import REDACTED, mask_token_shaped
+from k8s_workloads.json_values import as_list, as_map
 
 __all__ = ["REDACTED", "redact_manifest", "redact_manifests", "token_masker"]
 

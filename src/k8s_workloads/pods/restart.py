@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from k8s_workloads._json import as_map
+from k8s_workloads.json_values import as_map
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

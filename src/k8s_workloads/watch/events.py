@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from k8s_workloads import _models
-from k8s_workloads._json import as_int
-from k8s_workloads._json import as_map as _map
-from k8s_workloads._json import as_str as _str
 from k8s_workloads.compat import InvalidVersion
 from k8s_workloads.display import shown
+from k8s_workloads.json_values import as_int
+from k8s_workloads.json_values import as_map as _map
+from k8s_workloads.json_values import as_str as _str
 from k8s_workloads.pods.codec import (
     InvalidAnnotations,
     _cached_task_key,

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-from k8s_workloads._json import as_map as _map
-from k8s_workloads._json import as_str as _str
 from k8s_workloads.display import shown
+from k8s_workloads.json_values import as_map as _map
+from k8s_workloads.json_values import as_str as _str
 from k8s_workloads.keys import _RUN_ONCE_KEYS, WorkloadKey
 from k8s_workloads.states import (
     CallbackState,
