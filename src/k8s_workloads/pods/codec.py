@@ -16,9 +16,9 @@ import functools
 import re
 from collections.abc import Mapping
 
-from k8s_workloads._errors import FieldError
 from k8s_workloads.compat import VersionLike, supports_callbacks
 from k8s_workloads.display import shown
+from k8s_workloads.errors import FieldError
 from k8s_workloads.keys import (
     CallbackKey,
     GenericKey,

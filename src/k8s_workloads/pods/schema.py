@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeGuard, Union
 import attrs
 import msgspec
 
-from k8s_workloads._errors import FieldError
 from k8s_workloads.display import shown
+from k8s_workloads.errors import FieldError
 from k8s_workloads.pods._pod_schema import DEFINITIONS, KUBERNETES_VERSION
 
 if TYPE_CHECKING:
