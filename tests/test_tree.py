@@ -6,7 +6,7 @@ private module ``_name`` in ``test_name.py`` (``test__name.py`` when a public ``
 sits beside it); a package's ``__init__`` that holds code of its own (a function or
 class, an import guard) in ``test_package.py`` of its folder. Modules of nothing but
 imports and ``__all__``, lazy re-exports (``__getattr__``, ``__dir__``) and tables of
-constants (``_limits``, the generated ``pods/_pod_schema``: their values are tested where
+constants (``limits``, the generated ``pods/_pod_schema``: their values are tested where
 they are used) hold no code to test.
 Read from the source, nothing imported.
 """

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from k8s_workloads._limits import MAX_INPUT_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
+from k8s_workloads.limits import MAX_INPUT_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
 
 __all__ = [
     "BoundedSafeLoader",

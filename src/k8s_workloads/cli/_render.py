@@ -11,12 +11,12 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, TextIO
 
 from k8s_workloads import compat
-from k8s_workloads._limits import MAX_YAML_NODES
 from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._io import UsageError, parse_json, positive_int, read_text
 from k8s_workloads.display import path_part, printable, shown
 from k8s_workloads.json_values import children
 from k8s_workloads.keys import CallbackKey
+from k8s_workloads.limits import MAX_YAML_NODES
 
 if TYPE_CHECKING:
     import argparse

@@ -90,12 +90,12 @@ import attrs
 import yaml
 
 from k8s_workloads import _config as _checks
-from k8s_workloads._limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
 from k8s_workloads._yaml_input import YAMLLimitExceeded, compose_bounded
 from k8s_workloads.compat import InvalidVersion, release_tuple, supports_callbacks
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.display import shown
 from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
 from k8s_workloads.sim import spec as _spec
 from k8s_workloads.sim._reader import BOOL, NULL, Node, Reader
 from k8s_workloads.sim.config import SimConfig
