@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k8s_workloads import limits
-from k8s_workloads._yaml_input import (
+from k8s_workloads.yaml_input import (
     BoundedSafeLoader,
     YAMLLimitExceeded,
     compose_bounded,

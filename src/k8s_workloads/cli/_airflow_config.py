@@ -122,7 +122,7 @@ def _template(path: str | None) -> dict[str, Any] | None:
     """The pod template file's content as far as the image check reads it (None: none)."""
     if not path or not os.path.exists(path):  # noqa: PTH110 - a configured path, as text
         return None
-    from k8s_workloads._yaml_input import load_bounded_file  # noqa: PLC0415
+    from k8s_workloads.yaml_input import load_bounded_file  # noqa: PLC0415
 
     try:
         loaded = load_bounded_file(path)

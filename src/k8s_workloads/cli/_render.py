@@ -33,7 +33,7 @@ def _load_pod_file(path: str, stdin: TextIO, what: str, max_nodes: int) -> Manif
     # Deferred: PyYAML costs ~15 ms to import and only render needs it.
     import yaml  # noqa: PLC0415
 
-    from k8s_workloads._yaml_input import YAMLLimitExceeded, load_bounded  # noqa: PLC0415
+    from k8s_workloads.yaml_input import YAMLLimitExceeded, load_bounded  # noqa: PLC0415
 
     text = read_text(path, stdin, what)
     try:

@@ -90,7 +90,6 @@ import attrs
 import yaml
 
 from k8s_workloads import _config as _checks
-from k8s_workloads._yaml_input import YAMLLimitExceeded, compose_bounded
 from k8s_workloads.compat import InvalidVersion, release_tuple, supports_callbacks
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.display import shown
@@ -104,6 +103,7 @@ from k8s_workloads.sim.spec import *  # noqa: F403 - the old path of the scenari
 from k8s_workloads.states import CallbackState, TaskInstanceState, WorkloadState
 from k8s_workloads.watch.failures import PendingPolicy
 from k8s_workloads.watch.resolution import ResolverConfig
+from k8s_workloads.yaml_input import YAMLLimitExceeded, compose_bounded
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -7,8 +7,8 @@ every one of them out. :class:`BoundedSafeLoader` counts the nodes a document st
 aliases expanded, and refuses it past ``max_nodes``; it also refuses nesting past
 ``max_depth``, where PyYAML's recursive composer would raise ``RecursionError``.
 
-Private to the package: the CLI reads templates and overrides with it, the simulator its
-scenarios.
+The CLI reads templates and overrides with it, the simulator its scenarios, the Airflow
+executor its pod template file.
 """
 
 from __future__ import annotations
