@@ -42,7 +42,7 @@ import kubernetes.client.models
 from kubernetes.client import ApiClient, Configuration, V1Pod
 from kubernetes.client.exceptions import ApiException
 
-from k8s_workloads import _models
+from k8s_workloads import model_readers
 from k8s_workloads.pods._manifest import clean_manifest
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def to_manifest_object(obj: object) -> Manifest:
     raise NotAModel(f"expected a kubernetes model object or a mapping, got {type(obj).__name__}")
 
 
-_models.register("kubernetes", to_manifest_object)  # how the core reads a V1Pod it is given
+model_readers.register("kubernetes", to_manifest_object)  # how the core reads a V1Pod it is given
 
 
 # --- checking a manifest against the models' openapi_types --------------------------------

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from k8s_workloads import _models
+from k8s_workloads import model_readers
 from k8s_workloads.compat import InvalidVersion
 from k8s_workloads.display import shown
 from k8s_workloads.json_values import as_int
@@ -59,7 +59,7 @@ def _as_manifest(obj: object) -> Mapping[str, Any] | None:
     if obj is None or not hasattr(obj, "to_dict"):
         return None
     # A kubernetes model object (36.x or 37.x): read by the reader the adapter registers.
-    reader = _models.reader_for(obj)
+    reader = model_readers.reader_for(obj)
     if reader is None:
         return None
     try:
