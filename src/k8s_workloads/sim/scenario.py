@@ -89,7 +89,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import yaml
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.compat import InvalidVersion, release_tuple, supports_callbacks
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.display import shown

@@ -17,7 +17,7 @@ import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.testing import _admission, _paging
 from k8s_workloads.testing._errors import ApiError, Fault, invalid
 from k8s_workloads.testing._watch import FakeWatch, _Change, _copy

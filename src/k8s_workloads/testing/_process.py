@@ -16,7 +16,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, NoReturn
 
-from k8s_workloads._config import InvalidConfig
+from k8s_workloads.config_checks import InvalidConfig
 from k8s_workloads.testing._errors import ApiError
 from k8s_workloads.testing._watch import DEFAULT_BOOKMARK_SECONDS
 from k8s_workloads.testing.cluster import FakeCluster

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.display import shown
 from k8s_workloads.testing._errors import Fault
 

@@ -62,7 +62,7 @@ from typing import Any, ClassVar, TypeVar
 
 import attrs
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.testing import _restarts, _statuses
 from k8s_workloads.testing._errors import ApiError
 from k8s_workloads.testing._service import Service

@@ -74,7 +74,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.display import shown
 from k8s_workloads.testing import _restarts, _sandbox, _statuses, _zygote
 from k8s_workloads.testing._errors import ApiError

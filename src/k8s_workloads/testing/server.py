@@ -72,7 +72,7 @@ import threading
 import time
 from typing import Any
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.testing import _openapi, _tables
 from k8s_workloads.testing._errors import ApiError, status_document
 from k8s_workloads.testing._http import HttpServer, JsonHandler

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.display import shown
 from k8s_workloads.json_values import as_list as _list
 from k8s_workloads.json_values import as_map as _map
