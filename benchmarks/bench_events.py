@@ -105,7 +105,7 @@ from k8s_workloads.watch.events import Resolution, ResolverConfig, resolve_event
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
-    from k8s_workloads.pods.reconcile import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 PARSE_RATIO_TARGET = 0.5
 """Target 1: resolve_event time / json.loads time of the same event must not exceed this."""

@@ -24,7 +24,7 @@ from kubernetes.client import V1Pod
 
 from k8s_workloads.display import SHOWN_LENGTH, shown
 from k8s_workloads.pods import _pod_schema, schema
-from k8s_workloads.pods.reconcile import Manifest, clean_manifest
+from k8s_workloads.pods.manifest import Manifest, clean_manifest
 from k8s_workloads.pods.schema import SchemaViolation, checked_layer, is_pod_schema_valid
 from k8s_workloads.pods.schema import pod_schema_errors as errors
 from k8s_workloads.testing.strategies import pod_templates, wrong_type_values

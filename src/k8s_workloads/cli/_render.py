@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import argparse
 
     from k8s_workloads.keys import TaskInstanceKey
-    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 WORKLOADS_MIN_VERSION = (3, 0, 0)
 """``render`` writes Airflow 3 workload pods (``execute_workload``); Airflow 2 ran commands."""

@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     import random
     from collections.abc import Mapping, Sequence
 
-    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.states import KubernetesJob
 
 

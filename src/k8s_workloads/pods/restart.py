@@ -23,7 +23,7 @@ from k8s_workloads.json_values import as_map
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = ["WORKER_RESTART_POLICY", "replaced_restart_policy"]
 

@@ -39,7 +39,7 @@ from k8s_workloads.errors import FieldError
 from k8s_workloads.pods._pod_schema import DEFINITIONS, KUBERNETES_VERSION
 
 if TYPE_CHECKING:
-    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = [
     "POD_SCHEMA_VERSION",
