@@ -71,7 +71,6 @@ from k8s_workloads.executor.requests import (
     CreatePod,
     DeleteSecret,
     Handled,
-    Manifest,
     ProtocolError,
     ReadPod,
     Request,
@@ -88,6 +87,7 @@ from k8s_workloads.states import KubernetesJob, state_class_for_key
 
 if TYPE_CHECKING:
     from k8s_workloads.keys import WorkloadKey
+    from k8s_workloads.pods.manifest import Manifest
 
 
 class _Creation(_CoreBase):

@@ -65,7 +65,7 @@ from k8s_workloads.pods.labels import (
 )
 from k8s_workloads.pods.workload import workload_command_args
 from k8s_workloads.sim import _airflow, _checks, _kubelet, _restart, _timeline
-from k8s_workloads.sim._state import Crash, Live, Manifest, PodRun, Scheduler, describe_key
+from k8s_workloads.sim._state import Crash, Live, PodRun, Scheduler, describe_key
 from k8s_workloads.sim.report import (
     Anomaly,
     EmittedEvent,
@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from k8s_workloads.executor.requests import Request
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.sim.spec import RestartSpec, Scenario, Step, WatchErrorSpec
     from k8s_workloads.testing._watch import FakeWatch
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -27,6 +27,9 @@ from k8s_workloads.pods import validation
 from k8s_workloads.pods._pod_schema import DEFINITIONS
 from k8s_workloads.pods.schema import pod_schema_errors
 from k8s_workloads.testing import _defaults
+
+if TYPE_CHECKING:
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = [
     "FIELD_VALIDATION",
@@ -38,8 +41,6 @@ __all__ = [
     "pod_causes",
     "pod_update_causes",
 ]
-
-Manifest = dict[str, Any]
 
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 """The ``fieldValidation`` directives (the default, unset, drops unknown fields)."""

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads.testing import _admission
 from k8s_workloads.testing._cluster_store import (
     ClusterStore,
-    Manifest,
     locked,
     not_found,
     same_namespace,
@@ -17,6 +16,8 @@ from k8s_workloads.testing._watch import _copy
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = ["ClusterSecrets"]
 

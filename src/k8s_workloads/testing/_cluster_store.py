@@ -25,11 +25,12 @@ from k8s_workloads.testing._watch import FakeWatch, _Change, _copy
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
+    from k8s_workloads.pods.manifest import Manifest
+
 __all__ = [
     "CALLS",
     "STALE",
     "ClusterStore",
-    "Manifest",
     "conflict",
     "locked",
     "not_found",
@@ -38,8 +39,6 @@ __all__ = [
     "rfc3339",
     "same_namespace",
 ]
-
-Manifest = dict[str, Any]
 
 CALLS = frozenset(
     {

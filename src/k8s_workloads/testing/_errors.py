@@ -16,11 +16,10 @@ import attrs
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.testing._admission import Cause
 
 __all__ = ["FAILURES", "ApiError", "Fault", "invalid", "status_document"]
-
-Manifest = dict[str, Any]
 
 
 def status_document(

@@ -13,16 +13,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from k8s_workloads.pods._pod_schema import DEFINITIONS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["DOCUMENTS"]
+    from k8s_workloads.pods.manifest import Manifest
 
-Manifest = dict[str, Any]
+__all__ = ["DOCUMENTS"]
 
 _PREFIX = "io.k8s.api.core.v1."
 _SCALARS: dict[str, Manifest] = {

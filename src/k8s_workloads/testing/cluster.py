@@ -37,7 +37,6 @@ from k8s_workloads.testing._cluster_secrets import ClusterSecrets
 from k8s_workloads.testing._cluster_store import (
     CALLS,
     STALE,
-    Manifest,
     conflict,
     locked,
     parse_time,
@@ -51,6 +50,8 @@ from k8s_workloads.testing._watch import FakeWatch, _copy
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = ["CALLS", "FAILURES", "ApiError", "FakeCluster", "FakeWatch", "Fault", "status_document"]
 

@@ -83,11 +83,10 @@ from k8s_workloads.testing.kubelet import DEFAULT_NODE, _KubeletBase
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.testing.cluster import FakeCluster
 
 __all__ = ["ProcessKubelet"]
-
-Manifest = dict[str, Any]
 
 _TAIL_LINES = 80  # the kubelet's FallbackToLogsOnError: at most 80 lines, 2048 bytes
 _TAIL_BYTES = 2048
