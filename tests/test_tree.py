@@ -6,7 +6,7 @@ private module ``_name`` in ``test_name.py`` (``test__name.py`` when a public ``
 sits beside it); a package's ``__init__`` that holds code of its own (a function or
 class, an import guard) in ``test_package.py`` of its folder. Modules of nothing but
 imports and ``__all__``, lazy re-exports (``__getattr__``, ``__dir__``) and tables of
-constants (``limits``, the generated ``pods/_pod_schema``: their values are tested where
+constants (``limits``, the generated ``pods/schema_definitions``: their values are tested where
 they are used) hold no code to test.
 Read from the source, nothing imported.
 """
@@ -123,4 +123,4 @@ def test_the_mirrored_path_follows_the_naming_rules(tmp_path: pathlib.Path) -> N
     assert expected_test(package / "config.py", package, tmp_path) == tmp_path / "test_config.py"
     assert expected_test(modules["pods/__init__.py"]) is None  # lazy re-exports
     assert expected_test(modules["sim/__init__.py"]) == TESTS / "sim" / "test_package.py"
-    assert expected_test(modules["pods/_pod_schema.py"]) is None  # generated constants
+    assert expected_test(modules["pods/schema_definitions.py"]) is None  # generated constants
