@@ -15,7 +15,7 @@ that client's calls, and one policy for what an answer means, written once
   and :class:`~k8s_workloads.testing.CoreDriver` use.
 
 Written once for every client, without I/O: which calls a request makes
-(:mod:`k8s_workloads.io._calls`) and a driver's bookkeeping of the calls in flight
+(:mod:`k8s_workloads.io.calls`) and a driver's bookkeeping of the calls in flight
 (:mod:`k8s_workloads.io._inflight`); each client module keeps only its I/O.
 
 Every response is read to its end and released, so connections go back to the client's

@@ -44,7 +44,6 @@ from aiohttp import ClientError
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from k8s_workloads.executor.requests import NothingToDo, Waiting
-from k8s_workloads.io._calls import CallPlan, CoreV1Client, Listing, list_request, on_core_v1
 from k8s_workloads.io._inflight import InFlight, Wait, inline_by_default
 from k8s_workloads.io._watching import (
     BACKOFF_FIRST_SECONDS,
@@ -54,6 +53,7 @@ from k8s_workloads.io._watching import (
     server_address,
     watch_seconds,
 )
+from k8s_workloads.io.calls import CallPlan, CoreV1Client, Listing, list_request, on_core_v1
 from k8s_workloads.pods.labels import watcher_selector
 
 if TYPE_CHECKING:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.io._calls import CallPlan, ListsPods
+from k8s_workloads.io.calls import CallPlan, ListsPods
 from k8s_workloads.testing._errors import FAILURES, ApiError
 
 if TYPE_CHECKING:
     from k8s_workloads.executor.requests import Request
-    from k8s_workloads.io._calls import ApiCall
+    from k8s_workloads.io.calls import ApiCall
     from k8s_workloads.testing.cluster import FakeCluster
 
 __all__ = ["FAILURES", "ClusterCalls"]
