@@ -73,10 +73,10 @@ from k8s_workloads.sim.report import (
     WorkloadReport,
 )
 from k8s_workloads.states import KubernetesJob, WorkloadResult
-from k8s_workloads.testing._errors import FAILURES, Fault
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.cluster_calls import ClusterCalls
 from k8s_workloads.testing.database import FakeAirflowDB
+from k8s_workloads.testing.errors import FAILURES, Fault
 from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from k8s_workloads.testing import _paging
 from k8s_workloads.testing._cluster_store import ClusterStore, locked, not_found
-from k8s_workloads.testing._errors import ApiError, status_document
 from k8s_workloads.testing._watch import FakeWatch, _Change, _copy
+from k8s_workloads.testing.errors import ApiError, status_document
 from k8s_workloads.testing.selectors import FieldSelector, LabelSelector
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ import attrs
 
 from k8s_workloads import config_checks as _checks
 from k8s_workloads.display import shown
-from k8s_workloads.testing._errors import Fault
+from k8s_workloads.testing.errors import Fault
 
 __all__ = ["FaultDraws", "FaultRate"]
 

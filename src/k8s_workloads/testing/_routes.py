@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from k8s_workloads.testing._admission import Cause
-from k8s_workloads.testing._errors import ApiError, invalid
+from k8s_workloads.testing.errors import ApiError, invalid
 
 __all__ = [
     "DISCOVERY",

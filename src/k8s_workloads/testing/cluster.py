@@ -44,9 +44,9 @@ from k8s_workloads.testing._cluster_store import (
     same_namespace,
 )
 from k8s_workloads.testing._cluster_watch import ClusterWatches
-from k8s_workloads.testing._errors import FAILURES, ApiError, Fault, invalid, status_document
 from k8s_workloads.testing._patch import PatchError, apply_patch, patch_type
 from k8s_workloads.testing._watch import FakeWatch, _copy
+from k8s_workloads.testing.errors import FAILURES, ApiError, Fault, invalid, status_document
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.io.calls import CallPlan, ListsPods
-from k8s_workloads.testing._errors import ApiError
+from k8s_workloads.testing.errors import ApiError
 
 if TYPE_CHECKING:
     from k8s_workloads.executor.requests import Request

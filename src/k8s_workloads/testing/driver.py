@@ -16,8 +16,8 @@ from k8s_workloads.executor.requests import (
 )
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.pods.labels import watcher_selector
-from k8s_workloads.testing._errors import FAILURES
 from k8s_workloads.testing.cluster_calls import ClusterCalls
+from k8s_workloads.testing.errors import FAILURES
 
 if TYPE_CHECKING:
     import datetime
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from k8s_workloads.testing.cluster import FakeCluster
     from k8s_workloads.testing.database import FakeAirflowDB
 
-__all__ = ["FAILURES", "CoreDriver", "PassReport"]
+__all__ = ["CoreDriver", "PassReport"]
 
 
 class PassReport:

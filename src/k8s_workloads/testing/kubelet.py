@@ -65,9 +65,9 @@ import attrs
 from k8s_workloads import config_checks as _checks
 from k8s_workloads.pods.manifest import Manifest
 from k8s_workloads.testing import _restarts, _statuses
-from k8s_workloads.testing._errors import ApiError
 from k8s_workloads.testing._service import Service
 from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.errors import ApiError
 
 __all__ = ["DEFAULT_NODE", "Kubelet", "Plan", "PodOutcome"]
 

@@ -77,7 +77,7 @@ import attrs
 from k8s_workloads import config_checks as _checks
 from k8s_workloads.display import shown
 from k8s_workloads.testing import _restarts, _sandbox, _statuses, _zygote
-from k8s_workloads.testing._errors import ApiError
+from k8s_workloads.testing.errors import ApiError
 from k8s_workloads.testing.kubelet import DEFAULT_NODE, _KubeletBase
 
 if TYPE_CHECKING:

@@ -74,7 +74,6 @@ from typing import Any
 
 from k8s_workloads import config_checks as _checks
 from k8s_workloads.testing import _openapi, _tables
-from k8s_workloads.testing._errors import ApiError, status_document
 from k8s_workloads.testing._http import HttpServer, JsonHandler
 from k8s_workloads.testing._rates import FaultDraws, FaultRate
 from k8s_workloads.testing._routes import (
@@ -95,6 +94,7 @@ from k8s_workloads.testing._routes import (
 from k8s_workloads.testing._service import Service
 from k8s_workloads.testing._watch import DEFAULT_BOOKMARK_SECONDS, next_bookmark_at
 from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.errors import ApiError, status_document
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
 
 __all__ = ["STATS_PATH", "FakeApiServer", "FaultRate"]

@@ -1,4 +1,5 @@
-"""How the kit's API fails: :class:`ApiError` and the ``Status`` documents it carries.
+"""How the kit's API fails: :class:`ApiError` and the ``Status`` documents it carries, a
+call made to fail (:class:`Fault`) and what the kit's calls raise (:data:`FAILURES`).
 
 Every error the API server answers is a ``Status`` document with its HTTP code, a
 ``reason`` constant and, for a 422, ``details.causes`` naming each invalid field (API
