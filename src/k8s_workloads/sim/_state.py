@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from k8s_workloads.keys import WorkloadKey
     from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.sim.spec import PodScript, WorkloadSpec
-    from k8s_workloads.testing._watch import FakeWatch
+    from k8s_workloads.testing.watch import FakeWatch
 
 __all__ = [
     "Crash",

@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from k8s_workloads.executor.requests import Request
     from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.sim.spec import RestartSpec, Scenario, Step, WatchErrorSpec
-    from k8s_workloads.testing._watch import FakeWatch
+    from k8s_workloads.testing.watch import FakeWatch
 
 __all__ = ["Simulation", "simulate"]
 

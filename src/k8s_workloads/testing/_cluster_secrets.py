@@ -11,8 +11,8 @@ from k8s_workloads.testing._cluster_store import (
     not_found,
     same_namespace,
 )
-from k8s_workloads.testing._watch import _copy
 from k8s_workloads.testing.errors import ApiError, invalid
+from k8s_workloads.testing.watch import _copy
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

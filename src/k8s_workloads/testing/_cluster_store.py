@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from k8s_workloads import config_checks as _checks
 from k8s_workloads.testing import _admission, _paging
-from k8s_workloads.testing._watch import FakeWatch, _Change, _copy
 from k8s_workloads.testing.errors import ApiError, Fault, invalid
+from k8s_workloads.testing.watch import FakeWatch, _Change, _copy
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping

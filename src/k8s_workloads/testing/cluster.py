@@ -45,8 +45,8 @@ from k8s_workloads.testing._cluster_store import (
 )
 from k8s_workloads.testing._cluster_watch import ClusterWatches
 from k8s_workloads.testing._patch import PatchError, apply_patch, patch_type
-from k8s_workloads.testing._watch import FakeWatch, _copy
 from k8s_workloads.testing.errors import FAILURES, ApiError, Fault, invalid, status_document
+from k8s_workloads.testing.watch import FakeWatch, _copy
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

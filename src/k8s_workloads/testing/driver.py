@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from k8s_workloads.executor.core import ExecutorCore
     from k8s_workloads.executor.requests import Adoption
     from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey
-    from k8s_workloads.testing._watch import FakeWatch
     from k8s_workloads.testing.cluster import FakeCluster
     from k8s_workloads.testing.database import FakeAirflowDB
+    from k8s_workloads.testing.watch import FakeWatch
 
 __all__ = ["CoreDriver", "PassReport"]
 

@@ -92,10 +92,10 @@ from k8s_workloads.testing._routes import (
     watch_options,
 )
 from k8s_workloads.testing._service import Service
-from k8s_workloads.testing._watch import DEFAULT_BOOKMARK_SECONDS, next_bookmark_at
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.errors import ApiError, status_document
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
+from k8s_workloads.testing.watch import DEFAULT_BOOKMARK_SECONDS, next_bookmark_at
 
 __all__ = ["STATS_PATH", "FakeApiServer", "FaultRate"]
 
