@@ -25,7 +25,7 @@ from k8s_workloads.io.watching import (
     watch_seconds,
 )
 from k8s_workloads.pods.labels import watcher_selector
-from k8s_workloads.watch._watchjson import decode_event
+from k8s_workloads.watch.decoding import decode_event
 
 if TYPE_CHECKING:
     import queue

@@ -28,7 +28,7 @@ from k8s_workloads.states import (
     FailureDetails,
     TaskInstanceState,
 )
-from k8s_workloads.watch import _watchjson
+from k8s_workloads.watch import decoding
 from k8s_workloads.watch._podstatus import Condition, PodStatus, read_conditions, read_status
 from k8s_workloads.watch.failures import (
     FailureClassification,
@@ -198,7 +198,7 @@ class _ManifestPod(_Pod):
 
 
 class _TypedPod(_Pod):
-    """A pod read from a watch line by :func:`~k8s_workloads.watch._watchjson.decode_pod_event`.
+    """A pod read from a watch line by :func:`~k8s_workloads.watch.decoding.decode_pod_event`.
 
     Every field it reads has its API type, so the rules read it as they would read the
     line's full decoding: the readers here are those of :class:`_ManifestPod` without the
@@ -211,7 +211,7 @@ class _TypedPod(_Pod):
         self,
         event_type: str,
         status: PodStatus | None,
-        metadata: _watchjson.PodMetadata,
+        metadata: decoding.PodMetadata,
         key: WorkloadKey,
         config: ResolverConfig,
         now: datetime.datetime | None,
@@ -236,14 +236,14 @@ class _TypedPod(_Pod):
     def manifest(self) -> Mapping[str, Any]:
         if self._status is None:
             return {}
-        return {"status": _watchjson.status_as_builtins(self._status)}
+        return {"status": decoding.status_as_builtins(self._status)}
 
     def status(self) -> PodStatus | None:
         return self._status
 
     def conditions(self) -> list[Condition]:
         status = self._status
-        return [] if status is None else _watchjson.decode_conditions(status)
+        return [] if status is None else decoding.decode_conditions(status)
 
 
 _Rule: TypeAlias = "Callable[[_Pod], Resolution | None]"
