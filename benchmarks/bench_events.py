@@ -905,7 +905,7 @@ def _read_then_empty_key_cache(results: Iterator[object], count: int) -> Callabl
 
     def run() -> None:
         _consume(results, count)
-        codec._cached_task_key.cache_clear()  # noqa: SLF001 - the bounded cache, see above
+        codec.cached_task_key.cache_clear()  # the bounded cache, see above
 
     return run
 

@@ -29,8 +29,8 @@ from k8s_workloads.json_values import as_map as _map
 from k8s_workloads.json_values import as_str as _str
 from k8s_workloads.pods.codec import (
     InvalidAnnotations,
-    _cached_task_key,
     annotations_to_key,
+    cached_task_key,
     is_callback_pod,
 )
 from k8s_workloads.pods.labels import KUBERNETES_EXECUTOR_LABEL, POD_REVOKED_LABEL, TRUE_LABEL_VALUE
@@ -303,6 +303,6 @@ def _typed_task_key(
         return None
     try:
         map_value = None if map_text is unset else map_text
-        return _cached_task_key(dag_id, task_id, try_text, map_value, run_id)
+        return cached_task_key(dag_id, task_id, try_text, map_value, run_id)
     except InvalidAnnotations:
         return None

@@ -21,7 +21,7 @@ import attrs
 from k8s_workloads.display import shown
 from k8s_workloads.json_values import as_map as _map
 from k8s_workloads.json_values import as_str as _str
-from k8s_workloads.keys import _RUN_ONCE_KEYS, WorkloadKey
+from k8s_workloads.keys import RUN_ONCE_KEYS, WorkloadKey
 from k8s_workloads.states import (
     CallbackState,
     ExecutorPseudoState,
@@ -112,7 +112,7 @@ class _Pod:
 
     @property
     def failed_state(self) -> TaskInstanceState | CallbackState:
-        if isinstance(self.key, _RUN_ONCE_KEYS):
+        if isinstance(self.key, RUN_ONCE_KEYS):
             return CallbackState.FAILED
         return TaskInstanceState.FAILED
 
@@ -351,7 +351,7 @@ def _succeeded(pod: _Pod) -> Resolution:
     # The pod exited 0: a callback (or generic workload) has succeeded; a task's state must
     # be read from Airflow.
     state = (
-        CallbackState.SUCCESS if isinstance(pod.key, _RUN_ONCE_KEYS) else ExecutorPseudoState.LOOKUP
+        CallbackState.SUCCESS if isinstance(pod.key, RUN_ONCE_KEYS) else ExecutorPseudoState.LOOKUP
     )
     reason = "succeeded" if oom is None else f"succeeded, although container {oom} was OOMKilled"
     return pod.resolution(Outcome.SUCCEEDED, reason, state=state)
@@ -372,7 +372,7 @@ def _running_deleted(pod: _Pod) -> Resolution | None:
 
 
 def _running(pod: _Pod) -> Resolution:
-    report = isinstance(pod.key, _RUN_ONCE_KEYS) and pod.config.report_callback_running
+    report = isinstance(pod.key, RUN_ONCE_KEYS) and pod.config.report_callback_running
     return pod.resolution(
         Outcome.RUNNING, "running", state=CallbackState.RUNNING if report else None
     )
