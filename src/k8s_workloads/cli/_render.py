@@ -267,11 +267,11 @@ def _render_documents(
         secure_workload_payload,
     )
     from k8s_workloads.pods.reconcile import PodReconciliationError  # noqa: PLC0415
-    from k8s_workloads.pods.redaction import _tokens_in_json  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import tokens_in_json  # noqa: PLC0415
 
     version = _render_version(args.airflow_version)
     workload = _load_workload(args.workload, args.kind, stdin)
-    _tokens_in_json(workload, tokens)
+    tokens_in_json(workload, tokens)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -319,7 +319,7 @@ def _non_finite_at(document: object) -> str | None:
 def run_render(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     import yaml  # noqa: PLC0415
 
-    from k8s_workloads.pods.redaction import _message_masker, redact_manifests  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import message_masker, redact_manifests  # noqa: PLC0415
 
     notes: list[str] = []
     tokens: set[str] = set()
@@ -327,9 +327,9 @@ def run_render(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO
         documents = _render_documents(args, stdin, notes, tokens)
     except UsageError as error:
         # Errors may echo a template or override value: never the workload's token.
-        raise UsageError(_message_masker(frozenset(tokens)).text(str(error))) from None
+        raise UsageError(message_masker(frozenset(tokens)).text(str(error))) from None
     finally:
-        masker = _message_masker(frozenset(tokens))
+        masker = message_masker(frozenset(tokens))
         for note in notes:
             line = f"k8s-workloads render {args.kind}: warning: {note}"
             print(printable(masker.text(line)), file=err)
