@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kubernetes import client as _client_module
 from kubernetes.client.exceptions import ApiException
 
-from k8s_workloads._config import InvalidConfig
+from k8s_workloads.config_checks import InvalidConfig
 from k8s_workloads.testing import STATS_PATH, Denied, FakeApiServer, FakeCluster
 from k8s_workloads.testing._access import RBAC_VERBS, Access
 from tests.support.pod_builds import named_task_pod as task_pod

@@ -17,7 +17,6 @@ import queue
 import time
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads._yaml_input import load_bounded_file
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow._metrics import _Metrics
 from k8s_workloads.airflow._runtime import (
@@ -53,6 +52,7 @@ from k8s_workloads.watch.failures import (
     PendingPolicy,
 )
 from k8s_workloads.watch.resolution import ResolverConfig
+from k8s_workloads.yaml_input import load_bounded_file
 
 if TYPE_CHECKING:
     from k8s_workloads.keys import WorkloadKey

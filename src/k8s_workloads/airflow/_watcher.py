@@ -3,7 +3,7 @@ as JSON lines, decoded once and put on the executor's queue for ``sync()`` to fe
 core; it restarts when the stream ends and resumes from the last version it saw.
 
 A watch never waits for ever, and an outage is a few lines: the rules are
-:mod:`k8s_workloads.io._watching`'s, shared with the event loop's watch
+:mod:`k8s_workloads.io.watching`'s, shared with the event loop's watch
 (:class:`~k8s_workloads.io.aio.AsyncWatch`).
 """
 
@@ -14,7 +14,7 @@ import random
 import threading
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.io._watching import (
+from k8s_workloads.io.watching import (
     BACKOFF_FIRST_SECONDS,
     BACKOFF_MOST_SECONDS,
     WATCH_READ_TIMEOUT_SECONDS,
@@ -25,7 +25,7 @@ from k8s_workloads.io._watching import (
     watch_seconds,
 )
 from k8s_workloads.pods.labels import watcher_selector
-from k8s_workloads.watch._watchjson import decode_event
+from k8s_workloads.watch.decoding import decode_event
 
 if TYPE_CHECKING:
     import queue

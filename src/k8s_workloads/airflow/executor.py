@@ -45,7 +45,7 @@ from k8s_workloads.airflow.convert import (
 from k8s_workloads.compat import supports_callbacks
 from k8s_workloads.decisions.actions import Decision, EmitEvent, RequeueJob
 from k8s_workloads.executor.requests import CreatePod, Handled, ListPods, ReadStates, Request
-from k8s_workloads.io._watching import describe_failure, server_address
+from k8s_workloads.io.watching import describe_failure, server_address
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.pods.errors import InvalidJob, InvalidPod
 from k8s_workloads.pods.labels import scheduler_pods_selector

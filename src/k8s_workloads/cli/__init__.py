@@ -18,7 +18,6 @@ command that needs it.
 
 from __future__ import annotations
 
-from k8s_workloads._limits import MAX_INPUT_BYTES, MAX_YAML_NODES
 from k8s_workloads.cli._airflow_config import AIRFLOW_SETTINGS
 from k8s_workloads.cli._decode import DEMO_AIRFLOW_VERSION
 from k8s_workloads.cli._io import EXIT_CLOSED_PIPE, UsageError
@@ -26,6 +25,7 @@ from k8s_workloads.cli._keys import key_to_json, key_to_text
 from k8s_workloads.cli._main import main
 from k8s_workloads.cli._render import WORKLOADS_MIN_VERSION
 from k8s_workloads.cli._resolve import WATCH_EXAMPLE
+from k8s_workloads.limits import MAX_INPUT_BYTES, MAX_YAML_NODES
 
 __all__ = [
     "AIRFLOW_SETTINGS",

@@ -41,8 +41,8 @@ from k8s_workloads.cli._local_home import (
     run_settings,
     write_run_files,
 )
-from k8s_workloads.testing._local import kubeconfig
 from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.local import kubeconfig
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
 from k8s_workloads.testing.server import FakeApiServer
 

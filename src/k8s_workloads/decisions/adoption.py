@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from k8s_workloads._json import as_map as _map
-from k8s_workloads._json import as_text as _str
 from k8s_workloads.compat import InvalidVersion, VersionLike
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import (
@@ -35,7 +33,9 @@ from k8s_workloads.decisions.actions import (
 )
 from k8s_workloads.decisions.attempts import Attempts
 from k8s_workloads.decisions.rules import cleanup_actions
-from k8s_workloads.keys import _RUN_ONCE_KEYS, CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.json_values import as_map as _map
+from k8s_workloads.json_values import as_text as _str
+from k8s_workloads.keys import RUN_ONCE_KEYS, CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -479,7 +479,7 @@ def plan_adoption(
         )
         if succeeded:
             result = pseudo_result(key, _COMPLETED, name, namespace, pod.resource_version)
-            if unexpected and isinstance(key, _RUN_ONCE_KEYS):
+            if unexpected and isinstance(key, RUN_ONCE_KEYS):
                 actions.extend(cleanup_actions(result, config))
                 what = "callback" if isinstance(key, CallbackKey) else "generic workload"
                 reason = f"{what} already settled: its Succeeded pod is cleaned up, not reported"

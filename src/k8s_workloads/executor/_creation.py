@@ -71,12 +71,11 @@ from k8s_workloads.executor.requests import (
     CreatePod,
     DeleteSecret,
     Handled,
-    Manifest,
     ProtocolError,
     ReadPod,
     Request,
 )
-from k8s_workloads.keys import _RUN_ONCE_KEYS
+from k8s_workloads.keys import RUN_ONCE_KEYS
 from k8s_workloads.pods.build import PodTemplate, check_job, construct_pod
 from k8s_workloads.pods.payload import (
     attach_secure_payload,
@@ -89,6 +88,7 @@ from k8s_workloads.states import KubernetesJob, state_class_for_key
 if TYPE_CHECKING:
     from k8s_workloads.decisions.attempts import Attempt
     from k8s_workloads.keys import WorkloadKey
+    from k8s_workloads.pods.manifest import Manifest
 
 
 class _Creation(_CoreBase):
@@ -188,7 +188,7 @@ class _Creation(_CoreBase):
         ``callback_queued_timeout`` of its first attempt (True: failed)."""
         timeout, now = self.config.decisions.callback_queued_timeout, self._now
         if (
-            not isinstance(request.key, _RUN_ONCE_KEYS)
+            not isinstance(request.key, RUN_ONCE_KEYS)
             or timeout is None
             or now is None
             or entry.since is None

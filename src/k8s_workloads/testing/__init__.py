@@ -39,16 +39,16 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.testing._access import Denied
 from k8s_workloads.testing._cluster_store import CALLS
-from k8s_workloads.testing._errors import ApiError, Fault
 from k8s_workloads.testing._rates import FaultRate
-from k8s_workloads.testing._watch import FakeWatch
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.database import DatabaseUnavailable, FakeAirflowDB
-from k8s_workloads.testing.driver import FAILURES, CoreDriver, PassReport
+from k8s_workloads.testing.driver import CoreDriver, PassReport
+from k8s_workloads.testing.errors import FAILURES, ApiError, Fault
 from k8s_workloads.testing.kubelet import Kubelet, PodOutcome
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
 from k8s_workloads.testing.selectors import FieldSelector, InvalidSelector, LabelSelector
 from k8s_workloads.testing.stats import ServerStats
+from k8s_workloads.testing.watch import FakeWatch
 
 if TYPE_CHECKING:
     from k8s_workloads.testing.server import STATS_PATH, FakeApiServer

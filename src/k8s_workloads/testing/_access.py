@@ -17,10 +17,10 @@ from typing import Any
 
 import attrs
 
-from k8s_workloads import _config as _checks
-from k8s_workloads._display import shown
+from k8s_workloads import config_checks as _checks
+from k8s_workloads.display import shown
 from k8s_workloads.testing._admission import Cause
-from k8s_workloads.testing._errors import ApiError
+from k8s_workloads.testing.errors import ApiError
 
 __all__ = [
     "AUTHORIZATION_GROUP",

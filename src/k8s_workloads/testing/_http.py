@@ -22,8 +22,8 @@ import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.testing._connections import Connection, ConnectionCut, Connections
-from k8s_workloads.testing._errors import ApiError, status_document
 from k8s_workloads.testing._routes import STATS_PATH, first, request_kind
+from k8s_workloads.testing.errors import ApiError, status_document
 from k8s_workloads.testing.selectors import InvalidSelector
 
 if TYPE_CHECKING:

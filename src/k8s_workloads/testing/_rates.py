@@ -18,9 +18,9 @@ from typing import Any
 
 import attrs
 
-from k8s_workloads import _config as _checks
-from k8s_workloads._display import shown
-from k8s_workloads.testing._errors import Fault
+from k8s_workloads import config_checks as _checks
+from k8s_workloads.display import shown
+from k8s_workloads.testing.errors import Fault
 
 __all__ = ["FaultDraws", "FaultRate"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from k8s_workloads.testing._access import AUTHORIZATION_GROUP, AUTHORIZATION_RESOURCES, REVIEW_PATH
 from k8s_workloads.testing._admission import Cause
-from k8s_workloads.testing._errors import ApiError, invalid
+from k8s_workloads.testing.errors import ApiError, invalid
 
 __all__ = [
     "DISCOVERY",

@@ -74,10 +74,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.testing import _openapi, _tables
 from k8s_workloads.testing._access import REVIEW_PATH, Access, Denied, check_token
-from k8s_workloads.testing._errors import ApiError, status_document
 from k8s_workloads.testing._http import HttpServer, JsonHandler
 from k8s_workloads.testing._rates import FaultDraws, FaultRate
 from k8s_workloads.testing._routes import (
@@ -96,9 +95,10 @@ from k8s_workloads.testing._routes import (
     watch_options,
 )
 from k8s_workloads.testing._service import Service
-from k8s_workloads.testing._watch import DEFAULT_BOOKMARK_SECONDS, next_bookmark_at
 from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.errors import ApiError, status_document
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
+from k8s_workloads.testing.watch import DEFAULT_BOOKMARK_SECONDS, next_bookmark_at
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
