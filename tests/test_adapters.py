@@ -53,7 +53,7 @@ from k8s_workloads.adapters import (
     v1pod_mutation_hook,
 )
 from k8s_workloads.pods import InvalidPod, PodMutationHookError, construct_task_pod
-from k8s_workloads.pods.reconcile import PodReconciliationError
+from k8s_workloads.pods.manifest import PodReconciliationError
 from tests.support.fresh_python import run_python
 
 K8S_MAJOR = int(kubernetes.__version__.split(".")[0])

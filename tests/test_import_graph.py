@@ -353,10 +353,6 @@ def test_the_package_takes_each_name_from_its_owner() -> None:
     trees = {name: _parsed(path) for name, path in files.items()}
     defined = {name: _defined(tree) for name, tree in trees.items()}
     allowed = {
-        # Kept on purpose: the error's public home is reconcile (its class lives below it,
-        # in pods.manifest).
-        ("PodReconciliationError", "k8s_workloads.pods.manifest"),
-        ("PodReconciliationError", "k8s_workloads.pods.reconcile"),
         # ``python -m k8s_workloads`` runs the console script's entry point, named as
         # pyproject.toml names it (``k8s_workloads.cli:main``).
         ("main", "k8s_workloads.cli"),

@@ -112,9 +112,9 @@ if TYPE_CHECKING:
         label_safe_datestring_to_datetime as label_safe_datestring_to_datetime,
     )
     from k8s_workloads.pods.labels import make_safe_label_value as make_safe_label_value
+    from k8s_workloads.pods.manifest import PodReconciliationError as PodReconciliationError
     from k8s_workloads.pods.payload import attach_secure_payload as attach_secure_payload
     from k8s_workloads.pods.payload import secure_workload_payload as secure_workload_payload
-    from k8s_workloads.pods.reconcile import PodReconciliationError as PodReconciliationError
     from k8s_workloads.pods.reconcile import reconcile_pods as reconcile_pods
     from k8s_workloads.pods.redaction import redact_manifest as redact_manifest
     from k8s_workloads.pods.restart import WORKER_RESTART_POLICY as WORKER_RESTART_POLICY
@@ -242,7 +242,7 @@ _LAZY: dict[str, str] = {
     "plan_revocation": "decisions.adoption",
     "pod_schema_errors": "pods.schema",
     "PodMutationHookError": "pods.errors",
-    "PodReconciliationError": "pods.reconcile",
+    "PodReconciliationError": "pods.manifest",
     "PodSelector": "pods.labels",
     "PodTemplate": "pods.build",
     "ProtocolError": "executor.requests",

@@ -117,7 +117,7 @@ def to_manifest(pod: V1Pod | Mapping[str, Any]) -> Manifest:
     ISO 8601 strings); a mapping gives a cleaned deep copy
     (:func:`k8s_workloads.pods.manifest.clean_manifest`). Raises :class:`NotAPod` for
     anything else (other kubernetes objects: :func:`to_manifest_object`), and
-    :class:`~k8s_workloads.pods.reconcile.PodReconciliationError` for a value that is not JSON.
+    :class:`~k8s_workloads.pods.manifest.PodReconciliationError` for a value that is not JSON.
     """
     if isinstance(pod, V1Pod):
         return _serialize(pod)

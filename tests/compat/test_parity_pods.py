@@ -64,7 +64,8 @@ from airflow.providers.cncf.kubernetes.pod_generator import PodGenerator
 
 from k8s_workloads.keys import InvalidKey
 from k8s_workloads.pods import InvalidPod, construct_task_pod
-from k8s_workloads.pods.reconcile import PodReconciliationError, reconcile_pods
+from k8s_workloads.pods.manifest import PodReconciliationError
+from k8s_workloads.pods.reconcile import reconcile_pods
 from k8s_workloads.pods.validation import is_label_value, validate_manifest
 from k8s_workloads.testing.strategies import (
     container_args,

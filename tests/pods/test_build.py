@@ -27,7 +27,7 @@ from k8s_workloads.pods import (
 from k8s_workloads.pods.build import check_job
 from k8s_workloads.pods.codec import annotations_to_key
 from k8s_workloads.pods.labels import create_unique_id, make_safe_label_value
-from k8s_workloads.pods.reconcile import PodReconciliationError
+from k8s_workloads.pods.manifest import PodReconciliationError
 from k8s_workloads.pods.validation import validate_manifest
 from k8s_workloads.states import KubernetesJob
 from tests.support.pod_builds import (

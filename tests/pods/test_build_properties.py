@@ -36,7 +36,7 @@ from k8s_workloads.pods import (
 )
 from k8s_workloads.pods.codec import annotations_to_key
 from k8s_workloads.pods.labels import create_unique_id
-from k8s_workloads.pods.reconcile import PodReconciliationError
+from k8s_workloads.pods.manifest import PodReconciliationError
 from k8s_workloads.testing.strategies import (
     HostileHook,
     container_args,

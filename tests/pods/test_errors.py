@@ -14,7 +14,7 @@ from k8s_workloads.pods import (
     PodMutationHookError,
     construct_task_pod,
 )
-from k8s_workloads.pods.reconcile import PodReconciliationError
+from k8s_workloads.pods.manifest import PodReconciliationError
 from tests.support.pod_builds import (
     TOKEN,
     TOKEN_ARGS,

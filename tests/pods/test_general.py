@@ -11,7 +11,7 @@ import pytest
 from k8s_workloads.pods import (
     PodMutationHookError,
 )
-from k8s_workloads.pods.reconcile import PodReconciliationError
+from k8s_workloads.pods.manifest import PodReconciliationError
 from k8s_workloads.pods.validation import validate_manifest
 from tests.support.pod_builds import (
     TEMPLATE,

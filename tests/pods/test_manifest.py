@@ -68,6 +68,6 @@ def test_an_object_is_cleaned_like_any_manifest() -> None:
     assert clean_object({"spec": {"a": None, "b": (1,)}}, where="template") == {"spec": {"b": [1]}}
 
 
-def test_the_error_is_a_value_error_under_its_public_name() -> None:
+def test_the_error_is_a_value_error_with_one_home() -> None:
     assert issubclass(PodReconciliationError, ValueError)
-    assert PodReconciliationError.__module__ == "k8s_workloads.pods.reconcile"
+    assert PodReconciliationError.__module__ == "k8s_workloads.pods.manifest"

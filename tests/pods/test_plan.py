@@ -36,8 +36,8 @@ from k8s_workloads.pods import (
 )
 from k8s_workloads.pods.general import _layer, _OwnValues
 from k8s_workloads.pods.labels import EXECUTION_DATE_KEY, LOGICAL_DATE_KEY, create_unique_id
+from k8s_workloads.pods.manifest import PodReconciliationError
 from k8s_workloads.pods.plan import _PLAN_PARAMETERS, _make_plan
-from k8s_workloads.pods.reconcile import PodReconciliationError
 from k8s_workloads.pods.validation import validate_manifest
 from k8s_workloads.testing.strategies import (
     airflow_ids,

@@ -261,12 +261,12 @@ def _render_documents(
     from k8s_workloads.compat import CallbackWorkloadsUnsupported  # noqa: PLC0415
     from k8s_workloads.keys import InvalidKey  # noqa: PLC0415
     from k8s_workloads.pods.errors import PodMutationHookError  # noqa: PLC0415
+    from k8s_workloads.pods.manifest import PodReconciliationError  # noqa: PLC0415
     from k8s_workloads.pods.payload import (  # noqa: PLC0415
         PayloadError,
         attach_secure_payload,
         secure_workload_payload,
     )
-    from k8s_workloads.pods.reconcile import PodReconciliationError  # noqa: PLC0415
     from k8s_workloads.pods.redaction import tokens_in_json  # noqa: PLC0415
 
     version = _render_version(args.airflow_version)

@@ -3,8 +3,9 @@
 :data:`Manifest` is the one type of a manifest throughout the package: the pod builders,
 the merge (:mod:`k8s_workloads.pods.reconcile`), the adapter, the executor's requests and
 the test kit name it. :func:`clean_manifest` copies what comes from outside into one; a
-value that is not JSON is a
-:class:`~k8s_workloads.pods.reconcile.PodReconciliationError`, documented with the merge.
+value that is not JSON is a :class:`PodReconciliationError`, the error the merge
+(:mod:`k8s_workloads.pods.reconcile`) raises too, and the base of
+:class:`~k8s_workloads.pods.errors.InvalidPod`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, TypeAlias, cast
 
 from k8s_workloads.display import path_part, shown
 
-__all__ = ["Manifest", "clean_manifest", "clean_object"]
+__all__ = ["Manifest", "PodReconciliationError", "clean_manifest", "clean_object"]
 
 Manifest: TypeAlias = dict[str, Any]
 """A JSON-compatible Kubernetes object in the API server's camelCase, without nulls."""
@@ -22,8 +23,6 @@ Manifest: TypeAlias = dict[str, Any]
 
 class PodReconciliationError(ValueError):
     """Pods could not be merged: a field has a shape Kubernetes does not allow."""
-
-    __module__ = "k8s_workloads.pods.reconcile"  # its public home (re-exported there)
 
 
 class _NotPlainJSON(Exception):

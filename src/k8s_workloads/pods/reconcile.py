@@ -24,16 +24,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.pods.manifest import (
-    Manifest,
-    PodReconciliationError,
-    clean_object,
-)
+from k8s_workloads.pods.manifest import Manifest, PodReconciliationError, clean_object
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["PodReconciliationError", "reconcile_pods"]
+__all__ = ["reconcile_pods"]
 
 # Fields typed dict[str, str] in the Kubernetes models: an empty one is falsy. Every other
 # object-valued field is a model, truthy even when empty.
