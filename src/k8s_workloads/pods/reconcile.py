@@ -193,8 +193,9 @@ def reconcile_pods(base: Mapping[str, Any], client: Mapping[str, Any] | None) ->
     """Merge ``client`` over ``base`` with the provider's rules; a new manifest.
 
     ``client=None`` returns (a copy of) ``base``; so does an empty ``client``. Raises
-    :class:`PodReconciliationError` for shapes the provider cannot merge either (a list
-    field holding something else, a non-object where an object belongs).
+    :class:`~k8s_workloads.pods.manifest.PodReconciliationError` for shapes the provider
+    cannot merge either (a list field holding something else, a non-object where an object
+    belongs).
     """
     base_copy = clean_object(base, where="pod")
     if client is None:
