@@ -20,7 +20,7 @@ from k8s_workloads.config import DecisionConfig
 from k8s_workloads.executor import ExecutorConfig
 from k8s_workloads.keys import CallbackKey
 from k8s_workloads.pods.codec import annotations_to_key
-from k8s_workloads.sim.scenario import SimConfig
+from k8s_workloads.sim.config import SimConfig
 from k8s_workloads.testing import FakeApiServer, FakeCluster
 from k8s_workloads.watch.events import ResolverConfig, resolve_event
 from k8s_workloads.watch.failures import PendingPolicy

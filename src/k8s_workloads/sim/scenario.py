@@ -1,5 +1,8 @@
-"""Simulator scenarios: the schema, the YAML reader, and generated scenarios.
+"""Simulator scenario files: the YAML schema and its reader, and the bundled scenarios.
 
+What a scenario is (:class:`~k8s_workloads.sim.spec.Scenario` and its parts) lives in
+:mod:`k8s_workloads.sim.spec`, its options in :mod:`k8s_workloads.sim.config`, random
+scenarios in :mod:`k8s_workloads.sim.generate`.
 
 Every mapping is checked strictly: an unknown key, a wrong type or an unknown value is an
 error naming the file, line and field, e.g.
@@ -98,8 +101,6 @@ from k8s_workloads.limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
 from k8s_workloads.sim import spec as _spec
 from k8s_workloads.sim._reader import BOOL, NULL, Node, Reader
 from k8s_workloads.sim.config import SimConfig
-from k8s_workloads.sim.generate import generate_scenario
-from k8s_workloads.sim.spec import *  # noqa: F403 - the old path of the scenario's types
 from k8s_workloads.states import CallbackState, TaskInstanceState, WorkloadState
 from k8s_workloads.watch.failures import PendingPolicy
 from k8s_workloads.watch.resolution import ResolverConfig
@@ -108,13 +109,8 @@ from k8s_workloads.yaml_input import YAMLLimitExceeded, compose_bounded
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = [  # noqa: PLE0604 - the scenario's types, still importable from here
-    *_spec.__all__,
-    "MAX_SCENARIO_BYTES",
-    "MAX_SCENARIO_ENTRIES",
-    "SimConfig",
+__all__ = [
     "bundled_scenarios",
-    "generate_scenario",
     "load_bundled_scenario",
     "load_scenario",
     "parse_scenario",
