@@ -41,12 +41,9 @@ from _harness import (
     verdict,
 )
 
-from k8s_workloads import (
-    TaskInstanceKey,
-    annotations_to_key,
-    create_unique_id,
-    make_safe_label_value,
-)
+from k8s_workloads import TaskInstanceKey
+from k8s_workloads.pods.codec import annotations_to_key
+from k8s_workloads.pods.labels import create_unique_id, make_safe_label_value
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

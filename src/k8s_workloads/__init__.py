@@ -1,7 +1,13 @@
 """k8s_workloads: pure, typed building blocks for Kubernetes-based job executors.
 
-Keys and states, naming rules and the annotation codec; pod building; watch-event
-resolution; executor decisions and adoption. Nothing here imports ``kubernetes``; only
+The top level holds what a newcomer needs first: the workload keys and states, the jobs
+and results; the executor core (:class:`ExecutorCore`, its configs, the requests it answers
+with); the pod builders; watch-event resolution (:func:`resolve_event`); :func:`decide`;
+and the errors a caller catches. The specialist names live in their modules only: label
+values and selectors in :mod:`k8s_workloads.pods.labels`, the annotation codec in
+:mod:`k8s_workloads.pods.codec`, adoption in :mod:`k8s_workloads.decisions.adoption`,
+failure classification in :mod:`k8s_workloads.watch.failures`, Airflow version gating in
+:mod:`k8s_workloads.compat`, and so on. Nothing here imports ``kubernetes``; only
 :mod:`k8s_workloads.adapters` does.
 
 Names are loaded on first use (PEP 562), so ``import k8s_workloads`` costs almost
@@ -18,41 +24,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from k8s_workloads.compat import AirflowVersion as AirflowVersion
     from k8s_workloads.compat import CallbackWorkloadsUnsupported as CallbackWorkloadsUnsupported
-    from k8s_workloads.compat import InvalidVersion as InvalidVersion
-    from k8s_workloads.compat import installed_airflow_version as installed_airflow_version
-    from k8s_workloads.compat import require_callback_support as require_callback_support
-    from k8s_workloads.compat import supports_callbacks as supports_callbacks
     from k8s_workloads.config import DecisionConfig as DecisionConfig
     from k8s_workloads.config_checks import InvalidConfig as InvalidConfig
     from k8s_workloads.decisions.actions import Decision as Decision
     from k8s_workloads.decisions.actions import DeletePod as DeletePod
     from k8s_workloads.decisions.actions import EmitEvent as EmitEvent
-    from k8s_workloads.decisions.actions import FreeSlot as FreeSlot
-    from k8s_workloads.decisions.actions import Ignore as Ignore
-    from k8s_workloads.decisions.actions import LookUpState as LookUpState
     from k8s_workloads.decisions.actions import PatchLabels as PatchLabels
-    from k8s_workloads.decisions.actions import RequeueJob as RequeueJob
-    from k8s_workloads.decisions.actions import RetryLater as RetryLater
-    from k8s_workloads.decisions.actions import TrackRunning as TrackRunning
-    from k8s_workloads.decisions.actions import describe_action as describe_action
-    from k8s_workloads.decisions.adoption import AdoptionPlan as AdoptionPlan
-    from k8s_workloads.decisions.adoption import adoption_selectors as adoption_selectors
-    from k8s_workloads.decisions.adoption import plan_adoption as plan_adoption
-    from k8s_workloads.decisions.adoption import plan_relist as plan_relist
-    from k8s_workloads.decisions.adoption import plan_revocation as plan_revocation
-    from k8s_workloads.decisions.attempts import Attempts as Attempts
-    from k8s_workloads.decisions.creation_errors import CreateErrorVerdict as CreateErrorVerdict
-    from k8s_workloads.decisions.creation_errors import (
-        classify_create_error as classify_create_error,
-    )
-    from k8s_workloads.decisions.creation_errors import decide_create_error as decide_create_error
     from k8s_workloads.decisions.results import decide as decide
-    from k8s_workloads.decisions.results import handling_failed as handling_failed
-    from k8s_workloads.decisions.rules import UNKNOWN as UNKNOWN
-    from k8s_workloads.decisions.rules import KnownState as KnownState
-    from k8s_workloads.decisions.rules import StateNotRead as StateNotRead
     from k8s_workloads.executor.config import ExecutorConfig as ExecutorConfig
     from k8s_workloads.executor.core import ExecutorCore as ExecutorCore
     from k8s_workloads.executor.requests import CreatePod as CreatePod
@@ -72,63 +51,17 @@ if TYPE_CHECKING:
     from k8s_workloads.keys import InvalidKey as InvalidKey
     from k8s_workloads.keys import TaskInstanceKey as TaskInstanceKey
     from k8s_workloads.keys import WorkloadKey as WorkloadKey
-    from k8s_workloads.keys import key_from_json as key_from_json
     from k8s_workloads.pods.build import PodTemplate as PodTemplate
     from k8s_workloads.pods.build import construct_callback_pod as construct_callback_pod
     from k8s_workloads.pods.build import construct_generic_pod as construct_generic_pod
     from k8s_workloads.pods.build import construct_pod as construct_pod
     from k8s_workloads.pods.build import construct_task_pod as construct_task_pod
-    from k8s_workloads.pods.codec import (
-        CallbackAnnotationsUnsupported as CallbackAnnotationsUnsupported,
-    )
-    from k8s_workloads.pods.codec import InvalidAnnotations as InvalidAnnotations
-    from k8s_workloads.pods.codec import LegacyPodAnnotations as LegacyPodAnnotations
-    from k8s_workloads.pods.codec import annotations_to_key as annotations_to_key
-    from k8s_workloads.pods.codec import is_callback_pod as is_callback_pod
-    from k8s_workloads.pods.codec import key_to_annotations as key_to_annotations
     from k8s_workloads.pods.errors import InvalidJob as InvalidJob
     from k8s_workloads.pods.errors import InvalidMutatedPod as InvalidMutatedPod
     from k8s_workloads.pods.errors import InvalidPod as InvalidPod
     from k8s_workloads.pods.errors import PodMutationHookError as PodMutationHookError
-    from k8s_workloads.pods.labels import PodSelector as PodSelector
-    from k8s_workloads.pods.labels import add_unique_suffix as add_unique_suffix
-    from k8s_workloads.pods.labels import (
-        build_labels_for_callback_pod as build_labels_for_callback_pod,
-    )
-    from k8s_workloads.pods.labels import (
-        build_labels_for_generic_pod as build_labels_for_generic_pod,
-    )
-    from k8s_workloads.pods.labels import (
-        build_labels_for_k8s_executor_pod as build_labels_for_k8s_executor_pod,
-    )
-    from k8s_workloads.pods.labels import (
-        build_selector_for_k8s_executor_pod as build_selector_for_k8s_executor_pod,
-    )
-    from k8s_workloads.pods.labels import create_unique_id as create_unique_id
-    from k8s_workloads.pods.labels import (
-        datetime_to_label_safe_datestring as datetime_to_label_safe_datestring,
-    )
-    from k8s_workloads.pods.labels import (
-        label_safe_datestring_to_datetime as label_safe_datestring_to_datetime,
-    )
-    from k8s_workloads.pods.labels import make_safe_label_value as make_safe_label_value
     from k8s_workloads.pods.manifest import PodReconciliationError as PodReconciliationError
-    from k8s_workloads.pods.payload import attach_secure_payload as attach_secure_payload
-    from k8s_workloads.pods.payload import secure_workload_payload as secure_workload_payload
-    from k8s_workloads.pods.reconcile import reconcile_pods as reconcile_pods
-    from k8s_workloads.pods.redaction import redact_manifest as redact_manifest
-    from k8s_workloads.pods.restart import WORKER_RESTART_POLICY as WORKER_RESTART_POLICY
-    from k8s_workloads.pods.restart import replaced_restart_policy as replaced_restart_policy
-    from k8s_workloads.pods.schema import SchemaViolation as SchemaViolation
-    from k8s_workloads.pods.schema import pod_schema_errors as pod_schema_errors
-    from k8s_workloads.pods.validation import NamingRuleViolation as NamingRuleViolation
-    from k8s_workloads.pods.validation import validate_manifest as validate_manifest
     from k8s_workloads.pods.workload import workload_command_args as workload_command_args
-    from k8s_workloads.states import CALLBACK_ACTIVE_STATES as CALLBACK_ACTIVE_STATES
-    from k8s_workloads.states import CALLBACK_TERMINAL_STATES as CALLBACK_TERMINAL_STATES
-    from k8s_workloads.states import TASK_ADOPTABLE_STATES as TASK_ADOPTABLE_STATES
-    from k8s_workloads.states import TASK_FINISHED_STATES as TASK_FINISHED_STATES
-    from k8s_workloads.states import TASK_UNFINISHED_STATES as TASK_UNFINISHED_STATES
     from k8s_workloads.states import CallbackJob as CallbackJob
     from k8s_workloads.states import CallbackResult as CallbackResult
     from k8s_workloads.states import CallbackState as CallbackState
@@ -144,14 +77,8 @@ if TYPE_CHECKING:
     from k8s_workloads.states import TaskResult as TaskResult
     from k8s_workloads.states import WorkloadResult as WorkloadResult
     from k8s_workloads.states import WorkloadState as WorkloadState
-    from k8s_workloads.states import state_class_for_key as state_class_for_key
     from k8s_workloads.watch.events import resolve_event as resolve_event
     from k8s_workloads.watch.events import resolve_event_json as resolve_event_json
-    from k8s_workloads.watch.failures import FailureClassification as FailureClassification
-    from k8s_workloads.watch.failures import FailureKind as FailureKind
-    from k8s_workloads.watch.failures import PendingPolicy as PendingPolicy
-    from k8s_workloads.watch.failures import classify_failure as classify_failure
-    from k8s_workloads.watch.failures import collect_failure_details as collect_failure_details
     from k8s_workloads.watch.resolution import Outcome as Outcome
     from k8s_workloads.watch.resolution import Resolution as Resolution
     from k8s_workloads.watch.resolution import ResolverConfig as ResolverConfig
@@ -160,122 +87,59 @@ if TYPE_CHECKING:
 __version__ = "0.1.0.dev0"
 
 _LAZY: dict[str, str] = {
-    "add_unique_suffix": "pods.labels",
-    "adoption_selectors": "decisions.adoption",
-    "AdoptionPlan": "decisions.adoption",
-    "AirflowVersion": "compat",
-    "annotations_to_key": "pods.codec",
-    "attach_secure_payload": "pods.payload",
-    "Attempts": "decisions.attempts",
-    "build_labels_for_callback_pod": "pods.labels",
-    "build_labels_for_generic_pod": "pods.labels",
-    "build_labels_for_k8s_executor_pod": "pods.labels",
-    "build_selector_for_k8s_executor_pod": "pods.labels",
-    "CALLBACK_ACTIVE_STATES": "states",
-    "CALLBACK_TERMINAL_STATES": "states",
-    "CallbackAnnotationsUnsupported": "pods.codec",
     "CallbackJob": "states",
     "CallbackKey": "keys",
     "CallbackResult": "states",
     "CallbackState": "states",
     "CallbackWorkloadsUnsupported": "compat",
-    "classify_create_error": "decisions.creation_errors",
-    "classify_failure": "watch.failures",
-    "collect_failure_details": "watch.failures",
     "construct_callback_pod": "pods.build",
     "construct_generic_pod": "pods.build",
     "construct_pod": "pods.build",
     "construct_task_pod": "pods.build",
-    "create_unique_id": "pods.labels",
-    "CreateErrorVerdict": "decisions.creation_errors",
     "CreatePod": "executor.requests",
-    "datetime_to_label_safe_datestring": "pods.labels",
     "decide": "decisions.results",
-    "decide_create_error": "decisions.creation_errors",
     "Decision": "decisions.actions",
     "DecisionConfig": "config",
     "DeletePod": "decisions.actions",
     "DeleteSecret": "executor.requests",
-    "describe_action": "decisions.actions",
     "EmitEvent": "decisions.actions",
     "ExecutorConfig": "executor.config",
     "ExecutorCore": "executor.core",
     "ExecutorPseudoState": "states",
-    "FailureClassification": "watch.failures",
     "FailureDetails": "states",
-    "FailureKind": "watch.failures",
-    "FreeSlot": "decisions.actions",
     "GenericJob": "states",
     "GenericKey": "keys",
     "GenericResult": "states",
     "GenericState": "states",
     "Handled": "executor.requests",
-    "handling_failed": "decisions.results",
-    "Ignore": "decisions.actions",
-    "installed_airflow_version": "compat",
-    "InvalidAnnotations": "pods.codec",
     "InvalidConfig": "config_checks",
     "InvalidJob": "pods.errors",
     "InvalidKey": "keys",
     "InvalidMutatedPod": "pods.errors",
     "InvalidPod": "pods.errors",
     "InvalidStateAnswer": "executor.requests",
-    "InvalidVersion": "compat",
-    "is_callback_pod": "pods.codec",
-    "key_from_json": "keys",
-    "key_to_annotations": "pods.codec",
-    "KnownState": "decisions.rules",
     "KubernetesJob": "states",
     "KubernetesResult": "states",
-    "label_safe_datestring_to_datetime": "pods.labels",
-    "LegacyPodAnnotations": "pods.codec",
     "ListPods": "executor.requests",
-    "LookUpState": "decisions.actions",
-    "make_safe_label_value": "pods.labels",
-    "NamingRuleViolation": "pods.validation",
     "NothingToDo": "executor.requests",
     "Outcome": "watch.resolution",
     "PatchLabels": "decisions.actions",
-    "PendingPolicy": "watch.failures",
-    "plan_adoption": "decisions.adoption",
-    "plan_relist": "decisions.adoption",
-    "plan_revocation": "decisions.adoption",
-    "pod_schema_errors": "pods.schema",
     "PodMutationHookError": "pods.errors",
     "PodReconciliationError": "pods.manifest",
-    "PodSelector": "pods.labels",
     "PodTemplate": "pods.build",
     "ProtocolError": "executor.requests",
     "ReadPod": "executor.requests",
     "ReadStates": "executor.requests",
-    "reconcile_pods": "pods.reconcile",
-    "redact_manifest": "pods.redaction",
-    "replaced_restart_policy": "pods.restart",
     "Request": "executor.requests",
-    "RequeueJob": "decisions.actions",
-    "require_callback_support": "compat",
     "Resolution": "watch.resolution",
     "resolve_event": "watch.events",
     "resolve_event_json": "watch.events",
     "ResolverConfig": "watch.resolution",
-    "RetryLater": "decisions.actions",
-    "SchemaViolation": "pods.schema",
-    "secure_workload_payload": "pods.payload",
-    "state_class_for_key": "states",
-    "StateNotRead": "decisions.rules",
-    "supports_callbacks": "compat",
-    "TASK_ADOPTABLE_STATES": "states",
-    "TASK_FINISHED_STATES": "states",
-    "TASK_UNFINISHED_STATES": "states",
     "TaskInstanceKey": "keys",
     "TaskInstanceState": "states",
     "TaskJob": "states",
     "TaskResult": "states",
-    "TrackRunning": "decisions.actions",
-    "UNKNOWN": "decisions.rules",
-    "validate_manifest": "pods.validation",
     "Waiting": "executor.requests",
-    "WORKER_RESTART_POLICY": "pods.restart",
     "workload_command_args": "pods.workload",
     "WorkloadAlreadyRunning": "executor.requests",
     "WorkloadKey": "keys",
