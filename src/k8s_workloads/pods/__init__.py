@@ -14,7 +14,7 @@ The package's modules, from the bottom up:
 * :mod:`~k8s_workloads.pods.restart`: the restart policy every worker pod has (``Never``);
 * :mod:`~k8s_workloads.pods.identity`: what the watcher decodes from a pod;
 * :mod:`~k8s_workloads.pods.general`: the general build (merge, then every check);
-* :mod:`~k8s_workloads.pods.plan`: the prepared path, the same pods faster, and
+* :mod:`~k8s_workloads.pods.prepared_build`: the prepared path, the same pods faster, and
   :func:`fast_path`, its switch;
 * :mod:`~k8s_workloads.pods.build`: the builders, :class:`PodTemplate`,
   :func:`construct_task_pod`, :func:`construct_callback_pod`, :func:`construct_generic_pod`,
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     )
     from k8s_workloads.pods.general import MutationHook
     from k8s_workloads.pods.identity import callback_pod_name, generic_pod_name
-    from k8s_workloads.pods.plan import FastPathUse, fast_path
+    from k8s_workloads.pods.prepared_build import FastPathUse, fast_path
     from k8s_workloads.pods.restart import WORKER_RESTART_POLICY, replaced_restart_policy
     from k8s_workloads.pods.workload import (
         BASE_CONTAINER_NAME,
@@ -71,8 +71,8 @@ _OWNERS: dict[str, str] = {
     "MutationHook": "general",
     "callback_pod_name": "identity",
     "generic_pod_name": "identity",
-    "FastPathUse": "plan",
-    "fast_path": "plan",
+    "FastPathUse": "prepared_build",
+    "fast_path": "prepared_build",
     "WORKER_RESTART_POLICY": "restart",
     "replaced_restart_policy": "restart",
     "BASE_CONTAINER_NAME": "workload",

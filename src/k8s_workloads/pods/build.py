@@ -46,7 +46,7 @@ from k8s_workloads.pods.labels import (
     build_labels_for_k8s_executor_pod,
     create_unique_id,
 )
-from k8s_workloads.pods.plan import (
+from k8s_workloads.pods.prepared_build import (
     _ARGS_TYPES,
     _CACHED_OVERRIDES,
     _CACHED_TEMPLATES,

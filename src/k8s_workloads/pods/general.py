@@ -4,7 +4,7 @@ A pod is the merge chain template → the executor's own layer → ``pod_overrid
 provider's ``PodGenerator.construct_pod``), checked against the naming rules and, where
 a layer left it open, the Kubernetes 1.37 Pod schema; then the mutation hook, whose pod
 is checked whole again. This is the path every pod can take: the prepared path of
-:mod:`k8s_workloads.pods.plan` gives the same pods faster and hands it what it cannot
+:mod:`k8s_workloads.pods.prepared_build` gives the same pods faster and hands it what it cannot
 vouch for.
 """
 

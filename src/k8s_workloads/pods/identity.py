@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from k8s_workloads.pods.manifest import Manifest
-    from k8s_workloads.pods.plan import _Plan
+    from k8s_workloads.pods.prepared_build import _Plan
 
 
 # Labels the executor writes later to stop reading a pod (revoked, or done): on a new pod

@@ -1,4 +1,4 @@
-"""The prepared path (:mod:`k8s_workloads.pods.plan`) against the general build.
+"""The prepared path (:mod:`k8s_workloads.pods.prepared_build`) against the general build.
 
 A plan works a template's merge out once; the fast task path then builds a planned task
 pod checking only what the pod's own values could break, and hands anything it cannot
@@ -37,7 +37,7 @@ from k8s_workloads.pods import (
 from k8s_workloads.pods.general import _layer, _OwnValues
 from k8s_workloads.pods.labels import EXECUTION_DATE_KEY, LOGICAL_DATE_KEY, create_unique_id
 from k8s_workloads.pods.manifest import PodReconciliationError
-from k8s_workloads.pods.plan import _PLAN_PARAMETERS, _make_plan
+from k8s_workloads.pods.prepared_build import _PLAN_PARAMETERS, _make_plan
 from k8s_workloads.pods.validation import validate_manifest
 from k8s_workloads.testing.strategies import (
     airflow_ids,
