@@ -46,7 +46,7 @@ from k8s_workloads import model_readers
 from k8s_workloads.pods.manifest import clean_manifest
 
 if TYPE_CHECKING:
-    from k8s_workloads.pods.general import MutationHook
+    from k8s_workloads.pods.general_build import MutationHook
     from k8s_workloads.pods.manifest import Manifest
 
 __all__ = [

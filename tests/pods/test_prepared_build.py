@@ -34,7 +34,7 @@ from k8s_workloads.pods import (
     construct_task_pod,
     fast_path,
 )
-from k8s_workloads.pods.general import _layer, _OwnValues
+from k8s_workloads.pods.general_build import _layer, _OwnValues
 from k8s_workloads.pods.labels import EXECUTION_DATE_KEY, LOGICAL_DATE_KEY, create_unique_id
 from k8s_workloads.pods.manifest import PodReconciliationError
 from k8s_workloads.pods.prepared_build import _PLAN_PARAMETERS, _make_plan

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from k8s_workloads.compat import AirflowVersion, VersionLike
-    from k8s_workloads.pods.general import MutationHook
+    from k8s_workloads.pods.general_build import MutationHook
 
 __all__ = ["ExecutorConfig"]
 

@@ -13,7 +13,7 @@ The package's modules, from the bottom up:
 * :mod:`~k8s_workloads.pods.workload`: the container args that run a workload;
 * :mod:`~k8s_workloads.pods.restart`: the restart policy every worker pod has (``Never``);
 * :mod:`~k8s_workloads.pods.identity`: what the watcher decodes from a pod;
-* :mod:`~k8s_workloads.pods.general`: the general build (merge, then every check);
+* :mod:`~k8s_workloads.pods.general_build`: the general build (merge, then every check);
 * :mod:`~k8s_workloads.pods.prepared_build`: the prepared path, the same pods faster, and
   :func:`fast_path`, its switch;
 * :mod:`~k8s_workloads.pods.build`: the builders, :class:`PodTemplate`,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         InvalidPod,
         PodMutationHookError,
     )
-    from k8s_workloads.pods.general import MutationHook
+    from k8s_workloads.pods.general_build import MutationHook
     from k8s_workloads.pods.identity import callback_pod_name, generic_pod_name
     from k8s_workloads.pods.prepared_build import FastPathUse, fast_path
     from k8s_workloads.pods.restart import WORKER_RESTART_POLICY, replaced_restart_policy
@@ -68,7 +68,7 @@ _OWNERS: dict[str, str] = {
     "InvalidMutatedPod": "errors",
     "InvalidPod": "errors",
     "PodMutationHookError": "errors",
-    "MutationHook": "general",
+    "MutationHook": "general_build",
     "callback_pod_name": "identity",
     "generic_pod_name": "identity",
     "FastPathUse": "prepared_build",

@@ -21,7 +21,7 @@ from k8s_workloads.compat import VersionLike, require_callback_support
 from k8s_workloads.display import shown
 from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, GenericKey, TaskInstanceKey
 from k8s_workloads.pods.errors import InvalidJob, InvalidPod
-from k8s_workloads.pods.general import (
+from k8s_workloads.pods.general_build import (
     MutationHook,
     _check_arguments,
     _fit_pod_name,

@@ -2,7 +2,7 @@
 
 See the comment below for how a plan is made. :func:`fast_path` switches the prepared path
 off (and counts the pods it built), so tests and benchmarks can hold it against the
-general build of :mod:`k8s_workloads.pods.general`.
+general build of :mod:`k8s_workloads.pods.general_build`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import msgspec
 from k8s_workloads.compat import AirflowVersion
 from k8s_workloads.json_values import as_map
 from k8s_workloads.pods.errors import InvalidPod, _masked
-from k8s_workloads.pods.general import (
+from k8s_workloads.pods.general_build import (
     MutationHook,
     _dynamic_layer,
     _finish,
@@ -112,7 +112,7 @@ def fast_path(*, enabled: bool = True) -> Iterator[FastPathUse]:
 
     The prepared path (plans, and the fast task path) is on by default. Inside
     ``with fast_path(enabled=False):`` every pod takes the general build (the merge chain
-    and every check, :mod:`k8s_workloads.pods.general`): the same pods and the same errors,
+    and every check, :mod:`k8s_workloads.pods.general_build`): the same pods and the same errors,
     only slower; that is what the tests hold the prepared path against. The
     :class:`FastPathUse` yielded counts the pods the prepared path built in the block.
     The switch is process-wide (every thread's builds see it) and the previous state comes

@@ -1,4 +1,4 @@
-"""The general build (:mod:`k8s_workloads.pods.general`): the merge chain template →
+"""The general build (:mod:`k8s_workloads.pods.general_build`): the merge chain template →
 the executor's layer → ``pod_override``, and the mutation hook, with every check."""
 
 from __future__ import annotations
