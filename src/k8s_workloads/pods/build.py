@@ -243,7 +243,9 @@ def construct_task_pod(
     them unambiguously (an integer for a string field, ``"600"`` or ``600.0`` for an
     integer field) and refused otherwise (``hostNetwork: "False,"``, which the
     provider's loader reads as true). Its ``spec.restartPolicy`` is ``Never``, whatever
-    the template, override or hook asks for (:mod:`k8s_workloads.pods.restart`).
+    the template, override or hook asks for (:mod:`k8s_workloads.pods.restart`); its
+    ``base`` container's ``terminationMessagePolicy`` is ``FallbackToLogsOnError`` unless
+    the template or override sets one (:mod:`k8s_workloads.pods.termination`).
 
     The template and override are prepared once (see :class:`PodTemplate`) and kept by
     content, so building many pods over the same ones costs little more than filling in

@@ -38,6 +38,7 @@ from k8s_workloads.pods.schema import (
     is_pod_schema_valid,
     pod_schema_errors,
 )
+from k8s_workloads.pods.termination import _saying_why
 from k8s_workloads.pods.validation import (
     POD_NAME_MAX_LENGTH,
     is_valid_manifest,
@@ -212,7 +213,8 @@ def _violations(pod: Manifest, *, whole: bool) -> list[_Violation]:
 
 
 def _merged(template: _Layer, dynamic: Manifest, override: _Layer | None) -> Manifest:
-    """The merge chain template → dynamic → override, and the pod's restart policy.
+    """The merge chain template → dynamic → override, the pod's restart policy and its
+    base container's termination message policy (where the layers left it unset).
 
     Both paths build from what this returns (the prepared one on a probe's layers, once),
     so the rules applied after the merge are applied here. Raises what the merge raises.
@@ -220,7 +222,7 @@ def _merged(template: _Layer, dynamic: Manifest, override: _Layer | None) -> Man
     merged = merge_pair(
         merge_pair(template.manifest, dynamic), None if override is None else override.manifest
     )
-    return _never_restarting(merged)
+    return _saying_why(_never_restarting(merged))
 
 
 def _finish(
