@@ -6,6 +6,7 @@ never both track one pod."""
 from __future__ import annotations
 
 import datetime
+import re
 from typing import TYPE_CHECKING
 
 import pytest
@@ -281,7 +282,11 @@ def _assert_failed_backing_off(
 ) -> None:
     (report,) = world.db.terminal_reports(key)
     assert report.state is TaskInstanceState.FAILED
-    assert report.info == "Pod failed because of ImagePullBackOff (container base)"
+    assert report.info is not None
+    assert re.fullmatch(
+        r"Pod airflow/etl-load-[a-z0-9]+ failed because of ImagePullBackOff \(container base\)",
+        report.info,
+    )
     assert world.core.running == ()
     pods = [pod for pod in world.cluster.pods() if world.key_of(pod) == key]
     if decisions.delete_worker_pods_on_failure:

@@ -45,7 +45,9 @@ def _saying_why(pod: Manifest) -> Manifest:
     for the checks to refuse.
     """
     spec = pod.get("spec")
-    containers = spec.get("containers") if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return pod
+    containers = spec.get("containers")
     if not isinstance(containers, list) or not containers:
         return pod
     first = containers[0]
