@@ -32,12 +32,58 @@ def _jwt(claims: dict[str, object]) -> str:
 
 def test_a_traceback_ends_in_its_cause_on_one_line() -> None:
     assert last_words(TRACEBACK) == (
-        '{"event": "Executing workload", "level": "info"} | '
+        "Executing workload | "
         "Traceback (most recent call last): | "
         'File "/opt/airflow/dags/alerts.py", line 4, in notify | '
         "alerts.notfy(context) | "
         "AttributeError: module 'alerts' has no attribute 'notfy'"
     )
+
+
+def test_json_log_lines_are_their_message_error_and_exceptions() -> None:
+    # What Airflow's Task SDK writes in a callback pod (structlog's JSON), trimmed.
+    frames = [{"filename": "/opt/airflow/dags/alerts.py", "lineno": 14, "name": "fail"}]
+    lines = [
+        {
+            "level": "error",
+            "event": "Callback execution failed",
+            "callback_kwargs": {"context": {"dag_run": {"dag_id": "etl"}}},
+            "error_msg": "Callback execution failed: RuntimeError: this alert fails",
+            "exception": [{"exc_type": "RuntimeError", "exc_value": "this alert fails"}],
+        },
+        {"level": "info", "event": "Workload finished", "exit_code": 1},
+        {
+            "level": "critical",
+            "event": "Unhandled exception",
+            "exception": [
+                {"exc_type": "RuntimeError", "exc_value": "exited with code 1", "frames": frames}
+            ],
+        },
+        {"timestamp": "2026-12-07T23:14:51Z"},
+        ["not", "an", "object"],
+    ]
+    message = "".join(json.dumps(line) + "\n" for line in lines) + '{"cut": "sh\n'
+    assert last_words(message) == (
+        "Workload finished | "
+        "Unhandled exception: RuntimeError: exited with code 1 | "
+        '{"timestamp": "2026-12-07T23:14:51Z"} | '  # no message: the line as it is
+        '["not", "an", "object"] | '
+        '{"cut": "sh'
+    )
+    # The first line's message, its error and its exception, each once.
+    assert last_words(json.dumps(lines[0])) == (
+        "Callback execution failed: RuntimeError: this alert fails"
+    )
+    text_traceback = {"event": "boom", "exception": "Traceback ...\n  ...\nValueError: x\n"}
+    assert last_words(json.dumps(text_traceback)) == "boom: ValueError: x"
+
+
+def test_a_secret_spelt_with_json_escapes_is_masked_once_decoded() -> None:
+    escaped = "".join(f"\\u{ord(char):04x}" for char in "hunter2-secret")
+    words = last_words(
+        '{"event": "connecting", "error": "' + escaped + '"}', secrets=["hunter2-secret"]
+    )
+    assert words == "connecting: ***REDACTED***"
 
 
 def test_only_the_last_lines_are_kept() -> None:

@@ -220,6 +220,7 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self.kube_client = _executor_kube_client(kube_client, self.team_name)
         self.core = ExecutorCore(self._core_config())
         self.core.on_decision = self._log_decision
+        self.core.on_pod = self._log_pod
         self._failed_creations: dict[WorkloadKey, str] = {}
         """Each failed creation's error, until the core's decision on it."""
         self._creations_unsent = False

@@ -10,15 +10,19 @@ and a non-zero exit, the tail of its log: up to 80 lines and 2048 bytes, a trace
 characters — and never what must not be shown: the message is masked before it is cut
 (tokens by their shape, as every message is, and the secrets the caller knows, whole and
 line by line), and control characters (a terminal's colour codes, a line feed that would
-forge a log line) are removed or escaped.
+forge a log line) are removed or escaped. A JSON log line (what Airflow's Task SDK writes
+in a pod) counts as its message, what went wrong and its exceptions' types and values:
+``Callback failed: Callback execution failed: RuntimeError: ...``, not its timestamp,
+stack frames or the callback's arguments.
 
 Pure: text in, text out.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeGuard
 
 from k8s_workloads._display import printable
 from k8s_workloads.pods.redaction import _mask_cut, _message_masker
@@ -42,6 +46,12 @@ of a line."""
 _SHORTEST_SECRET_LINE: Final = 8
 """A known secret's line this long or longer is masked wherever it appears on its own."""
 
+_MESSAGE_KEYS: Final = ("event", "message", "msg")
+"""Where a JSON log line (structlog's ``JSONRenderer``, Airflow's Task SDK in a pod; other
+JSON loggers) keeps its message."""
+_DETAIL_KEYS: Final = ("error", "error_msg")
+"""Fields of such a line that say what went wrong (the Task SDK's ``Callback failed``)."""
+
 # ECMA-48 control sequences (colours, cursor moves): what a terminal would not print.
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 # Python's traceback markers under the failing expression (3.11+): no words of their own.
@@ -61,6 +71,57 @@ def _secret_parts(secrets: Iterable[str]) -> tuple[frozenset[str], frozenset[str
     return frozenset(whole | lines), frozenset(lines)
 
 
+def _text(value: object) -> TypeGuard[str]:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _exception_words(value: object) -> list[str]:
+    """An exception field of a JSON log line in words: structlog's ``dict_tracebacks``
+    (a list of ``exc_type``/``exc_value`` records, the cause first) or a formatted
+    traceback (its last line)."""
+    if isinstance(value, str):
+        lines = [line.strip() for line in value.splitlines() if line.strip()]
+        return lines[-1:]
+    if not isinstance(value, list):
+        return []
+    return [
+        f"{record['exc_type']}: {record.get('exc_value', '')}".rstrip(": ")
+        for record in value
+        if isinstance(record, dict) and isinstance(record.get("exc_type"), str)
+    ]
+
+
+def _condensed(line: str) -> str:
+    """A JSON log line as its words: its message, the details of what went wrong and its
+    exceptions' types and values, each once (not its timestamp, frames or other fields,
+    which may be long: a callback's arguments, its context); any other line as it is."""
+    text = line.strip()
+    if not text.startswith("{"):
+        return line
+    try:
+        record = json.loads(text)
+    except (ValueError, RecursionError):  # a line cut short, or not JSON after all
+        return line
+    if not isinstance(record, dict):
+        return line
+    words = [
+        value.strip()
+        for value in (
+            next((record[key] for key in _MESSAGE_KEYS if _text(record.get(key))), None),
+            *(record.get(key) for key in _DETAIL_KEYS),
+        )
+        if _text(value)
+    ]
+    words += _exception_words(record.get("exception"))
+    kept: list[str] = []
+    for word in words:  # each once: a word another holds is left out, where it was
+        if any(word in earlier for earlier in kept):
+            continue
+        at = next((i for i, earlier in enumerate(kept) if earlier in word), len(kept))
+        kept = [*kept[:at], word, *(earlier for earlier in kept[at:] if earlier not in word)]
+    return ": ".join(kept) if kept else line
+
+
 def last_words(message: object, *, secrets: Iterable[str] = ()) -> str | None:
     """The last :data:`LAST_WORDS_LINES` meaningful lines of a container's termination
     message, joined by ``" | "`` on one line of at most :data:`LAST_WORDS_CHARS`
@@ -71,22 +132,31 @@ def last_words(message: object, *, secrets: Iterable[str] = ()) -> str | None:
     credential) and each of ``secrets``, as written and JSON-escaped, also each of their
     lines of 8 characters or more and any such line cut short after its first 8 (as a
     log line cut at its end shows it). Then cut: a message of the kubelet's full log tail
-    (2048 bytes or more) may begin in the middle of a line, which is dropped. Escape
-    sequences are removed, other control characters escaped.
+    (2048 bytes or more) may begin in the middle of a line, which is dropped. A JSON
+    object line is read as its ``event`` (or ``message``, ``msg``), ``error`` and
+    ``error_msg``, and its ``exception``'s types and values, each once, joined by
+    ``": "`` (masked again once decoded). Escape sequences are removed, other control
+    characters escaped.
     """
     if not isinstance(message, str) or not message.strip():
         return None
     tokens, lines_of_secrets = _secret_parts(secrets)
-    masked = _message_masker(tokens).text(message)
-    for line in lines_of_secrets:
-        masked = _mask_cut(masked, line)
-    lines = masked.splitlines()
+    masker = _message_masker(tokens)
+
+    def masked(text: str) -> str:
+        text = masker.text(text)
+        for line in lines_of_secrets:
+            text = _mask_cut(text, line)
+        return text
+
+    lines = masked(message).splitlines()
     if len(lines) > 1 and len(message.encode("utf-8", errors="replace")) >= _LOG_TAIL_BYTES:
         lines = lines[1:]  # maybe the end of a line cut at its start: no words of its own
+    # A JSON line's values are masked again once decoded (a secret spelt with escapes).
     meaningful = [
-        printable(_ESCAPE_SEQUENCE.sub("", line).strip())
-        for line in lines
-        if not _MARKERS_ONLY.fullmatch(_ESCAPE_SEQUENCE.sub("", line))
+        printable(masked(_condensed(line)).strip())
+        for line in (_ESCAPE_SEQUENCE.sub("", line) for line in lines)
+        if not _MARKERS_ONLY.fullmatch(line)
     ]
     words = _SEPARATOR.join(line for line in meaningful[-LAST_WORDS_LINES:] if line)
     if not words:
