@@ -484,6 +484,12 @@ def test_a_task_pod_is_the_providers_pod_for_the_same_task_template_and_override
     assert ours["spec"]["restartPolicy"] == "Never"
     assert "restartPolicy" not in theirs["spec"]
     theirs["spec"]["restartPolicy"] = "Never"
+    # The other (issue 32): where the template sets none, the workload's container says
+    # why it failed (FallbackToLogsOnError); the provider's gets the API server's File.
+    (their_base, *_) = theirs["spec"]["containers"]
+    assert ours["spec"]["containers"][0]["terminationMessagePolicy"] == "FallbackToLogsOnError"
+    assert "terminationMessagePolicy" not in their_base
+    their_base["terminationMessagePolicy"] = "FallbackToLogsOnError"
     # The kit's API server stores a pod defaulted (dnsPolicy, imagePullPolicy, ...):
     # theirs as it would store it.
     default_pod(theirs)
