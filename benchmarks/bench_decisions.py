@@ -87,7 +87,7 @@ from k8s_workloads.watch.events import Resolution, resolve_event
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from k8s_workloads.pods.reconcile import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 RATIO_TARGET = 1.0
 """Targets 1-3: decide_task time / resolve_event time of the same event must stay below."""

@@ -105,7 +105,7 @@ from k8s_workloads.watch.events import Resolution, ResolverConfig, resolve_event
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
-    from k8s_workloads.pods.reconcile import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 PARSE_RATIO_TARGET = 0.5
 """Target 1: resolve_event time / json.loads time of the same event must not exceed this."""
@@ -905,7 +905,7 @@ def _read_then_empty_key_cache(results: Iterator[object], count: int) -> Callabl
 
     def run() -> None:
         _consume(results, count)
-        codec._cached_task_key.cache_clear()  # noqa: SLF001 - the bounded cache, see above
+        codec.cached_task_key.cache_clear()  # the bounded cache, see above
 
     return run
 

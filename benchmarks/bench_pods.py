@@ -93,7 +93,7 @@ from k8s_workloads.pods.labels import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from k8s_workloads.pods.reconcile import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 TASK_TARGET = 300.0
 """Target 1: the provider's time / our time per build must reach this."""

@@ -5,8 +5,9 @@ else is (a step of ``scripts/dev.py test``).
 
 Checks: both archives are named for the one version (``k8s_workloads.__version__``, which
 pyproject.toml reads); the wheel holds ``py.typed``, the licence, the provider entry point,
-no tests, and the README as its long description (Markdown); the sdist holds the README,
-the licence and ``py.typed`` and no tests either. Then the wheel goes into a fresh
+the example DAG of ``k8s-workloads local``, no tests, and the README as its long
+description (Markdown); the sdist holds the README, the licence and ``py.typed`` and no
+tests either. Then the wheel goes into a fresh
 virtual environment (uv, from PyPI or uv's cache), where ``k8s-workloads --version`` and
 an import of the package and its provider information must work. Prints one line per
 problem and exits 1 if there is any.
@@ -59,6 +60,12 @@ def _wheel_problems(wheel: Path, version: str) -> list[str]:
         entry_points = archive.read(f"{info}/entry_points.txt").decode()
     if f"{PACKAGE}/py.typed" not in names:
         problems.append("the wheel has no py.typed")
+    # `k8s-workloads local` copies its example DAG from the package into the home.
+    problems.extend(
+        f"the wheel has no examples/_local_dags/{example}"
+        for example in ("deadline_example.py", "deadline_example_alerts.py")
+        if f"{PACKAGE}/examples/_local_dags/{example}" not in names
+    )
     if not any(name.startswith(f"{info}/licenses/LICENSE") for name in names):
         problems.append("the wheel has no licence")
     if any(name.startswith("tests/") or "/tests/" in name for name in names):

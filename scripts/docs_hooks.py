@@ -48,6 +48,7 @@ HAND_WRITTEN_NAV: list[dict[str, str]] = [
     {"Decision rules": "decision-rules.md"},
     {"Run it locally": "run-locally.md"},
     {"Scale and tuning": "scale-and-tuning.md"},
+    {"Metrics": "metrics.md"},
     {"How faithful the test kit is": "test-kit.md"},
 ]
 
@@ -207,7 +208,7 @@ def root_reference_page(modules: list[str]) -> str:
     ]
     for module, names in sorted(_public_table().items()):
         dotted = f"k8s_workloads.{module}"
-        if dotted not in modules:  # a private module (InvalidConfig): no page to link to
+        if dotted not in modules:  # a private module: no page to link to
             lines.append(f"| `{module}` | {', '.join(f'`{name}`' for name in names)} |")
             continue
         links = ", ".join(f"[`{name}`][{dotted}.{name}]" for name in names)

@@ -1,4 +1,5 @@
-"""Write src/k8s_workloads/pods/_pod_schema.py: the Kubernetes Pod schema as k8s_workloads reads it.
+"""Write src/k8s_workloads/pods/schema_definitions.py: the Kubernetes Pod schema as
+k8s_workloads reads it.
 
     .venv/bin/python scripts/gen_pod_schema.py           # rewrite the module
     .venv/bin/python scripts/gen_pod_schema.py --check   # exit 1 if it is out of date
@@ -22,7 +23,7 @@ from typing import Any
 
 KUBERNETES_VERSION = "1.37"
 SCHEMA_DIR = f"kubernetes-json-schema/v{KUBERNETES_VERSION}.0-local-strict"
-TARGET = Path(__file__).resolve().parent.parent / "src/k8s_workloads/pods/_pod_schema.py"
+TARGET = Path(__file__).resolve().parent.parent / "src/k8s_workloads/pods/schema_definitions.py"
 
 _IGNORED = frozenset({"description", "$schema", "$id"})
 # Definitions that are not objects: written inline where they are used. A value of

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_workloads._display import (
+from k8s_workloads.display import (
     REDACTED,
     SHOWN_LENGTH,
     mask_token_shaped,

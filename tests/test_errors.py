@@ -1,10 +1,10 @@
-"""The one shape of the errors that name the field at fault (``k8s_workloads._errors``)."""
+"""The one shape of the errors that name the field at fault (``k8s_workloads.errors``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from k8s_workloads._errors import FieldError
+from k8s_workloads.errors import FieldError
 from k8s_workloads.pods.codec import InvalidAnnotations, annotations_to_key
 
 

@@ -18,7 +18,7 @@ from k8s_workloads.keys import (
     InvalidKey,
     TaskInstanceKey,
     WorkloadKey,
-    _checked_task_key,
+    checked_task_key,
     key_from_json,
 )
 from k8s_workloads.testing.strategies import (
@@ -278,17 +278,17 @@ def test_key_from_json_refuses_anything_else_with_invalid_key(data: dict[str, ob
 def test_the_decoders_key_constructor_is_the_constructor(
     dag_id: object, task_id: str, run_id: str | None, try_number: int, map_index: int
 ) -> None:
-    # keys._checked_task_key skips the validators' calls, never their checks.
+    # keys.checked_task_key skips the validators' calls, never their checks.
     fields = (dag_id, task_id, run_id, try_number, map_index)
     try:
         expected = TaskInstanceKey(*fields)  # type: ignore[arg-type]
     except InvalidKey as error:
         refused = (str(error), error.field)
         with pytest.raises(InvalidKey) as raised:
-            _checked_task_key(*fields)  # type: ignore[arg-type]
+            checked_task_key(*fields)  # type: ignore[arg-type]
         assert (str(raised.value), raised.value.field) == refused
         return
-    got = _checked_task_key(*fields)  # type: ignore[arg-type]
+    got = checked_task_key(*fields)  # type: ignore[arg-type]
     assert got == expected
     assert hash(got) == hash(expected)
     assert repr(got) == repr(expected)

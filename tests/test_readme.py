@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from k8s_workloads import _limits
+from k8s_workloads import limits
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 _BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
@@ -66,10 +66,10 @@ def test_the_readme_states_the_input_limits_the_code_enforces() -> None:
     # the sentence that states it.
     text = " ".join(README.read_text(encoding="utf-8").split())  # lines joined
     stated = [
-        f"over {_mib(_limits.MAX_INPUT_BYTES)} is refused",
-        f"more than {_limits.MAX_YAML_NODES:,} YAML nodes",
-        f"nests more than {_limits.MAX_YAML_DEPTH} deep",
-        f"at most {_limits.MAX_SCENARIO_ENTRIES:,} entries",
-        f"may hold at most {_mib(_limits.MAX_SCENARIO_BYTES)}",
+        f"over {_mib(limits.MAX_INPUT_BYTES)} is refused",
+        f"more than {limits.MAX_YAML_NODES:,} YAML nodes",
+        f"nests more than {limits.MAX_YAML_DEPTH} deep",
+        f"at most {limits.MAX_SCENARIO_ENTRIES:,} entries",
+        f"may hold at most {_mib(limits.MAX_SCENARIO_BYTES)}",
     ]
     assert [sentence for sentence in stated if sentence not in text] == []

@@ -6,7 +6,7 @@ private module ``_name`` in ``test_name.py`` (``test__name.py`` when a public ``
 sits beside it); a package's ``__init__`` that holds code of its own (a function or
 class, an import guard) in ``test_package.py`` of its folder. Modules of nothing but
 imports and ``__all__``, lazy re-exports (``__getattr__``, ``__dir__``) and tables of
-constants (``_limits``, the generated ``pods/_pod_schema``: their values are tested where
+constants (``limits``, the generated ``pods/schema_definitions``: their values are tested where
 they are used) hold no code to test.
 Read from the source, nothing imported.
 """
@@ -27,6 +27,11 @@ EXEMPT = {
     # and tests/testing/test_local.py.
     "__main__.py",
     "testing/__main__.py",
+    # Package data: the example DAG ``k8s-workloads local`` copies into its home, written as
+    # a user writes one (it imports airflow.sdk); tests/cli/test_local_home.py and
+    # tests/airflow/test_local.py run it.
+    "examples/_local_dags/deadline_example.py",
+    "examples/_local_dags/deadline_example_alerts.py",
 }
 
 # Modules still without a test file of their own (issue 20): each is tested through
@@ -60,12 +65,14 @@ def _holds_code(tree: ast.Module) -> bool:
     return False
 
 
-def expected_test(module: pathlib.Path) -> pathlib.Path | None:
-    """The test file ``module`` (a path under the package) must have; None if it holds no
-    code to test."""
-    relative = module.relative_to(PACKAGE)
+def expected_test(
+    module: pathlib.Path, package: pathlib.Path = PACKAGE, tests: pathlib.Path = TESTS
+) -> pathlib.Path | None:
+    """The test file ``module`` (a path under ``package``) must have in ``tests``; None if
+    it holds no code to test."""
+    relative = module.relative_to(package)
     tree = ast.parse(module.read_text(encoding="utf-8"))
-    folder = TESTS.joinpath(*relative.parts[:-1])
+    folder = tests.joinpath(*relative.parts[:-1])
     if not _holds_code(tree):
         return None
     if module.name == "__init__.py":
@@ -105,15 +112,20 @@ def test_the_lists_of_exceptions_name_modules_that_exist_and_still_need_them() -
     assert done == []  # these now have their file: remove them from NOT_YET
 
 
-def test_the_mirrored_path_follows_the_naming_rules() -> None:
+def test_the_mirrored_path_follows_the_naming_rules(tmp_path: pathlib.Path) -> None:
     modules = _modules()
     assert expected_test(modules["sim/_airflow.py"]) == TESTS / "sim" / "test_airflow.py"
     assert expected_test(modules["testing/strategies/_ids.py"]) == (
         TESTS / "testing" / "strategies" / "test_ids.py"
     )
-    # _config beside config: the private one keeps its underscore.
-    assert expected_test(modules["_config.py"]) == TESTS / "test__config.py"
     assert expected_test(modules["config.py"]) == TESTS / "test_config.py"
+    # A private module beside a public one of its name keeps its underscore.
+    package = tmp_path / "package"
+    package.mkdir()
+    for name in ("_config.py", "config.py"):
+        (package / name).write_text("def f() -> None: ...\n", encoding="utf-8")
+    assert expected_test(package / "_config.py", package, tmp_path) == tmp_path / "test__config.py"
+    assert expected_test(package / "config.py", package, tmp_path) == tmp_path / "test_config.py"
     assert expected_test(modules["pods/__init__.py"]) is None  # lazy re-exports
     assert expected_test(modules["sim/__init__.py"]) == TESTS / "sim" / "test_package.py"
-    assert expected_test(modules["pods/_pod_schema.py"]) is None  # generated constants
+    assert expected_test(modules["pods/schema_definitions.py"]) is None  # generated constants

@@ -12,8 +12,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_workloads import _limits
-from k8s_workloads._yaml_input import (
+from k8s_workloads import limits
+from k8s_workloads.yaml_input import (
     BoundedSafeLoader,
     YAMLLimitExceeded,
     compose_bounded,
@@ -109,7 +109,7 @@ def test_the_loader_is_a_safe_loader() -> None:
 
 def test_the_default_bounds_are_the_limits_module_names() -> None:
     # At the default depth bound a document loads; one level deeper it is refused.
-    depth = _limits.MAX_YAML_DEPTH
+    depth = limits.MAX_YAML_DEPTH
     assert load_bounded("[" * depth + "]" * depth) is not None
     with pytest.raises(YAMLLimitExceeded) as caught:
         load_bounded("[" * (depth + 1) + "]" * (depth + 1))

@@ -18,7 +18,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from k8s_workloads._config import InvalidConfig as InvalidConfig
     from k8s_workloads.compat import AirflowVersion as AirflowVersion
     from k8s_workloads.compat import CallbackWorkloadsUnsupported as CallbackWorkloadsUnsupported
     from k8s_workloads.compat import InvalidVersion as InvalidVersion
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from k8s_workloads.compat import require_callback_support as require_callback_support
     from k8s_workloads.compat import supports_callbacks as supports_callbacks
     from k8s_workloads.config import DecisionConfig as DecisionConfig
+    from k8s_workloads.config_checks import InvalidConfig as InvalidConfig
     from k8s_workloads.decisions.actions import Decision as Decision
     from k8s_workloads.decisions.actions import DeletePod as DeletePod
     from k8s_workloads.decisions.actions import EmitEvent as EmitEvent
@@ -214,7 +214,7 @@ _LAZY: dict[str, str] = {
     "Ignore": "decisions.actions",
     "installed_airflow_version": "compat",
     "InvalidAnnotations": "pods.codec",
-    "InvalidConfig": "_config",
+    "InvalidConfig": "config_checks",
     "InvalidJob": "pods.errors",
     "InvalidKey": "keys",
     "InvalidMutatedPod": "pods.errors",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from k8s_workloads.cli._main import main
+from k8s_workloads.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

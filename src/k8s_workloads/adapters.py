@@ -42,12 +42,12 @@ import kubernetes.client.models
 from kubernetes.client import ApiClient, Configuration, V1Pod
 from kubernetes.client.exceptions import ApiException
 
-from k8s_workloads import _models
-from k8s_workloads.pods._manifest import clean_manifest
+from k8s_workloads import model_readers
+from k8s_workloads.pods.manifest import clean_manifest
 
 if TYPE_CHECKING:
-    from k8s_workloads.pods._manifest import Manifest
     from k8s_workloads.pods.general import MutationHook
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = [
     "InvalidManifest",
@@ -115,7 +115,7 @@ def to_manifest(pod: V1Pod | Mapping[str, Any]) -> Manifest:
 
     A ``V1Pod`` gives what ``ApiClient.sanitize_for_serialization`` gives (datetimes as
     ISO 8601 strings); a mapping gives a cleaned deep copy
-    (:func:`k8s_workloads.pods.reconcile.clean_manifest`). Raises :class:`NotAPod` for
+    (:func:`k8s_workloads.pods.manifest.clean_manifest`). Raises :class:`NotAPod` for
     anything else (other kubernetes objects: :func:`to_manifest_object`), and
     :class:`~k8s_workloads.pods.reconcile.PodReconciliationError` for a value that is not JSON.
     """
@@ -146,7 +146,7 @@ def to_manifest_object(obj: object) -> Manifest:
     raise NotAModel(f"expected a kubernetes model object or a mapping, got {type(obj).__name__}")
 
 
-_models.register("kubernetes", to_manifest_object)  # how the core reads a V1Pod it is given
+model_readers.register("kubernetes", to_manifest_object)  # how the core reads a V1Pod it is given
 
 
 # --- checking a manifest against the models' openapi_types --------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TypeAlias
 
-from k8s_workloads._display import shown
+from k8s_workloads.display import shown
 
 __all__ = [
     "CALLBACKS_MIN_VERSION",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import attrs
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 
 __all__ = ["DecisionConfig"]
 

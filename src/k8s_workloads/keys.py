@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-from k8s_workloads._display import has_unprintable, shown
+from k8s_workloads.display import has_unprintable, shown
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -28,11 +28,13 @@ if TYPE_CHECKING:
 __all__ = [
     "AIRFLOW_INT_MAX",
     "GENERIC_ID_MAX_LENGTH",
+    "RUN_ONCE_KEYS",
     "CallbackKey",
     "GenericKey",
     "InvalidKey",
     "TaskInstanceKey",
     "WorkloadKey",
+    "checked_task_key",
     "key_from_json",
 ]
 
@@ -157,10 +159,10 @@ class TaskInstanceKey:
 _set_field = object.__setattr__
 
 
-def _checked_task_key(
+def checked_task_key(
     dag_id: str, task_id: str, run_id: str, try_number: int, map_index: int
 ) -> TaskInstanceKey:
-    """``TaskInstanceKey(...)`` of string fields, for decoders on the hot path (private).
+    """``TaskInstanceKey(...)`` of string fields, for decoders on the hot path.
 
     The validators' checks, inline: about half the cost of the constructor, which runs
     five validator calls. Anything they would refuse goes to the constructor, which
@@ -291,9 +293,9 @@ class GenericKey:
 WorkloadKey: TypeAlias = TaskInstanceKey | CallbackKey | GenericKey
 """Any kind of workload key; narrow with ``isinstance``."""
 
-_RUN_ONCE_KEYS = (CallbackKey, GenericKey)
-"""The kinds of workload that run once, decided by the callback rules (private: for
-``isinstance``; a generic workload is decided as a callback is, with no Airflow row)."""
+RUN_ONCE_KEYS = (CallbackKey, GenericKey)
+"""The kinds of workload that run once, decided by the callback rules: for ``isinstance``
+(a generic workload is decided as a callback is, with no Airflow row)."""
 
 _TASK_FIELDS = ("dag_id", "task_id", "run_id", "try_number", "map_index")
 

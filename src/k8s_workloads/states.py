@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypedDict, T
 
 import attrs
 
-from k8s_workloads._display import REDACTED
+from k8s_workloads.display import REDACTED
 from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 
 if TYPE_CHECKING:

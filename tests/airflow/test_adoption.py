@@ -14,14 +14,12 @@ import pytest
 pytest.importorskip("airflow.executors.workloads", reason="Airflow runs in the Airflow environment")
 
 from k8s_workloads.airflow.convert import from_airflow_key
-from k8s_workloads.keys import TaskInstanceKey
-from k8s_workloads.pods import construct_task_pod
 from tests.support.airflow_support import (
     NS,
     RecordedLog,
-    airflow,
     another_task,
     migrated_database,
+    pod_made_by,
     run_scenario,
 )
 
@@ -37,31 +35,10 @@ def _ti(workload: Any, queued_by: int | None) -> Any:
     return types.SimpleNamespace(key=workload.ti.key, queued_by_job_id=queued_by)
 
 
-def _pod_made_by(executor: Any, scheduler: int, workload: Any) -> str:
-    """``workload``'s task pod as scheduler ``scheduler`` made it; its name."""
-    key = from_airflow_key(workload.ti.key)
-    assert isinstance(key, TaskInstanceKey)
-    pod = construct_task_pod(
-        namespace=NS,
-        scheduler_job_id=scheduler,
-        pod_id=f"etl-{key.task_id}",
-        dag_id=key.dag_id,
-        task_id=key.task_id,
-        run_id=key.run_id,
-        map_index=key.map_index,
-        try_number=key.try_number,
-        kube_image="apache/airflow:3.3.2",
-        args=["airflow", "tasks", "run"],
-        airflow_version=airflow("airflow").__version__,
-    )
-    name: str = executor.cluster.create_pod(NS, pod)["metadata"]["name"]
-    return name
-
-
 def test_a_dead_schedulers_task_pods_are_adopted_and_the_rest_reset(executor: Any) -> None:
     adopted, no_pod = another_task("adopted", 40), another_task("no-pod", 41)
     unowned = another_task("unowned", 42)
-    name = _pod_made_by(executor, 5, adopted)  # scheduler 5 is dead: no live job row
+    name = pod_made_by(executor, 5, adopted)  # scheduler 5 is dead: no live job row
     log = executor._log = RecordedLog(executor.log)
     reset = executor.try_adopt_task_instances([_ti(adopted, 5), _ti(no_pod, 5), _ti(unowned, None)])
     # The scheduler resets what has no pod to adopt, and what no scheduler queued.
@@ -76,7 +53,7 @@ def test_a_dead_schedulers_task_pods_are_adopted_and_the_rest_reset(executor: An
 
 def test_when_the_pods_cannot_be_listed_every_task_instance_is_reset(executor: Any) -> None:
     adopted = another_task("adopted", 50)
-    name = _pod_made_by(executor, 5, adopted)
+    name = pod_made_by(executor, 5, adopted)
     executor.cluster.fail_next("list_pods", 503, message="the API server is restarting")
     tis = [_ti(adopted, 5), _ti(another_task("unowned", 51), None)]
     assert executor.try_adopt_task_instances(tis) == tis  # reset: run again from the start

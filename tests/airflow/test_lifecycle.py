@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("airflow.executors.workloads", reason="Airflow runs in the Airflow environment")
 
-from k8s_workloads.airflow._lifecycle import _executor_kube_client, _is_default_mutation_hook
+from k8s_workloads.airflow._lifecycle import _is_default_mutation_hook, executor_kube_client
 from k8s_workloads.airflow.settings import InvalidExecutorSetting
 from k8s_workloads.states import CallbackState
 from tests.support.airflow_support import (
@@ -317,6 +317,38 @@ def test_a_wrong_option_is_one_line_with_the_option_and_the_value() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("namespace", "Bad_NS"),
+        ("worker_pods_creation_batch_size", "0"),
+        ("pod_template_file", "/no/such/template.yaml"),
+        ("multi_namespace_mode_namespace_list", "a, B"),
+    ],
+)
+def test_start_refuses_what_airflow_config_check_reports(option: str, value: str) -> None:
+    # Issue 32: each of these started, and every workload then failed (or hung).
+    from k8s_workloads.cli._airflow_config import check_running_configuration  # noqa: PLC0415
+
+    options = {
+        option: value,
+        "multi_namespace_mode": str(option.startswith("multi")),
+        "in_cluster": "False",
+        "config_file": __file__,  # a file: the client is not made before the check
+    }
+    with pytest.raises(InvalidExecutorSetting) as caught:
+        _start(options)
+    assert caught.value.option == option
+    wanted = {
+        **TEST_OPTIONS,
+        **{(SECTION, name): text for name, text in options.items()},
+        ("core", "executor"): "k8s_workloads.airflow.KubernetesExecutor",
+    }
+    with configured(wanted):
+        problems, _ = check_running_configuration()
+    assert problems == [str(caught.value)]
+
+
 # --- where pods are watched ------------------------------------------------------------
 
 
@@ -355,9 +387,9 @@ def test_the_client_is_the_providers_executor_client_with_the_team() -> None:
     newer = types.SimpleNamespace(
         _get_executor_kube_client=executor_client, get_kube_client=plain_client
     )
-    assert _executor_kube_client(newer, "team-a") == "per-team client"
+    assert executor_kube_client(newer, "team-a") == "per-team client"
     older = types.SimpleNamespace(get_kube_client=plain_client)  # before 10.24: no teams
-    assert _executor_kube_client(older, "team-a") == "client"
+    assert executor_kube_client(older, "team-a") == "client"
     assert made == [("executor", "team-a"), "plain"]
 
 

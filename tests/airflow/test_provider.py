@@ -95,12 +95,12 @@ def test_airflow_config_check_reads_the_running_configuration() -> None:
         (SECTION, "worker_container_tag"): "3.3.2",
     }
     with configured(complete):
-        assert check_running_configuration() == []
+        assert check_running_configuration() == ([], "")
     with configured({**complete, (SECTION, "max_handling_retries"): "-5"}):
-        (problem,) = check_running_configuration()
+        (problem,), _ = check_running_configuration()
     assert problem == (
         "[kubernetes_executor] max_handling_retries = '-5': must be -1 (always) or a count from 0"
     )
     with configured({**complete, (SECTION, "api_request_timeout"): "10, never"}):
-        (problem,) = check_running_configuration()
+        (problem,), _ = check_running_configuration()
     assert problem.startswith("[kubernetes_executor] api_request_timeout = '10, never': must be")

@@ -5,16 +5,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from k8s_workloads.airflow.provider import OPTIONS
 from k8s_workloads.airflow.settings import (
+    PROVIDER_OPTIONS,
     InvalidExecutorSetting,
     cluster_access_problem,
     image_problem,
     read_options,
+    setting_problems,
+    watched_namespaces,
 )
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -136,3 +142,183 @@ def test_the_image_comes_from_the_repository_and_tag_or_the_template() -> None:
     imageless = image_problem({"pod_template_file": "t.yaml"}.get, sidecar_only)
     assert imageless is not None
     assert "'t.yaml' has no 'base' container with an image" in str(imageless)
+
+
+# --- every option the executor reads (issue 32) -----------------------------------------
+
+# A wrong value for each way the provider's options are read.
+_WRONG = {
+    "boolean": "Flase",
+    "integer": "many",
+    "namespace": "Bad_NS",
+    "namespaces": "airflow, Bad_NS",
+    "request arguments": "{not json",
+    "delete options": '{"grace_period": 0}',
+    "retry arguments": '{"totl": 3}',
+    "import path": "no_such_module_k8s_workloads.make",
+    "file": "/no/such/file/k8s-workloads",
+}
+
+
+def _problems(options: dict[str, str], **more: Any) -> list[InvalidExecutorSetting]:
+    settings = {"in_cluster": "False", "config_file": __file__, **_IMAGE, **options}
+    return setting_problems(
+        settings.get, environ={}, load_template=more.pop("load", _no_template), **more
+    )
+
+
+_IMAGE = {"worker_container_repository": "apache/airflow", "worker_container_tag": "3.3.2"}
+
+
+def _no_template(path: str) -> dict[str, Any]:
+    raise AssertionError(f"no template is read here: {path}")
+
+
+def test_the_defaults_have_no_problem() -> None:
+    assert _problems({}) == []
+
+
+@pytest.mark.parametrize(("name", "how"), [(name, how) for name, how, _ in PROVIDER_OPTIONS])
+def test_each_providers_option_is_checked_as_the_executor_reads_it(name: str, how: str) -> None:
+    (problem,) = _problems({name: _WRONG[how]})
+    assert problem.option == name
+    assert str(problem).startswith(f"[kubernetes_executor] {name}")
+    assert "\n" not in str(problem)
+
+
+_INTEGERS = [(name, how, lowest or 0) for name, how, lowest in PROVIDER_OPTIONS if how == "integer"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "lowest"),
+    [(name, "", lowest) for name, _, lowest in _INTEGERS]
+    + [(name, str(lowest - 1), lowest) for name, _, lowest in _INTEGERS],
+)
+def test_an_integer_below_its_lowest_or_empty_is_a_problem(
+    name: str, text: str, lowest: int
+) -> None:
+    (problem,) = _problems({name: text})
+    assert problem.option == name
+    assert _problems({name: str(lowest)}) == []
+
+
+@pytest.mark.parametrize(
+    "namespace",
+    ["a", "airflow", "team-1", "1a", "a" * 63],
+)
+def test_a_namespace_name_is_a_dns_1123_label(namespace: str) -> None:
+    assert _problems({"namespace": namespace}) == []
+    listed = {
+        "multi_namespace_mode": "True",
+        "multi_namespace_mode_namespace_list": f"{namespace}, b",
+    }
+    assert _problems({"namespace": namespace, **listed}) == []
+
+
+@pytest.mark.parametrize(
+    "namespace", ["", "Bad_NS", "a" * 64, "-a", "a-", "a.b", " airflow", "airflow "]
+)
+def test_what_is_no_namespace_name_is_refused(namespace: str) -> None:
+    # Unstripped: the provider creates the pods in the namespace exactly as written.
+    (problem,) = _problems({"namespace": namespace})
+    assert problem.option == "namespace"
+    assert f"namespace = {namespace!r}: must be a namespace name" in str(problem)
+
+
+def test_the_namespaces_watched_are_the_providers() -> None:
+    assert watched_namespaces(lambda _name: None) == ["default"]
+    assert watched_namespaces({"namespace": "airflow"}.get) == ["airflow"]
+    many = {"namespace": "airflow", "multi_namespace_mode": "True",
+            "multi_namespace_mode_namespace_list": "b, a, ,b"}  # fmt: skip
+    assert watched_namespaces(many.get) == ["b", "a"]
+    assert watched_namespaces({"multi_namespace_mode": "true"}.get) == [None]
+
+
+def test_every_problem_is_listed_not_only_the_first() -> None:
+    wrong = {"max_handling_retries": "x", "delete_worker_pods": "Flase", "namespace": "Bad_NS"}
+    assert {problem.option for problem in _problems(wrong)} == set(wrong)
+    with pytest.raises(InvalidExecutorSetting):
+        read_options(wrong.get)
+
+
+def test_a_json_options_value_is_never_shown() -> None:
+    # Request arguments may carry headers: the line names the option and the JSON error.
+    arguments = '{"_headers": {"Authorization": "Bearer s3cret-value"}, oops}'
+    (problem,) = _problems({"kube_client_request_args": arguments})
+    assert "s3cret" not in str(problem)
+    assert "kube_client_request_args is not JSON" in str(problem)
+
+
+def test_the_delete_options_are_the_clients_v1_delete_options() -> None:
+    from kubernetes.client import V1DeleteOptions  # noqa: PLC0415
+
+    from k8s_workloads.airflow import settings as module  # noqa: PLC0415
+
+    fields = getattr(V1DeleteOptions, "attribute_map", None) or V1DeleteOptions.model_fields
+    assert set(fields) == module._DELETE_OPTION_FIELDS
+
+
+def test_a_factory_must_be_importable_and_callable() -> None:
+    assert _problems({"client_factory": "json.loads"}) == []
+    (not_callable,) = _problems({"client_factory": "json.decoder"})
+    assert "cannot be imported (not callable)" in str(not_callable)
+    (no_dot,) = _problems({"client_factory": "make_client"})
+    assert "(not a dotted path)" in str(no_dot)
+
+
+# --- the pod template file ---------------------------------------------------------------
+
+
+def _template_problem(path: str, template: object) -> str | None:
+    def load(_path: str) -> Any:
+        if isinstance(template, Exception):
+            raise template
+        return template
+
+    problems = _problems({"pod_template_file": path}, load=load)
+    assert all(problem.option == "pod_template_file" for problem in problems)
+    return str(problems[0]) if problems else None
+
+
+def test_the_pod_template_file_must_be_a_pod_with_a_base_container() -> None:
+    here = __file__  # a file that exists
+    base = {"spec": {"containers": [{"name": "base", "image": "mine:1"}]}}
+    assert _template_problem(here, base) is None
+    assert _template_problem(here, {"kind": "Pod", **base}) is None
+    missing = _template_problem("/no/such/template.yaml", base)
+    assert missing == (
+        "[kubernetes_executor] pod_template_file = '/no/such/template.yaml': no such file: "
+        "name a pod template file, or leave it unset"
+    )
+    folder = _template_problem(str(Path(here).parent), base)
+    assert folder is not None
+    assert "no such file" in folder
+    unreadable = _template_problem(here, ValueError("not YAML: a tab"))
+    assert unreadable is not None
+    assert "cannot be read as a pod (not YAML: a tab)" in unreadable
+    assert "is a 'Deployment', not a Pod" in str(_template_problem(here, {"kind": "Deployment"}))
+    sidecar = {"spec": {"containers": [{"name": "sidecar", "image": "x:1"}]}}
+    assert "has no container named 'base'" in str(_template_problem(here, sidecar))
+
+
+def test_a_template_without_an_image_needs_the_repository_and_tag() -> None:
+    base = {"spec": {"containers": [{"name": "base"}]}}
+    settings = {"in_cluster": "False", "config_file": __file__, "pod_template_file": __file__}
+    problems = setting_problems(settings.get, environ={}, load_template=lambda _p: base)
+    assert [problem.option for problem in problems] == ["worker_container_repository"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(
+        [o.name for o in OPTIONS]
+        + [n for n, how, _ in PROVIDER_OPTIONS if how != "import path"]  # imports: not random
+    ),
+    text=st.text(max_size=40),
+)
+def test_any_value_is_at_most_one_line_naming_its_option(name: str, text: str) -> None:
+    problems = _problems({name: text})
+    assert len(problems) <= 1
+    for problem in problems:
+        assert "\n" not in str(problem)
+        assert problem.option == name

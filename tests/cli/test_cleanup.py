@@ -84,7 +84,7 @@ def test_finished_task_and_callback_pods_go_and_a_dry_run_deletes_nothing(
         assert out.splitlines() == [
             "would delete pod airflow/alert: Failed, ended 5 min ago",
             "would delete pod airflow/ok: Succeeded, ended 10 min ago",
-            "2 of 3 executor pods in airflow would delete",
+            "2 of 3 executor pods in airflow would be deleted",
         ]
         assert sorted(cluster.pod_names()) == ["alert", "busy", "ok", "other"]
         code, out, err = run("cleanup-pods", "--namespace", NS, "--kubeconfig", config)
@@ -109,3 +109,23 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: pathlib.Path) -> None:
     assert code == 2
     assert err.count("\n") == 1
     assert "cannot reach the cluster (--kubeconfig" in err
+
+
+def test_a_silent_api_server_is_one_line_and_exit_1_not_a_hang(tmp_path: pathlib.Path) -> None:
+    server = FakeApiServer(_cluster(), lifetime=60, latency=5.0).start()
+    try:
+        config = _kubeconfig(server.url, tmp_path)
+        code, out, err = run(
+            "cleanup-pods", "--namespace", NS, "--kubeconfig", config, "--timeout", "0.5"
+        )
+        assert (code, out) == (1, "")
+        assert err.count("\n") == 1
+        assert err.startswith("k8s-workloads cleanup-pods: cannot list pods in airflow: ")
+        assert "timed out" in err
+    finally:
+        server.stop()
+    for bad in ("0", "soon", "1e9"):
+        code, _, err = run("cleanup-pods", "--timeout", bad)
+        assert code == 2
+        assert err.count("\n") == 1
+        assert f"--timeout must be seconds in (0, 3600], got '{bad}'" in err

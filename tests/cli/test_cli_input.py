@@ -20,7 +20,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from k8s_workloads import _limits, cli
+from k8s_workloads import cli, limits
 from k8s_workloads.cli import main
 
 V = ("--airflow-version", "3.3.2")
@@ -112,7 +112,7 @@ def test_an_endless_file_is_refused_after_the_limit_not_read_to_its_end(
 
 
 def test_the_input_limit_is_inclusive(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(_limits, "MAX_INPUT_BYTES", 20)
+    monkeypatch.setattr(limits, "MAX_INPUT_BYTES", 20)
     path = tmp_path / "a.json"
     path.write_bytes(b'{"dag_id": "d"}' + b" " * 5)  # 20 bytes
     code, _, err = run("decode", str(path), "--airflow-version", "3.3.2")
@@ -124,8 +124,8 @@ def test_the_input_limit_is_inclusive(monkeypatch: pytest.MonkeyPatch, tmp_path:
 
 
 def test_the_cli_shows_the_librarys_limits() -> None:
-    assert cli.MAX_INPUT_BYTES == _limits.MAX_INPUT_BYTES
-    assert cli.MAX_YAML_NODES == _limits.MAX_YAML_NODES
+    assert cli.MAX_INPUT_BYTES == limits.MAX_INPUT_BYTES
+    assert cli.MAX_YAML_NODES == limits.MAX_YAML_NODES
 
 
 # --- numbers that JSON has not -------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from k8s_workloads import _limits
+from k8s_workloads import limits
 from k8s_workloads.cli._io import (
     UsageError,
     parse_json,
@@ -42,7 +42,7 @@ def test_what_cannot_be_read_is_a_usage_error_naming_the_option(
     latin.write_bytes("é".encode("latin-1"))
     with pytest.raises(UsageError, match=r"is not UTF-8 text$"):
         read_text(str(latin), io.StringIO())
-    monkeypatch.setattr(_limits, "MAX_INPUT_BYTES", 4)
+    monkeypatch.setattr(limits, "MAX_INPUT_BYTES", 4)
     with pytest.raises(UsageError, match=r"^-w: - is over 4 bytes, the input limit$"):
         read_text("-", io.StringIO("12345"), "-w")
     assert read_text("-", io.StringIO("1234")) == "1234"

@@ -45,6 +45,14 @@ Differences outside that list, found by this module and pinned so that they stay
   adoption; the provider frees the slot (and drops the record) of the relaunched pod,
   whose result it then ignores as a duplicate; ours changes nothing.
 
+A deliberate difference that is not the provider's doing:
+
+* (i) a Failed result of a pod that is still Pending (a container waiting for a reason
+  that does not pass: a failed pull): ours deletes the pod whatever the options say, as
+  kept it would start once its cause passed and run the task again; the provider keeps
+  it (``delete_worker_pods_on_failure`` off) or labels it done (``delete_worker_pods``
+  off). Everything else is the same.
+
 Ours also never reads the database where the provider does not (``lookups``).
 
 The module runs only where the provider is importable (``.venv-airflow``).
@@ -387,6 +395,11 @@ def _provider_cleanup(case: Case) -> Effects:
     return Effects()
 
 
+def _waiting(case: Case) -> bool:
+    """A failure of a pod that is still Pending."""
+    return case.kind == "failed" and (case.failure_details or {}).get("pod_status") == "Pending"
+
+
 def difference(case: Case) -> str | None:
     """Which difference applies to ``case`` (ours with mark_kept_failed_pods_done=False)."""
     if case.kind == "completed":
@@ -401,6 +414,8 @@ def difference(case: Case) -> str | None:
         return "c" if case.pre_execution else "e"
     if case.kind == "succeeded" and case.db_state is None:
         return "d"
+    if _waiting(case) and not (case.delete_worker_pods and case.delete_worker_pods_on_failure):
+        return "i"
     return None
 
 
@@ -434,6 +449,12 @@ def _expected_provider_effects(case: Case, ours: Effects) -> Effects:
     if which == "d":
         assert ours.events == ()
         return dataclasses.replace(ours, events=((me, None),))
+    if which == "i":
+        # Ours deletes the pod; the provider keeps it, or labels it done.
+        pod = ((case.pod_name, case.namespace),)
+        assert ours.deleted == pod
+        assert ours.patched_done == ()
+        return dataclasses.replace(ours, deleted=(), patched_done=cleanup.patched_done)
     if which == "h":
         # Ours: the requeued workload's old pod leaving the watch changes nothing. The
         # provider: frees the slot of the relaunched pod and drops the record.
@@ -452,6 +473,7 @@ def _kept_failed_pod_is_patched(case: Case) -> bool:
         and case.delete_worker_pods
         and not case.delete_worker_pods_on_failure
         and not (case.requeue_tracked and case.duplicate)
+        and not _waiting(case)  # (i): deleted
     )
 
 
@@ -534,7 +556,7 @@ def test_change_state_parity_exhaustive() -> None:
     for case in all_cases():
         which = check(case)
         tally[which] = tally.get(which, 0) + 1
-    assert set(tally) == {None, "a", "c", "d", "e", "f", "g", "h"}, tally
+    assert set(tally) == {None, "a", "c", "d", "e", "f", "g", "h", "i"}, tally
     assert tally[None] == max(tally.values()), tally  # agreement is the common case
 
 
@@ -630,8 +652,9 @@ def test_difference_b_kept_failed_pod_is_labelled_done() -> None:
     assert theirs == Effects(events=((ME, FAILED),))
     assert ours == Effects(events=((ME, FAILED),), patched_done=THE_POD)
     assert run_ours(case, mark_kept_failed_pods_done=False) == theirs
-    # The same on the requeue path: the pod is kept and, by ours, labelled done.
-    launch = Case("failed", _details("ErrImagePull"), record=(0, None))
+    # The same on the requeue path: the pod is kept and, by ours, labelled done (one that
+    # failed while Pending is deleted: difference i).
+    launch = Case("failed", _details("OOMKilled"), record=(0, None))
     theirs, ours = _effects(launch)
     assert theirs == Effects(requeued=(ME,), running=True, record=(1, POD))
     assert ours == dataclasses.replace(theirs, patched_done=THE_POD)
@@ -694,6 +717,19 @@ def test_difference_g_completed_pod(running: bool) -> None:
     theirs, ours = _effects(case)
     assert theirs == Effects(events=((ME, "completed"),) if running else (), deleted=THE_POD)
     assert ours == Effects(deleted=THE_POD, running=running, record=(0, None))
+
+
+def test_difference_i_a_pod_failed_while_pending_is_deleted() -> None:
+    """Ours deletes a pod that failed before it started; the provider keeps it."""
+    case = Case("failed", _details("ErrImagePull"), record=(0, None))
+    theirs, ours = _effects(case)
+    assert theirs == Effects(requeued=(ME,), running=True, record=(1, POD))
+    assert ours == Effects(deleted=THE_POD, requeued=(ME,), running=True, record=(1, POD))
+    kept = Case("failed", _details("ErrImagePull"), delete_worker_pods=False, db_state=None)
+    theirs, ours = _effects(kept)
+    assert theirs.patched_done == THE_POD
+    assert ours.deleted == THE_POD
+    assert ours.patched_done == ()
 
 
 def test_agreement_on_a_requeue_then_a_fresh_pod() -> None:

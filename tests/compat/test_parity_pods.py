@@ -69,7 +69,7 @@ from airflow.providers.cncf.kubernetes.pod_generator import PodGenerator
 
 from k8s_workloads.keys import InvalidKey
 from k8s_workloads.pods import InvalidPod, construct_task_pod
-from k8s_workloads.pods.reconcile import Manifest, PodReconciliationError, reconcile_pods
+from k8s_workloads.pods.reconcile import PodReconciliationError, reconcile_pods
 from k8s_workloads.pods.validation import is_label_value, validate_manifest
 from k8s_workloads.testing.strategies import (
     container_args,
@@ -87,6 +87,8 @@ from tests.support.pod_builds import schema_valid
 
 if TYPE_CHECKING:
     from kubernetes.client import V1Pod
+
+    from k8s_workloads.pods.manifest import Manifest
 
 pytestmark = pytest.mark.parity
 

@@ -51,8 +51,7 @@ def test_decision_reason_summarises_the_actions() -> None:
         ti_state=TaskInstanceState.QUEUED,
     )
     assert decision.reason == (
-        f"patch {POD} airflow_executor_done=True; "
-        "requeue (pod failed before the task ran (try 1 of 1))"
+        f"delete pod {POD}; requeue (pod failed before the task ran (try 1 of 1))"
     )
     assert Decision((), Attempts()).reason == "nothing to do"
 

@@ -132,6 +132,13 @@ def relabel(pod: dict[str, Any]) -> PatchLabels:
     )
 
 
+def retired(pod: dict[str, Any]) -> PatchLabels:
+    # An earlier launch that failed: labelled done, guarded by its listed owner.
+    owner = pod["metadata"]["labels"][AIRFLOW_WORKER_LABEL]
+    done = {POD_EXECUTOR_DONE_LABEL: TRUE_LABEL_VALUE}
+    return PatchLabels(name_of(pod), NS, done, expect={AIRFLOW_WORKER_LABEL: owner})
+
+
 def plan(pods: list[dict[str, Any]], **kwargs: Any) -> AdoptionPlan:
     kwargs.setdefault("me", ME)
     kwargs.setdefault("alive_scheduler_ids", [ALIVE])
@@ -252,9 +259,11 @@ def test_failed_earlier_launch_is_left_alone_when_a_newer_pod_is_live(kind: str)
         second = callback_pod(DEAD)
         second["metadata"]["name"] = "second"
     adoption = plan([first, second])
-    assert adoption.actions == (relabel(second), TrackRunning(key))
+    # Labelled done: once the second pod is taken over, no later adoption (which lists
+    # only dead schedulers' pods) takes the first for the workload's.
+    assert adoption.actions == (retired(first), relabel(second), TrackRunning(key))
     assert reasons(adoption.skipped) == {
-        "first": "a failed earlier launch: the workload has a live pod"
+        "first": "a failed earlier launch: the workload has a live pod; labelled done"
     }
     # Alone, a Failed pod is the workload's failure: adopted, and its event decides.
     alone = plan([first])
@@ -272,20 +281,26 @@ def test_only_the_newest_unfinished_pod_of_a_workload_is_adopted() -> None:
     stuck["metadata"]["creationTimestamp"] = "2026-06-07T10:00:00Z"
     current = task_pod(DEAD, task_key(), name="second")
     current["metadata"]["creationTimestamp"] = "2026-06-07T10:00:05Z"
+    # The stuck one is deleted: it has not ended, and would run the workload again once
+    # its image can be pulled.
     for pods in ([stuck, current], [current, stuck]):
         adoption = plan(pods)
-        assert adoption.actions == (relabel(current), TrackRunning(task_key()))
+        assert sorted(adoption.actions, key=repr) == sorted(
+            [DeletePod("first", NS), relabel(current), TrackRunning(task_key())], key=repr
+        )
         assert reasons(adoption.skipped) == {
-            "first": "an earlier launch: the workload has a newer pod"
+            "first": "an earlier launch: the workload has a newer pod; deleted"
         }
     # Created in the same second: the one that can never start is the earlier launch
     # (adopted, its failure would be reported while the relaunch runs).
     current["metadata"]["creationTimestamp"] = "2026-06-07T10:00:00Z"
     for pods in ([stuck, current], [current, stuck]):
         adoption = plan(pods)
-        assert adoption.actions == (relabel(current), TrackRunning(task_key()))
+        assert sorted(adoption.actions, key=repr) == sorted(
+            [DeletePod("first", NS), relabel(current), TrackRunning(task_key())], key=repr
+        )
         assert reasons(adoption.skipped) == {
-            "first": "a failed earlier launch: the workload has a live pod"
+            "first": "a failed earlier launch: the workload has a live pod; deleted"
         }
     # Two live pods of the same second: no way to tell, both are adopted, tracked once.
     del stuck["status"]["containerStatuses"]
@@ -1074,8 +1089,10 @@ def test_the_newest_pod_is_adopted_when_it_failed_beside_an_older_stuck_one() ->
     failed = task_pod(DEAD, key, FAILED, name="second")
     failed["metadata"]["creationTimestamp"] = "2026-06-07T00:00:05Z"
     adoption = plan([stuck, failed], expected_task_keys=[key])
-    assert adoption.actions == (relabel(failed), TrackRunning(key))
-    assert reasons(adoption.skipped) == {"first": "an earlier launch: the workload has a newer pod"}
+    assert adoption.actions == (DeletePod("first", NS), relabel(failed), TrackRunning(key))
+    assert reasons(adoption.skipped) == {
+        "first": "an earlier launch: the workload has a newer pod; deleted"
+    }
 
 
 # --- generic workloads (issue 30, item 5) ---------------------------------------------------

@@ -186,6 +186,35 @@ def test_cleanup_of_a_finished_pod(
     assert list(decided.actions) == [*cleanup, FreeSlot(CALLBACK_KEY), callback_event]
 
 
+@given(
+    delete=st.booleans(),
+    on_failure=st.booleans(),
+    mark_done=st.booleans(),
+    reason=st.sampled_from(["ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError"]),
+)
+def test_a_pod_failed_while_pending_is_deleted_whatever_keeps_failed_pods(
+    delete: bool, on_failure: bool, mark_done: bool, reason: str
+) -> None:
+    # It has not ended: kept (or labelled done), it would start once its cause passes
+    # (the registry back) and run the workload a second time.
+    config = DecisionConfig(
+        delete_worker_pods=delete,
+        delete_worker_pods_on_failure=on_failure,
+        mark_kept_failed_pods_done=mark_done,
+    )
+    details: FailureDetails = {**PULL_FAILED, "container_reason": reason}
+    for result in (
+        task(TaskInstanceState.FAILED, details=details),
+        callback(CallbackState.FAILED, details=details),
+    ):
+        decided = decide(result, running=True, config=config, known_state=None)
+        assert decided.actions[0] == DELETE
+        assert kinds(decided) == [DeletePod, FreeSlot, EmitEvent]
+    # A pod that ended (Failed) is kept as the options say.
+    ended = decide(task(TaskInstanceState.FAILED, details=EVICTED), running=True, config=config)
+    assert (DELETE in ended.actions) is (delete and on_failure)
+
+
 @pytest.mark.parametrize(
     "result",
     [
@@ -351,9 +380,10 @@ def test_pod_that_failed_while_the_task_was_queued_is_requeued() -> None:
     decision = decide_task(
         failed_before_start(), running=True, attempts=attempts, ti_state=TaskInstanceState.QUEUED
     )
-    # Cleaned up like any failed pod, requeued, still running, nothing reported.
+    # Deleted (it never started, and kept it would start once its image can be
+    # pulled), requeued, still running, nothing reported.
     assert decision.actions == (
-        MARK_DONE,
+        DELETE,
         RequeueJob(TASK_JOB, "pod failed before the task ran (try 1 of 1)"),
     )
     assert decision.attempts.get(TASK_KEY) == Attempt(TASK_JOB, 1, POD, frozenset({POD}))
@@ -412,7 +442,7 @@ def test_task_that_left_queued_is_not_requeued(ti_state: TaskInstanceState | Non
     decision = decide_task(
         failed_before_start(), running=True, attempts=launched(TASK_JOB), ti_state=ti_state
     )
-    assert kinds(decision) == [PatchLabels, FreeSlot, EmitEvent]
+    assert kinds(decision) == [DeletePod, FreeSlot, EmitEvent]
     assert emitted(decision)[0].state is TaskInstanceState.FAILED
     assert emitted(decision)[0].info == (
         f"Pod {NS}/{POD} failed because of ErrImagePull (container base)"
@@ -450,7 +480,7 @@ def test_retries_exhausted_fail() -> None:
         second, running=True, attempts=first.attempts, ti_state=TaskInstanceState.QUEUED
     )
     assert final.actions == (
-        PatchLabels(OTHER_POD, NS, DONE),
+        DeletePod(OTHER_POD, NS),
         FreeSlot(TASK_KEY),
         EmitEvent(
             TASK_KEY,
@@ -537,7 +567,7 @@ def test_requeued_pod_leaving_the_watch_keeps_the_slot(config: DecisionConfig) -
     # server sends DELETED without a deletion timestamp, which reads as ADOPTED. That
     # must not free the slot (or drop the record) of the job being launched again.
     requeue = decide_task(
-        failed_before_start(),
+        failed_before_start(details=EVICTED),  # Failed: kept, labelled done
         running=True,
         config=config,
         attempts=launched(TASK_JOB),
@@ -564,16 +594,16 @@ def test_requeue_disabled_fails_without_a_lookup() -> None:
     decision = decide_task(
         failed_before_start(), running=True, config=config, attempts=launched(TASK_JOB)
     )
-    assert kinds(decision) == [PatchLabels, FreeSlot, EmitEvent]
+    assert kinds(decision) == [DeletePod, FreeSlot, EmitEvent]
 
 
 def test_adopted_pod_without_an_attempt_record_fails_normally() -> None:
     # Attempt records live in memory only; a pod adopted after a restart has none.
     decision = decide_task(failed_before_start(), running=True)
-    assert kinds(decision) == [PatchLabels, FreeSlot, EmitEvent]
+    assert kinds(decision) == [DeletePod, FreeSlot, EmitEvent]
     attempts = launched(KubernetesJob(OTHER_TASK_KEY, ("x",)))
     decision = decide_task(failed_before_start(), running=True, attempts=attempts)
-    assert kinds(decision) == [PatchLabels, FreeSlot, EmitEvent]
+    assert kinds(decision) == [DeletePod, FreeSlot, EmitEvent]
     assert decision.attempts == attempts
 
 
@@ -717,7 +747,7 @@ def test_callback_launch_failure_is_not_retried_by_default() -> None:
         callback_failed_before_start(), running=True, attempts=launched(CALLBACK_JOB)
     )
     assert decision.actions == (
-        MARK_DONE,
+        DELETE,
         FreeSlot(CALLBACK_KEY),
         EmitEvent(
             CALLBACK_KEY,
@@ -736,7 +766,7 @@ def test_callback_launch_failure_requeue_is_opt_in_and_counted_per_callback() ->
         callback_failed_before_start(), running=True, config=config, attempts=attempts
     )
     assert first.actions == (
-        MARK_DONE,
+        DELETE,
         RequeueJob(CALLBACK_JOB, "callback pod failed before it ran (try 1 of 1)"),
     )
     assert first.attempts.get(CALLBACK_KEY) == Attempt(CALLBACK_JOB, 1, POD, frozenset({POD}))
@@ -764,7 +794,7 @@ def test_callback_launch_failure_requeue_is_opt_in_and_counted_per_callback() ->
         config=config,
         attempts=other.attempts,
     )
-    assert kinds(second) == [PatchLabels, FreeSlot, EmitEvent]
+    assert kinds(second) == [DeletePod, FreeSlot, EmitEvent]
     assert second.attempts.get(CALLBACK_KEY) is None
     assert second.attempts.get(OTHER_CALLBACK_KEY) is not None
 
@@ -784,7 +814,7 @@ def test_callback_failure_after_it_ran_is_not_requeued() -> None:
 def test_callback_without_an_attempt_record_fails_normally() -> None:
     config = DecisionConfig(callback_launch_failure_retries=-1)
     decision = decide_callback(callback_failed_before_start(), running=True, config=config)
-    assert kinds(decision) == [PatchLabels, FreeSlot, EmitEvent]
+    assert kinds(decision) == [DeletePod, FreeSlot, EmitEvent]
 
 
 def test_callback_pending_pod_failure_resolved_from_a_pod_is_requeued() -> None:
@@ -800,7 +830,7 @@ def test_callback_pending_pod_failure_resolved_from_a_pod_is_requeued() -> None:
         config=DecisionConfig(callback_launch_failure_retries=1),
         attempts=launched(CALLBACK_JOB),
     )
-    assert kinds(decision) == [PatchLabels, RequeueJob]
+    assert kinds(decision) == [DeletePod, RequeueJob]
 
 
 # --- vanished pods (a watch gap, plan_relist) -------------------------------------------

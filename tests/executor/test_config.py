@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from k8s_workloads._config import InvalidConfig
 from k8s_workloads.compat import AirflowVersion
+from k8s_workloads.config_checks import InvalidConfig
 from k8s_workloads.executor.config import ExecutorConfig
 from k8s_workloads.watch.resolution import ResolverConfig
 

@@ -129,7 +129,7 @@ def test_a_pod_that_fails_before_the_task_ran_is_requeued_once() -> None:
     world.sync()
     world.status(key, PULL_FAILED)
     performed = world.sync()
-    assert kinds(performed) == ["ReadStates", "PatchLabels", "CreatePod"]
+    assert kinds(performed) == ["ReadStates", "DeletePod", "CreatePod"]  # it never started
     assert world.core.attempts.get(key) is not None
     assert world.core.attempts.get(key).attempts == 1  # type: ignore[union-attr]
     assert world.db.reported(key) == []

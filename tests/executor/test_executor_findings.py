@@ -87,3 +87,58 @@ def test_a_relaunch_at_the_same_second_as_its_failed_pull_is_the_one_adopted() -
     state.teardown()
     (key,) = state.workloads
     assert [event.state.value for event in state.db.terminal_reports(key)] == ["success"]
+
+
+def test_a_kept_evicted_pod_of_a_fixed_name_is_not_taken_for_its_relaunch() -> None:
+    # Thorough profile: the evicted pod is kept (delete_worker_pods_on_failure off) and
+    # the task requeued; the relaunch's creation met a 500 and its read back found the
+    # evicted pod under the name every launch shares, with the same annotations. It was
+    # taken for the relaunch: the task stayed running for ever, never reported.
+    state = SchedulersMachine()
+    state.configure(
+        schedulers=2,
+        delete_worker_pods=True,
+        delete_worker_pods_on_failure=False,
+        mark_kept_failed_pods_done=False,
+        clock_stopped=False,
+        fixed_names=True,
+    )
+    state.queue_task(on=0)
+    state.deliver_all_events(on=0)
+    state.pod_evicted(pick=0)
+    state.sync_pass(error=(500, "etcdserver: request timed out", None), on=0)
+    state.deliver_all_events(on=0)
+    state.teardown()
+    (key,) = state.workloads
+    # As without the 500: the relaunch is refused (409, the name is the kept pod's).
+    assert [event.state for event in state.db.terminal_reports(key)] == [TaskInstanceState.FAILED]
+
+
+def test_an_earlier_launch_left_by_a_first_adoption_is_not_adopted_by_a_second() -> None:
+    # Thorough profile: a callback's first pod cannot pull its image, the callback is
+    # requeued and the stuck pod kept. Its scheduler dies; one adopter takes the relaunch
+    # and skipped the stuck pod, leaving it the dead scheduler's. A scheduler started
+    # later listed it alone, adopted it, and reported the callback failed while the
+    # relaunch ran under the first adopter.
+    state = SchedulersMachine()
+    state.configure(
+        schedulers=2,
+        delete_worker_pods=True,
+        delete_worker_pods_on_failure=False,
+        mark_kept_failed_pods_done=False,
+        clock_stopped=False,
+        fixed_names=False,
+    )
+    state.scheduler_dies(adopters=0, pick=0)
+    state.scheduler_starts()
+    state.scheduler_starts()
+    state.queue_callback(on=0)
+    for _ in range(3):
+        state.deliver_all_events(on=0)
+    state.pod_fails_before_start(pick=0)
+    state.deliver_all_events(on=0)
+    state.scheduler_dies(adopters=1, pick=0)
+    state.scheduler_starts()
+    state.teardown()
+    (key,) = state.workloads
+    assert [event.state.value for event in state.db.terminal_reports(key)] == ["success"]

@@ -1,4 +1,4 @@
-"""Which calls a request makes (:mod:`k8s_workloads.io._calls`), written once for every
+"""Which calls a request makes (:mod:`k8s_workloads.io.calls`), written once for every
 client: the plan of each request, list pages and their restarts, the caller's own
 requests, and the ``CoreV1Api`` method each call is."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods, ReadStates
-from k8s_workloads.io._calls import ApiCall, CallPlan, on_core_v1
+from k8s_workloads.io.calls import ApiCall, CallPlan, on_core_v1
 from k8s_workloads.io.policy import LIST_RESTARTS
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.pods.labels import PodSelector

@@ -1,4 +1,4 @@
-"""How a pod watch keeps going (:mod:`k8s_workloads.io._watching`), the rules the Airflow
+"""How a pod watch keeps going (:mod:`k8s_workloads.io.watching`), the rules the Airflow
 watcher thread and the event loop's watch share: the server timeout drawn, the backoff,
 a failure in one line and an outage in a few."""
 
@@ -10,7 +10,7 @@ import random
 import types
 from typing import TYPE_CHECKING
 
-from k8s_workloads.io._watching import (
+from k8s_workloads.io.watching import (
     WatchRestarts,
     describe_failure,
     server_address,

@@ -19,7 +19,7 @@ import random
 import uuid
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import event, given
@@ -36,7 +36,7 @@ from k8s_workloads.pods import (
 )
 from k8s_workloads.pods.codec import annotations_to_key
 from k8s_workloads.pods.labels import create_unique_id
-from k8s_workloads.pods.reconcile import Manifest, PodReconciliationError
+from k8s_workloads.pods.reconcile import PodReconciliationError
 from k8s_workloads.testing.strategies import (
     HostileHook,
     container_args,
@@ -58,6 +58,9 @@ from tests.support.pod_builds import (
     containers_of,
     task_pod_inputs,
 )
+
+if TYPE_CHECKING:
+    from k8s_workloads.pods.manifest import Manifest
 
 AIRFLOW_VERSION = "3.3.2"
 

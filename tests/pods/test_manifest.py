@@ -1,4 +1,4 @@
-"""The cleaning every manifest from outside goes through (:mod:`k8s_workloads.pods._manifest`):
+"""The cleaning every manifest from outside goes through (:mod:`k8s_workloads.pods.manifest`):
 a deep copy without ``None`` entries, whatever JSON-like shape comes in, and a typed error
 naming where a value that is not JSON sits."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads.pods._manifest import PodReconciliationError, clean_manifest, clean_object
+from k8s_workloads.pods.manifest import PodReconciliationError, clean_manifest, clean_object
 
 
 def test_the_copy_drops_none_entries_at_every_depth_and_shares_nothing() -> None:

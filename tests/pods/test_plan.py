@@ -18,7 +18,7 @@ import random
 import string
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pytest
@@ -37,7 +37,7 @@ from k8s_workloads.pods import (
 from k8s_workloads.pods.general import _layer, _OwnValues
 from k8s_workloads.pods.labels import EXECUTION_DATE_KEY, LOGICAL_DATE_KEY, create_unique_id
 from k8s_workloads.pods.plan import _PLAN_PARAMETERS, _make_plan
-from k8s_workloads.pods.reconcile import Manifest, PodReconciliationError
+from k8s_workloads.pods.reconcile import PodReconciliationError
 from k8s_workloads.pods.validation import validate_manifest
 from k8s_workloads.testing.strategies import (
     airflow_ids,
@@ -60,6 +60,9 @@ from tests.support.pod_builds import (
     containers_of,
     task_pod_inputs,
 )
+
+if TYPE_CHECKING:
+    from k8s_workloads.pods.manifest import Manifest
 
 AIRFLOW_VERSION = "3.3.2"
 

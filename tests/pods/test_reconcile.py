@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads.pods.reconcile import PodReconciliationError, clean_manifest, reconcile_pods
+from k8s_workloads.pods.manifest import clean_manifest
+from k8s_workloads.pods.reconcile import PodReconciliationError, reconcile_pods
 
 BASE: dict[str, Any] = {
     "apiVersion": "v1",

@@ -32,7 +32,7 @@ from k8s_workloads.testing.strategies import pod_templates, templates_and_overri
 from tests.support.pod_builds import CALLBACK_ID, TEMPLATE, VERSION, assert_valid_pod, task_pod
 
 if TYPE_CHECKING:
-    from k8s_workloads.pods.reconcile import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 _ASKED = [None, "", "Never", "Always", "OnFailure"]
 """What a layer may say: nothing, the API server's default (empty), or each policy."""

@@ -22,9 +22,9 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from kubernetes.client import V1Pod
 
-from k8s_workloads._display import SHOWN_LENGTH, shown
-from k8s_workloads.pods import _pod_schema, schema
-from k8s_workloads.pods.reconcile import Manifest, clean_manifest
+from k8s_workloads.display import SHOWN_LENGTH, shown
+from k8s_workloads.pods import schema, schema_definitions
+from k8s_workloads.pods.manifest import Manifest, clean_manifest
 from k8s_workloads.pods.schema import SchemaViolation, checked_layer, is_pod_schema_valid
 from k8s_workloads.pods.schema import pod_schema_errors as errors
 from k8s_workloads.testing.strategies import pod_templates, wrong_type_values
@@ -57,8 +57,8 @@ def _oracle(manifest: object) -> bool:
 def test_the_shipped_table_is_what_the_generator_makes_of_kubernetes_validate() -> None:
     generator = _generator()
     table = generator.read_schema()
-    assert generator.render(table) == Path(_pod_schema.__file__).read_text()
-    assert _pod_schema.KUBERNETES_VERSION == schema.POD_SCHEMA_VERSION == "1.37"
+    assert generator.render(table) == Path(schema_definitions.__file__).read_text()
+    assert schema_definitions.KUBERNETES_VERSION == schema.POD_SCHEMA_VERSION == "1.37"
     assert "Pod" in table
     assert table["Container"][1] == ["name"]
 
@@ -299,7 +299,7 @@ def test_shown_never_grows_with_the_value() -> None:
 
 
 def test_every_spec_in_the_table_parses_and_builds() -> None:
-    for properties, required in _pod_schema.DEFINITIONS.values():
+    for properties, required in schema_definitions.DEFINITIONS.values():
         assert set(required) <= set(properties)
         for spec in properties.values():
             schema._node(spec)

@@ -13,9 +13,8 @@ from tests.support.sim_world import started
 
 if TYPE_CHECKING:
     from k8s_workloads.executor.requests import Handled
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.sim.world import Simulation
-
-Manifest = dict[str, Any]
 
 
 def _event(

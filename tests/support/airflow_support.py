@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads.airflow.convert import to_airflow_key
-from k8s_workloads.keys import CallbackKey, WorkloadKey
+from k8s_workloads.airflow.convert import from_airflow_key, to_airflow_key
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.states import CallbackState
 from k8s_workloads.testing import FakeApiServer, FakeCluster
 
@@ -294,6 +295,28 @@ def task_workload(executor_config: dict[str, Any] | None) -> Any:
         bundle_info=bundle_info(name="dags"),
         log_path="dag_id=etl/run_id=manual/task_id=load/attempt=2.log",
     )
+
+
+def pod_made_by(executor: Any, scheduler: int, workload: Any) -> str:
+    """``workload``'s task pod as scheduler ``scheduler`` made it, in the executor's
+    cluster (a dead scheduler's pod to adopt); its name."""
+    key = from_airflow_key(workload.ti.key)
+    assert isinstance(key, TaskInstanceKey)
+    pod = construct_task_pod(
+        namespace=NS,
+        scheduler_job_id=scheduler,
+        pod_id=f"etl-{key.task_id}",
+        dag_id=key.dag_id,
+        task_id=key.task_id,
+        run_id=key.run_id,
+        map_index=key.map_index,
+        try_number=key.try_number,
+        kube_image="apache/airflow:3.3.2",
+        args=["airflow", "tasks", "run"],
+        airflow_version=airflow("airflow").__version__,
+    )
+    name: str = executor.cluster.create_pod(NS, pod)["metadata"]["name"]
+    return name
 
 
 def another_task(task_id: str, number: int) -> Any:

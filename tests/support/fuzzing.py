@@ -868,7 +868,7 @@ def _workload_tokens(value: Mapping[str, Any]) -> set[str]:
     found: set[str] = set()
     try:
         text = value["files"]["workload.json"].decode("utf-8")
-        redaction._tokens_in_json(json.loads(text), found)
+        redaction.tokens_in_json(json.loads(text), found)
     except (ValueError, RecursionError):
         pass
     return found

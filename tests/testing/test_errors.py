@@ -1,4 +1,4 @@
-"""The kit's errors (:mod:`k8s_workloads.testing._errors`): ``Status`` documents, the
+"""The kit's errors (:mod:`k8s_workloads.testing.errors`): ``Status`` documents, the
 ``ApiException`` shape, a 422 with its causes, and a fault's error."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 from k8s_workloads.testing import ApiError, Fault
 from k8s_workloads.testing._admission import Cause
-from k8s_workloads.testing._errors import invalid, status_document
+from k8s_workloads.testing.errors import invalid, status_document
 
 
 def test_an_api_error_carries_a_status_document_as_the_client_exception_does() -> None:

@@ -1,4 +1,4 @@
-"""``python -m k8s_workloads.testing serve`` (:mod:`k8s_workloads.testing._local`): a local
+"""``python -m k8s_workloads.testing serve`` (:mod:`k8s_workloads.testing.local`): a local
 cluster the kubernetes client reaches through the kubeconfig it writes; pods run as
 processes; it stops by itself and on SIGTERM."""
 
@@ -16,7 +16,7 @@ import pytest
 
 kubernetes = pytest.importorskip("kubernetes")
 
-from k8s_workloads.testing._local import kubeconfig  # noqa: E402 - after the skip
+from k8s_workloads.testing.local import kubeconfig  # noqa: E402 - after the skip
 from tests.support.processes import alive  # noqa: E402 - after the skip
 
 NS = "default"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,7 +19,8 @@ from k8s_workloads.testing._sandbox import (
     prepare_volumes,
 )
 
-Manifest = dict[str, Any]
+if TYPE_CHECKING:
+    from k8s_workloads.pods.manifest import Manifest
 
 _SECRETS: dict[str, Manifest] = {
     "creds": {"data": {"token": base64.b64encode(b"s3cret").decode(), "user": "not base64!"}},

@@ -1,4 +1,4 @@
-"""One watch stream (:mod:`k8s_workloads.testing._watch`): what it selects, and its
+"""One watch stream (:mod:`k8s_workloads.testing.watch`): what it selects, and its
 events taken in order, as JSON lines, out of order, or ended by an error."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from k8s_workloads.testing import FakeCluster, FakeWatch, FieldSelector, LabelSelector
-from k8s_workloads.testing._watch import next_bookmark_at
+from k8s_workloads.testing.watch import next_bookmark_at
 
 
 def pod(name: str, namespace: str = "airflow", **labels: str) -> dict[str, object]:

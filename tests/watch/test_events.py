@@ -46,7 +46,7 @@ from k8s_workloads.states import (
     TaskResult,
 )
 from k8s_workloads.testing.strategies import ClusterEvent, PodFate, cluster_events, generic_keys
-from k8s_workloads.watch._watchjson import decode_event, decode_pod_event
+from k8s_workloads.watch.decoding import decode_event, decode_pod_event
 from k8s_workloads.watch.events import (
     Outcome,
     Resolution,
@@ -565,7 +565,7 @@ def test_callbacks_never_get_task_states_nor_tasks_callback_states(
 def test_partial_decoding_resolves_as_full_decoding(
     watch_event: object, config: ResolverConfig, now: datetime.datetime | None
 ) -> None:
-    from k8s_workloads.watch._watchjson import decode_event  # noqa: PLC0415
+    from k8s_workloads.watch.decoding import decode_event  # noqa: PLC0415
 
     text = json.dumps(watch_event)
     full = resolve_event(json.loads(text), config=config, now=now)
@@ -587,7 +587,7 @@ def test_partial_decoding_resolves_as_full_decoding(
     ],
 )
 def test_partial_decoding_of_odd_json_matches_json_loads(text: str) -> None:
-    from k8s_workloads.watch._watchjson import decode_event  # noqa: PLC0415
+    from k8s_workloads.watch.decoding import decode_event  # noqa: PLC0415
 
     assert resolve_event(decode_event(text)) == resolve_event(json.loads(text))
 

@@ -9,7 +9,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_workloads._display import REDACTED, has_unprintable
+from k8s_workloads.display import REDACTED, has_unprintable
 from k8s_workloads.watch.last_words import LAST_WORDS_CHARS, LAST_WORDS_LINES, last_words
 
 TRACEBACK = """\

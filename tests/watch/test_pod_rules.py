@@ -458,7 +458,7 @@ def test_resolving_never_imports_the_adapter_for_plain_events() -> None:
 
 
 def test_a_model_object_is_read_by_the_reader_registered_for_its_package() -> None:
-    from k8s_workloads import _models  # noqa: PLC0415
+    from k8s_workloads import model_readers  # noqa: PLC0415
 
     class Model:
         def to_dict(self) -> dict[str, Any]:
@@ -468,10 +468,10 @@ def test_a_model_object_is_read_by_the_reader_registered_for_its_package() -> No
     pod = task_pod({"phase": "Running"})
     unread = {"type": "MODIFIED", "object": Model()}
     assert resolve_event(unread).outcome is Outcome.MALFORMED  # no reader for its package
-    _models.register("fakemodels", lambda _obj: pod)
+    model_readers.register("fakemodels", lambda _obj: pod)
     try:
         resolution = resolve_event({"type": "MODIFIED", "object": Model()})
     finally:
-        del _models._READERS["fakemodels"]
+        del model_readers._READERS["fakemodels"]
     assert resolution.outcome is Outcome.RUNNING
     assert resolution.key == TASK_KEY

@@ -14,7 +14,7 @@ from k8s_workloads.watch._podstatus import (
     read_conditions,
     read_status,
 )
-from k8s_workloads.watch._watchjson import decode_pod_event
+from k8s_workloads.watch.decoding import decode_pod_event
 from tests.support.event_factory import event, task_pod, terminated, waiting
 
 STATUS = {

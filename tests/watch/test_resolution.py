@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from k8s_workloads._config import InvalidConfig
+from k8s_workloads.config_checks import InvalidConfig
 from k8s_workloads.states import CallbackResult, CallbackState, TaskResult
 from k8s_workloads.watch.events import resolve_event
 from k8s_workloads.watch.resolution import Outcome, Resolution, ResolverConfig

@@ -593,7 +593,7 @@ def _read_both(
     chunks: list[str], config: ResolverConfig, **options: Any
 ) -> tuple[list[tuple[int, object, object]], list[tuple[int, object, object]]]:
     """(line, input or its tokens, resolution) per input, both ways."""
-    from k8s_workloads.pods.redaction import _pod_args_tokens  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import pod_args_tokens  # noqa: PLC0415
 
     def seen(pairs: Iterator[tuple[WatchInput, object]]) -> list[tuple[int, object, object]]:
         out: list[tuple[int, object, object]] = []
@@ -603,7 +603,7 @@ def _read_both(
                 continue
             # A line the typed decoding took holds only what masking reads of its event.
             pod = item.event.get("object") if isinstance(item.event, dict) else None
-            out.append((item.line, _pod_args_tokens(pod), resolution))
+            out.append((item.line, pod_args_tokens(pod), resolution))
         return out
 
     fast = seen(streams.resolve_watch_stream(chunks, config=config, **options))

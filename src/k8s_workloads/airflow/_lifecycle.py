@@ -17,12 +17,13 @@ import queue
 import time
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads._yaml_input import load_bounded_file
 from k8s_workloads.adapters import to_manifest
+from k8s_workloads.airflow._metrics import _Metrics
 from k8s_workloads.airflow._runtime import (
     _AIRFLOW_VERSION,
     _HOLDER,
     _airflow,
+    _airflow_stats,
     _failures,
     _ProviderKubernetesExecutor,
 )
@@ -31,9 +32,9 @@ from k8s_workloads.airflow.convert import ConversionError, from_airflow_key
 from k8s_workloads.airflow.provider import SECTION
 from k8s_workloads.airflow.settings import (
     LibraryOptions,
-    cluster_access_problem,
-    image_problem,
     read_options,
+    setting_problems,
+    watched_namespaces,
 )
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import EmitEvent
@@ -51,11 +52,12 @@ from k8s_workloads.watch.failures import (
     PendingPolicy,
 )
 from k8s_workloads.watch.resolution import ResolverConfig
+from k8s_workloads.yaml_input import load_bounded_file
 
 if TYPE_CHECKING:
     from k8s_workloads.keys import WorkloadKey
 
-__all__ = ["_Lifecycle"]
+__all__ = ["_Lifecycle", "executor_kube_client", "load_pod_template"]
 
 _SECTION = SECTION
 
@@ -87,16 +89,19 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         return value
 
     def _check_settings(self) -> LibraryOptions:
-        """The library's options, read and checked, and the settings without which no pod
-        runs: one ``InvalidExecutorSetting`` line (``settings``) naming the first problem."""
-        options = read_options(self._setting)
+        """The library's options, read and checked, and every setting the executor reads
+        (``settings.setting_problems``, as ``airflow-config --check`` checks them): one
+        ``InvalidExecutorSetting`` line naming the first problem."""
         factory_read = hasattr(_airflow(_KUBE_CLIENT), "_get_executor_kube_client")
-        problem = cluster_access_problem(
-            self._setting, environ=os.environ, client_factory_read=factory_read
-        ) or image_problem(self._setting, self._read_template(self.kube_config.pod_template_file))
-        if problem is not None:
-            raise problem
-        return options
+        problems = setting_problems(
+            self._setting,
+            environ=os.environ,
+            load_template=load_pod_template,
+            client_factory_read=factory_read,
+        )
+        if problems:
+            raise problems[0]
+        return read_options(self._setting)
 
     def _core_config(self) -> ExecutorConfig:
         kube = self.kube_config
@@ -171,16 +176,13 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         if not path:
             return {}
         generator = _airflow("airflow.providers.cncf.kubernetes.pod_generator").PodGenerator
+        if not os.path.exists(path):  # noqa: PTH110 - the provider's test
+            # The provider's warning ("Model file ... does not exist") and empty pod (a
+            # task's file; the configured one is refused at start).
+            return to_manifest(generator.deserialize_model_file(path))
         try:
-            if not os.path.exists(path):  # noqa: PTH110 - the provider's test
-                # The provider's warning ("Model file ... does not exist") and empty pod.
-                return to_manifest(generator.deserialize_model_file(path))
-            # The provider's deserialize_model_file reads it with yaml.safe_load: a
-            # task's pod_template_file is a DAG author's, and an alias bomb or a file
-            # without end would fill the scheduler's memory. Read within the CLI's bounds.
-            loaded = load_bounded_file(path)
-            return to_manifest(generator.deserialize_model_dict(loaded))
-        except (OSError, ValueError, TypeError, _airflow("yaml").YAMLError) as error:
+            return load_pod_template(path)
+        except (OSError, ValueError, TypeError) as error:
             # The core fails the job with this message (it takes ValueError and TypeError).
             raise ValueError(f"pod template file {path!r}: {error}") from error
 
@@ -217,10 +219,12 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         # Checked before the client is made: its ConfigException ("Service host/port is
         # not set") and image-less pods are what the provider shows instead.
         self._options = self._check_settings()
-        self.kube_client = _executor_kube_client(kube_client, self.team_name)
+        self.kube_client = executor_kube_client(kube_client, self.team_name)
         self.core = ExecutorCore(self._core_config())
         self.core.on_decision = self._log_decision
         self.core.on_pod = self._log_pod
+        self._metrics = _Metrics(_airflow_stats(), log=self.log)
+        """What is sent to Airflow's Stats (nothing, and nothing kept, with metrics off)."""
         self._failed_creations: dict[WorkloadKey, str] = {}
         """Each failed creation's error, until the core's decision on it."""
         self._creations_unsent = False
@@ -268,20 +272,22 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         """This pass's stale checks (see _stale), read one creation batch at a time."""
         connect = self._options.api_request_timeout.connect
         self._watchers = [
-            _Watcher(self, ns, self._events, connect_timeout=connect) for ns in namespaces
+            _Watcher(
+                self,
+                ns,
+                self._events,
+                connect_timeout=connect,
+                on_restart=self._metrics.watch_restarted,
+            )
+            for ns in namespaces
         ]
         for watcher in self._watchers:
             watcher.start()
 
     def _namespaces(self) -> list[str | None]:
-        """Where pods are watched and listed, as the provider does: the configured
-        namespace; in multi-namespace mode each of ``multi_namespace_mode_namespace_list``,
-        or every namespace (None) when there is no list."""
-        kube = self.kube_config
-        if not kube.multi_namespace_mode:
-            return [kube.kube_namespace]
-        listed = [ns.strip() for ns in kube.multi_namespace_mode_namespace_list or () if ns.strip()]
-        return list(dict.fromkeys(listed)) or [None]
+        """Where pods are watched and listed, as the provider does
+        (``settings.watched_namespaces``)."""
+        return watched_namespaces(self._setting)
 
     def get_event_buffer(self, dag_ids: Any = None) -> dict[Any, Any]:  # noqa: ANN401
         """Airflow's, noting which workloads' events the scheduler took: their pods are
@@ -378,7 +384,31 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self.end()
 
 
-def _executor_kube_client(kube_client: Any, team_name: str | None) -> Any:  # noqa: ANN401
+def load_pod_template(path: str) -> dict[str, Any]:
+    """The pod template file at ``path`` as the executor builds pods from it: read as the
+    provider's ``PodGenerator.deserialize_model_file`` reads it, as a manifest.
+
+    The provider reads the file with ``yaml.safe_load``: a task's ``pod_template_file`` is
+    a DAG author's, and an alias bomb or a file without end would fill the scheduler's
+    memory, so it is read within the CLI's bounds. An empty file is an empty pod, as
+    there. Raises ``OSError`` (unreadable), ``ValueError`` (not YAML, past the bounds) or
+    ``TypeError`` (not a mapping).
+    """
+    yaml = _airflow("yaml")
+    try:
+        loaded = load_bounded_file(path)
+    except yaml.YAMLError as error:
+        raise ValueError(f"not YAML: {error}".replace("\n", " ")) from error
+    if loaded is None:
+        loaded = {}
+    if not isinstance(loaded, dict):
+        raise TypeError(f"a YAML {type(loaded).__name__}, not a mapping")
+    generator = _airflow("airflow.providers.cncf.kubernetes.pod_generator").PodGenerator
+    manifest: dict[str, Any] = to_manifest(generator.deserialize_model_dict(loaded))
+    return manifest
+
+
+def executor_kube_client(kube_client: Any, team_name: str | None) -> Any:  # noqa: ANN401
     """The provider's API client for its executor: with ``client_factory`` and per-team
     settings from provider 10.24, from ``in_cluster`` / ``config_file`` before."""
     get_client = getattr(kube_client, "_get_executor_kube_client", None)

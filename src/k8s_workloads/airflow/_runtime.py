@@ -20,6 +20,7 @@ __all__ = [
     "_HOLDER",
     "_ProviderKubernetesExecutor",
     "_airflow",
+    "_airflow_stats",
     "_failures",
     "_utcnow",
 ]
@@ -39,6 +40,20 @@ _AIRFLOW_VERSION: str = _airflow("airflow").__version__
 _ProviderKubernetesExecutor: Any = _airflow(
     "airflow.providers.cncf.kubernetes.executors.kubernetes_executor"
 ).KubernetesExecutor
+
+
+_METRICS_BACKENDS = ("statsd_on", "statsd_datadog_enabled", "otel_on")
+"""The ``[metrics]`` options of which one on sends Airflow's metrics somewhere (Airflow's
+``get_stats_factory`` reads the same three)."""
+
+
+def _airflow_stats() -> Any:  # noqa: ANN401 - Airflow's Stats, or None
+    """Airflow's ``Stats`` (the one its scheduler and executors initialise, from
+    ``[metrics]``) when metrics are on; None when they go nowhere."""
+    conf = _airflow("airflow.configuration").conf
+    if not any(conf.getboolean("metrics", name, fallback=False) for name in _METRICS_BACKENDS):
+        return None
+    return _airflow("airflow.observability.stats").Stats
 
 
 def _utcnow() -> datetime.datetime:

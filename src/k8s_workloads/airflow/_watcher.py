@@ -3,7 +3,7 @@ as JSON lines, decoded once and put on the executor's queue for ``sync()`` to fe
 core; it restarts when the stream ends and resumes from the last version it saw.
 
 A watch never waits for ever, and an outage is a few lines: the rules are
-:mod:`k8s_workloads.io._watching`'s, shared with the event loop's watch
+:mod:`k8s_workloads.io.watching`'s, shared with the event loop's watch
 (:class:`~k8s_workloads.io.aio.AsyncWatch`).
 """
 
@@ -14,7 +14,7 @@ import random
 import threading
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.io._watching import (
+from k8s_workloads.io.watching import (
     BACKOFF_FIRST_SECONDS,
     BACKOFF_MOST_SECONDS,
     WATCH_READ_TIMEOUT_SECONDS,
@@ -25,10 +25,11 @@ from k8s_workloads.io._watching import (
     watch_seconds,
 )
 from k8s_workloads.pods.labels import watcher_selector
-from k8s_workloads.watch._watchjson import decode_event
+from k8s_workloads.watch.decoding import decode_event
 
 if TYPE_CHECKING:
     import queue
+    from collections.abc import Callable
 
     from k8s_workloads.airflow.executor import KubernetesExecutor
 
@@ -40,7 +41,8 @@ class _Watcher(threading.Thread):
     executor's queue; restarts when the stream ends, backing off when it fails.
 
     ``connect_timeout``: seconds to connect (``api_request_timeout``'s first);
-    ``rng``: the randomness of the watch timeouts and the backoff (seed it in tests).
+    ``rng``: the randomness of the watch timeouts and the backoff (seed it in tests);
+    ``on_restart``: told of each restart, ``failed`` or not (the executor's metrics).
     """
 
     read_timeout: float = WATCH_READ_TIMEOUT_SECONDS
@@ -56,6 +58,7 @@ class _Watcher(threading.Thread):
         *,
         connect_timeout: float = 10.0,
         rng: random.Random | None = None,
+        on_restart: Callable[..., None] | None = None,
     ) -> None:
         super().__init__(name=f"k8s-workloads-watcher-{namespace or 'all'}", daemon=True)
         self.executor = executor
@@ -71,6 +74,8 @@ class _Watcher(threading.Thread):
         self.restarts = WatchRestarts(self.rng)
         self.delivered = False
         """Whether the current stream delivered a line (a bookmark counts)."""
+        self.on_restart = on_restart
+        """Called as ``on_restart(failed=...)`` each time the watch is started again."""
 
     def stop(self, timeout: float) -> None:
         """Stop reading: the open stream is shut down, so an idle watch ends at once."""
@@ -109,6 +114,10 @@ class _Watcher(threading.Thread):
                 first=self.first_backoff,
                 most=self.most_backoff,
             )
+            if self.stopping.is_set():
+                return
+            if self.on_restart is not None:
+                self.on_restart(failed=error is not None)
             if delay is not None:
                 self.stopping.wait(delay)
 

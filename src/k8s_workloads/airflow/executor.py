@@ -52,12 +52,13 @@ from k8s_workloads.executor.requests import (
     ReadStates,
     Request,
 )
-from k8s_workloads.io._watching import describe_failure, server_address
+from k8s_workloads.io.watching import describe_failure, server_address
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.pods.errors import InvalidJob, InvalidPod
 from k8s_workloads.pods.labels import scheduler_pods_selector
 from k8s_workloads.pods.workload import workload_command_args
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
+from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -138,6 +139,7 @@ class KubernetesExecutor(_Adoption):
             return
         try:
             self.core.submit(job)
+            self._metrics.accepted(job.key)
         except (InvalidJob, InvalidPod) as error:
             # Refused at submit (a bad override or template file): reported as a pod that
             # could not be built was, when the core found out only at creation.
@@ -174,6 +176,7 @@ class KubernetesExecutor(_Adoption):
         try:
             key = from_airflow_key(airflow_key)
             self.core.submit(KubernetesJob(key, workload_command_args(workload.model_dump_json())))
+            self._metrics.accepted(key)
         except (ConversionError, ValueError, TypeError) as error:
             self.running.discard(airflow_key)
             self.event_buffer[airflow_key] = (
@@ -190,9 +193,16 @@ class KubernetesExecutor(_Adoption):
         started = time.monotonic()
         now = _utcnow()
         self._reports_stored()
+        core, events, metrics = self.core, self._events, self._metrics
         with contextlib.suppress(queue.Empty):
-            while True:
-                self.core.feed_event(self._events.get_nowait(), now=now)
+            if metrics.timing_running:  # the first Running event of a pod ends its measure
+                while True:
+                    resolution = core.feed_event(events.get_nowait(), now=now)
+                    if resolution.outcome is Outcome.RUNNING:
+                        metrics.running(resolution.key)
+            else:
+                while True:
+                    core.feed_event(events.get_nowait(), now=now)
         # The [scheduler] section, read from Airflow's configuration as the provider does.
         interval = _airflow("airflow.providers.common.compat.sdk").conf.getfloat(
             "scheduler", "orphaned_tasks_check_interval", fallback=300.0
@@ -205,6 +215,8 @@ class KubernetesExecutor(_Adoption):
         # request a pass may finish past its own bound and the bookkeeping after it.
         spent = time.monotonic() - started
         self._pass(seconds=max(0.0, self._sync_bound - spent - _SYNC_MARGIN_SECONDS))
+        if metrics.on:
+            metrics.synced(time.monotonic() - started, len(core.in_flight))
 
     def _pass(self, *, seconds: float | None = None) -> None:
         """Perform the core's requests, many in flight (:class:`PoolDriver`). Bounded, as
@@ -218,7 +230,9 @@ class KubernetesExecutor(_Adoption):
             # What is not a failed call is a bug; sync() is the scheduler loop's, and no
             # library error may stop it (the provider catches only its own types there).
             self.log.exception("The executor pass failed; the next sync() goes on")
+        metrics = self._metrics
         for failed in core.take_failed_relabels():
+            metrics.relabel_refused(failed.key)
             self.log.warning(
                 "Not adopting pod %s/%s of %s: the API server refused its relabel (%s); "
                 "another scheduler took it or it is gone, so it is not run again here",
@@ -229,11 +243,13 @@ class KubernetesExecutor(_Adoption):
             )
         for key, running in core.take_running_changes():
             airflow_key = to_airflow_key(key)
-            if running:
+            if running:  # adopted: a live pod of a dead scheduler's, taken over
                 self.running.add(airflow_key)
+                metrics.adopted(key)
             else:
                 self.running.discard(airflow_key)
                 self._ti_ids.pop(key, None)
+                metrics.stopped(key)
 
     def _perform(self, request: Request) -> object:
         """One request: events, state reads and re-lists here (the scheduler's thread);
@@ -261,7 +277,9 @@ class KubernetesExecutor(_Adoption):
             answer = self._calls.perform(request)
         except BaseException as error:
             self._failed_creations[request.key] = describe_failure(error)
+            self._metrics.creation_failed(error)
             raise
+        self._metrics.pod_created(request.key)
         if self._creations_unsent:
             self._creations_unsent = False
             self.log.info(
@@ -312,6 +330,7 @@ class KubernetesExecutor(_Adoption):
         if cause == "create confirmed":
             self._creations_unsent = False
             self._failed_creations.pop(key, None)
+            self._metrics.pod_created(key)
             log.info("Pod %s of %s was created after all (read back)", pod, key)
             return
         outcome = _outcome(decision)

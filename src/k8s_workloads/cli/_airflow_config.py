@@ -1,24 +1,25 @@
-"""``airflow-config``: the Airflow settings that run this library's executor, and
-``--check``: what the running Airflow configuration is missing."""
+"""``airflow-config``: the Airflow settings that run this library's executor; ``--check``:
+every problem of the running Airflow configuration, found by the executor's own start-up
+checks (``settings.setting_problems``); ``--check --connect``: and whether the cluster lets
+the executor work, asked with the executor's own client (``cluster_check``)."""
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 from typing import TYPE_CHECKING, Any, TextIO
 
 from k8s_workloads.airflow.provider import EXECUTOR, OPTIONS, SECTION
-from k8s_workloads.airflow.settings import (
-    InvalidExecutorSetting,
-    cluster_access_problem,
-    image_problem,
-    read_options,
-)
+from k8s_workloads.airflow.settings import read_options, setting_problems, watched_namespaces
 from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._io import UsageError
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
+
+    from k8s_workloads.airflow.cluster_check import ClusterCheck
 
 
 # (section, key, value, why): the executor line and the library's options, at their defaults.
@@ -47,11 +48,17 @@ CHOICES: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 
 
 def run_airflow_config(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:  # noqa: ARG001
+    if args.connect and not args.check:
+        raise UsageError("--connect goes with --check")
     if args.check:
-        problems = check_running_configuration()
+        problems, summary = check_running_configuration(connect=args.connect)
         err.writelines(f"k8s-workloads airflow-config: {problem}\n" for problem in problems)
         if not problems:
-            out.write("airflow-config: the executor's settings are complete\n")
+            out.write(
+                "airflow-config: the executor's settings are complete"
+                + (f"; {summary}" if summary else "")
+                + "\n"
+            )
         return 1 if problems else 0
     if args.env:
         _write_env(out)
@@ -83,11 +90,14 @@ def _write_env(out: TextIO) -> None:
     )
 
 
-def check_running_configuration() -> list[str]:
+def check_running_configuration(*, connect: bool = False) -> tuple[list[str], str]:
     """One line per problem of the running Airflow configuration (``AIRFLOW_HOME``'s
-    ``airflow.cfg`` and ``AIRFLOW__*`` variables), as the executor's ``start()`` sees it."""
+    ``airflow.cfg`` and ``AIRFLOW__*`` variables), as the executor's ``start()`` sees it,
+    and with ``connect`` of the cluster it reaches; and a summary of what was checked."""
     try:
         conf = importlib.import_module("airflow.configuration").conf
+        lifecycle = importlib.import_module("k8s_workloads.airflow._lifecycle")
+        kube_client = importlib.import_module("airflow.providers.cncf.kubernetes.kube_client")
     except ImportError as error:
         raise UsageError(
             f"--check reads Airflow's configuration: pip install 'k8s-workloads[airflow]' ({error})"
@@ -101,34 +111,45 @@ def check_running_configuration() -> list[str]:
     executor = conf.get("core", "executor", fallback="") or ""
     if not any(path in executor for path in _EXECUTOR_PATHS):
         problems.append(f"[core] executor = {executor!r} does not name {EXECUTOR}")
-    try:
-        read_options(get)
-    except InvalidExecutorSetting as error:
-        problems.append(str(error))
-    try:
-        factory_read = hasattr(
-            importlib.import_module("airflow.providers.cncf.kubernetes.kube_client"),
-            "_get_executor_kube_client",
-        )
-    except ImportError:
-        factory_read = False
-    access = cluster_access_problem(get, environ=os.environ, client_factory_read=factory_read)
-    image = image_problem(get, _template(get("pod_template_file")))
-    problems.extend(str(problem) for problem in (access, image) if problem is not None)
-    return problems
+    settings = setting_problems(
+        get,
+        environ=os.environ,
+        load_template=lifecycle.load_pod_template,
+        client_factory_read=hasattr(kube_client, "_get_executor_kube_client"),
+    )
+    problems.extend(str(problem) for problem in settings)
+    if not connect:
+        return problems, ""
+    if settings:  # the client is made from these settings: fix them first
+        problems.append("--connect: not tried, the settings above come first")
+        return problems, ""
+    found = _cluster(get, lifecycle, kube_client)
+    return problems + list(found.problems), found.summary
 
 
-def _template(path: str | None) -> dict[str, Any] | None:
-    """The pod template file's content as far as the image check reads it (None: none)."""
-    if not path or not os.path.exists(path):  # noqa: PTH110 - a configured path, as text
-        return None
-    from k8s_workloads._yaml_input import load_bounded_file  # noqa: PLC0415
+def _cluster(get: Callable[[str], str | None], lifecycle: Any, kube_client: Any) -> ClusterCheck:  # noqa: ANN401
+    """The cluster checked with the executor's client, made as ``start()`` makes it."""
+    from k8s_workloads.airflow.cluster_check import ClusterCheck, check_cluster  # noqa: PLC0415
 
+    options = read_options(get)
+    request_args: dict[str, Any] = {
+        "_request_timeout": options.api_request_timeout.pair,
+        **json.loads(get("kube_client_request_args") or "{}"),
+    }
+    timeout = request_args["_request_timeout"]
     try:
-        loaded = load_bounded_file(path)
-    except (OSError, ValueError) as error:
-        raise UsageError(f"[{SECTION}] pod_template_file = {path!r}: {error}") from None
-    return loaded if isinstance(loaded, dict) else None
+        api = lifecycle.executor_kube_client(kube_client, None)
+    except Exception as error:  # noqa: BLE001 - the client loaders raise anything
+        why = f"{type(error).__name__}: {error}".splitlines()[0][:300]
+        return ClusterCheck("", (f"cannot make the executor's API client ({why})",), "")
+    namespace = get("namespace")
+    return check_cluster(
+        api.api_client,
+        namespace="default" if namespace is None else namespace,
+        watched=watched_namespaces(get),
+        secrets=options.secure_workload_payload,
+        request_timeout=tuple(timeout) if isinstance(timeout, list) else timeout,
+    )
 
 
 COMMAND = Command(
@@ -139,7 +160,11 @@ COMMAND = Command(
     "executor line, the choices of cluster access and of worker image (commented: "
     "pick one of each), and the library's own [kubernetes_executor] options at their "
     "defaults. With --check, read the running Airflow configuration instead and print "
-    "one line per setting it is missing (exit 1 if any).",
+    "one line per problem the executor would start with or refuse to start on: each "
+    "option's type and range, namespace names, the pod template file, cluster access, "
+    "the image (exit 1 if any). With --connect too, try the cluster with the executor's "
+    "client: reachable, credentials accepted, namespaces there, RBAC allowing each verb "
+    "the executor uses.",
     run=run_airflow_config,
     options=(
         option("--env", action="store_true", help="AIRFLOW__SECTION__KEY=value lines instead"),
@@ -147,6 +172,11 @@ COMMAND = Command(
             "--check",
             action="store_true",
             help="check the running Airflow configuration (needs Airflow installed)",
+        ),
+        option(
+            "--connect",
+            action="store_true",
+            help="with --check: also try the cluster (reachable, credentials, namespaces, RBAC)",
         ),
     ),
 )

@@ -5,6 +5,8 @@ The cluster is reached with the ``kubernetes`` client: the kubeconfig (``--kubec
 else ``KUBECONFIG`` or ``~/.kube/config``; ``--context``) or, with ``--in-cluster``, the
 pod's service account. One line per pod deleted (or, with ``--dry-run``, that would be),
 then a count; a pod that cannot be deleted is one line on stderr and the exit status 1.
+Every call waits at most ``--timeout`` seconds for an answer (a silent API server is an
+error, never a hang).
 """
 
 from __future__ import annotations
@@ -45,12 +47,13 @@ def _client(args: argparse.Namespace) -> Any:  # noqa: ANN401 - kubernetes.clien
     return client.CoreV1Api(api_client)
 
 
-def _listed(api: Any, namespace: str) -> list[dict[str, Any]]:  # noqa: ANN401 - CoreV1Api
+def _listed(api: Any, namespace: str, timeout: tuple[float, float]) -> list[dict[str, Any]]:  # noqa: ANN401 - CoreV1Api
     """Every executor pod of ``namespace``, in pages, as JSON."""
     pods: list[dict[str, Any]] = []
     token: str | None = None
     while True:
         kwargs: dict[str, Any] = {"label_selector": EXECUTOR_PODS_SELECTOR, "limit": 500}
+        kwargs["_request_timeout"] = timeout
         if token:
             kwargs["_continue"] = token
         page = api.list_namespaced_pod(namespace, _preload_content=False, **kwargs)
@@ -67,12 +70,13 @@ def run_cleanup(args: argparse.Namespace, out: TextIO, err: TextIO, _inp: TextIO
         raise UsageError(f"--namespace must be a namespace name, got {namespace!r}")
     min_pending = _minutes(args, "--min-pending-minutes", 1)
     min_completed = _minutes(args, "--min-completed-minutes", 0)
+    timeout = _timeout(args.timeout)
     from kubernetes.client.exceptions import ApiException  # noqa: PLC0415
     from urllib3.exceptions import HTTPError  # noqa: PLC0415
 
     api = _client(args)
     try:
-        listed = _listed(api, namespace)
+        listed = _listed(api, namespace, timeout)
     except (ApiException, HTTPError, OSError) as error:
         report(err, f"k8s-workloads cleanup-pods: cannot list pods in {namespace}: {error}")
         return 1
@@ -91,7 +95,9 @@ def run_cleanup(args: argparse.Namespace, out: TextIO, err: TextIO, _inp: TextIO
     for pod in chosen:
         if not args.dry_run:
             try:
-                api.delete_namespaced_pod(pod.pod_name, pod.namespace, _preload_content=False)
+                api.delete_namespaced_pod(
+                    pod.pod_name, pod.namespace, _preload_content=False, _request_timeout=timeout
+                )
             except (ApiException, HTTPError, OSError) as error:
                 if getattr(error, "status", None) == 404:
                     continue
@@ -105,8 +111,20 @@ def run_cleanup(args: argparse.Namespace, out: TextIO, err: TextIO, _inp: TextIO
                 continue
         out.write(f"{verb} pod {pod.namespace}/{pod.pod_name}: {pod.why}\n")
     done = len(chosen) - failed
-    out.write(f"{done} of {len(listed)} executor pods in {namespace} {verb}\n")
+    summary = "would be deleted" if args.dry_run else "deleted"
+    out.write(f"{done} of {len(listed)} executor pods in {namespace} {summary}\n")
     return 1 if failed else 0
+
+
+def _timeout(text: object) -> tuple[float, float]:
+    """``--timeout``: (connect, read) seconds, the connect at most 10."""
+    try:
+        seconds = float(text) if isinstance(text, str) else -1.0
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 3600:  # an hour: a typo, not a wish
+        raise UsageError(f"--timeout must be seconds in (0, 3600], got {text!r}")
+    return (min(seconds, 10.0), seconds)
 
 
 def _minutes(args: argparse.Namespace, name: str, minimum: int) -> int:
@@ -150,5 +168,11 @@ COMMAND = Command(
         ),
         option("--context", help="the kubeconfig context (default: its current one)"),
         option("--in-cluster", action="store_true", help="use the pod's service account"),
+        option(
+            "--timeout",
+            default="60",
+            metavar="SECONDS",
+            help="the longest wait for each answer of the API server (default 60)",
+        ),
     ),
 )

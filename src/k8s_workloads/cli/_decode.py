@@ -7,9 +7,9 @@ from importlib import resources
 from typing import TYPE_CHECKING, TextIO
 
 from k8s_workloads import compat
-from k8s_workloads._display import one_line
 from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._io import UsageError, parse_json, read_text
+from k8s_workloads.display import one_line
 from k8s_workloads.pods.codec import InvalidAnnotations, annotations_to_key
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ import json
 import os
 from typing import NoReturn, TextIO, cast
 
-from k8s_workloads import _limits
-from k8s_workloads._display import one_line
+from k8s_workloads import limits
+from k8s_workloads.display import one_line
 
 
 class UsageError(Exception):
@@ -25,7 +25,7 @@ def read_text(path: str, stdin: TextIO, what: str | None = None) -> str:
     is a usage error.
     """
     prefix = f"{what}: " if what else ""
-    limit = _limits.MAX_INPUT_BYTES  # read at each call: tests lower it
+    limit = limits.MAX_INPUT_BYTES  # read at each call: tests lower it
     data: bytes | str
     try:
         if path == "-":

@@ -8,7 +8,15 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from k8s_workloads import __version__
-from k8s_workloads.cli import _airflow_config, _cleanup, _decode, _render, _resolve, _simulate
+from k8s_workloads.cli import (
+    _airflow_config,
+    _cleanup,
+    _decode,
+    _local,
+    _render,
+    _resolve,
+    _simulate,
+)
 from k8s_workloads.cli._io import (
     EXIT_CLOSED_PIPE,
     UsageError,
@@ -27,6 +35,7 @@ _TREE = (
     _simulate.COMMAND,
     _airflow_config.COMMAND,
     _cleanup.COMMAND,
+    _local.COMMAND,
     _render.COMMAND,
     _resolve.COMMAND,
 )

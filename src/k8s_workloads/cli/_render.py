@@ -11,18 +11,18 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, TextIO
 
 from k8s_workloads import compat
-from k8s_workloads._display import path_part, printable, shown
-from k8s_workloads._json import children
-from k8s_workloads._limits import MAX_YAML_NODES
 from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._io import UsageError, parse_json, positive_int, read_text
+from k8s_workloads.display import path_part, printable, shown
+from k8s_workloads.json_values import children
 from k8s_workloads.keys import CallbackKey
+from k8s_workloads.limits import MAX_YAML_NODES
 
 if TYPE_CHECKING:
     import argparse
 
     from k8s_workloads.keys import TaskInstanceKey
-    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 WORKLOADS_MIN_VERSION = (3, 0, 0)
 """``render`` writes Airflow 3 workload pods (``execute_workload``); Airflow 2 ran commands."""
@@ -33,7 +33,7 @@ def _load_pod_file(path: str, stdin: TextIO, what: str, max_nodes: int) -> Manif
     # Deferred: PyYAML costs ~15 ms to import and only render needs it.
     import yaml  # noqa: PLC0415
 
-    from k8s_workloads._yaml_input import YAMLLimitExceeded, load_bounded  # noqa: PLC0415
+    from k8s_workloads.yaml_input import YAMLLimitExceeded, load_bounded  # noqa: PLC0415
 
     text = read_text(path, stdin, what)
     try:
@@ -267,11 +267,11 @@ def _render_documents(
         secure_workload_payload,
     )
     from k8s_workloads.pods.reconcile import PodReconciliationError  # noqa: PLC0415
-    from k8s_workloads.pods.redaction import _tokens_in_json  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import tokens_in_json  # noqa: PLC0415
 
     version = _render_version(args.airflow_version)
     workload = _load_workload(args.workload, args.kind, stdin)
-    _tokens_in_json(workload, tokens)
+    tokens_in_json(workload, tokens)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -319,7 +319,7 @@ def _non_finite_at(document: object) -> str | None:
 def run_render(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     import yaml  # noqa: PLC0415
 
-    from k8s_workloads.pods.redaction import _message_masker, redact_manifests  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import message_masker, redact_manifests  # noqa: PLC0415
 
     notes: list[str] = []
     tokens: set[str] = set()
@@ -327,9 +327,9 @@ def run_render(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO
         documents = _render_documents(args, stdin, notes, tokens)
     except UsageError as error:
         # Errors may echo a template or override value: never the workload's token.
-        raise UsageError(_message_masker(frozenset(tokens)).text(str(error))) from None
+        raise UsageError(message_masker(frozenset(tokens)).text(str(error))) from None
     finally:
-        masker = _message_masker(frozenset(tokens))
+        masker = message_masker(frozenset(tokens))
         for note in notes:
             line = f"k8s-workloads render {args.kind}: warning: {note}"
             print(printable(masker.text(line)), file=err)

@@ -9,17 +9,17 @@ from importlib import resources
 from typing import TYPE_CHECKING, TextIO, cast
 
 from k8s_workloads import compat
-from k8s_workloads._display import one_line, printable, shown
 from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._decode import DEMO_AIRFLOW_VERSION
 from k8s_workloads.cli._io import UsageError
+from k8s_workloads.display import one_line, printable, shown
 
 if TYPE_CHECKING:
     import argparse
     import datetime
     from collections.abc import Iterator
 
-    from k8s_workloads.pods.redaction import _Masker
+    from k8s_workloads.pods.redaction import Masker
     from k8s_workloads.watch.resolution import Resolution, ResolverConfig
     from k8s_workloads.watch.streams import WatchInput
 
@@ -117,7 +117,7 @@ def _resolution_json(
 
 
 def _resolution_text(
-    item: WatchInput, resolution: Resolution, *, explain: bool, masker: _Masker
+    item: WatchInput, resolution: Resolution, *, explain: bool, masker: Masker
 ) -> str:
     pod = "-"
     if resolution.pod_name is not None:
@@ -132,13 +132,13 @@ def _resolution_text(
     return "\n".join(printable(masker.text(line)) for line in lines)
 
 
-def _event_masker(item: WatchInput) -> _Masker:
+def _event_masker(item: WatchInput) -> Masker:
     """Masks the event's pod's own token (from its args) and anything token-shaped."""
-    from k8s_workloads.pods.redaction import _message_masker, _pod_args_tokens  # noqa: PLC0415
+    from k8s_workloads.pods.redaction import message_masker, pod_args_tokens  # noqa: PLC0415
 
     event = getattr(item, "event", None)
     pod = event.get("object") if isinstance(event, dict) else None
-    return _message_masker(_pod_args_tokens(pod))
+    return message_masker(pod_args_tokens(pod))
 
 
 def _print_summary(counts: dict[str, int], out: TextIO, *, as_json: bool) -> None:

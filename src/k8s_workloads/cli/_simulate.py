@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from k8s_workloads._limits import MAX_SCENARIO_ENTRIES
 from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._io import positive_int
+from k8s_workloads.limits import MAX_SCENARIO_ENTRIES
 
 if TYPE_CHECKING:
     import argparse

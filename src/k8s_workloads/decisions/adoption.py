@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from k8s_workloads._json import as_map as _map
-from k8s_workloads._json import as_text as _str
 from k8s_workloads.compat import InvalidVersion, VersionLike
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import (
@@ -35,7 +33,9 @@ from k8s_workloads.decisions.actions import (
 )
 from k8s_workloads.decisions.attempts import Attempts
 from k8s_workloads.decisions.rules import cleanup_actions
-from k8s_workloads.keys import _RUN_ONCE_KEYS, CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.json_values import as_map as _map
+from k8s_workloads.json_values import as_text as _str
+from k8s_workloads.keys import RUN_ONCE_KEYS, CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods.codec import InvalidAnnotations, annotations_to_key
 from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
@@ -405,7 +405,9 @@ def plan_adoption(
     are not the executor's.
     Of a workload's unfinished pods only the current launch is adopted: older ones
     (``creationTimestamp``) and Failed ones beside a live one were requeued launches,
-    whose failure is not the workload's.
+    whose failure is not the workload's. They are retired, so that no later adoption
+    takes one for the workload's once the current launch is a live scheduler's: a Failed
+    one labelled done (guarded by its owner), one that has not ended deleted.
 
     ``pods`` are the listings of :func:`adoption_selectors`, as they come: a pod in two
     lists counts once (the newer ``resourceVersion``). Each relabel expects the listed
@@ -444,7 +446,9 @@ def plan_adoption(
     for pod in listed:
         name, namespace, key = pod.name, pod.namespace, pod.key
         if (namespace, name) in earlier:
-            skipped.append(SkippedPod(name, namespace, earlier[namespace, name]))
+            retire, how = _retire(pod)
+            actions.append(retire)
+            skipped.append(SkippedPod(name, namespace, f"{earlier[namespace, name]}; {how}"))
             continue
         succeeded = pod.phase == "Succeeded"
         if not succeeded and key in owned:
@@ -475,7 +479,7 @@ def plan_adoption(
         )
         if succeeded:
             result = pseudo_result(key, _COMPLETED, name, namespace, pod.resource_version)
-            if unexpected and isinstance(key, _RUN_ONCE_KEYS):
+            if unexpected and isinstance(key, RUN_ONCE_KEYS):
                 actions.extend(cleanup_actions(result, config))
                 what = "callback" if isinstance(key, CallbackKey) else "generic workload"
                 reason = f"{what} already settled: its Succeeded pod is cleaned up, not reported"
@@ -494,6 +498,18 @@ def plan_adoption(
         frozenset(owned),
         frozenset(found),
     )
+
+
+def _retire(pod: _Listed) -> tuple[Action, str]:
+    """An earlier launch is taken out of every later adoption, so none takes it for its
+    workload's once the current launch has gone elsewhere: labelled done if it failed
+    (kept, as its dead owner kept it; guarded by that owner), deleted if it has not ended
+    (it waits to start: once its cause passes it would run the workload again)."""
+    if pod.phase != "Failed":
+        return DeletePod(pod.name, pod.namespace), "deleted"
+    done = {POD_EXECUTOR_DONE_LABEL: TRUE_LABEL_VALUE}
+    guard = {AIRFLOW_WORKER_LABEL: pod.owner}
+    return PatchLabels(pod.name, pod.namespace, done, expect=guard), "labelled done"
 
 
 def _unexpected(

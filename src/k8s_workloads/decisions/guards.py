@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 
 from k8s_workloads.decisions.actions import Decision, EmitEvent, Ignore, RequeueJob
 from k8s_workloads.decisions.rules import UNKNOWN, _Case, cleanup_actions
-from k8s_workloads.keys import _RUN_ONCE_KEYS
+from k8s_workloads.keys import RUN_ONCE_KEYS
 from k8s_workloads.states import (
     CallbackState,
     ExecutorPseudoState,
@@ -60,7 +60,7 @@ def state_needed(result: WorkloadResult, decision: Decision, *, read_callback_st
     with ``read_callback_states`` off, callbacks are decided without it. A generic
     workload's, decided by the callback rules, likewise.
     """
-    if isinstance(result.key, _RUN_ONCE_KEYS):
+    if isinstance(result.key, RUN_ONCE_KEYS):
         return read_callback_states and any(
             isinstance(action, EmitEvent) for action in decision.actions
         )

@@ -43,7 +43,7 @@ from k8s_workloads.decisions.tables import (
     TASK_GIVE_UP_RULES,
     TASK_RULES,
 )
-from k8s_workloads.keys import _RUN_ONCE_KEYS
+from k8s_workloads.keys import RUN_ONCE_KEYS
 from k8s_workloads.states import (
     CallbackResult,
     CallbackState,
@@ -224,9 +224,11 @@ def decide(
     workloads) or :func:`decide_task`."""
     if isinstance(result, (CallbackResult, GenericResult)):
         callback_state = known_state if not isinstance(known_state, TaskInstanceState) else UNKNOWN
-        return _run(_CALLBACK_ROWS, _Case(result, running, config, attempts, callback_state))
+        return decide_callback(
+            result, running=running, config=config, attempts=attempts, callback_state=callback_state
+        )
     ti_state = known_state if not isinstance(known_state, CallbackState) else UNKNOWN
-    return _run(_TASK_ROWS, _Case(result, running, config, attempts, ti_state))
+    return decide_task(result, running=running, config=config, attempts=attempts, ti_state=ti_state)
 
 
 def handling_failed(
@@ -264,6 +266,6 @@ def handling_failed(
     it fails again, a watch restart shows the pod once more and, the workload no longer
     running, it is ignored as a duplicate.
     """
-    rows = _CALLBACK_GIVE_UP_ROWS if isinstance(result.key, _RUN_ONCE_KEYS) else _TASK_GIVE_UP_ROWS
+    rows = _CALLBACK_GIVE_UP_ROWS if isinstance(result.key, RUN_ONCE_KEYS) else _TASK_GIVE_UP_ROWS
     case = _Case(result, running, config, attempts, known_state, error, failures_so_far)
     return _run(rows, case)

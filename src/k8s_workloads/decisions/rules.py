@@ -62,14 +62,27 @@ or no state) or :data:`UNKNOWN` (not read)."""
 # --- shared rules ---------------------------------------------------------------------
 
 
+def is_waiting_failure(result: WorkloadResult) -> bool:
+    """Whether ``result`` is a failure of a pod that is still Pending (its failure details
+    say so): a launch that never started and has not ended."""
+    details = result.failure_details
+    return details is not None and details.get("pod_status") == "Pending"
+
+
 def cleanup_actions(result: WorkloadResult, config: DecisionConfig) -> list[Action]:
     """What is done with a settled result's pod: deleted (``delete_worker_pods``), except a
     failed one kept for debugging (``delete_worker_pods_on_failure`` off), which is labelled
     done if ``mark_kept_failed_pods_done``; with ``delete_worker_pods`` off, labelled done.
-    A vanished pod is gone already; a Succeeded pod is never kept as a failed one."""
+    A vanished pod is gone already; a Succeeded pod is never kept as a failed one.
+
+    A pod failed while still Pending (a container waiting for a reason that does not pass:
+    a failed pull, a bad config) is always deleted: it has not ended, and kept, it would
+    start once its cause passes (a registry back) and run the workload a second time."""
     if result.state is ExecutorPseudoState.VANISHED:
         return []
     failed = result.state is TaskInstanceState.FAILED or result.state is CallbackState.FAILED
+    if failed and is_waiting_failure(result):
+        return [DeletePod(result.pod_name, result.namespace)]
     done = PatchLabels(
         result.pod_name, result.namespace, {POD_EXECUTOR_DONE_LABEL: TRUE_LABEL_VALUE}
     )

@@ -71,12 +71,11 @@ from k8s_workloads.executor.requests import (
     CreatePod,
     DeleteSecret,
     Handled,
-    Manifest,
     ProtocolError,
     ReadPod,
     Request,
 )
-from k8s_workloads.keys import _RUN_ONCE_KEYS
+from k8s_workloads.keys import RUN_ONCE_KEYS
 from k8s_workloads.pods.build import PodTemplate, check_job, construct_pod
 from k8s_workloads.pods.payload import (
     attach_secure_payload,
@@ -87,7 +86,9 @@ from k8s_workloads.pods.redaction import token_masker
 from k8s_workloads.states import KubernetesJob, state_class_for_key
 
 if TYPE_CHECKING:
+    from k8s_workloads.decisions.attempts import Attempt
     from k8s_workloads.keys import WorkloadKey
+    from k8s_workloads.pods.manifest import Manifest
 
 
 class _Creation(_CoreBase):
@@ -187,7 +188,7 @@ class _Creation(_CoreBase):
         ``callback_queued_timeout`` of its first attempt (True: failed)."""
         timeout, now = self.config.decisions.callback_queued_timeout, self._now
         if (
-            not isinstance(request.key, _RUN_ONCE_KEYS)
+            not isinstance(request.key, RUN_ONCE_KEYS)
             or timeout is None
             or now is None
             or entry.since is None
@@ -276,7 +277,7 @@ class _Creation(_CoreBase):
             and attempt is not None
             and attempt.job is entry.job
         )
-        earlier = (sent.namespace, sent.pod_name) in self._cleaned
+        earlier = (sent.namespace, sent.pod_name) in self._cleaned or _requeued(attempt, pod)
         step = after_read_back(pod, sent.pod, record.status, earlier=earlier, seen=record.seen)
         if step is AfterReadBack.CREATED:
             self._create_retries.pop(key, None)
@@ -535,3 +536,14 @@ class _Creation(_CoreBase):
             self.on_decision(Handled(key, "create error", decision, pod_name=request.pod_name))
         work = _Work(_FINAL, deque([*cleanup, *decision.actions]), attempts=decision.attempts)
         self._open(work, key)
+
+
+def _requeued(attempt: Attempt | None, pod: Mapping[str, Any] | None) -> bool:
+    """Whether ``pod`` (read back) is an earlier launch of the workload whose failure was
+    requeued: a kept pod under a name every launch shares (a fixed name from a
+    ``pod_override``), never this attempt's. Its uid tells it apart, not its name."""
+    if attempt is None or pod is None:
+        return False
+    metadata = pod.get("metadata")
+    uid = metadata.get("uid") if isinstance(metadata, Mapping) else None
+    return isinstance(uid, str) and uid in attempt.requeued_uids

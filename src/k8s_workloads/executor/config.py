@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from k8s_workloads import _config as _checks
-from k8s_workloads._display import shown
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.config import DecisionConfig
+from k8s_workloads.display import shown
 from k8s_workloads.pods.validation import is_dns1123_label
 from k8s_workloads.watch.resolution import ResolverConfig
 

@@ -244,6 +244,7 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
                 record is not None
                 and resolution.key == record.request.key
                 and where not in self._cleaned  # not an earlier attempt's, of a fixed name
+                and not _earlier_launch(self._attempts.get(record.request.key), resolution)
             ):
                 record.seen = True
         result = resolution.to_result()
@@ -485,3 +486,10 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
                 due = self._wake_up()
                 return Waiting(len(self._in_flight), due if due is not None and due > now else None)
             return NothingToDo(self._wake_up())
+
+
+def _earlier_launch(attempt: Attempt | None, resolution: Resolution) -> bool:
+    """Whether the watch's pod is a launch of the workload whose failure was requeued
+    (kept, under the name every launch shares): not the creation being read back."""
+    uid = resolution.pod_uid
+    return attempt is not None and uid is not None and uid in attempt.requeued_uids

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from k8s_workloads.decisions.adoption import AdoptionPlan
     from k8s_workloads.keys import WorkloadKey
     from k8s_workloads.pods.labels import PodSelector
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.states import WorkloadResult
 
 __all__ = [
@@ -39,9 +40,6 @@ __all__ = [
     "Waiting",
     "WorkloadAlreadyRunning",
 ]
-
-Manifest: TypeAlias = dict[str, Any]
-"""A Kubernetes object as the API takes it (camelCase JSON)."""
 
 
 class ProtocolError(RuntimeError):

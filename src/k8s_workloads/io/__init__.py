@@ -10,12 +10,13 @@ that client's calls, and one policy for what an answer means, written once
   :class:`~k8s_workloads.io.pool.PoolDriver`);
 * :mod:`k8s_workloads.io.aio`: ``kubernetes_asyncio``, with an ``async`` driver (the
   ``[asyncio]`` extra);
-* :mod:`k8s_workloads.io.kit`: the test kit's in-memory cluster
-  (:class:`~k8s_workloads.testing.FakeCluster`), which the simulator, the stateful test
-  and :class:`~k8s_workloads.testing.CoreDriver` use.
+* the test kit's in-memory cluster (:class:`~k8s_workloads.testing.FakeCluster`), which
+  the simulator, the stateful test and :class:`~k8s_workloads.testing.CoreDriver` use,
+  has its module in the kit: :mod:`k8s_workloads.testing.cluster_calls` (this layer
+  imports nothing of the kit).
 
 Written once for every client, without I/O: which calls a request makes
-(:mod:`k8s_workloads.io._calls`) and a driver's bookkeeping of the calls in flight
+(:mod:`k8s_workloads.io.calls`) and a driver's bookkeeping of the calls in flight
 (:mod:`k8s_workloads.io._inflight`); each client module keeps only its I/O.
 
 Every response is read to its end and released, so connections go back to the client's

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from k8s_workloads.decisions.adoption import AdoptionPlan
     from k8s_workloads.executor.core import ExecutorCore
-    from k8s_workloads.io._calls import Listing
+    from k8s_workloads.io.calls import Listing
     from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 
 __all__ = ["Call", "InFlight", "Wait", "inline_by_default"]

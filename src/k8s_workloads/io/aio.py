@@ -27,7 +27,7 @@ the watch between two of its steps; requests run as tasks on the same loop. Resp
 are read to their end and released (the connector keeps the connections for reuse);
 lists are read in pages; the watch reads its stream raw, line by line (no models are
 built). What an answer means is the shared policy's (:mod:`k8s_workloads.io.policy`);
-how a watch keeps going, the Airflow watcher's (:mod:`k8s_workloads.io._watching`).
+how a watch keeps going, the Airflow watcher's (:mod:`k8s_workloads.io.watching`).
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ from aiohttp import ClientError
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from k8s_workloads.executor.requests import NothingToDo, Waiting
-from k8s_workloads.io._calls import CallPlan, CoreV1Client, Listing, list_request, on_core_v1
 from k8s_workloads.io._inflight import InFlight, Wait, inline_by_default
-from k8s_workloads.io._watching import (
+from k8s_workloads.io.calls import CallPlan, CoreV1Client, Listing, list_request, on_core_v1
+from k8s_workloads.io.watching import (
     BACKOFF_FIRST_SECONDS,
     BACKOFF_MOST_SECONDS,
     WATCH_READ_TIMEOUT_SECONDS,
@@ -374,7 +374,7 @@ class AsyncWatch:
     re-list, then watches from the list's version. Bookmarks, the 5-10 minute server
     timeout, a silent connection replaced after :attr:`read_timeout` seconds and the
     1 s to 30 s backoff with jitter are the Airflow watcher's
-    (:mod:`k8s_workloads.io._watching`); an outage is a warning per failed attempt, on
+    (:mod:`k8s_workloads.io.watching`); an outage is a warning per failed attempt, on
     ``log``.
 
     ``connect_timeout``: seconds to connect; ``rng``: the randomness of the timeouts and

@@ -28,7 +28,7 @@ from kubernetes.client import rest
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from k8s_workloads.io._calls import CallPlan, CoreV1Client, ListsPods, on_core_v1
+from k8s_workloads.io.calls import CallPlan, CoreV1Client, ListsPods, on_core_v1
 from k8s_workloads.io.policy import PAGE_SIZE
 
 if TYPE_CHECKING:

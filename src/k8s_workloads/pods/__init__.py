@@ -4,7 +4,7 @@ must keep.
 The package's modules, from the bottom up:
 
 * :mod:`~k8s_workloads.pods.validation` and :mod:`~k8s_workloads.pods.schema`: the
-  Kubernetes naming rules and the 1.37 Pod schema (generated into ``_pod_schema``);
+  Kubernetes naming rules and the 1.37 Pod schema (generated into ``schema_definitions``);
 * :mod:`~k8s_workloads.pods.labels` and :mod:`~k8s_workloads.pods.codec`: label values,
   selectors, and a workload key written to and read back from annotations;
 * :mod:`~k8s_workloads.pods.reconcile`: the provider's merge of pod layers;

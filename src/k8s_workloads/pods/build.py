@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads._display import shown
 from k8s_workloads.compat import VersionLike, require_callback_support
+from k8s_workloads.display import shown
 from k8s_workloads.keys import AIRFLOW_INT_MAX, CallbackKey, GenericKey, TaskInstanceKey
 from k8s_workloads.pods.errors import InvalidJob, InvalidPod
 from k8s_workloads.pods.general import (
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     import random
     from collections.abc import Mapping, Sequence
 
-    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.states import KubernetesJob
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from k8s_workloads._json import as_list, as_map, as_text
+from k8s_workloads.json_values import as_list, as_map, as_text
 from k8s_workloads.pods.labels import KUBERNETES_EXECUTOR_LABEL, TRUE_LABEL_VALUE
 
 if TYPE_CHECKING:

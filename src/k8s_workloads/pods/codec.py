@@ -16,16 +16,16 @@ import functools
 import re
 from collections.abc import Mapping
 
-from k8s_workloads._display import shown
-from k8s_workloads._errors import FieldError
 from k8s_workloads.compat import VersionLike, supports_callbacks
+from k8s_workloads.display import shown
+from k8s_workloads.errors import FieldError
 from k8s_workloads.keys import (
     CallbackKey,
     GenericKey,
     InvalidKey,
     TaskInstanceKey,
     WorkloadKey,
-    _checked_task_key,
+    checked_task_key,
 )
 from k8s_workloads.pods.labels import (
     CALLBACK_ID_ANNOTATION,
@@ -47,6 +47,7 @@ __all__ = [
     "InvalidAnnotations",
     "LegacyPodAnnotations",
     "annotations_to_key",
+    "cached_task_key",
     "is_callback_pod",
     "key_to_annotations",
 ]
@@ -161,23 +162,26 @@ def _decode_task(annotations: Mapping[str, object]) -> TaskInstanceKey:
         and run_id
         and (map_text is _ABSENT or type(map_text) is str)
     ):
-        return _cached_task_key(
+        return cached_task_key(
             dag_id, task_id, try_text, None if map_text is _ABSENT else map_text, run_id
         )
     return _decode_task_checked(annotations)
 
 
 @functools.lru_cache(maxsize=8192)
-def _cached_task_key(
+def cached_task_key(
     dag_id: str, task_id: str, try_text: str, map_text: str | None, run_id: str
 ) -> TaskInstanceKey:
+    """The key of a task pod's annotations, its numbers as written (``map_text`` None: no
+    map index), decoded once per distinct identity (keys are immutable; an error is not
+    cached). Raises :class:`InvalidAnnotations` naming the annotation at fault."""
     # Well-formed numbers (the usual case, and every miss of a long stream of new pods):
     # the key's own validators check the rest. Anything else is decoded field by field,
     # for the error naming the field.
     if _UNSIGNED_INT.fullmatch(try_text) and (map_text is None or _SIGNED_INT.fullmatch(map_text)):
         try:
             map_index = -1 if map_text is None else int(map_text)
-            return _checked_task_key(dag_id, task_id, run_id, int(try_text), map_index)
+            return checked_task_key(dag_id, task_id, run_id, int(try_text), map_index)
         except (InvalidKey, ValueError):
             pass
     annotations = {DAG_ID_KEY: dag_id, TASK_ID_KEY: task_id, TRY_NUMBER_KEY: try_text}

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeAlias
 
-from k8s_workloads._errors import FieldError
-from k8s_workloads.pods._manifest import PodReconciliationError
+from k8s_workloads.errors import FieldError
+from k8s_workloads.pods.manifest import PodReconciliationError
 from k8s_workloads.pods.redaction import token_masker
 
 if TYPE_CHECKING:

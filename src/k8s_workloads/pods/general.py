@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-from k8s_workloads._display import shown
-from k8s_workloads._json import as_list, as_map
-from k8s_workloads.pods._manifest import Manifest, PodReconciliationError
+from k8s_workloads.display import shown
+from k8s_workloads.json_values import as_list, as_map
 from k8s_workloads.pods.errors import (
     InvalidMutatedPod,
     InvalidPod,
@@ -30,6 +29,7 @@ from k8s_workloads.pods.errors import (
 from k8s_workloads.pods.labels import (
     add_unique_suffix,
 )
+from k8s_workloads.pods.manifest import Manifest, PodReconciliationError
 from k8s_workloads.pods.reconcile import merge_pair
 from k8s_workloads.pods.restart import _never_restarting
 from k8s_workloads.pods.schema import (

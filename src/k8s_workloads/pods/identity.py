@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from k8s_workloads._display import shown
-from k8s_workloads._json import as_map
+from k8s_workloads.display import shown
+from k8s_workloads.json_values import as_map
 from k8s_workloads.keys import CallbackKey, GenericKey
 from k8s_workloads.pods.codec import key_to_annotations
 from k8s_workloads.pods.labels import (
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import random
     from collections.abc import Mapping, Sequence
 
-    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.pods.plan import _Plan
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from k8s_workloads._display import shown
+from k8s_workloads.display import shown
 from k8s_workloads.pods.validation import (
     DNS1123_SUBDOMAIN_MAX_LENGTH,
     LABEL_VALUE_MAX_LENGTH,

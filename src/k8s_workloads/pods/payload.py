@@ -41,8 +41,8 @@ from typing import Any
 
 import attrs
 
-from k8s_workloads._display import REDACTED, shown
-from k8s_workloads._json import as_list, as_map
+from k8s_workloads.display import REDACTED, shown
+from k8s_workloads.json_values import as_list, as_map
 from k8s_workloads.pods.validation import (
     DNS1123_SUBDOMAIN_MAX_LENGTH,
     NamingRuleViolation,

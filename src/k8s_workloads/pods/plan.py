@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias, TypeVar, ca
 import attrs
 import msgspec
 
-from k8s_workloads._json import as_map
 from k8s_workloads.compat import AirflowVersion
-from k8s_workloads.pods._manifest import Manifest, PodReconciliationError, clean_manifest
+from k8s_workloads.json_values import as_map
 from k8s_workloads.pods.errors import InvalidPod, _masked
 from k8s_workloads.pods.general import (
     MutationHook,
@@ -49,6 +48,7 @@ from k8s_workloads.pods.labels import (
     _version_label_of_str,
     datetime_to_label_safe_datestring,
 )
+from k8s_workloads.pods.manifest import Manifest, PodReconciliationError, clean_manifest
 from k8s_workloads.pods.schema import (
     is_pod_schema_valid,
 )

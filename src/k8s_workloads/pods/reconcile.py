@@ -24,22 +24,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.pods._manifest import (
+from k8s_workloads.pods.manifest import (
     Manifest,
     PodReconciliationError,
-    clean_manifest,
     clean_object,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = [
-    "Manifest",
-    "PodReconciliationError",
-    "clean_manifest",
-    "reconcile_pods",
-]
+__all__ = ["PodReconciliationError", "reconcile_pods"]
 
 # Fields typed dict[str, str] in the Kubernetes models: an empty one is falsy. Every other
 # object-valued field is a model, truthy even when empty.

@@ -16,10 +16,20 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from k8s_workloads._display import REDACTED, mask_token_shaped
-from k8s_workloads._json import as_list, as_map
+from k8s_workloads.display import REDACTED, mask_token_shaped
+from k8s_workloads.json_values import as_list, as_map
 
-__all__ = ["REDACTED", "redact_manifest", "redact_manifests", "token_masker"]
+__all__ = [
+    "REDACTED",
+    "Masker",
+    "mask_cut",
+    "message_masker",
+    "pod_args_tokens",
+    "redact_manifest",
+    "redact_manifests",
+    "token_masker",
+    "tokens_in_json",
+]
 
 _WORKLOAD_ARG = "--json-string"
 _SHORTEST_FLAG = len("--json-s")
@@ -27,15 +37,17 @@ _FLAG_START = _WORKLOAD_ARG[:_SHORTEST_FLAG]
 _TOKEN_KEY = "token"  # noqa: S105 - the key that holds a token, not one
 
 
-def _tokens_in_json(value: object, found: set[str]) -> None:
+def tokens_in_json(value: object, found: set[str]) -> None:
+    """Add to ``found`` every non-empty string held under a ``token`` key, at any depth of
+    the parsed JSON ``value`` (a workload's payload)."""
     if isinstance(value, dict):
         for key, item in value.items():
             if key == _TOKEN_KEY and isinstance(item, str) and item:
                 found.add(item)
-            _tokens_in_json(item, found)
+            tokens_in_json(item, found)
     elif isinstance(value, list):
         for item in value:
-            _tokens_in_json(item, found)
+            tokens_in_json(item, found)
 
 
 def _parse_json(text: str) -> tuple[bool, object]:
@@ -58,7 +70,7 @@ def _decode_data(value: object) -> str | None:
 def _collect_json_text(text: str, found: set[str]) -> None:
     ok, parsed = _parse_json(text)
     if ok:
-        _tokens_in_json(parsed, found)
+        tokens_in_json(parsed, found)
 
 
 def _collect_secret_value(key: object, text: str, found: set[str]) -> None:
@@ -125,7 +137,11 @@ def _spellings(token: str) -> set[str]:
     return found
 
 
-class _Masker:
+class Masker:
+    """Masks ``tokens`` wherever they appear, as written and as JSON-escaped; with
+    ``token_shaped``, also what looks like a token (a JWT, a ``token`` field's value, a
+    ``Bearer`` credential)."""
+
     def __init__(self, tokens: Iterable[str], *, token_shaped: bool = False) -> None:
         spellings = {spelling for token in tokens if token for spelling in _spellings(token)}
         # Longest first, so that an escaped spelling wins over a raw one it contains.
@@ -135,6 +151,7 @@ class _Masker:
         """Also mask what looks like a token (messages; never data, such as manifests)."""
 
     def text(self, value: str) -> str:
+        """``value`` with every token replaced by :data:`REDACTED`."""
         masked = self._known(value)
         return mask_token_shaped(masked) if self.token_shaped else masked
 
@@ -149,6 +166,7 @@ class _Masker:
         return masked
 
     def json_value(self, value: object) -> Any:  # noqa: ANN401 - a JSON value
+        """A parsed JSON value with the tokens masked in its strings and keys."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
@@ -233,7 +251,7 @@ class _Masker:
         return result
 
 
-def _pod_args_tokens(pod: object) -> frozenset[str]:
+def pod_args_tokens(pod: object) -> frozenset[str]:
     """The tokens in a pod's ``--json-string`` container and init container args."""
     spec = as_map(as_map(pod).get("spec"))
     found: frozenset[str] = frozenset()
@@ -260,16 +278,17 @@ def _workload_tokens(text: str) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=64)  # a watch stream shows each pod (and its token) many times
-def _message_masker(tokens: frozenset[str] = frozenset()) -> _Masker:
+def message_masker(tokens: frozenset[str] = frozenset()) -> Masker:
     """A masker for messages and text output: ``tokens``, and anything token-shaped."""
-    return _Masker(tokens, token_shaped=True)
+    return Masker(tokens, token_shaped=True)
 
 
 _SHORTEST_CUT = 8
 
 
-def _mask_cut(text: str, token: str) -> str:
-    # A message that shows a value cut short may hold a token's first characters only.
+def mask_cut(text: str, token: str) -> str:
+    """``text`` with ``token`` masked, also where only its beginning shows: a message that
+    shows a value cut short may hold a token's first characters only."""
     start = token[: min(_SHORTEST_CUT, len(token))]
     pieces: list[str] = []
     position = 0
@@ -289,12 +308,12 @@ def token_masker(values: Iterable[object]) -> Callable[[str], str]:
     tokens: set[str] = set()
     for value in values:
         _collect(value, tokens)
-    masker = _Masker(tokens)
+    masker = Masker(tokens)
 
     def mask(text: str) -> str:
         text = masker.text(text)
         for token in tokens:
-            text = _mask_cut(text, token)
+            text = mask_cut(text, token)
         return text
 
     return mask
@@ -333,7 +352,7 @@ def redact_manifests(manifests: Iterable[Mapping[str, Any]]) -> list[dict[str, A
     tokens: set[str] = set()
     for manifest in items:
         _collect(manifest, tokens)
-    masker = _Masker(tokens)
+    masker = Masker(tokens)
     return [masker.mapping(manifest) for manifest in items]
 
 

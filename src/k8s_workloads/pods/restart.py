@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from k8s_workloads._json import as_map
+from k8s_workloads.json_values import as_map
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = ["WORKER_RESTART_POLICY", "replaced_restart_policy"]
 

@@ -2,7 +2,7 @@
 
 :mod:`k8s_workloads.pods.validation` holds the naming and size rules that schema validators
 miss; this module is the schema itself, as ``kubernetes-validate --strict`` checks it for
-Kubernetes 1.37 (the table in ``_pod_schema.py`` is generated from that schema by
+Kubernetes 1.37 (the table in ``schema_definitions.py`` is generated from that schema by
 ``scripts/gen_pod_schema.py``). Where the API server is stricter than the JSON schema, so
 is this module: ``int32`` and ``int64`` fields must hold integers in their range (the
 schema names the format but does not check it), an integer is never written as ``5.0``
@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeGuard, Union
 import attrs
 import msgspec
 
-from k8s_workloads._display import shown
-from k8s_workloads._errors import FieldError
-from k8s_workloads.pods._pod_schema import DEFINITIONS, KUBERNETES_VERSION
+from k8s_workloads.display import shown
+from k8s_workloads.errors import FieldError
+from k8s_workloads.pods.schema_definitions import DEFINITIONS, KUBERNETES_VERSION
 
 if TYPE_CHECKING:
-    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = [
     "POD_SCHEMA_VERSION",

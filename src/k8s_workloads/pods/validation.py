@@ -18,9 +18,9 @@ from typing import TypeAlias, cast
 
 import attrs
 
-from k8s_workloads._display import SHOWN_LENGTH, path_part, shown
-from k8s_workloads._errors import FieldError
-from k8s_workloads._json import as_list, as_map
+from k8s_workloads.display import SHOWN_LENGTH, path_part, shown
+from k8s_workloads.errors import FieldError
+from k8s_workloads.json_values import as_list, as_map
 
 __all__ = [
     "DNS1123_LABEL_MAX_LENGTH",

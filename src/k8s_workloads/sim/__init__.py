@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from k8s_workloads._display import one_line, shown
-from k8s_workloads._limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
+from k8s_workloads.display import one_line, shown
+from k8s_workloads.limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
 from k8s_workloads.sim.config import SimConfig
 from k8s_workloads.sim.generate import generate_scenario
 from k8s_workloads.sim.report import (

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 import yaml
 
-from k8s_workloads._display import shown
-from k8s_workloads._limits import MAX_SCENARIO_ENTRIES
+from k8s_workloads.display import shown
+from k8s_workloads.limits import MAX_SCENARIO_ENTRIES
 from k8s_workloads.sim.spec import ScenarioError, ScenarioTooLarge
 
 if TYPE_CHECKING:

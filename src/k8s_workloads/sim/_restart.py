@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from k8s_workloads.keys import WorkloadKey
-    from k8s_workloads.sim._state import Manifest
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.sim.world import Simulation
 
 __all__ = ["adopt", "claim", "reset_orphans", "tracked"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from k8s_workloads.decisions.actions import Action, describe_action
 from k8s_workloads.pods.labels import make_safe_label_value
@@ -17,21 +17,19 @@ if TYPE_CHECKING:
     from k8s_workloads.executor.core import ExecutorCore
     from k8s_workloads.executor.requests import Handled
     from k8s_workloads.keys import WorkloadKey
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.sim.spec import PodScript, WorkloadSpec
-    from k8s_workloads.testing._watch import FakeWatch
+    from k8s_workloads.testing.watch import FakeWatch
 
 __all__ = [
     "Crash",
     "Live",
-    "Manifest",
     "PodRun",
     "Scheduler",
     "action_texts",
     "describe_key",
     "shorten",
 ]
-
-Manifest = dict[str, Any]
 
 
 def describe_key(key: WorkloadKey) -> str:

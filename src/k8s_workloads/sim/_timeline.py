@@ -10,7 +10,7 @@ from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:
     from k8s_workloads.executor.requests import Handled
-    from k8s_workloads.sim._state import Manifest
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.sim.world import Simulation
     from k8s_workloads.states import WorkloadResult
     from k8s_workloads.watch.resolution import Resolution

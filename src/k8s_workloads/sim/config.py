@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.executor.config import ExecutorConfig
 from k8s_workloads.watch.failures import PendingPolicy

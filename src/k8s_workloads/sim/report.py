@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from k8s_workloads._display import one_line
+from k8s_workloads.display import one_line
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -89,13 +89,12 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import yaml
 
-from k8s_workloads import _config as _checks
-from k8s_workloads._display import shown
-from k8s_workloads._limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
-from k8s_workloads._yaml_input import YAMLLimitExceeded, compose_bounded
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.compat import InvalidVersion, release_tuple, supports_callbacks
 from k8s_workloads.config import DecisionConfig
+from k8s_workloads.display import shown
 from k8s_workloads.keys import CallbackKey, InvalidKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_ENTRIES
 from k8s_workloads.sim import spec as _spec
 from k8s_workloads.sim._reader import BOOL, NULL, Node, Reader
 from k8s_workloads.sim.config import SimConfig
@@ -104,6 +103,7 @@ from k8s_workloads.sim.spec import *  # noqa: F403 - the old path of the scenari
 from k8s_workloads.states import CallbackState, TaskInstanceState, WorkloadState
 from k8s_workloads.watch.failures import PendingPolicy
 from k8s_workloads.watch.resolution import ResolverConfig
+from k8s_workloads.yaml_input import YAMLLimitExceeded, compose_bounded
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -37,7 +37,7 @@ library function raised: the scheduler dies and restarts; five make a ``crash_lo
 ``event_storm`` and ``timeout``.
 
 This module runs the loop and performs the executor's requests (through the kit's
-:class:`~k8s_workloads.io.kit.ClusterCalls` and
+:class:`~k8s_workloads.testing.cluster_calls.ClusterCalls` and
 :class:`~k8s_workloads.testing.FakeAirflowDB`); the parts it calls each have a module:
 ``_kubelet`` (the pod statuses), ``_airflow`` (the task process's and the scheduler's
 database writes), ``_restart`` (adoption and resets), ``_checks`` (the anomalies),
@@ -55,7 +55,6 @@ from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor.config import ExecutorConfig
 from k8s_workloads.executor.core import ExecutorCore
 from k8s_workloads.executor.requests import CreatePod, ListPods, ReadPod, ReadStates
-from k8s_workloads.io.kit import ClusterCalls
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods.labels import (
@@ -65,7 +64,7 @@ from k8s_workloads.pods.labels import (
 )
 from k8s_workloads.pods.workload import workload_command_args
 from k8s_workloads.sim import _airflow, _checks, _kubelet, _restart, _timeline
-from k8s_workloads.sim._state import Crash, Live, Manifest, PodRun, Scheduler, describe_key
+from k8s_workloads.sim._state import Crash, Live, PodRun, Scheduler, describe_key
 from k8s_workloads.sim.report import (
     Anomaly,
     EmittedEvent,
@@ -74,17 +73,19 @@ from k8s_workloads.sim.report import (
     WorkloadReport,
 )
 from k8s_workloads.states import KubernetesJob, WorkloadResult
-from k8s_workloads.testing._errors import FAILURES, Fault
 from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.cluster_calls import ClusterCalls
 from k8s_workloads.testing.database import FakeAirflowDB
+from k8s_workloads.testing.errors import FAILURES, Fault
 from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from k8s_workloads.executor.requests import Request
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.sim.spec import RestartSpec, Scenario, Step, WatchErrorSpec
-    from k8s_workloads.testing._watch import FakeWatch
+    from k8s_workloads.testing.watch import FakeWatch
 
 __all__ = ["Simulation", "simulate"]
 

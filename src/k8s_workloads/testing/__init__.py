@@ -24,7 +24,9 @@ their own code against it, and the library's own tests and simulator use the sam
   kubernetes client (and code built on it) runs unchanged against it, with an injected
   latency if asked, network faults on demand (connections reset, refused for a while,
   stalled, a creation's answer lost; a share of the calls failed at random, seeded:
-  :class:`FaultRate`), and counts what it served (:class:`ServerStats`);
+  :class:`FaultRate`), a bearer token and RBAC denials if asked (:class:`Denied`,
+  answered by ``SelfSubjectAccessReview`` too), and counts what it served
+  (:class:`ServerStats`);
   ``python -m
   k8s_workloads.testing.server`` runs one in its own process, and ``python -m
   k8s_workloads.testing serve`` one with the process kubelet, a kubeconfig and the
@@ -35,17 +37,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from k8s_workloads.testing._access import Denied
 from k8s_workloads.testing._cluster_store import CALLS
-from k8s_workloads.testing._errors import ApiError, Fault
 from k8s_workloads.testing._rates import FaultRate
-from k8s_workloads.testing._watch import FakeWatch
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.database import DatabaseUnavailable, FakeAirflowDB
-from k8s_workloads.testing.driver import FAILURES, CoreDriver, PassReport
+from k8s_workloads.testing.driver import CoreDriver, PassReport
+from k8s_workloads.testing.errors import FAILURES, ApiError, Fault
 from k8s_workloads.testing.kubelet import Kubelet, PodOutcome
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
 from k8s_workloads.testing.selectors import FieldSelector, InvalidSelector, LabelSelector
 from k8s_workloads.testing.stats import ServerStats
+from k8s_workloads.testing.watch import FakeWatch
 
 if TYPE_CHECKING:
     from k8s_workloads.testing.server import STATS_PATH, FakeApiServer
@@ -57,6 +60,7 @@ __all__ = [
     "ApiError",
     "CoreDriver",
     "DatabaseUnavailable",
+    "Denied",
     "FakeAirflowDB",
     "FakeApiServer",
     "FakeCluster",

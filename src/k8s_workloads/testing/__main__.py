@@ -2,6 +2,6 @@
 
 import sys
 
-from k8s_workloads.testing._local import main
+from k8s_workloads.testing.local import main
 
 sys.exit(main())

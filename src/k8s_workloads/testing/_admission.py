@@ -12,21 +12,25 @@ deleted.
 
 The rules themselves are the library's: :mod:`k8s_workloads.pods.validation` (names, labels,
 annotations, container names) and :mod:`k8s_workloads.pods.schema` with the 1.37 Pod table in
-``k8s_workloads.pods._pod_schema``; this module only decides which answer each violation gets.
+:mod:`k8s_workloads.pods.schema_definitions`; this module only decides which answer each
+violation gets.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from k8s_workloads.pods import validation
-from k8s_workloads.pods._pod_schema import DEFINITIONS
 from k8s_workloads.pods.schema import pod_schema_errors
+from k8s_workloads.pods.schema_definitions import DEFINITIONS
 from k8s_workloads.testing import _defaults
+
+if TYPE_CHECKING:
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = [
     "FIELD_VALIDATION",
@@ -38,8 +42,6 @@ __all__ = [
     "pod_causes",
     "pod_update_causes",
 ]
-
-Manifest = dict[str, Any]
 
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 """The ``fieldValidation`` directives (the default, unset, drops unknown fields)."""

@@ -7,16 +7,17 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads.testing import _admission
 from k8s_workloads.testing._cluster_store import (
     ClusterStore,
-    Manifest,
     locked,
     not_found,
     same_namespace,
 )
-from k8s_workloads.testing._errors import ApiError, invalid
-from k8s_workloads.testing._watch import _copy
+from k8s_workloads.testing.errors import ApiError, invalid
+from k8s_workloads.testing.watch import _copy
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = ["ClusterSecrets"]
 

@@ -17,19 +17,20 @@ import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.testing import _admission, _paging
-from k8s_workloads.testing._errors import ApiError, Fault, invalid
-from k8s_workloads.testing._watch import FakeWatch, _Change, _copy
+from k8s_workloads.testing.errors import ApiError, Fault, invalid
+from k8s_workloads.testing.watch import FakeWatch, _Change, _copy
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
+
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = [
     "CALLS",
     "STALE",
     "ClusterStore",
-    "Manifest",
     "conflict",
     "locked",
     "not_found",
@@ -38,8 +39,6 @@ __all__ = [
     "rfc3339",
     "same_namespace",
 ]
-
-Manifest = dict[str, Any]
 
 CALLS = frozenset(
     {

@@ -10,12 +10,16 @@ stops matching is sent as ``DELETED``).
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from k8s_workloads.testing import _paging
-from k8s_workloads.testing._cluster_store import ClusterStore, Manifest, locked, not_found
-from k8s_workloads.testing._errors import ApiError, status_document
-from k8s_workloads.testing._watch import FakeWatch, _Change, _copy
+from k8s_workloads.testing._cluster_store import ClusterStore, locked, not_found
+from k8s_workloads.testing.errors import ApiError, status_document
 from k8s_workloads.testing.selectors import FieldSelector, LabelSelector
+from k8s_workloads.testing.watch import FakeWatch, _Change, _copy
+
+if TYPE_CHECKING:
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = ["ClusterWatches"]
 
@@ -159,7 +163,7 @@ class ClusterWatches(ClusterStore):
         """A ``BOOKMARK`` at the current resource version to ``watch`` (default: every open
         watch) if it allows them. The HTTP server sends them as the watch cache does: every
         ``bookmark_seconds`` (a minute by default) and 2 s before the watch's timeout
-        (:func:`~k8s_workloads.testing._watch.next_bookmark_at`)."""
+        (:func:`~k8s_workloads.testing.watch.next_bookmark_at`)."""
         for each in self._watches if watch is None else [watch]:
             if each.bookmarks and not each.closed:
                 each._push(self._bookmark())  # noqa: SLF001

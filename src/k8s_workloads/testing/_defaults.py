@@ -38,11 +38,12 @@ Defaulting never overwrites a value the body gives.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = ["admit_priority", "default_pod", "image_pull_policy"]
-
-Manifest = dict[str, Any]
 
 # k8s.io/api/core/v1 constants (types.go).
 _TERMINATION_MESSAGE_PATH = "/dev/termination-log"

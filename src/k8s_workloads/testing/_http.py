@@ -22,13 +22,14 @@ import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.testing._connections import Connection, ConnectionCut, Connections
-from k8s_workloads.testing._errors import ApiError, status_document
 from k8s_workloads.testing._routes import STATS_PATH, first, request_kind
+from k8s_workloads.testing.errors import ApiError, status_document
 from k8s_workloads.testing.selectors import InvalidSelector
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from k8s_workloads.testing._access import Access
     from k8s_workloads.testing._rates import FaultDraws
     from k8s_workloads.testing.cluster import FakeCluster
     from k8s_workloads.testing.stats import StatsRecorder
@@ -310,6 +311,7 @@ class HttpServer(http.server.ThreadingHTTPServer):
     delete_options: list[tuple[tuple[str, str], Any]]
     bookmark_seconds: float
     fault_draws: FaultDraws | None = None
+    access: Access
 
     def __init__(
         self, address: tuple[str, int], handler: type[http.server.BaseHTTPRequestHandler]

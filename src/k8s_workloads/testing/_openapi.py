@@ -5,7 +5,7 @@ validates fields itself (the ``fieldValidation`` query parameter on the operatio
 ``/openapi/v2`` for client-side checks; without them it stops with "failed to download
 openapi". These documents describe exactly what the kit serves: pods (with ``status``
 and ``log``), Secrets and namespaces, with the Pod's schema taken from
-``k8s_workloads.pods._pod_schema`` (no second copy of it).
+``k8s_workloads.pods.schema_definitions`` (no second copy of it).
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from k8s_workloads.pods._pod_schema import DEFINITIONS
+from k8s_workloads.pods.schema_definitions import DEFINITIONS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["DOCUMENTS"]
+    from k8s_workloads.pods.manifest import Manifest
 
-Manifest = dict[str, Any]
+__all__ = ["DOCUMENTS"]
 
 _PREFIX = "io.k8s.api.core.v1."
 _SCALARS: dict[str, Manifest] = {

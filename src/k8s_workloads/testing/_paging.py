@@ -16,13 +16,14 @@ import base64
 import binascii
 import json
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from k8s_workloads.pods.manifest import Manifest
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
 Key = tuple[str, str]
-Manifest = dict[str, Any]
 Snapshot = tuple[tuple[Key, Manifest], ...]
 """Every object of a kind at one resource version, sorted by (namespace, name)."""
 

@@ -16,12 +16,12 @@ import sys
 import threading
 from typing import TYPE_CHECKING, NoReturn
 
-from k8s_workloads._config import InvalidConfig
-from k8s_workloads.testing._errors import ApiError
-from k8s_workloads.testing._watch import DEFAULT_BOOKMARK_SECONDS
+from k8s_workloads.config_checks import InvalidConfig
 from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.errors import ApiError
 from k8s_workloads.testing.kubelet import Kubelet
 from k8s_workloads.testing.server import FakeApiServer
+from k8s_workloads.testing.watch import DEFAULT_BOOKMARK_SECONDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -18,16 +18,19 @@ from typing import Any
 
 import attrs
 
-from k8s_workloads import _config as _checks
-from k8s_workloads._display import shown
-from k8s_workloads.testing._errors import Fault
+from k8s_workloads import config_checks as _checks
+from k8s_workloads.display import shown
+from k8s_workloads.testing.errors import Fault
 
 __all__ = ["FaultDraws", "FaultRate"]
 
 VERBS = frozenset({"GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE"})
 """The verbs a call is counted under (:class:`~k8s_workloads.testing.ServerStats`)."""
 
-RESOURCES = frozenset({"pods", "pods/status", "pods/log", "pods/binding", "secrets", "namespaces"})
+RESOURCES = frozenset({
+    "pods", "pods/status", "pods/log", "pods/binding", "secrets", "namespaces",
+    "selfsubjectaccessreviews",
+})  # fmt: skip
 """The resources the server serves: a fault rate's calls name these (discovery documents
 and the kit's own ``/_kit`` paths never fail)."""
 

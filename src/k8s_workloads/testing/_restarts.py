@@ -22,9 +22,12 @@ scale the maximum with it (30 times), so a test can run the whole rule in millis
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = [
     "INITIAL_BACKOFF_SECONDS",
@@ -34,8 +37,6 @@ __all__ = [
     "restart_policy",
     "restarts",
 ]
-
-Manifest = dict[str, Any]
 
 INITIAL_BACKOFF_SECONDS = 10.0
 """The kubelet's first container back-off (``backOffPeriod`` in ``pkg/kubelet``)."""

@@ -1,6 +1,7 @@
 """What a request to the kit's API server asks: its path, its kind, its query options.
 
-The paths the server serves (pods and their subresources, Secrets, namespaces), the
+The paths the server serves (pods and their subresources, Secrets, namespaces,
+``SelfSubjectAccessReview``), the
 discovery documents, a request's (verb, resource) as the API server's metrics label it,
 and the query and ``DeleteOptions`` values read as the API server reads them (a bad one
 is a 400 or a 422 :class:`~k8s_workloads.testing.ApiError`). No I/O: the handler
@@ -12,8 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from k8s_workloads.testing._access import AUTHORIZATION_GROUP, AUTHORIZATION_RESOURCES, REVIEW_PATH
 from k8s_workloads.testing._admission import Cause
-from k8s_workloads.testing._errors import ApiError, invalid
+from k8s_workloads.testing.errors import ApiError, invalid
 
 __all__ = [
     "DISCOVERY",
@@ -21,6 +23,7 @@ __all__ = [
     "POD_PATH",
     "SECRET_PATH",
     "STATS_PATH",
+    "discovery_document",
     "dry_run_flag",
     "first",
     "grace_seconds",
@@ -49,11 +52,17 @@ _API_VERSIONS = {
     "versions": ["v1"],
     "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
 }
-_API_GROUPS = {"kind": "APIGroupList", "apiVersion": "v1", "groups": []}
+_API_GROUPS = {"kind": "APIGroupList", "apiVersion": "v1", "groups": [AUTHORIZATION_GROUP]}
 _VERSION = {
+    # Every field of version.Info: the kubernetes 37 client's VersionInfo requires each.
     "major": "1",
     "minor": "37",
     "gitVersion": "v1.37.0-k8s-workloads-fake",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2026-01-01T00:00:00Z",
+    "goVersion": "go1.25.0",
+    "compiler": "gc",
     "platform": "linux/amd64",
 }
 
@@ -85,12 +94,19 @@ _CORE_RESOURCES = {
 }
 
 
-DISCOVERY = {
+DISCOVERY: dict[str, dict[str, Any]] = {
     "/api": _API_VERSIONS,
     "/apis": _API_GROUPS,
     "/api/v1": _CORE_RESOURCES,
+    "/apis/authorization.k8s.io/v1": AUTHORIZATION_RESOURCES,
     "/version": _VERSION,
 }
+
+
+def discovery_document(path: str) -> dict[str, Any] | None:
+    """The discovery document at ``path``, with or without its trailing slash (the
+    clients' ``VersionApi`` and ``ApisApi`` ask for ``/version/`` and ``/apis/``)."""
+    return DISCOVERY.get(path[:-1] if len(path) > 1 and path.endswith("/") else path)
 
 
 def is_watch(query: dict[str, str]) -> bool:
@@ -108,8 +124,10 @@ def request_kind(method: str, path: str, query: dict[str, str]) -> tuple[str, st
         resource, name = "secrets", match["name"]
     elif match := NAMESPACE_PATH.match(path):
         resource, name = "namespaces", match["name"]
+    elif path == REVIEW_PATH:
+        return method, "selfsubjectaccessreviews"
     else:
-        return method, path if path in DISCOVERY else "other"
+        return method, path if discovery_document(path) is not None else "other"
     if method == "GET" and name is None:
         return "WATCH" if is_watch(query) else "LIST", resource
     return method, resource

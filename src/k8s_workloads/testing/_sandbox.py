@@ -28,16 +28,16 @@ import base64
 import binascii
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["POD_ROOT_VARIABLE", "ConfigError", "Prepared", "prepare", "prepare_volumes"]
+    from k8s_workloads.pods.manifest import Manifest
 
-Manifest = dict[str, Any]
+__all__ = ["POD_ROOT_VARIABLE", "ConfigError", "Prepared", "prepare", "prepare_volumes"]
 
 POD_ROOT_VARIABLE = "K8S_WORKLOADS_POD_ROOT"
 """The environment variable naming a container's root on the host (mounts are under it)."""

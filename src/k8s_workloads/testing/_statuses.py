@@ -23,10 +23,12 @@ manager (``pkg/kubelet/status/generate.go`` for the pod conditions,
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = [
     "HOST_IP",
@@ -38,8 +40,6 @@ __all__ = [
     "terminated",
     "waiting",
 ]
-
-Manifest = dict[str, Any]
 
 HOST_IP = "10.0.0.1"
 """The node's address in every status the kit's kubelets write."""

@@ -11,11 +11,12 @@ the age is ``duration.HumanDuration``.
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = ["human_duration", "pod_table"]
-
-Manifest = dict[str, Any]
 
 _COLUMNS = (
     ("Name", "string", "name", 0, "Name must be unique within a namespace."),

@@ -37,7 +37,6 @@ from k8s_workloads.testing._cluster_secrets import ClusterSecrets
 from k8s_workloads.testing._cluster_store import (
     CALLS,
     STALE,
-    Manifest,
     conflict,
     locked,
     parse_time,
@@ -45,12 +44,14 @@ from k8s_workloads.testing._cluster_store import (
     same_namespace,
 )
 from k8s_workloads.testing._cluster_watch import ClusterWatches
-from k8s_workloads.testing._errors import FAILURES, ApiError, Fault, invalid, status_document
 from k8s_workloads.testing._patch import PatchError, apply_patch, patch_type
-from k8s_workloads.testing._watch import FakeWatch, _copy
+from k8s_workloads.testing.errors import FAILURES, ApiError, Fault, invalid, status_document
+from k8s_workloads.testing.watch import FakeWatch, _copy
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = ["CALLS", "FAILURES", "ApiError", "FakeCluster", "FakeWatch", "Fault", "status_document"]
 

@@ -14,10 +14,10 @@ from k8s_workloads.executor.requests import (
     Request,
     Waiting,
 )
-from k8s_workloads.io import kit
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.pods.labels import watcher_selector
-from k8s_workloads.testing._errors import FAILURES
+from k8s_workloads.testing.cluster_calls import ClusterCalls
+from k8s_workloads.testing.errors import FAILURES
 
 if TYPE_CHECKING:
     import datetime
@@ -27,11 +27,11 @@ if TYPE_CHECKING:
     from k8s_workloads.executor.core import ExecutorCore
     from k8s_workloads.executor.requests import Adoption
     from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey
-    from k8s_workloads.testing._watch import FakeWatch
     from k8s_workloads.testing.cluster import FakeCluster
     from k8s_workloads.testing.database import FakeAirflowDB
+    from k8s_workloads.testing.watch import FakeWatch
 
-__all__ = ["FAILURES", "CoreDriver", "PassReport"]
+__all__ = ["CoreDriver", "PassReport"]
 
 
 class PassReport:
@@ -53,7 +53,7 @@ class CoreDriver:
         self.core = core
         self.cluster = cluster
         self.db = db
-        self.calls = kit.ClusterCalls(cluster)
+        self.calls = ClusterCalls(cluster)
         self.watch: FakeWatch = self._start_watch()
 
     def _namespace(self) -> str | None:

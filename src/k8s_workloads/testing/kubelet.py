@@ -70,15 +70,14 @@ from typing import Any, ClassVar, TypeVar
 
 import attrs
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
+from k8s_workloads.pods.manifest import Manifest
 from k8s_workloads.testing import _restarts, _statuses, _termination
-from k8s_workloads.testing._errors import ApiError
 from k8s_workloads.testing._service import Service
 from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.errors import ApiError
 
 __all__ = ["DEFAULT_NODE", "Kubelet", "Plan", "PodOutcome"]
-
-Manifest = dict[str, Any]
 
 DEFAULT_NODE = "kit-node"
 """The node the kit's kubelets run pods on, unless told otherwise."""

@@ -78,20 +78,19 @@ from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
-from k8s_workloads import _config as _checks
-from k8s_workloads._display import shown
+from k8s_workloads import config_checks as _checks
+from k8s_workloads.display import shown
 from k8s_workloads.testing import _restarts, _sandbox, _statuses, _termination, _zygote
-from k8s_workloads.testing._errors import ApiError
+from k8s_workloads.testing.errors import ApiError
 from k8s_workloads.testing.kubelet import DEFAULT_NODE, _KubeletBase
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.testing.cluster import FakeCluster
 
 __all__ = ["ProcessKubelet"]
-
-Manifest = dict[str, Any]
 
 _SHUTDOWN_SECONDS = 1.0
 _READER_JOIN_SECONDS = 2.0

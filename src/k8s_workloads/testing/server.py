@@ -22,7 +22,9 @@ watch (selectors, ``resourceVersion``, ``timeoutSeconds``, ``allowWatchBookmarks
 patch by content type (merge, strategic merge, JSON patch; 415 for another), delete
 (graceful, ``DeleteOptions`` with preconditions and ``gracePeriodSeconds``),
 ``pods/status`` (get, patch), ``pods/log``, ``pods/binding`` — in one namespace or all;
-Secrets — create, read, list, delete; namespaces — read, list.
+Secrets — create, read, list, delete; namespaces — read, list; ``SelfSubjectAccessReview``
+(``authorization.k8s.io/v1``, what ``kubectl auth can-i`` asks). A bearer token required
+(401) and verbs denied as RBAC denies them (403) on request (``token=``, ``denied=``).
 Errors are ``Status`` documents with their code (and ``Retry-After`` where a fault gives
 one); a fault made with :meth:`FakeCluster.fail_next` fails the matching call (a watch's
 410 or 500 in the stream, as an ``ERROR`` event). A watch streams JSON lines and ends at
@@ -70,19 +72,19 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.testing import _openapi, _tables
-from k8s_workloads.testing._errors import ApiError, status_document
+from k8s_workloads.testing._access import REVIEW_PATH, Access, Denied, check_token
 from k8s_workloads.testing._http import HttpServer, JsonHandler
 from k8s_workloads.testing._rates import FaultDraws, FaultRate
 from k8s_workloads.testing._routes import (
-    DISCOVERY,
     NAMESPACE_PATH,
     POD_PATH,
     SECRET_PATH,
     STATS_PATH,
+    discovery_document,
     dry_run_flag,
     first,
     grace_seconds,
@@ -93,9 +95,13 @@ from k8s_workloads.testing._routes import (
     watch_options,
 )
 from k8s_workloads.testing._service import Service
-from k8s_workloads.testing._watch import DEFAULT_BOOKMARK_SECONDS, next_bookmark_at
 from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.errors import ApiError, status_document
 from k8s_workloads.testing.stats import ServerStats, StatsRecorder
+from k8s_workloads.testing.watch import DEFAULT_BOOKMARK_SECONDS, next_bookmark_at
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = ["STATS_PATH", "FakeApiServer", "FaultRate"]
 
@@ -110,8 +116,11 @@ class _Handler(JsonHandler):
     """The API's routes: pods (and their subresources), Secrets, namespaces, discovery."""
 
     def _route(self, method: str, path: str, query: dict[str, list[str]]) -> None:
-        if method == "GET" and path in DISCOVERY:
-            self._send_json(200, DISCOVERY[path])
+        access = self.server.access
+        if path != STATS_PATH:  # the kit's own path: no API server has it
+            access.authenticate(self.headers.get("Authorization"))
+        if method == "GET" and (document := discovery_document(path)) is not None:
+            self._send_json(200, document)
             return
         if method == "GET" and path in _openapi.DOCUMENTS:
             self._send_json(200, _openapi.DOCUMENTS[path]())
@@ -119,14 +128,23 @@ class _Handler(JsonHandler):
         if method == "GET" and path == STATS_PATH:
             self._send_json(200, self.server.stats.snapshot().to_json())
             return
+        if path == REVIEW_PATH:
+            if method != "POST":
+                raise not_allowed(method, "selfsubjectaccessreviews")
+            self._send_json(201, access.review(self._object("SelfSubjectAccessReview")))
+            return
+        verb, resource = self._kind
         if match := POD_PATH.match(path):
+            access.authorize(verb, resource, match["namespace"], match["name"])
             self._subresource = match["subresource"]
             self._pods(method, match["namespace"], match["name"], query)
             return
         if match := SECRET_PATH.match(path):
+            access.authorize(verb, resource, match["namespace"], match["name"])
             self._secrets(method, match["namespace"], match["name"], query)
             return
         if match := NAMESPACE_PATH.match(path):
+            access.authorize(verb, resource, None, match["name"])
             self._namespaces(method, match["name"])
             return
         raise ApiError(404, "NotFound", f"the server could not find the requested resource {path}")
@@ -343,6 +361,11 @@ class FakeApiServer(Service):
     flowed, and one 2 s before its ``timeoutSeconds`` ends, as the watch cache sends them
     (default 60 s, the cacher's ``defaultBookmarkFrequency``; a test passes less).
 
+    Who may call it: with ``token``, every request must carry ``Authorization: Bearer
+    <token>`` (else a 401 ``Unauthorized``, as with anonymous requests off); each
+    :class:`Denied` of ``denied`` refuses a verb (a 403 ``Forbidden``, and
+    ``allowed: false`` from a ``SelfSubjectAccessReview``), every other verb is allowed.
+
     Network faults: :meth:`reset_connections`, :meth:`refuse_connections`,
     :meth:`stall`, :meth:`drop_next_create_answer` (see each). ``faults``, a
     :class:`FaultRate`, fails that share of the API calls (a status, or a reset),
@@ -362,8 +385,14 @@ class FakeApiServer(Service):
         latency: float = 0.0,
         bookmark_seconds: float = DEFAULT_BOOKMARK_SECONDS,
         faults: FaultRate | None = None,
+        token: str | None = None,
+        denied: Iterable[Denied] = (),
     ) -> None:
         _checks.check(self, "cluster", _checks.kind(FakeCluster), cluster)
+        _checks.check(self, "token", check_token, token)
+        denied = tuple(denied)
+        for rule in denied:
+            _checks.check(self, "denied", _checks.kind(Denied), rule)
         _checks.check(self, "faults", _checks.kind(FaultRate, optional=True), faults)
         _checks.check(self, "bookmark_seconds", _checks.seconds, bookmark_seconds)
         _checks.check(self, "port", _checks.port, port)
@@ -379,6 +408,7 @@ class FakeApiServer(Service):
         self._server.delete_options = []
         self._server.bookmark_seconds = float(bookmark_seconds)
         self._server.fault_draws = None if faults is None else FaultDraws(faults)
+        self._server.access = Access(token, denied)
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="k8s-workloads-fake-api", daemon=True
         )

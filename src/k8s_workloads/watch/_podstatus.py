@@ -3,7 +3,7 @@
 The structs here hold what the rules of :mod:`k8s_workloads.watch.failures` and
 :mod:`k8s_workloads.watch.events` read of a pod's ``status`` (phase, reason, message, the
 containers' states, the conditions), each field with its API type. A watch line is
-decoded straight into them (:mod:`k8s_workloads.watch._watchjson`, the fast path); a manifest
+decoded straight into them (:mod:`k8s_workloads.watch.decoding`, the fast path); a manifest
 that is any JSON-like mapping (a dict, a ``V1Pod`` made one) is read into them by
 :func:`read_status`, which keeps a value of the wrong type out exactly as the readers of
 the full decoding always did (a non-string reason reads as absent, a non-integer exit

@@ -21,20 +21,20 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from k8s_workloads import _models
-from k8s_workloads._display import shown
-from k8s_workloads._json import as_int
-from k8s_workloads._json import as_map as _map
-from k8s_workloads._json import as_str as _str
+from k8s_workloads import model_readers
 from k8s_workloads.compat import InvalidVersion
+from k8s_workloads.display import shown
+from k8s_workloads.json_values import as_int
+from k8s_workloads.json_values import as_map as _map
+from k8s_workloads.json_values import as_str as _str
 from k8s_workloads.pods.codec import (
     InvalidAnnotations,
-    _cached_task_key,
     annotations_to_key,
+    cached_task_key,
     is_callback_pod,
 )
 from k8s_workloads.pods.labels import KUBERNETES_EXECUTOR_LABEL, POD_REVOKED_LABEL, TRUE_LABEL_VALUE
-from k8s_workloads.watch import _watchjson
+from k8s_workloads.watch import decoding
 from k8s_workloads.watch.pod_rules import DECISION_TABLE, _apply_rows, _ManifestPod, _TypedPod
 from k8s_workloads.watch.resolution import Outcome, Resolution, ResolverConfig
 
@@ -59,7 +59,7 @@ def _as_manifest(obj: object) -> Mapping[str, Any] | None:
     if obj is None or not hasattr(obj, "to_dict"):
         return None
     # A kubernetes model object (36.x or 37.x): read by the reader the adapter registers.
-    reader = _models.reader_for(obj)
+    reader = model_readers.reader_for(obj)
     if reader is None:
         return None
     try:
@@ -208,7 +208,7 @@ def resolve_event_json(
     :func:`resolve_event`. Text that is not JSON is ``MALFORMED`` (``not JSON: ...``).
     """
     if config.pending is None:  # the pending policy reads what the typed pod leaves out
-        event = _watchjson.decode_pod_event(text)
+        event = decoding.decode_pod_event(text)
         if event is not None:
             event_type, obj = event.type, event.object
             if (
@@ -219,17 +219,17 @@ def resolve_event_json(
             ):  # resolve_typed_event's checks, inline
                 try:
                     return _resolve_typed(event_type, obj, obj.metadata, config, now)
-                except _watchjson.UntypedFieldError:
+                except decoding.UntypedFieldError:
                     pass  # a field read on demand is not of its type: the total path
     try:
-        decoded = _watchjson.decode_event(text)
+        decoded = decoding.decode_event(text)
     except (ValueError, RecursionError) as error:
         return Resolution(Outcome.MALFORMED, f"not JSON: {error}")
     return resolve_event(decoded, config=config, now=now)
 
 
 def resolve_typed_event(
-    event: _watchjson.PodEvent | _watchjson.SpecPodEvent,
+    event: decoding.PodEvent | decoding.SpecPodEvent,
     *,
     config: ResolverConfig,
     now: datetime.datetime | None,
@@ -252,14 +252,14 @@ def resolve_typed_event(
         return None
     try:
         return _resolve_typed(event_type, obj, obj.metadata, config, now)
-    except _watchjson.UntypedFieldError:  # a field read on demand is not of its type
+    except decoding.UntypedFieldError:  # a field read on demand is not of its type
         return None
 
 
 def _resolve_typed(
     event_type: str,
-    obj: _watchjson.PodObject,
-    metadata: _watchjson.PodMetadata,
+    obj: decoding.PodObject,
+    metadata: decoding.PodMetadata,
     config: ResolverConfig,
     now: datetime.datetime | None,
 ) -> Resolution:
@@ -280,7 +280,7 @@ def _resolve_typed(
 
 
 def _typed_task_key(
-    labels: _watchjson.PodLabels | None, annotations: _watchjson.PodAnnotations | None
+    labels: decoding.PodLabels | None, annotations: decoding.PodAnnotations | None
 ) -> TaskInstanceKey | None:
     # The task pod of nearly every event, as _identify decodes it: not revoked, the
     # executor's, no workload type or id (so no callback, no generic workload), the four
@@ -303,6 +303,6 @@ def _typed_task_key(
         return None
     try:
         map_value = None if map_text is unset else map_text
-        return _cached_task_key(dag_id, task_id, try_text, map_value, run_id)
+        return cached_task_key(dag_id, task_id, try_text, map_value, run_id)
     except InvalidAnnotations:
         return None

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from k8s_workloads import _config as _checks
-from k8s_workloads._display import shown
-from k8s_workloads._json import as_list as _list
-from k8s_workloads._json import as_map as _map
-from k8s_workloads._json import as_str as _str
+from k8s_workloads import config_checks as _checks
+from k8s_workloads.display import shown
+from k8s_workloads.json_values import as_list as _list
+from k8s_workloads.json_values import as_map as _map
+from k8s_workloads.json_values import as_str as _str
 from k8s_workloads.watch._podstatus import (
     Condition,
     ContainerStatus,

@@ -24,8 +24,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Final, TypeGuard
 
-from k8s_workloads._display import printable
-from k8s_workloads.pods.redaction import _mask_cut, _message_masker
+from k8s_workloads.display import printable
+from k8s_workloads.pods.redaction import mask_cut, message_masker
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -141,12 +141,12 @@ def last_words(message: object, *, secrets: Iterable[str] = ()) -> str | None:
     if not isinstance(message, str) or not message.strip():
         return None
     tokens, lines_of_secrets = _secret_parts(secrets)
-    masker = _message_masker(tokens)
+    masker = message_masker(tokens)
 
     def masked(text: str) -> str:
         text = masker.text(text)
         for line in lines_of_secrets:
-            text = _mask_cut(text, line)
+            text = mask_cut(text, line)
         return text
 
     lines = masked(message).splitlines()

@@ -18,17 +18,17 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-from k8s_workloads._display import shown
-from k8s_workloads._json import as_map as _map
-from k8s_workloads._json import as_str as _str
-from k8s_workloads.keys import _RUN_ONCE_KEYS, WorkloadKey
+from k8s_workloads.display import shown
+from k8s_workloads.json_values import as_map as _map
+from k8s_workloads.json_values import as_str as _str
+from k8s_workloads.keys import RUN_ONCE_KEYS, WorkloadKey
 from k8s_workloads.states import (
     CallbackState,
     ExecutorPseudoState,
     FailureDetails,
     TaskInstanceState,
 )
-from k8s_workloads.watch import _watchjson
+from k8s_workloads.watch import decoding
 from k8s_workloads.watch._podstatus import Condition, PodStatus, read_conditions, read_status
 from k8s_workloads.watch.failures import (
     FailureClassification,
@@ -112,7 +112,7 @@ class _Pod:
 
     @property
     def failed_state(self) -> TaskInstanceState | CallbackState:
-        if isinstance(self.key, _RUN_ONCE_KEYS):
+        if isinstance(self.key, RUN_ONCE_KEYS):
             return CallbackState.FAILED
         return TaskInstanceState.FAILED
 
@@ -198,7 +198,7 @@ class _ManifestPod(_Pod):
 
 
 class _TypedPod(_Pod):
-    """A pod read from a watch line by :func:`~k8s_workloads.watch._watchjson.decode_pod_event`.
+    """A pod read from a watch line by :func:`~k8s_workloads.watch.decoding.decode_pod_event`.
 
     Every field it reads has its API type, so the rules read it as they would read the
     line's full decoding: the readers here are those of :class:`_ManifestPod` without the
@@ -211,7 +211,7 @@ class _TypedPod(_Pod):
         self,
         event_type: str,
         status: PodStatus | None,
-        metadata: _watchjson.PodMetadata,
+        metadata: decoding.PodMetadata,
         key: WorkloadKey,
         config: ResolverConfig,
         now: datetime.datetime | None,
@@ -236,14 +236,14 @@ class _TypedPod(_Pod):
     def manifest(self) -> Mapping[str, Any]:
         if self._status is None:
             return {}
-        return {"status": _watchjson.status_as_builtins(self._status)}
+        return {"status": decoding.status_as_builtins(self._status)}
 
     def status(self) -> PodStatus | None:
         return self._status
 
     def conditions(self) -> list[Condition]:
         status = self._status
-        return [] if status is None else _watchjson.decode_conditions(status)
+        return [] if status is None else decoding.decode_conditions(status)
 
 
 _Rule: TypeAlias = "Callable[[_Pod], Resolution | None]"
@@ -351,7 +351,7 @@ def _succeeded(pod: _Pod) -> Resolution:
     # The pod exited 0: a callback (or generic workload) has succeeded; a task's state must
     # be read from Airflow.
     state = (
-        CallbackState.SUCCESS if isinstance(pod.key, _RUN_ONCE_KEYS) else ExecutorPseudoState.LOOKUP
+        CallbackState.SUCCESS if isinstance(pod.key, RUN_ONCE_KEYS) else ExecutorPseudoState.LOOKUP
     )
     reason = "succeeded" if oom is None else f"succeeded, although container {oom} was OOMKilled"
     return pod.resolution(Outcome.SUCCEEDED, reason, state=state)
@@ -372,7 +372,7 @@ def _running_deleted(pod: _Pod) -> Resolution | None:
 
 
 def _running(pod: _Pod) -> Resolution:
-    report = isinstance(pod.key, _RUN_ONCE_KEYS) and pod.config.report_callback_running
+    report = isinstance(pod.key, RUN_ONCE_KEYS) and pod.config.report_callback_running
     return pod.resolution(
         Outcome.RUNNING, "running", state=CallbackState.RUNNING if report else None
     )

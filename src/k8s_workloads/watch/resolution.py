@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from k8s_workloads import _config as _checks
+from k8s_workloads import config_checks as _checks
 from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.states import (
     CallbackResult,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
-from k8s_workloads.watch._watchjson import decode_spec_pod_event
+from k8s_workloads.watch.decoding import decode_spec_pod_event
 from k8s_workloads.watch.events import resolve_event, resolve_typed_event
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import itertools
 import json
 import urllib.parse
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import assume, given, settings
@@ -34,7 +34,8 @@ from k8s_workloads.testing.strategies import (
     templates_and_overrides,
 )
 
-Manifest = dict[str, Any]
+if TYPE_CHECKING:
+    from k8s_workloads.pods.manifest import Manifest
 
 
 def _container_names(pod: Manifest | None) -> list[str]:

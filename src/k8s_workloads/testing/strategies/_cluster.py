@@ -17,7 +17,7 @@ import datetime
 import enum
 import hashlib
 import random
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 from hypothesis import strategies as st
@@ -33,9 +33,10 @@ from k8s_workloads.testing._defaults import default_pod
 from k8s_workloads.testing.strategies._ids import workload_keys
 from k8s_workloads.testing.strategies._manifests import namespaces
 
-__all__ = ["ClusterEvent", "ClusterPod", "PodFate", "cluster_events", "cluster_pods"]
+if TYPE_CHECKING:
+    from k8s_workloads.pods.manifest import Manifest
 
-Manifest = dict[str, Any]
+__all__ = ["ClusterEvent", "ClusterPod", "PodFate", "cluster_events", "cluster_pods"]
 
 
 class PodFate(enum.Enum):

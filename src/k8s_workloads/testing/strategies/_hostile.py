@@ -26,7 +26,7 @@ from k8s_workloads.testing.strategies._manifests import (
 )
 
 if TYPE_CHECKING:
-    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = [
     "Edit",

@@ -12,7 +12,7 @@ import string
 
 from hypothesis import strategies as st
 
-from k8s_workloads._display import has_unprintable
+from k8s_workloads.display import has_unprintable
 from k8s_workloads.keys import (
     GENERIC_ID_MAX_LENGTH,
     CallbackKey,

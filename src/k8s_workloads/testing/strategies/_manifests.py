@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from hypothesis import strategies as st
 
 if TYPE_CHECKING:
-    from k8s_workloads.pods._manifest import Manifest
+    from k8s_workloads.pods.manifest import Manifest
 
 __all__ = [
     "RESERVED_KEYS",

@@ -18,6 +18,17 @@ from __future__ import annotations
 
 import re
 
+__all__ = [
+    "REDACTED",
+    "SHOWN_LENGTH",
+    "has_unprintable",
+    "mask_token_shaped",
+    "one_line",
+    "path_part",
+    "printable",
+    "shown",
+]
+
 REDACTED = "***REDACTED***"
 """What a token is replaced by."""
 SHOWN_LENGTH = 80

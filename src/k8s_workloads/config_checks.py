@@ -2,7 +2,11 @@
 ``ExecutorConfig``, the simulator's scenario config, the test kit's and the Airflow
 executor's options) at construction: a wrong value is an :class:`InvalidConfig` naming its
 field, never a misreading later (a retry count of -7, a version every callback event then
-fails on)."""
+fails on).
+
+The checks are attrs validators (``attrs.field(validator=boolean)``), one per kind of
+value, shared by every config of the package; :func:`check` runs one outside attrs.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,32 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, NoReturn
 
-from k8s_workloads._display import shown
 from k8s_workloads.compat import AirflowVersion, InvalidVersion
+from k8s_workloads.display import shown
 
-__all__ = ["InvalidConfig", "InvalidVersionConfig"]
+__all__ = [
+    "InvalidConfig",
+    "InvalidVersionConfig",
+    "Validator",
+    "backoff",
+    "boolean",
+    "check",
+    "count",
+    "delay",
+    "grace",
+    "kind",
+    "optional_callable",
+    "optional_mapping",
+    "optional_seconds",
+    "optional_text",
+    "optional_version",
+    "port",
+    "positive",
+    "retries",
+    "seconds",
+    "text_set",
+    "version",
+]
 
 Validator = Callable[[object, Any, Any], None]
 """attrs' validator shape: (instance, attribute with ``.name``, value)."""
@@ -37,6 +63,7 @@ def _refuse(instance: object, attribute: Any, value: object, must: str) -> NoRet
 
 
 def boolean(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401 - attrs'
+    """True or False (no other value, not even 0 or 1)."""
     if not isinstance(value, bool):
         _refuse(instance, attribute, value, "be True or False")
 
@@ -104,16 +131,19 @@ def backoff(instance: object, attribute: Any, value: object) -> None:  # noqa: A
 
 
 def optional_text(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    """None, or a string."""
     if value is not None and not isinstance(value, str):
         _refuse(instance, attribute, value, "be None or a str")
 
 
 def optional_mapping(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    """None, or a mapping."""
     if value is not None and not isinstance(value, Mapping):
         _refuse(instance, attribute, value, "be None or a mapping")
 
 
 def optional_callable(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    """None, or a callable."""
     if value is not None and not callable(value):
         _refuse(instance, attribute, value, "be None or callable")
 
@@ -145,6 +175,7 @@ def check(instance: object, name: str, validator: Validator, value: object) -> N
 
 
 def text_set(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
+    """A frozenset of strings."""
     if not isinstance(value, frozenset) or not all(isinstance(item, str) for item in value):
         _refuse(instance, attribute, value, "be a frozenset of str")
 

@@ -242,7 +242,7 @@ class SpecContainer(msgspec.Struct, gc=False):
 
 
 class PodSpec(msgspec.Struct, gc=False):
-    """The pod's containers, for :func:`~k8s_workloads.pods.redaction._pod_args_tokens`."""
+    """The pod's containers, for :func:`~k8s_workloads.pods.redaction.pod_args_tokens`."""
 
     containers: list[SpecContainer] | None = None
     initContainers: list[SpecContainer] | None = None  # noqa: N815

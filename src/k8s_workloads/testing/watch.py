@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.testing.selectors import FieldSelector, LabelSelector
 
 __all__ = [
@@ -24,8 +25,6 @@ __all__ = [
     "FakeWatch",
     "next_bookmark_at",
 ]
-
-Manifest = dict[str, Any]
 
 DEFAULT_BOOKMARK_SECONDS = 60.0
 """How often the watch cache sends a ``BOOKMARK`` to a watch that allows them: the

@@ -19,10 +19,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from k8s_workloads._config import InvalidConfig
-from k8s_workloads.testing._errors import ApiError
+from k8s_workloads.config_checks import InvalidConfig
 from k8s_workloads.testing._process import _Parser, _serve
 from k8s_workloads.testing.cluster import FakeCluster
+from k8s_workloads.testing.errors import ApiError
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
 from k8s_workloads.testing.server import FakeApiServer
 

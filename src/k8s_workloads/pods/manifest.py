@@ -1,9 +1,10 @@
 """Pod manifests: the type, and the cleaning every manifest from outside goes through.
 
-Private: :mod:`k8s_workloads.pods.reconcile` (the merge), :mod:`k8s_workloads.pods` and
-:mod:`k8s_workloads.adapters` share it. The public names are re-exported from
-:mod:`k8s_workloads.pods.reconcile` (``Manifest``, ``PodReconciliationError``,
-``clean_manifest``).
+:data:`Manifest` is the one type of a manifest throughout the package: the pod builders,
+the merge (:mod:`k8s_workloads.pods.reconcile`), the adapter, the executor's requests and
+the test kit name it. :func:`clean_manifest` copies what comes from outside into one; a
+value that is not JSON is a
+:class:`~k8s_workloads.pods.reconcile.PodReconciliationError`, documented with the merge.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias, cast
 
-from k8s_workloads._display import path_part, shown
+from k8s_workloads.display import path_part, shown
 
-__all__ = ["Manifest", "PodReconciliationError", "clean_manifest", "clean_object"]
+__all__ = ["Manifest", "clean_manifest", "clean_object"]
 
 Manifest: TypeAlias = dict[str, Any]
 """A JSON-compatible Kubernetes object in the API server's camelCase, without nulls."""

@@ -1,4 +1,4 @@
-"""The checks every configuration runs when it is made (:mod:`k8s_workloads._config`): a
+"""The checks every configuration runs when it is made (:mod:`k8s_workloads.config_checks`): a
 wrong value is an :class:`InvalidConfig` naming its field, whichever config holds it."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The test kit's in-memory cluster: the one place that maps the core's requests to
-:class:`~k8s_workloads.testing.FakeCluster` calls.
+"""The core's requests against the test kit's in-memory cluster: the one place that maps
+them to :class:`~k8s_workloads.testing.FakeCluster` calls.
 
 The kit's :class:`~k8s_workloads.testing.CoreDriver`, the simulator and the stateful test
 perform through :class:`ClusterCalls`; what a failed call means is the shared policy's
@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.io._calls import CallPlan, ListsPods
-from k8s_workloads.testing._errors import FAILURES, ApiError
+from k8s_workloads.io.calls import CallPlan, ListsPods
+from k8s_workloads.testing.errors import ApiError
 
 if TYPE_CHECKING:
     from k8s_workloads.executor.requests import Request
-    from k8s_workloads.io._calls import ApiCall
+    from k8s_workloads.io.calls import ApiCall
     from k8s_workloads.testing.cluster import FakeCluster
 
-__all__ = ["FAILURES", "ClusterCalls"]
+__all__ = ["ClusterCalls"]
 
 
 class ClusterCalls(ListsPods):
@@ -29,7 +29,7 @@ class ClusterCalls(ListsPods):
 
     def perform(self, request: Request) -> object:
         """Perform a pod or Secret request, or a list (``(pods, resource_version)``, in
-        one call); raises as the cluster does (:data:`FAILURES`)."""
+        one call); raises as the cluster does (:data:`~k8s_workloads.testing.FAILURES`)."""
         plan = CallPlan(request, page_size=None, client="cluster")
         for call in plan:
             try:

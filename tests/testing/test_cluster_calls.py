@@ -1,4 +1,4 @@
-"""The kit's calls (:mod:`k8s_workloads.io.kit`): the core's requests against the
+"""The kit's calls (:mod:`k8s_workloads.testing.cluster_calls`): the core's requests against the
 in-memory :class:`~k8s_workloads.testing.FakeCluster`, as the kubernetes clients send them."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import pytest
 
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods
-from k8s_workloads.io.kit import FAILURES, ClusterCalls
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.pods.labels import PodSelector
 from k8s_workloads.states import TaskInstanceState
-from k8s_workloads.testing import ApiError, FakeCluster
+from k8s_workloads.testing import FAILURES, ApiError, FakeCluster
+from k8s_workloads.testing.cluster_calls import ClusterCalls
 
 NS = "airflow"
 KEY = TaskInstanceKey("etl", "t", "manual__1", 1)

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from k8s_workloads.watch._watchjson import (
+from k8s_workloads.watch.decoding import (
     UntypedFieldError,
     decode_conditions,
     decode_event,

@@ -7,8 +7,8 @@ every one of them out. :class:`BoundedSafeLoader` counts the nodes a document st
 aliases expanded, and refuses it past ``max_nodes``; it also refuses nesting past
 ``max_depth``, where PyYAML's recursive composer would raise ``RecursionError``.
 
-Private to the package: the CLI reads templates and overrides with it, the simulator its
-scenarios.
+The CLI reads templates and overrides with it, the simulator its scenarios, the Airflow
+executor its pod template file.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from k8s_workloads._limits import MAX_INPUT_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
+from k8s_workloads.limits import MAX_INPUT_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
 
 __all__ = [
     "BoundedSafeLoader",

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+__all__ = ["as_int", "as_list", "as_map", "as_str", "as_text", "children"]
+
 
 def as_map(value: object) -> Mapping[str, Any]:
     """``value`` if it is a mapping, else an empty one."""

@@ -1,5 +1,5 @@
-"""Total readers for parsed JSON (:mod:`k8s_workloads._json`): a value of the wrong type
-reads as absent, never as an error."""
+"""Total readers for parsed JSON (:mod:`k8s_workloads.json_values`): a value of the wrong
+type reads as absent, never as an error."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from k8s_workloads._json import as_int, as_list, as_map, as_str, as_text, children
+from k8s_workloads.json_values import as_int, as_list, as_map, as_str, as_text, children
 
 _JSON: st.SearchStrategy[Any] = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),

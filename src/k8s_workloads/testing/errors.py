@@ -1,4 +1,5 @@
-"""How the kit's API fails: :class:`ApiError` and the ``Status`` documents it carries.
+"""How the kit's API fails: :class:`ApiError` and the ``Status`` documents it carries, a
+call made to fail (:class:`Fault`) and what the kit's calls raise (:data:`FAILURES`).
 
 Every error the API server answers is a ``Status`` document with its HTTP code, a
 ``reason`` constant and, for a 422, ``details.causes`` naming each invalid field (API
@@ -16,11 +17,10 @@ import attrs
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from k8s_workloads.pods.manifest import Manifest
     from k8s_workloads.testing._admission import Cause
 
 __all__ = ["FAILURES", "ApiError", "Fault", "invalid", "status_document"]
-
-Manifest = dict[str, Any]
 
 
 def status_document(
