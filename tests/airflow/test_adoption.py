@@ -13,8 +13,10 @@ import pytest
 
 pytest.importorskip("airflow.executors.workloads", reason="Airflow runs in the Airflow environment")
 
+from k8s_workloads.airflow.convert import from_airflow_key
 from tests.support.airflow_support import (
     NS,
+    RecordedLog,
     another_task,
     migrated_database,
     pod_made_by,
@@ -37,11 +39,16 @@ def test_a_dead_schedulers_task_pods_are_adopted_and_the_rest_reset(executor: An
     adopted, no_pod = another_task("adopted", 40), another_task("no-pod", 41)
     unowned = another_task("unowned", 42)
     name = pod_made_by(executor, 5, adopted)  # scheduler 5 is dead: no live job row
+    log = executor._log = RecordedLog(executor.log)
     reset = executor.try_adopt_task_instances([_ti(adopted, 5), _ti(no_pod, 5), _ti(unowned, None)])
     # The scheduler resets what has no pod to adopt, and what no scheduler queued.
     assert {ti.key for ti in reset} == {no_pod.ti.key, unowned.ti.key}
     assert executor.cluster.pod(NS, name)["metadata"]["labels"]["airflow-worker"] == "7"
     assert adopted.ti.key in executor.running  # tracked from now on by this scheduler
+    workload = from_airflow_key(adopted.ti.key).to_text()
+    assert [line for line in log.lines if name in line[1]] == [
+        ("info", f"Adopted pod {NS}/{name} of {workload}")  # one info line a pod taken over
+    ]
 
 
 def test_when_the_pods_cannot_be_listed_every_task_instance_is_reset(executor: Any) -> None:

@@ -324,7 +324,12 @@ def test_missed_deadlines_run_their_callbacks_as_pods(deployment: Deployment) ->
     missed = datetime.datetime.fromisoformat(deadline).replace(tzinfo=datetime.timezone.utc)
     assert found["alert ran"]["state"] == "success"
     assert found["alert raised"]["state"] == "failed"
-    assert "exit code 1" in (found["alert raised"]["output"] or ""), found["alert raised"]
+    # Its row says why (issue 32): the pod by namespace/name, the cause, and the last
+    # words the kubelet took from its log (FallbackToLogsOnError): the exception raised.
+    output = found["alert raised"]["output"] or ""
+    assert f"Pod {NS}/callback-" in output, found["alert raised"]
+    assert "exit code 1" in output, found["alert raised"]
+    assert "RuntimeError: this alert fails on purpose" in output, found["alert raised"]
     assert sorted(marker_lines(deployment)) == ["alert raised", "alert ran"]
     deployment.wait_for(
         lambda: run_state(deployment, "e2e_deadlines", run_id) == "success",

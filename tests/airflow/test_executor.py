@@ -27,6 +27,7 @@ from k8s_workloads.keys import CallbackKey
 from k8s_workloads.states import CallbackState
 from k8s_workloads.testing._defaults import admit_priority, default_pod
 from tests.support.airflow_outage import run_outage
+from tests.support.airflow_scenarios import LAST_WORDS
 from tests.support.airflow_support import (
     NS,
     SERVER,
@@ -69,6 +70,23 @@ def test_a_callback_runs_as_a_pod_and_is_reported_with_airflows_types(executor: 
     assert all(isinstance(k, AirflowCallbackKey) for k in executor.event_buffer)
     assert to_airflow_key(key) not in executor.running
     sync_until(executor, lambda: not cluster.pod_names())  # the Succeeded pod is deleted
+
+
+def test_each_pod_created_and_deleted_is_one_info_line_naming_it_and_its_workload(
+    executor: Any,
+) -> None:
+    log = executor._log = RecordedLog(executor.log)
+    key, name = launch_callback(executor, 9)
+    executor.states[key] = CallbackState.RUNNING
+    executor.cluster.set_status(NS, name, SUCCEEDED)
+    sync_until(executor, lambda: not executor.cluster.pod_names())
+    for _ in range(3):
+        executor.sync()  # nothing more to say about it
+    about = [(level, text) for level, text in log.lines if name in text]
+    assert about == [
+        ("info", f"Created pod {NS}/{name} of callback {key.id}"),
+        ("info", f"Deleted pod {NS}/{name} of callback {key.id}"),
+    ]
 
 
 def test_a_pod_goes_only_once_the_scheduler_took_its_event_and_came_round(
@@ -365,6 +383,11 @@ def test_callbacks_against_a_migrated_database_and_the_schedulers_event_processi
         "succeeds_while_down": "success",  # Succeeded with no scheduler: adoption reports it
     }
     pods, pod_of = document["pods"], document["pod_of"]
+    # The failed callback's row says why, as the scheduler stored the executor's event:
+    # its pod by namespace/name, the cause, and its container's last words.
+    failed_output = document["outputs"]["fails"]
+    assert failed_output.startswith(f"Pod airflow/{pod_of['fails']} failed because of Error")
+    assert failed_output.endswith(f"| {LAST_WORDS}")
     assert pod_of["succeeds"] not in pods  # a Succeeded pod is deleted
     assert pods[pod_of["fails"]] == {"phase": "Failed", "done": "True"}  # kept, labelled done
     assert pod_of["runs_long"] not in pods
@@ -461,6 +484,12 @@ def test_a_task_pod_is_the_providers_pod_for_the_same_task_template_and_override
     assert ours["spec"]["restartPolicy"] == "Never"
     assert "restartPolicy" not in theirs["spec"]
     theirs["spec"]["restartPolicy"] = "Never"
+    # The other (issue 32): where the template sets none, the workload's container says
+    # why it failed (FallbackToLogsOnError); the provider's gets the API server's File.
+    (their_base, *_) = theirs["spec"]["containers"]
+    assert ours["spec"]["containers"][0]["terminationMessagePolicy"] == "FallbackToLogsOnError"
+    assert "terminationMessagePolicy" not in their_base
+    their_base["terminationMessagePolicy"] = "FallbackToLogsOnError"
     # The kit's API server stores a pod defaulted (dnsPolicy, imagePullPolicy, ...):
     # theirs as it would store it.
     default_pod(theirs)

@@ -42,8 +42,23 @@ def test_the_pods_built_are_the_providers(outcomes: dict[str, Any]) -> None:
     # does); ours never restart.
     assert all(pod["spec"]["restartPolicy"] == "Never" for pod in library["built"].values())
     assert all(pod["spec"]["restartPolicy"] == "Always" for pod in provider["built"].values())
+    # The other (issue 32): the workload's container says why it failed where the template
+    # sets no policy (FallbackToLogsOnError); the provider's gets the API server's, File.
+    policy = "terminationMessagePolicy"
+    for ours, built in ((library, "FallbackToLogsOnError"), (provider, "File")):
+        assert all(pod["spec"]["containers"][0][policy] == built for pod in ours["built"].values())
     theirs = {
-        task: {**pod, "spec": {**pod["spec"], "restartPolicy": "Never"}}
+        task: {
+            **pod,
+            "spec": {
+                **pod["spec"],
+                "restartPolicy": "Never",
+                "containers": [
+                    {**pod["spec"]["containers"][0], policy: "FallbackToLogsOnError"},
+                    *pod["spec"]["containers"][1:],
+                ],
+            },
+        }
         for task, pod in provider["built"].items()
     }
     assert library["built"] == theirs

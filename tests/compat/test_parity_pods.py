@@ -34,7 +34,12 @@ Identical manifests are expected except for these documented deliberate differen
   a pod without a ``map_index`` annotation, which decodes as another task's (-1);
 * (f) ``spec.restartPolicy``: ours is always ``Never`` (issue 29), the provider's is the
   template's or override's (``Always``, ``OnFailure``), or absent (the API server then
-  sets ``Always``); the provider's is set to ``Never`` before the pods are compared.
+  sets ``Always``); the provider's is set to ``Never`` before the pods are compared;
+* (g) the workload's (first) container's ``terminationMessagePolicy``: where the template
+  and override leave it unset, ours is ``FallbackToLogsOnError`` (issue 32: a failed
+  container's log tail becomes its termination message), the provider's absent (the API
+  server then sets ``File``); the provider's is set so before the pods are compared. A
+  policy the template or override sets is the same on both sides.
 
 The module runs only where the provider is importable (``.venv-airflow``).
 """
@@ -138,6 +143,19 @@ def _accept_never_restarting(mine: Manifest, theirs: Manifest) -> None:
     if their_spec.get("restartPolicy") != "Never" and currently_in_test_context():
         event(f"documented (f): restartPolicy {their_spec.get('restartPolicy')} made Never")
     their_spec["restartPolicy"] = "Never"
+
+
+def _accept_saying_why(mine: Manifest, theirs: Manifest) -> None:
+    """(g): where the provider's first container has no termination message policy, ours
+    is ``FallbackToLogsOnError``, and the provider's becomes it (the one field this
+    touches); a policy the provider's has is compared as it is."""
+    (my_first, *_), (their_first, *_) = mine["spec"]["containers"], theirs["spec"]["containers"]
+    if their_first.get("terminationMessagePolicy"):
+        return
+    if currently_in_test_context():
+        event("documented (g): terminationMessagePolicy unset made FallbackToLogsOnError")
+    assert my_first["terminationMessagePolicy"] == "FallbackToLogsOnError"
+    their_first["terminationMessagePolicy"] = "FallbackToLogsOnError"
 
 
 _SUFFIX = re.compile(r"[a-z0-9]{8}")
@@ -318,6 +336,7 @@ def test_construct_task_pod_matches_provider(
     _accept_documented_label_values(mine, theirs)
     _accept_random_names(mine, theirs, pod_id=pod_id, override=override)
     _accept_never_restarting(mine, theirs)
+    _accept_saying_why(mine, theirs)
     assert mine == theirs
 
 
@@ -440,6 +459,7 @@ def test_identity_changes_raise_where_the_provider_builds_the_pod(
     assert isinstance(mine, dict), f"ours raised {mine!r}; the provider's pod kept its identity"
     _accept_documented_label_values(mine, theirs)
     _accept_never_restarting(mine, theirs)
+    _accept_saying_why(mine, theirs)
     assert mine == theirs
 
 
@@ -514,6 +534,7 @@ def test_a_date_annotation_next_to_a_run_id_is_no_identity_change(key: str) -> N
     )
     assert isinstance(mine, dict)
     _accept_never_restarting(mine, theirs)
+    _accept_saying_why(mine, theirs)
     assert mine == theirs
 
 
@@ -726,6 +747,7 @@ def test_unambiguous_coercions_give_the_providers_pod(template: Manifest) -> Non
         )
     )
     _accept_never_restarting(mine, theirs)
+    _accept_saying_why(mine, theirs)
     assert mine == theirs
 
 

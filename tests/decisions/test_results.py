@@ -114,7 +114,7 @@ def test_decide_dispatches_callbacks_before_any_task_rule() -> None:
             EmitEvent(
                 CALLBACK_KEY,
                 CallbackState.FAILED,
-                "Pod failed because of Error (container base, exit code 1)",
+                f"Pod {NS}/{POD} failed because of Error (container base, exit code 1)",
             )
         ]
 
@@ -165,9 +165,11 @@ def test_cleanup_of_a_finished_pod(
     if failed:
         task_result = task(TaskInstanceState.FAILED, details=EVICTED)
         callback_result = callback(CallbackState.FAILED, details=EVICTED)
-        task_event = EmitEvent(TASK_KEY, TaskInstanceState.FAILED, "Pod failed because of Evicted")
+        task_event = EmitEvent(
+            TASK_KEY, TaskInstanceState.FAILED, f"Pod {NS}/{POD} failed because of Evicted"
+        )
         callback_event = EmitEvent(
-            CALLBACK_KEY, CallbackState.FAILED, "Pod failed because of Evicted"
+            CALLBACK_KEY, CallbackState.FAILED, f"Pod {NS}/{POD} failed because of Evicted"
         )
     else:
         task_result = task(ExecutorPseudoState.LOOKUP)
@@ -320,7 +322,7 @@ def test_failed_task_emits_failed_with_the_cause() -> None:
         EmitEvent(
             TASK_KEY,
             TaskInstanceState.FAILED,
-            "Pod failed because of OOMKilled (container base, exit code 137)",
+            f"Pod {NS}/{POD} failed because of OOMKilled (container base, exit code 137)",
         ),
     )
 
@@ -358,7 +360,7 @@ def test_failed_info_never_says_because_of_none(details: Any) -> None:
     ):
         (event_,) = emitted(decide(result, running=True))
         assert event_.info
-        assert event_.info.startswith("Pod failed")
+        assert event_.info.startswith(f"Pod {NS}/{POD} failed")
         assert "None" not in event_.info
         assert "because of )" not in event_.info
 
@@ -442,7 +444,9 @@ def test_task_that_left_queued_is_not_requeued(ti_state: TaskInstanceState | Non
     )
     assert kinds(decision) == [DeletePod, FreeSlot, EmitEvent]
     assert emitted(decision)[0].state is TaskInstanceState.FAILED
-    assert emitted(decision)[0].info == ("Pod failed because of ErrImagePull (container base)")
+    assert emitted(decision)[0].info == (
+        f"Pod {NS}/{POD} failed because of ErrImagePull (container base)"
+    )
 
 
 def test_second_failed_event_for_the_requeued_pod_is_ignored() -> None:
@@ -481,7 +485,7 @@ def test_retries_exhausted_fail() -> None:
         EmitEvent(
             TASK_KEY,
             TaskInstanceState.FAILED,
-            "Pod failed because of ErrImagePull (container base)",
+            f"Pod {NS}/{OTHER_POD} failed because of ErrImagePull (container base)",
         ),
     )
     assert final.attempts.get(TASK_KEY) is None
@@ -680,7 +684,7 @@ def test_active_callback_state_may_move(active: CallbackState) -> None:
         EmitEvent(
             CALLBACK_KEY,
             CallbackState.FAILED,
-            "Pod failed because of OOMKilled (container base, exit code 137)",
+            f"Pod {NS}/{POD} failed because of OOMKilled (container base, exit code 137)",
         )
     ]
     running = decide_callback(callback(CallbackState.RUNNING), running=True, callback_state=active)
@@ -748,7 +752,7 @@ def test_callback_launch_failure_is_not_retried_by_default() -> None:
         EmitEvent(
             CALLBACK_KEY,
             CallbackState.FAILED,
-            "Pod failed because of ErrImagePull (container base)",
+            f"Pod {NS}/{POD} failed because of ErrImagePull (container base)",
         ),
     )
 

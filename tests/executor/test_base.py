@@ -14,14 +14,15 @@ from k8s_workloads.decisions.actions import DeletePod, EmitEvent
 from k8s_workloads.executor import (
     CreatePod,
     NothingToDo,
+    PodChanged,
     ProtocolError,
     ReadStates,
     Request,
     Waiting,
 )
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
-from k8s_workloads.testing import ApiError
-from tests.support.core_world import World, callback, kinds, task
+from k8s_workloads.testing import ApiError, CoreDriver
+from tests.support.core_world import NS, World, callback, kinds, task
 from tests.support.event_factory import RUNNING, SUCCEEDED
 
 
@@ -297,3 +298,70 @@ def test_one_at_a_time_a_retried_creation_waits_for_the_next_pass() -> None:
     world.cluster.fail_next("create_pod", 403, message="pods is forbidden: exceeded quota")
     assert kinds(world.sync()) == ["CreatePod"]
     assert kinds(world.sync()) == ["CreatePod"]  # the next pass, at the same time
+
+
+# --- on_pod: the pods created, adopted and deleted ----------------------------------------
+
+
+def _recording(world: World) -> list[PodChanged]:
+    changes: list[PodChanged] = []
+    world.core.on_pod = changes.append
+    return changes
+
+
+def test_each_pod_created_and_deleted_is_told_once_with_its_workload() -> None:
+    world = World()
+    changes = _recording(world)
+    running, done = task("a"), callback()
+    for key in (running, done):
+        world.submit(key)
+    world.sync()
+    created = {(c.key, c.namespace, c.pod_name) for c in changes}
+    assert created == {(key, NS, world.pod_of(key)) for key in (running, done)}
+    assert {c.change for c in changes} == {"created"}
+    done_pod = world.pod_of(done)
+    world.status(done, SUCCEEDED)
+    for _ in range(3):
+        world.sync()
+    assert changes[2:] == [PodChanged("deleted", NS, done_pod, done)]
+
+
+def test_a_delete_tried_again_still_names_its_workload() -> None:
+    world = World()
+    changes = _recording(world)
+    key = callback()
+    world.submit(key)
+    world.sync()
+    pod = world.pod_of(key)
+    world.cluster.fail_next("delete_pod", 503, reason="ServiceUnavailable")
+    world.status(key, SUCCEEDED)
+    performed = [request for _ in range(4) for request in world.sync()]
+    assert kinds(performed).count("DeletePod") == 2  # refused once (503), then made
+    assert pod not in world.cluster.pod_names()
+    assert changes == [PodChanged("created", NS, pod, key), PodChanged("deleted", NS, pod, key)]
+
+
+def test_an_adoption_tells_each_pod_it_took_over() -> None:
+    old = World(scheduler_id="1")
+    running, done = task("a"), task("b")
+    for key in (running, done):
+        old.submit(key)
+    old.sync()
+    pods = {key: old.pod_of(key) for key in (running, done)}
+    old.status(running, RUNNING)
+    old.status(done, SUCCEEDED)
+    new = World(scheduler_id="2")
+    new.cluster, new.db = old.cluster, old.db
+    new.driver = CoreDriver(new.core, old.cluster, old.db)
+    changes = _recording(new)
+    new.driver.adopt(["1"], now=new.now, expected_task_keys=[running, done])
+    for _ in range(3):
+        new.sync()
+    adopted = [c for c in changes if c.change == "adopted"]
+    assert sorted(adopted, key=lambda c: c.pod_name) == sorted(
+        (PodChanged("adopted", NS, pods[key], key) for key in (running, done)),
+        key=lambda c: c.pod_name,
+    )
+    assert [c for c in changes if c.change == "deleted"] == [
+        PodChanged("deleted", NS, pods[done], done)
+    ]

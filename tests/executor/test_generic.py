@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 import json
 import random
+import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -105,7 +106,11 @@ def test_generic_workloads_run_to_success_and_failure_reported_once_each() -> No
     assert [event.state for event in run.terminal(ok)] == [GenericState.SUCCESS]
     (failed,) = run.terminal(fails)
     assert failed.state is GenericState.FAILED
-    assert failed.info == "Pod failed because of Error (container base, exit code 3)"
+    assert failed.info is not None  # the pod named, then the cause
+    assert re.fullmatch(
+        r"Pod jobs/job-2-fails-[a-z0-9]+ failed because of Error \(container base, exit code 3\)",
+        failed.info,
+    )
     # Its image never pulled: launched once more (the profile), then failed.
     (never,) = run.terminal(no_image)
     assert never.state is GenericState.FAILED

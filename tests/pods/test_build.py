@@ -69,6 +69,8 @@ def test_no_template_gives_the_bare_dynamic_pod() -> None:
                 "name": "base",
                 "args": ["python", "-m", "x"],
                 "env": [{"name": "AIRFLOW_IS_K8S_EXECUTOR_POD", "value": "True"}],
+                # The log's tail as its message when it fails (issue 32).
+                "terminationMessagePolicy": "FallbackToLogsOnError",
             }
         ],
         "restartPolicy": "Never",  # not the API server's default, Always (issue 29)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -182,13 +183,17 @@ def test_failed_pods_are_kept_and_successful_ones_deleted() -> None:
 
 def test_the_scheduler_event_log_carries_the_failure_reasons() -> None:
     events = {(e.workload, e.state): e for e in run(DEFAULT).scheduler_events}
-    assert events["train", "failed"].info == (
-        "Pod failed because of OOMKilled (container base, exit code 137)"
+    pod = r"Pod [a-z0-9-]+/[a-z0-9.-]+"  # the pod named, then the cause
+    assert re.fullmatch(
+        f"{pod} failed because of OOMKilled \\(container base, exit code 137\\)",
+        events["train", "failed"].info or "",
     )
-    assert events["cleanup", "failed"].info == "Pod failed because of PodDeleted"
+    assert re.fullmatch(
+        f"{pod} failed because of PodDeleted", events["cleanup", "failed"].info or ""
+    )
     assert events["notify-ok", "running"].scheduler == 1
     assert events["sla-alert", "success"].scheduler == 2
-    assert "Pod failed because of Evicted" in (events["score", "failed"].info or "")
+    assert re.match(f"{pod} failed because of Evicted", events["score", "failed"].info or "")
 
 
 def test_a_library_function_that_raises_is_a_crash_then_a_crash_loop(

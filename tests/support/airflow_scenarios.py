@@ -5,8 +5,8 @@ database: real Airflow 3.3.2 and provider code, the executor's real ``start()`` 
 ``heartbeat()``, real ``ExecutorCallback`` rows, the real
 ``SchedulerJobRunner.process_executor_events`` applying the events to them, and the
 kubernetes client talking HTTP to the test kit's cluster on 127.0.0.1. Prints one JSON
-document: the callback rows' states and the pods left. ``tests/airflow/test_executor.py``
-runs it and checks the result.
+document: the callback rows' states and outputs, and the pods left.
+``tests/airflow/test_executor.py`` runs it and checks the result.
 """
 
 from __future__ import annotations
@@ -20,9 +20,26 @@ from typing import Any
 
 from k8s_workloads.testing import FakeApiServer, FakeCluster
 from tests.support.airflow_support import reach_by_kubeconfig
-from tests.support.event_factory import FAILED, RUNNING, SUCCEEDED
+from tests.support.event_factory import RUNNING, SUCCEEDED, kubelet_status
 
 NS = "airflow"
+LAST_WORDS = "AttributeError: module 'alerts' has no attribute 'notfy'"
+"""The last line of the failing callback's termination message (its log's tail)."""
+FAILED_SAYING_WHY = kubelet_status(
+    "Failed",
+    {
+        "terminated": {
+            "exitCode": 1,
+            "reason": "Error",
+            "message": (
+                "Traceback (most recent call last):\n"
+                '  File "/opt/airflow/dags/alerts.py", line 4, in <module>\n'
+                "    alerts.notfy()\n"
+                f"{LAST_WORDS}\n"
+            ),
+        }
+    },
+)
 
 
 def airflow(module: str) -> Any:
@@ -112,6 +129,11 @@ def main() -> int:
                 row = session.get(callback_model, ids[name])
                 return None if row is None or row.state is None else str(row.state)
 
+        def output(name: str) -> str | None:
+            with create_session() as session:
+                row = session.get(callback_model, ids[name])
+                return None if row is None else row.output
+
         first = start(7)
         names = ["succeeds", "fails", "runs_long", "succeeds_while_down"]
         with create_session() as session:
@@ -129,7 +151,7 @@ def main() -> int:
         for name in names:
             cluster.set_status(NS, pods[name], RUNNING)
         beat(first, lambda: all(state(name) == "running" for name in names))
-        ok, bad = SUCCEEDED, FAILED
+        ok, bad = SUCCEEDED, FAILED_SAYING_WHY
         cluster.set_status(NS, pods["succeeds"], ok)
         cluster.set_status(NS, pods["fails"], bad)
         beat(first, lambda: state("succeeds") == "success" and state("fails") == "failed")
@@ -157,6 +179,7 @@ def main() -> int:
         second.end()
         document = {
             "states": {name: state(name) for name in names},
+            "outputs": {name: output(name) for name in names},
             "pods": {
                 pod["metadata"]["name"]: {
                     "phase": pod["status"]["phase"],

@@ -203,6 +203,51 @@ def test_each_ending_is_written_as_a_kubelet_writes_it_and_read_to_its_state(
         assert details.get("container_name") == "base"
 
 
+def test_a_scripted_failure_carries_its_message_and_its_logs_tail() -> None:
+    # The library's pods have FallbackToLogsOnError: a failure that wrote no message gets
+    # its logs' tail; a message written (terminationMessagePath) is the message.
+    lines = [f"line {n}" for n in range(100)] + ["AttributeError: notfy"]
+    cluster, _kubelet, events = run_to_the_end(PodOutcome.failure(1, logs=lines))
+    assert cluster.pod_log(NS, "p", "base").splitlines() == lines
+    base, sidecar = events[-1]["object"]["status"]["containerStatuses"]
+    message = base["state"]["terminated"]["message"]
+    assert message.endswith("line 99\nAttributeError: notfy\n")
+    assert message.count("\n") == 80
+    assert "message" not in sidecar["state"]["terminated"]
+    details = resolve_event(events[-1], config=VERSION_CONFIG).failure_details
+    assert details is not None
+    assert details.get("container_message") == message
+    written = PodOutcome.failure(2, message="why", logs=["ignored"])
+    _cluster, _kubelet, events = run_to_the_end(written)
+    base = events[-1]["object"]["status"]["containerStatuses"][0]
+    assert base["state"]["terminated"]["message"] == "why"
+
+
+def test_a_file_policy_or_a_success_gives_no_message_from_the_logs() -> None:
+    body = task_body("p")
+    body["spec"]["containers"][0]["terminationMessagePolicy"] = "File"
+    cluster = FakeCluster(namespaces=[NS])
+    cluster.create_pod(NS, body)
+    kubelet = Kubelet(cluster, run_seconds=1, plan={"p": PodOutcome.failure(1, logs=["x"])})
+    for second in range(4):
+        kubelet.step(float(second))
+    base = status(cluster, "p")["containerStatuses"][0]
+    assert "message" not in base["state"]["terminated"]
+    _cluster, _kubelet, events = run_to_the_end(PodOutcome.success(logs=["done"]))
+    base = events[-1]["object"]["status"]["containerStatuses"][0]
+    assert "message" not in base["state"]["terminated"]
+    assert _cluster.pod_log(NS, "p", "base") == "done\n"
+
+
+@pytest.mark.parametrize("logs", [[1], [b"x"], "ab"])
+def test_outcome_logs_are_lines_of_text(logs: Any) -> None:
+    if isinstance(logs, str):  # one string is one line, not its letters
+        assert PodOutcome.success(logs=logs).logs == ("ab",)
+        return
+    with pytest.raises(InvalidConfig, match="logs"):
+        PodOutcome.failure(1, logs=logs)
+
+
 def test_an_eviction_has_the_pod_reason_message_and_disruption_condition() -> None:
     _cluster, _kubelet, events = run_to_the_end(PodOutcome.eviction(message="low on memory"))
     status = events[-1]["object"]["status"]

@@ -144,6 +144,53 @@ def test_exit_codes_are_terminated_states_and_the_pod_fails_as_the_library_reads
     assert resolution.failure_details.get("exit_code") == 3
 
 
+def test_a_failed_container_says_why_as_a_kubelet_writes_it(cluster: FakeCluster) -> None:
+    # A python command prints 100 lines, then raises: FallbackToLogsOnError gives the
+    # tail of its output (80 lines, 2048 bytes) as the message, File gives none; what a
+    # container writes to its terminationMessagePath (the path in its args rewritten, or
+    # under $K8S_WORKLOADS_POD_ROOT) is the message whatever its policy and exit code.
+    raising = "for n in range(100): print('line', n)\nimport alerts; alerts.notfy()"
+    writing = (
+        "import os, sys\n"
+        "open(sys.argv[1], 'w').write('by argv')\n"
+        "print('not the message'); sys.exit(int(sys.argv[2]))"
+    )
+    by_root = (
+        "import os, pathlib\n"
+        "root = pathlib.Path(os.environ['K8S_WORKLOADS_POD_ROOT'])\n"
+        "(root / 'dev/termination-log').write_text('by root')"
+    )
+    cluster.create_pod(
+        NS,
+        pod_with(
+            python(raising, terminationMessagePolicy="FallbackToLogsOnError"),
+            python(raising, name="file", terminationMessagePolicy="File"),
+            python(
+                writing,
+                name="written",
+                args=["python", "-c", writing, "/dev/termination-log", "4"],
+                terminationMessagePolicy="FallbackToLogsOnError",
+            ),
+            python(by_root, name="root"),
+        ),
+    )
+    with ProcessKubelet(cluster, poll_seconds=0.01):
+        pod = wait_for(ended(cluster))
+    states = {
+        item["name"]: item["state"]["terminated"] for item in pod["status"]["containerStatuses"]
+    }
+    message = states["base"]["message"]
+    assert message.endswith("ModuleNotFoundError: No module named 'alerts'\n")
+    assert "line 99\n" in message
+    assert "line 0\n" not in message  # the first lines are past the tail
+    assert len(message.encode()) <= 2048
+    assert message.count("\n") <= 80
+    assert message == cluster.pod_log(NS, "p", "base")[-len(message) :]
+    assert "message" not in states["file"]
+    assert (states["written"]["exitCode"], states["written"]["message"]) == (4, "by argv")
+    assert (states["root"]["exitCode"], states["root"]["message"]) == (0, "by root")
+
+
 def test_a_command_that_cannot_start_is_a_start_error(cluster: FakeCluster) -> None:
     container = {"name": "base", "image": "x", "command": ["no-such-program-k8s-workloads"]}
     cluster.create_pod(NS, pod_with(container))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -15,9 +15,13 @@ from k8s_workloads.watch.failures import (
     collect_failure_details,
     demystify_pending,
     describe_failure,
+    describe_pod_failure,
     oom_killed_container,
 )
 from tests.support.event_factory import terminated, waiting
+
+if TYPE_CHECKING:
+    from k8s_workloads.states import FailureDetails
 
 
 def failed(**status: Any) -> dict[str, Any]:
@@ -164,6 +168,76 @@ def test_describe_failure_names_the_real_cause() -> None:
     )
     assert describe_failure(None) == "Pod failed with no reason recorded"
     assert "None" not in describe_failure({"pod_status": "Failed", "pod_reason": None})
+
+
+def _with_message(name: str, code: int, reason: str, message: str) -> dict[str, Any]:
+    status = terminated(name, code, reason)
+    status["state"]["terminated"]["message"] = message
+    return status
+
+
+TRACEBACK = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/airflow/dags/alerts.py", line 4, in notify\n'
+    "AttributeError: module 'alerts' has no attribute 'notfy'\n"
+)
+
+
+def test_a_pods_failure_names_it_and_ends_with_its_containers_last_words() -> None:
+    pod = failed(containerStatuses=[_with_message("base", 1, "Error", TRACEBACK)])
+    details = collect_failure_details(pod)
+    assert describe_pod_failure(details, namespace="airflow", pod_name="alerts-x1") == (
+        "Pod airflow/alerts-x1 failed because of Error (container base, exit code 1): "
+        "Traceback (most recent call last): | "
+        'File "/opt/airflow/dags/alerts.py", line 4, in notify | '
+        "AttributeError: module 'alerts' has no attribute 'notfy'"
+    )
+    # The resolution's own reason is unchanged: the pod and its words are the report's.
+    assert describe_failure(details) == "Pod failed because of Error (container base, exit code 1)"
+
+
+def test_a_pods_failure_without_last_words_is_the_cause() -> None:
+    oom = collect_failure_details(failed(containerStatuses=[terminated("base", 137, "OOMKilled")]))
+    described = describe_pod_failure(oom, namespace="airflow", pod_name="etl-load-x1")
+    assert (
+        described
+        == "Pod airflow/etl-load-x1 failed because of OOMKilled (container base, exit code 137)"
+    )
+    # A waiting container's message is the kubelet's, not the workload's last words.
+    pulling: FailureDetails = {
+        "pod_status": "Pending",
+        "container_state": "waiting",
+        "container_reason": "ErrImagePull",
+        "container_message": "not found",
+        "container_name": "base",
+    }
+    described = describe_pod_failure(pulling, namespace="airflow", pod_name="p")
+    assert described == "Pod airflow/p failed because of ErrImagePull (container base)"
+    assert (
+        describe_pod_failure(None, namespace="", pod_name="p")
+        == "Pod p failed with no reason recorded"
+    )
+    assert (
+        describe_pod_failure(None, namespace="ns", pod_name="")
+        == "Pod failed with no reason recorded"
+    )
+
+
+def test_with_no_cause_recorded_the_words_are_bounded_and_masked_once() -> None:
+    secret = "hunter2-hunter2-hunter2"  # noqa: S105 - made up
+    message = "x" * 3000 + f"\nconnecting with {secret}\nfailed"
+    details: FailureDetails = {
+        "pod_status": "Failed",
+        "container_state": "terminated",
+        "container_message": message,
+    }
+    described = describe_pod_failure(
+        details,
+        namespace="airflow",
+        pod_name="p",
+        secrets=iter([secret]),  # read more than once
+    )
+    assert described == "Pod airflow/p failed: connecting with ***REDACTED*** | failed"
 
 
 def test_pending_without_waiting_containers() -> None:

@@ -222,6 +222,7 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self.kube_client = executor_kube_client(kube_client, self.team_name)
         self.core = ExecutorCore(self._core_config())
         self.core.on_decision = self._log_decision
+        self.core.on_pod = self._log_pod
         self._metrics = _Metrics(_airflow_stats(), log=self.log)
         """What is sent to Airflow's Stats (nothing, and nothing kept, with metrics off)."""
         self._failed_creations: dict[WorkloadKey, str] = {}

@@ -44,7 +44,14 @@ from k8s_workloads.airflow.convert import (
 )
 from k8s_workloads.compat import supports_callbacks
 from k8s_workloads.decisions.actions import Decision, EmitEvent, RequeueJob
-from k8s_workloads.executor.requests import CreatePod, Handled, ListPods, ReadStates, Request
+from k8s_workloads.executor.requests import (
+    CreatePod,
+    Handled,
+    ListPods,
+    PodChanged,
+    ReadStates,
+    Request,
+)
 from k8s_workloads.io.watching import describe_failure, server_address
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.pods.errors import InvalidJob, InvalidPod
@@ -280,6 +287,20 @@ class KubernetesExecutor(_Adoption):
                 server_address(self.kube_client),
             )
         return answer
+
+    def _log_pod(self, changed: PodChanged) -> None:
+        """One info line a pod created, adopted or deleted (:attr:`ExecutorCore.on_pod`),
+        naming the pod and its workload: ``Created pod airflow/etl-load-x1 of task etl.load
+        run=manual__1 try=1``. Only calls the API server took: a creation that failed is
+        :meth:`_log_decision`'s line, and an outage adds none."""
+        workload = "an unknown workload" if changed.key is None else changed.key.to_text()
+        self.log.info(
+            "%s pod %s/%s of %s",
+            changed.change.capitalize(),
+            changed.namespace,
+            changed.pod_name,
+            workload,
+        )
 
     def _log_decision(self, handled: Handled) -> None:
         """The core's decisions an operator reads (:attr:`ExecutorCore.on_decision`).

@@ -40,10 +40,12 @@ from k8s_workloads.states import (
     TaskInstanceState,
     state_class_for_key,
 )
-from k8s_workloads.watch.failures import describe_failure
+from k8s_workloads.watch.failures import describe_pod_failure
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from k8s_workloads.states import WorkloadResult
 
 __all__ = ["CALLBACK_GIVE_UP_RULES", "CALLBACK_RULES", "TASK_GIVE_UP_RULES", "TASK_RULES"]
 
@@ -97,10 +99,18 @@ def _report_read_state(case: _Case) -> Decision:
     return Decision((*cleanup, FreeSlot(key), EmitEvent(key, known)), case.attempts.without(key))
 
 
+def _failure_info(result: WorkloadResult) -> str:
+    """What a failed workload is reported with: its pod, the cause, the container's last
+    words (the task's failure details; a callback's ``output``)."""
+    return describe_pod_failure(
+        result.failure_details, namespace=result.namespace, pod_name=result.pod_name
+    )
+
+
 def _report_task_result(case: _Case) -> Decision:
     key, state, result = case.key, case.state, case.result
     assert isinstance(state, (TaskInstanceState, CallbackState))  # noqa: S101
-    info = describe_failure(result.failure_details) if state is TaskInstanceState.FAILED else None
+    info = _failure_info(result) if state is TaskInstanceState.FAILED else None
     cleanup = cleanup_actions(result, case.config)
     return Decision(
         (*cleanup, FreeSlot(key), EmitEvent(key, state, info)), case.attempts.without(key)
@@ -362,7 +372,7 @@ CALLBACK_RULES: Final[tuple[Rule, ...]] = (
         outcome=lambda c: c.settled(
             *c.cleanup(),
             FreeSlot(c.key),
-            EmitEvent(c.key, _C_FAILED, describe_failure(c.result.failure_details)),
+            EmitEvent(c.key, _C_FAILED, _failure_info(c.result)),
         ),
     ),
     Rule(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads.decisions.actions import Action, DeletePod, PatchLabels
 from k8s_workloads.decisions.attempts import Attempts
 from k8s_workloads.executor._records import (
+    _ADOPTION,
     _FINAL,
     _AdoptionState,
     _Flight,
@@ -22,10 +23,12 @@ from k8s_workloads.executor.requests import (
     DeleteSecret,
     Handled,
     ListPods,
+    PodChanged,
     ProtocolError,
     ReadStates,
     Request,
 )
+from k8s_workloads.pods.labels import AIRFLOW_WORKER_LABEL
 
 if TYPE_CHECKING:
     import datetime
@@ -39,6 +42,10 @@ if TYPE_CHECKING:
 
 class _CoreBase:
     """The loop's state, and requests and works opened and closed."""
+
+    on_pod: Callable[[PodChanged], None] | None = None
+    """Called when a pod is created, adopted or deleted, as the call's success is reported
+    (for logs: one line a pod); set it on the core."""
 
     def __init__(self, config: ExecutorConfig) -> None:
         self.config = config
@@ -62,7 +69,9 @@ class _CoreBase:
         self._results: deque[_Pending] = deque()
         self._backlog: list[_Pending] = []
         self._changes: list[tuple[WorkloadKey, bool]] = []  # (key, now running) since taken
-        self._cleanups: list[DeletePod | PatchLabels] = []
+        self._cleanups: list[tuple[DeletePod | PatchLabels, WorkloadKey | None]] = []
+        """Clean-ups that failed for a transient reason, tried again on the next pass,
+        each with the workload its pod was (for :attr:`on_pod`)."""
         self._cleaned: dict[tuple[str, str], None] = {}
         """Pods this core asked to delete or label done, until they leave the watch (at
         most _CLEANED_KEPT, oldest first out): a second terminal event for one of them is
@@ -121,6 +130,8 @@ class _CoreBase:
     def _settled(self, flight: _Flight) -> None:
         """``flight`` succeeded: its work goes on, or its pod's creation counts."""
         request = flight.request
+        if self.on_pod is not None:
+            self._pod_changed(flight, self.on_pod)
         if isinstance(request, CreatePod):
             self._create_retries.pop(request.key, None)
             self._unreachable = 0
@@ -135,6 +146,23 @@ class _CoreBase:
                 self._unstored[work.key] = work  # reports_stored() lets it go on
             else:
                 self._ready.appendleft(work)
+
+    @staticmethod
+    def _pod_changed(flight: _Flight, report: Callable[[PodChanged], None]) -> None:
+        """Tell ``report`` of the pod ``flight`` created, adopted or deleted, if any."""
+        request, work = flight.request, flight.work
+        owner = None if work is None else work.key or work.owner
+        if isinstance(request, CreatePod):
+            report(PodChanged("created", request.namespace, request.pod_name, request.key))
+        elif isinstance(request, DeletePod):
+            report(PodChanged("deleted", request.namespace, request.pod_name, owner))
+        elif (
+            isinstance(request, PatchLabels)
+            and work is not None
+            and work.kind == _ADOPTION
+            and AIRFLOW_WORKER_LABEL in request.labels
+        ):
+            report(PodChanged("adopted", request.namespace, request.pod_name, owner))
 
     def _launch(self, request: Request, *, implicit: bool, **links: Any) -> Request:  # noqa: ANN401
         self._in_flight[id(request)] = _Flight(request, implicit, **links)

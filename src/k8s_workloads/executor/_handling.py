@@ -68,7 +68,7 @@ class _Handling(_CoreBase):
             # re-read after every restart (an adopted pod's too: it was relabelled, so no
             # other scheduler cleans it up). A refusal (403, 422 …) is final.
             if _transient(error):
-                self._cleanups.append(request)
+                self._cleanups.append((request, work.key or work.owner))
             self._ready.appendleft(work)
             return
         # A failed pod call of a decision stops it (nothing after it happens) and

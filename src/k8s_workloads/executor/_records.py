@@ -101,6 +101,9 @@ class _Work:
     unstored: bool = False
     """Its report (an EmitEvent) is out and a clean-up follows, which waits until the
     report is stored (``confirm_reports``: :meth:`ExecutorCore.reports_stored`)."""
+    owner: WorkloadKey | None = None
+    """The workload its pod calls are about when ``key`` is None (a clean-up tried
+    again, which holds no workload busy): named in :attr:`ExecutorCore.on_pod`."""
 
 
 @attrs.define

@@ -448,8 +448,8 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
         if self._backlog:
             self._results.extendleft(reversed(self._backlog))
             self._backlog = []
-        for action in self._cleanups:
-            self._open(_Work(_FINAL, deque([action])), None)
+        for action, owner in self._cleanups:
+            self._open(_Work(_FINAL, deque([action]), owner=owner), None)
         self._cleanups = []
         self._ready.extend(self._adoption.relabels)
         self._adoption.relabels = []

@@ -32,6 +32,7 @@ __all__ = [
     "InvalidStateAnswer",
     "ListPods",
     "NothingToDo",
+    "PodChanged",
     "ProtocolError",
     "ReadPod",
     "ReadStates",
@@ -137,6 +138,19 @@ class Handled:
     result: WorkloadResult | None = None
     pod_name: str | None = None
     """The pod a creation cause is about (None for the others: ``result`` names theirs)."""
+
+
+@attrs.frozen
+class PodChanged:
+    """A pod call the API server took (for logs): the pod of ``key`` ``created``,
+    ``adopted`` (relabelled for this scheduler by an adoption) or ``deleted`` (a 404
+    included: it is gone, as wanted). ``key`` is None for a pod whose workload the core
+    does not know (a settled callback's leftover an adoption cleans up)."""
+
+    change: str
+    namespace: str
+    pod_name: str
+    key: WorkloadKey | None
 
 
 @attrs.frozen

@@ -12,6 +12,8 @@ The package's modules, from the bottom up:
   Execution API token kept out of what is shown, and out of the pod spec;
 * :mod:`~k8s_workloads.pods.workload`: the container args that run a workload;
 * :mod:`~k8s_workloads.pods.restart`: the restart policy every worker pod has (``Never``);
+* :mod:`~k8s_workloads.pods.termination`: the ``base`` container's termination message
+  policy (``FallbackToLogsOnError`` unless a layer sets one);
 * :mod:`~k8s_workloads.pods.identity`: what the watcher decodes from a pod;
 * :mod:`~k8s_workloads.pods.general_build`: the general build (merge, then every check);
 * :mod:`~k8s_workloads.pods.prepared_build`: the prepared path, the same pods faster, and
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from k8s_workloads.pods.identity import callback_pod_name, generic_pod_name
     from k8s_workloads.pods.prepared_build import FastPathUse, fast_path
     from k8s_workloads.pods.restart import WORKER_RESTART_POLICY, replaced_restart_policy
+    from k8s_workloads.pods.termination import BASE_TERMINATION_MESSAGE_POLICY
     from k8s_workloads.pods.workload import (
         BASE_CONTAINER_NAME,
         EXECUTE_WORKLOAD_MODULE,
@@ -75,6 +78,7 @@ _OWNERS: dict[str, str] = {
     "fast_path": "prepared_build",
     "WORKER_RESTART_POLICY": "restart",
     "replaced_restart_policy": "restart",
+    "BASE_TERMINATION_MESSAGE_POLICY": "termination",
     "BASE_CONTAINER_NAME": "workload",
     "EXECUTE_WORKLOAD_MODULE": "workload",
     "EXECUTOR_POD_ENV": "workload",
@@ -96,6 +100,7 @@ def __getattr__(name: str) -> Any:  # noqa: ANN401 - whatever the owner defines
 
 __all__ = [
     "BASE_CONTAINER_NAME",
+    "BASE_TERMINATION_MESSAGE_POLICY",
     "EXECUTE_WORKLOAD_MODULE",
     "EXECUTOR_POD_ENV",
     "WORKER_RESTART_POLICY",

@@ -137,26 +137,24 @@ class PodTemplate:
         rng: random.Random | None = None,
     ) -> Manifest:
         """:func:`construct_task_pod` over this template (the same pod, the same errors)."""
-        return _task_pod(
-            self,
-            _TaskPodValues(
-                namespace,
-                scheduler_job_id,
-                pod_id,
-                dag_id,
-                task_id,
-                kube_image,
-                try_number,
-                args,
-                airflow_version,
-                run_id,
-                map_index,
-                date,
-                pod_override,
-                mutation_hook,
-                logical_date_key,
-                rng,
-            ),
+        return construct_task_pod(
+            namespace=namespace,
+            scheduler_job_id=scheduler_job_id,
+            pod_id=pod_id,
+            dag_id=dag_id,
+            task_id=task_id,
+            kube_image=kube_image,
+            try_number=try_number,
+            args=args,
+            airflow_version=airflow_version,
+            run_id=run_id,
+            map_index=map_index,
+            date=date,
+            pod_override=pod_override,
+            base_worker_pod=self,
+            mutation_hook=mutation_hook,
+            logical_date_key=logical_date_key,
+            rng=rng,
         )
 
     def callback_pod(
@@ -226,7 +224,7 @@ def construct_task_pod(
     map_index: int = -1,
     date: datetime.datetime | None = None,
     pod_override: Mapping[str, Any] | None = None,
-    base_worker_pod: Mapping[str, Any] | None = None,
+    base_worker_pod: PodTemplate | Mapping[str, Any] | None = None,
     mutation_hook: MutationHook | None = None,
     logical_date_key: str = LOGICAL_DATE_KEY,
     rng: random.Random | None = None,
@@ -243,7 +241,9 @@ def construct_task_pod(
     them unambiguously (an integer for a string field, ``"600"`` or ``600.0`` for an
     integer field) and refused otherwise (``hostNetwork: "False,"``, which the
     provider's loader reads as true). Its ``spec.restartPolicy`` is ``Never``, whatever
-    the template, override or hook asks for (:mod:`k8s_workloads.pods.restart`).
+    the template, override or hook asks for (:mod:`k8s_workloads.pods.restart`); its
+    ``base`` container's ``terminationMessagePolicy`` is ``FallbackToLogsOnError`` unless
+    the template or override sets one (:mod:`k8s_workloads.pods.termination`).
 
     The template and override are prepared once (see :class:`PodTemplate`) and kept by
     content, so building many pods over the same ones costs little more than filling in
@@ -259,22 +259,22 @@ def construct_task_pod(
     return _task_pod(
         base_worker_pod,
         _TaskPodValues(
-            namespace,
-            scheduler_job_id,
-            pod_id,
-            dag_id,
-            task_id,
-            kube_image,
-            try_number,
-            args,
-            airflow_version,
-            run_id,
-            map_index,
-            date,
-            pod_override,
-            mutation_hook,
-            logical_date_key,
-            rng,
+            namespace=namespace,
+            scheduler_job_id=scheduler_job_id,
+            pod_id=pod_id,
+            dag_id=dag_id,
+            task_id=task_id,
+            kube_image=kube_image,
+            try_number=try_number,
+            args=args,
+            airflow_version=airflow_version,
+            run_id=run_id,
+            map_index=map_index,
+            date=date,
+            pod_override=pod_override,
+            mutation_hook=mutation_hook,
+            logical_date_key=logical_date_key,
+            rng=rng,
         ),
     )
 

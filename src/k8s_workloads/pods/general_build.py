@@ -11,6 +11,7 @@ vouch for.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -38,6 +39,7 @@ from k8s_workloads.pods.schema import (
     is_pod_schema_valid,
     pod_schema_errors,
 )
+from k8s_workloads.pods.termination import _saying_why
 from k8s_workloads.pods.validation import (
     POD_NAME_MAX_LENGTH,
     is_valid_manifest,
@@ -122,9 +124,22 @@ def _fit_pod_name(name: str, rng: random.Random | None) -> str:
         f"pod_id supplied is longer than {POD_NAME_MAX_LENGTH} characters; "
         "truncating and adding unique suffix.",
         UserWarning,
-        stacklevel=4,  # the caller of construct_task_pod, PodTemplate.task_pod ...
+        stacklevel=_callers_level(),
     )
     return add_unique_suffix(name=name, max_len=POD_NAME_MAX_LENGTH, rng=rng)
+
+
+def _callers_level() -> int:
+    """The ``stacklevel`` of the first caller outside the pod builders, for a warning
+    raised by this function's caller: the line that asked for the pod, whichever
+    entrance it took (``construct_task_pod``, ``PodTemplate.task_pod`` ...)."""
+    frame = inspect.currentframe()
+    frame = None if frame is None else frame.f_back  # the warning's own function: level 1
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(__package__ + "."):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def _apply_hook(manifest: Manifest, hook: MutationHook) -> Manifest:
@@ -158,11 +173,12 @@ class _OwnValues:
     image: str | None
 
 
-@attrs.define
+@attrs.define(kw_only=True)
 class _TaskPodValues:
     """The arguments of :func:`~k8s_workloads.pods.build.construct_task_pod` but the
-    template, as the builders pass them on (a mutable slots class: the cheapest to make,
-    once per pod; never changed after)."""
+    template, as the builders pass them on, by name only (two of its strings swapped
+    would still type-check). A mutable slots class: the cheapest to make, once per pod;
+    never changed after."""
 
     namespace: str
     scheduler_job_id: str | int
@@ -212,7 +228,8 @@ def _violations(pod: Manifest, *, whole: bool) -> list[_Violation]:
 
 
 def _merged(template: _Layer, dynamic: Manifest, override: _Layer | None) -> Manifest:
-    """The merge chain template → dynamic → override, and the pod's restart policy.
+    """The merge chain template → dynamic → override, the pod's restart policy and its
+    base container's termination message policy (where the layers left it unset).
 
     Both paths build from what this returns (the prepared one on a probe's layers, once),
     so the rules applied after the merge are applied here. Raises what the merge raises.
@@ -220,7 +237,7 @@ def _merged(template: _Layer, dynamic: Manifest, override: _Layer | None) -> Man
     merged = merge_pair(
         merge_pair(template.manifest, dynamic), None if override is None else override.manifest
     )
-    return _never_restarting(merged)
+    return _saying_why(_never_restarting(merged))
 
 
 def _finish(

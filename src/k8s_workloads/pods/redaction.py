@@ -22,6 +22,7 @@ from k8s_workloads.json_values import as_list, as_map
 __all__ = [
     "REDACTED",
     "Masker",
+    "mask_cut",
     "message_masker",
     "pod_args_tokens",
     "redact_manifest",
@@ -285,8 +286,9 @@ def message_masker(tokens: frozenset[str] = frozenset()) -> Masker:
 _SHORTEST_CUT = 8
 
 
-def _mask_cut(text: str, token: str) -> str:
-    # A message that shows a value cut short may hold a token's first characters only.
+def mask_cut(text: str, token: str) -> str:
+    """``text`` with ``token`` masked, also where only its beginning shows: a message that
+    shows a value cut short may hold a token's first characters only."""
     start = token[: min(_SHORTEST_CUT, len(token))]
     pieces: list[str] = []
     position = 0
@@ -311,7 +313,7 @@ def token_masker(values: Iterable[object]) -> Callable[[str], str]:
     def mask(text: str) -> str:
         text = masker.text(text)
         for token in tokens:
-            text = _mask_cut(text, token)
+            text = mask_cut(text, token)
         return text
 
     return mask

@@ -10,6 +10,9 @@ on the host (``K8S_WORKLOADS_POD_ROOT`` in its environment) and every ``volumeMo
 path ``M`` is found at that root plus ``M``: a symlink to the volume's directory (Secret
 volumes hold one file per key, or per ``items`` path, with ``defaultMode``/``mode``;
 ``emptyDir`` and every other kind are empty directories shared by the pod's containers).
+The container's ``terminationMessagePath`` (``/dev/termination-log`` by default) is an
+empty file there too, made anew for each run: what the process writes to it is the
+message of its ``terminated`` state (:mod:`k8s_workloads.testing._termination`).
 Wherever a mount path starts the command's words, the args, an env value or
 ``workingDir`` (or follows a ``=`` or ``:`` in them), it is rewritten to the host path,
 so ``--json-path /run/secrets/airflow-workload/workload.json`` reads the Secret's file.
@@ -57,11 +60,13 @@ class ConfigError(Exception):
 
 @attrs.frozen
 class Prepared:
-    """A container ready to start: its argv, environment and working directory."""
+    """A container ready to start: its argv, environment and working directory, and the
+    host file standing for its ``terminationMessagePath`` (None: it has none)."""
 
     argv: list[str]
     env: dict[str, str]
     cwd: str
+    termination_file: Path | None = None
 
 
 def _expand(text: str, env: Mapping[str, str]) -> str:
@@ -250,6 +255,9 @@ def prepare(
         if not link.exists() and not link.is_symlink():
             link.symlink_to(target)
         mounts[path.rstrip("/") or "/"] = str(link)
+    termination_file = _termination_file(container, home)
+    if termination_file is not None:
+        mounts[str(container["terminationMessagePath"]).rstrip("/")] = str(termination_file)
     rewrite = _rewriter(mounts)
     own = {key: rewrite(value) for key, value in _environment(pod, container, lookup).items()}
     env = {**base_env, **own, POD_ROOT_VARIABLE: str(home)}
@@ -260,4 +268,20 @@ def prepare(
         argv[0] = executables.get(argv[0], argv[0])
     working = container.get("workingDir")
     cwd = rewrite(working) if isinstance(working, str) else ""
-    return Prepared(argv, env, cwd if cwd and Path(cwd).is_dir() else str(home))
+    return Prepared(argv, env, cwd if cwd and Path(cwd).is_dir() else str(home), termination_file)
+
+
+def _termination_file(container: Manifest, home: Path) -> Path | None:
+    """A new empty file for this run of the container at its ``terminationMessagePath``
+    under ``home`` (the kubelet mounts a new file over the path for each container it
+    starts); None for a container without a path."""
+    path = container.get("terminationMessagePath")
+    if not isinstance(path, str) or not path.startswith("/") or not path.strip("/"):
+        return None
+    file = home / path.strip("/")
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_bytes(b"")
+    except OSError:  # a mount's file of that name, a directory there: no message file
+        return None
+    return file

@@ -19,6 +19,13 @@ below are those of a pod with ``restartPolicy: Never``; restarts are described a
                               a deletion is never confirmed (it stays ``Terminating``)
 ============================  ==============================================================
 
+A container ends with the message a kubelet gives it (see
+:mod:`k8s_workloads.testing._termination`): an outcome's ``message`` stands for what the
+container wrote to its ``terminationMessagePath``; its ``logs`` are the lines it wrote to
+its log, added to the pod's log when the run ends, whose tail is the message of a
+non-zero exit that wrote none when the container's ``terminationMessagePolicy`` is
+``FallbackToLogsOnError`` (the policy the executor's pods have by default).
+
 Restarts follow the pod's ``restartPolicy`` (defaulted to ``Always`` by the API server:
 a pod that should end says ``Never`` or ``OnFailure``), as the kubelet's (see
 :mod:`k8s_workloads.testing._restarts`): when a run ends, each container whose exit the
@@ -53,18 +60,19 @@ the test may share the cluster (it is thread-safe); ``step`` itself is for one t
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar, TypeVar
 
 import attrs
 
 from k8s_workloads import config_checks as _checks
 from k8s_workloads.pods.manifest import Manifest
-from k8s_workloads.testing import _restarts, _statuses
+from k8s_workloads.testing import _restarts, _statuses, _termination
 from k8s_workloads.testing._service import Service
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.errors import ApiError
@@ -88,6 +96,14 @@ def _image_pull_message(image: str) -> str:
         f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull '
         f'and unpack image "{image}": failed to resolve reference "{image}": not found'
     )
+
+
+def _lines(value: Iterable[str]) -> tuple[str, ...]:
+    """Log lines as a tuple of strings (one string is one line, not its letters)."""
+    lines = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(line, str) for line in lines):
+        raise _checks.InvalidConfig("PodOutcome", "logs", "must be strings, a line each")
+    return lines
 
 
 def _optional_runs(instance: object, attribute: Any, value: object) -> None:  # noqa: ANN401
@@ -117,21 +133,33 @@ class PodOutcome:
     succeeds_after: int | None = attrs.field(default=None, validator=_optional_runs)
     """How many runs of the containers end as this outcome before one succeeds (None: all
     of them); see :meth:`succeeding_after`."""
+    logs: tuple[str, ...] = attrs.field(default=(), converter=_lines)
+    """What the container (the outcome's, else the first) writes to its log in each run,
+    a line each: added to the pod's log when the run ends (:meth:`FakeCluster.pod_log`),
+    and with ``terminationMessagePolicy: FallbackToLogsOnError`` the tail of them is the
+    message of a non-zero exit that wrote no message (see the module)."""
 
     @classmethod
-    def success(cls) -> PodOutcome:
+    def success(cls, *, logs: Iterable[str] = ()) -> PodOutcome:
         """Every container exits 0 (``Completed``): the pod ``Succeeded``."""
-        return cls("success")
+        return cls("success", logs=_lines(logs))
 
     @classmethod
     def failure(
-        cls, exit_code: int = 1, *, message: str | None = None, container: str | None = None
+        cls,
+        exit_code: int = 1,
+        *,
+        message: str | None = None,
+        container: str | None = None,
+        logs: Iterable[str] = (),
     ) -> PodOutcome:
-        """The container exits ``exit_code`` (reason ``Error``): the pod ``Failed``."""
+        """The container exits ``exit_code`` (reason ``Error``): the pod ``Failed``.
+        ``message``: what it wrote to its ``terminationMessagePath`` (its terminated
+        state's message, whatever the policy); ``logs``: the lines it wrote to its log."""
         code: object = exit_code  # checked: callers may pass anything
         if isinstance(code, bool) or not isinstance(code, int) or code < 1:
             raise _checks.InvalidConfig("PodOutcome", "exit_code", "must be an int from 1")
-        return cls("failure", exit_code, "Error", message, container)
+        return cls("failure", exit_code, "Error", message, container, logs=_lines(logs))
 
     @classmethod
     def oom_killed(cls, *, container: str | None = None) -> PodOutcome:
@@ -531,6 +559,7 @@ class Kubelet(_KubeletBase):
         the first) as the outcome says, the others with 0."""
         names = _names(pod)
         failing = outcome.container or (names[0] if names else "")
+        specs = {str(item.get("name", "")): item for item in _statuses.containers(pod)}
         finished = self._timestamp()
         uid = pod["metadata"]["uid"]
         ended = {}
@@ -538,17 +567,36 @@ class Kubelet(_KubeletBase):
             if "running" not in state:
                 continue  # ended in an earlier run, not restarted (OnFailure, exit 0)
             mine = name == failing
+            code = outcome.exit_code if mine else 0
+            lines = self._log_run(pod, name, outcome.logs if mine else ())
+            written = outcome.message if mine else None
+            message = _termination.termination_message(
+                specs.get(name, {}),
+                exit_code=code,
+                reason=outcome.reason if mine else None,
+                written=None if written is None else written.encode(),
+                log_lines=lines,
+            )
             ended[name] = _statuses.terminated(
                 uid,
                 name,
-                exit_code=outcome.exit_code if mine else 0,
+                exit_code=code,
                 started=state["running"]["startedAt"],
                 finished=finished,
                 reason=outcome.reason if mine else None,
-                message=outcome.message if mine else None,
+                message=message,
                 attempt=run.restarts.get(name, (0, {}))[0],
             )
         return ended
+
+    def _log_run(self, pod: Manifest, container: str, lines: tuple[str, ...]) -> list[str]:
+        """This run's log lines, each ended by a newline, added to the pod's log."""
+        written = [line if line.endswith("\n") else f"{line}\n" for line in lines]
+        metadata = pod["metadata"]
+        with contextlib.suppress(KeyError):  # deleted since the look: no status written either
+            for line in written:
+                self.cluster.append_log(metadata["namespace"], metadata["name"], container, line)
+        return written
 
     def _evicted(self, pod: Manifest, run: _Run, outcome: PodOutcome) -> Manifest:
         names = _names(pod)

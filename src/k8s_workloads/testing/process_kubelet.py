@@ -16,9 +16,13 @@ one, then the containers side by side, and writes statuses as a kubelet does (th
 of :mod:`k8s_workloads.testing._statuses`, the same as scripted mode): ``Running`` with
 each container's ``startedAt``; each container ``terminated`` with its exit code (a
 signal ``N`` is ``128 + N``), reason ``Completed`` or ``Error`` (``StartError``, 128, when
-the command cannot start, or a container has neither command nor args), and for
-``terminationMessagePolicy: FallbackToLogsOnError`` the last lines of its output as the
-message; then ``Succeeded`` if every exit code is 0, else ``Failed``. Stdout and stderr
+the command cannot start, or a container has neither command nor args), and the message
+a kubelet gives it (:mod:`k8s_workloads.testing._termination`): what the process wrote to
+its ``terminationMessagePath`` — a new empty file for each run, found at
+``$K8S_WORKLOADS_POD_ROOT`` plus the path, the path in its command line and env rewritten
+to it as a mount's — else, for ``terminationMessagePolicy: FallbackToLogsOnError`` and a
+non-zero exit, the tail of its output (80 lines, 2048 bytes); then ``Succeeded`` if every
+exit code is 0, else ``Failed``. Stdout and stderr
 go, line by line, to the pod's log (:meth:`FakeCluster.append_log`), complete before the
 container's end is written (a restarted container's runs follow one another there: the kit
 keeps no per-run log, so there is no ``previous`` log).
@@ -76,7 +80,7 @@ import attrs
 
 from k8s_workloads import config_checks as _checks
 from k8s_workloads.display import shown
-from k8s_workloads.testing import _restarts, _sandbox, _statuses, _zygote
+from k8s_workloads.testing import _restarts, _sandbox, _statuses, _termination, _zygote
 from k8s_workloads.testing.errors import ApiError
 from k8s_workloads.testing.kubelet import DEFAULT_NODE, _KubeletBase
 
@@ -88,8 +92,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ProcessKubelet"]
 
-_TAIL_LINES = 80  # the kubelet's FallbackToLogsOnError: at most 80 lines, 2048 bytes
-_TAIL_BYTES = 2048
 _SHUTDOWN_SECONDS = 1.0
 _READER_JOIN_SECONDS = 2.0
 _DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadline"
@@ -119,7 +121,8 @@ class _Container:
     process: subprocess.Popen[bytes] | _zygote.ForkedProcess | None = None
     reader: threading.Thread | None = None
     started: str = ""
-    tail: deque[str] = attrs.field(factory=lambda: deque(maxlen=_TAIL_LINES))
+    tail: deque[str] = attrs.field(factory=lambda: deque(maxlen=_termination.LOG_LINES))
+    termination_file: Path | None = None  # this run's terminationMessagePath on the host
     restarts: int = 0
     last_state: Manifest = attrs.field(factory=dict)  # the run before (lastState)
     ended: Manifest = attrs.field(factory=dict)  # the run that ended, while it restarts
@@ -413,6 +416,7 @@ class ProcessKubelet(_KubeletBase):
         if forked is _zygote.STARTING:
             return False  # the zygote still imports: the container waits, as for its image
         container.started = self._timestamp()
+        container.termination_file = prepared.termination_file
         try:
             if not prepared.argv:
                 raise FileNotFoundError("no command or args to run")
@@ -467,10 +471,16 @@ class ProcessKubelet(_KubeletBase):
         reason: str | None = None,
         message: str | None = None,
     ) -> Manifest:
-        if message is None and code != 0:
-            policy = container.spec.get("terminationMessagePolicy")
-            if policy == "FallbackToLogsOnError":
-                message = "".join(container.tail)[-_TAIL_BYTES:] or None
+        where = container.termination_file
+        written = None if where is None else _termination.read_message_file(where)
+        message = _termination.termination_message(
+            container.spec,
+            exit_code=code,
+            reason=reason,
+            written=written,
+            log_lines=list(container.tail),
+            runtime_message=message,
+        )
         return _statuses.terminated(
             str(run.pod["metadata"]["uid"]),
             container.name,

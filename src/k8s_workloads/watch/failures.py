@@ -31,6 +31,7 @@ from k8s_workloads.watch._podstatus import (
     read_conditions,
     read_status,
 )
+from k8s_workloads.watch.last_words import last_words
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -52,6 +53,7 @@ __all__ = [
     "demystify_pending",
     "describe_failure",
     "describe_fatal_pending_reasons",
+    "describe_pod_failure",
     "oom_killed_container",
 ]
 
@@ -387,13 +389,21 @@ def classify_read(
 
 
 def describe_failure(
-    details: FailureDetails | None, classification: FailureClassification | None = None
+    details: FailureDetails | None,
+    classification: FailureClassification | None = None,
+    *,
+    pod: str | None = None,
+    secrets: Iterable[str] = (),
 ) -> str:
     """One line naming the real cause, never "because of None" (apache/airflow#73164).
 
-    ``Pod failed because of OOMKilled (container base, exit code 137)``.
+    ``Pod failed because of OOMKilled (container base, exit code 137)``; with ``pod``
+    (``namespace/name``), ``Pod airflow/etl-load-x1 failed because of ...``. With no
+    cause recorded, the pod's message, else the container's last words (``secrets``
+    masked in them: :func:`~k8s_workloads.watch.last_words.last_words`).
     """
     details = details or {}
+    subject = f"Pod {pod}" if pod else "Pod"
     cause = details.get("pod_reason")
     if not cause and classification is not None and classification.reason:
         # A preempted pod's container exits 143 with reason "Error": name the disruption.
@@ -409,11 +419,44 @@ def describe_failure(
         parts.append(f"exit code {shown(details.get('exit_code'))}")
     where = f" ({', '.join(parts)})" if parts else ""
     if cause:
-        return f"Pod failed because of {cause}{where}"
-    message = details.get("pod_message") or details.get("container_message")
+        return f"{subject} failed because of {cause}{where}"
+    # A container's message may be its log's tail: its last lines, bounded and masked.
+    message = details.get("pod_message") or last_words(
+        details.get("container_message"), secrets=secrets
+    )
     if message:
-        return f"Pod failed: {message}{where}"
-    return f"Pod failed with no reason recorded{where}"
+        return f"{subject} failed: {message}{where}"
+    return f"{subject} failed with no reason recorded{where}"
+
+
+def describe_pod_failure(
+    details: FailureDetails | None,
+    *,
+    namespace: str | None,
+    pod_name: str | None,
+    classification: FailureClassification | None = None,
+    secrets: Iterable[str] = (),
+) -> str:
+    """What a failed workload is reported with: :func:`describe_failure` naming the pod
+    (``namespace/name``), then the failed container's last words — the end of its
+    termination message (:func:`~k8s_workloads.watch.last_words.last_words`: a few
+    lines, bounded, tokens and ``secrets`` masked)::
+
+        Pod airflow/alerts-cb-x1 failed because of Error (container base, exit code 1):
+        File "/opt/airflow/dags/alerts.py", line 4, in notify | AttributeError: ...
+
+    (one line). A container still waiting (a pending pod failed) or none: no last words.
+    """
+    pod = "/".join(part for part in (namespace, pod_name) if part) if pod_name else None
+    secrets = tuple(secrets)  # read twice
+    text = describe_failure(details, classification, pod=pod, secrets=secrets)
+    details = details or {}
+    if details.get("container_state") != "terminated":
+        return text
+    words = last_words(details.get("container_message"), secrets=secrets)
+    if words is None or words in text:
+        return text
+    return f"{text}: {words}"
 
 
 # --- pending pods ----------------------------------------------------------------------

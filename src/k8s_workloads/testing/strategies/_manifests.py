@@ -277,6 +277,7 @@ _container_bodies = st.fixed_dictionaries(
         "securityContext": _container_security_contexts,
         "livenessProbe": _probes,
         "workingDir": st.sampled_from(["", "/opt/airflow", "/work"]),
+        "terminationMessagePolicy": st.sampled_from(["File", "FallbackToLogsOnError"]),
     },
 )
 """Every container field but the name; the image may be missing or empty."""
