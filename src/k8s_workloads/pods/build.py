@@ -256,27 +256,25 @@ def construct_task_pod(
     template/override overwrite the pod's identity; and :class:`PodMutationHookError`
     (:class:`InvalidMutatedPod` for an invalid pod) when the hook fails or does.
     """
-    return _task_pod(
-        base_worker_pod,
-        _TaskPodValues(
-            namespace=namespace,
-            scheduler_job_id=scheduler_job_id,
-            pod_id=pod_id,
-            dag_id=dag_id,
-            task_id=task_id,
-            kube_image=kube_image,
-            try_number=try_number,
-            args=args,
-            airflow_version=airflow_version,
-            run_id=run_id,
-            map_index=map_index,
-            date=date,
-            pod_override=pod_override,
-            mutation_hook=mutation_hook,
-            logical_date_key=logical_date_key,
-            rng=rng,
-        ),
+    values = _TaskPodValues(  # in the record's order: the one place it is made
+        namespace,
+        scheduler_job_id,
+        pod_id,
+        dag_id,
+        task_id,
+        kube_image,
+        try_number,
+        args,
+        airflow_version,
+        run_id,
+        map_index,
+        date,
+        pod_override,
+        mutation_hook,
+        logical_date_key,
+        rng,
     )
+    return _task_pod(base_worker_pod, values)
 
 
 def _task_pod(
@@ -599,26 +597,22 @@ def construct_pod(
             rng=rng,
         )
     _no_dag_ids(dag_id, run_id, "a task pod's {field} comes from its key")
-    return _task_pod(
-        base_worker_pod,
-        _TaskPodValues(
-            namespace=namespace,
-            scheduler_job_id=scheduler_job_id,
-            pod_id=pod_id or create_unique_id(key.dag_id, key.task_id, rng=rng),
-            dag_id=key.dag_id,
-            task_id=key.task_id,
-            kube_image=image,
-            try_number=key.try_number,
-            args=built_args,
-            airflow_version=airflow_version,
-            run_id=key.run_id,
-            map_index=key.map_index,
-            date=None,
-            pod_override=job.pod_override,
-            mutation_hook=mutation_hook,
-            logical_date_key=LOGICAL_DATE_KEY,
-            rng=rng,
-        ),
+    return construct_task_pod(
+        namespace=namespace,
+        scheduler_job_id=scheduler_job_id,
+        pod_id=pod_id or create_unique_id(key.dag_id, key.task_id, rng=rng),
+        dag_id=key.dag_id,
+        task_id=key.task_id,
+        kube_image=image,
+        try_number=key.try_number,
+        args=built_args,
+        airflow_version=airflow_version,
+        run_id=key.run_id,
+        map_index=key.map_index,
+        pod_override=job.pod_override,
+        base_worker_pod=base_worker_pod,
+        mutation_hook=mutation_hook,
+        rng=rng,
     )
 
 

