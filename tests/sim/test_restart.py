@@ -1,5 +1,6 @@
 """A new scheduler after a restart (:mod:`k8s_workloads.sim._restart`): it adopts the dead
-scheduler's pods and claims their rows, resets the task instances nobody adopted to their
+scheduler's pods and claims their rows (:meth:`~k8s_workloads.sim._airflow.AirflowRows.claim`,
+tested in ``test_airflow.py``), resets the task instances nobody adopted to their
 next try, and re-queues queued callbacks only under the simulator's assumption."""
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ def test_the_next_scheduler_adopts_a_pod_and_claims_its_row() -> None:
     core = sim.scheduler.core
     assert sim.scheduler.job_id == 2
     assert core.is_running(live.key)
-    assert sim.queued_by[live.key] == 2
+    assert sim.rows.queued_by[live.key] == 2
     assert "adopted by scheduler 2" in live.notes
-    adopt_lines = [entry.text for entry in sim.timeline if entry.kind == "adopt"]
+    adopt_lines = [entry.text for entry in sim.journal.timeline if entry.kind == "adopt"]
     assert adopt_lines[0].startswith("adoption: 1 pods listed, 1 adopted")
     assert adopt_lines[-1] == "track running (task d.t try=1)"
 
@@ -33,9 +34,9 @@ def test_a_task_queued_under_a_dead_scheduler_without_a_pod_gets_the_next_try() 
     assert sim.requeues == {sim.t + 1: [live]}
     assert not sim.scheduler.core.is_running(live.key)
     old = live.key.with_try_number(1)
-    assert sim.db.task_states[old] is None  # reset; the row moves on when it is queued
-    assert old not in sim.queued_by
-    assert [entry.text for entry in sim.timeline if entry.kind == "reset"] == [
+    assert sim.rows.db.task_states[old] is None  # reset; the row moves on when it is queued
+    assert old not in sim.rows.queued_by
+    assert [entry.text for entry in sim.journal.timeline if entry.kind == "reset"] == [
         "reset task d.t try=1: no pod to adopt → rescheduled as try 2"
     ]
 
@@ -44,7 +45,7 @@ def test_a_queued_callback_without_a_pod_is_requeued_only_under_the_assumption()
     sim = restarted(started(callback(), create=False))
     (live,) = sim.live
     assert sim.requeues == {sim.t + 1: [live]}
-    assert live.key not in sim.queued_by
+    assert live.key not in sim.rows.queued_by
     assert "re-queued after restart (simulator's reset_orphaned_callbacks)" in live.notes
 
     kept = restarted(
@@ -53,21 +54,7 @@ def test_a_queued_callback_without_a_pod_is_requeued_only_under_the_assumption()
     assert kept.requeues == {}
     key = kept.live[0].key
     assert isinstance(key, CallbackKey)
-    assert kept.db.callback_states[key] is CallbackState.QUEUED
-
-
-def test_a_claim_moves_the_rows_owner_and_skips_a_callback_without_a_row() -> None:
-    sim = started(task(), callback())
-    task_live, callback_live = sim.live
-    _restart.claim(sim, task_live.key, 9)
-    assert sim.queued_by[task_live.key] == 9
-    assert isinstance(task_live.key, TaskInstanceKey)
-    _restart.claim(sim, task_live.key.with_try_number(5), 8)  # a later try: the row's key
-    assert sim.queued_by[task_live.key] == 8
-    stranger = CallbackKey("019ea001-0000-7000-8000-0000000000bb")
-    _restart.claim(sim, stranger, 9)
-    assert stranger not in sim.queued_by
-    assert sim.queued_by[callback_live.key] == 1
+    assert kept.rows.db.callback_states[key] is CallbackState.QUEUED
 
 
 def test_only_track_running_actions_for_running_keys_count_as_tracked() -> None:
@@ -75,4 +62,4 @@ def test_only_track_running_actions_for_running_keys_count_as_tracked() -> None:
     running, other = (live.key for live in sim.live)
     gone = TaskInstanceKey("d", "gone", "r")
     actions = [TrackRunning(running), FreeSlot(other), TrackRunning(gone), "not an action"]
-    assert _restart.tracked(sim, actions) == [running]
+    assert _restart.tracked(sim.scheduler.core, actions) == [running]

@@ -1,13 +1,20 @@
 """What the simulation keeps while it runs (:mod:`k8s_workloads.sim._state`): the short
-forms of keys and decisions on the timeline, a workload's notes, and a scheduler's queue
-of watch events due at later ticks."""
+forms of keys and decisions on the timeline, the journal of what the run reports, a
+workload's notes, and a scheduler's queue of watch events due at later ticks."""
 
 from __future__ import annotations
 
 from k8s_workloads.decisions.actions import Action, DeletePod, EmitEvent, FreeSlot
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.sim import parse_scenario
-from k8s_workloads.sim._state import Live, Scheduler, action_texts, describe_key, shorten
+from k8s_workloads.sim._state import (
+    Journal,
+    Live,
+    Scheduler,
+    action_texts,
+    describe_key,
+    shorten,
+)
 from k8s_workloads.sim.spec import WorkloadSpec
 from k8s_workloads.sim.world import Simulation
 from k8s_workloads.states import TaskInstanceState
@@ -45,6 +52,31 @@ def test_a_note_is_kept_once() -> None:
     live.note("reset")
     live.note("adopted")
     assert live.notes == ["adopted", "reset"]
+
+
+def test_the_journal_writes_each_entry_at_its_current_tick() -> None:
+    journal = Journal()
+    live = Live(WorkloadSpec("t", _KEY), _KEY)
+    journal.log("queue", "queue it", workload="t")
+    journal.t = 3
+    journal.anomaly("unfinished", "never ended", live)
+    journal.anomaly("timeout", "still busy")
+    assert [(entry.t, entry.kind, entry.text, entry.workload) for entry in journal.timeline] == [
+        (0, "queue", "queue it", "t")
+    ]
+    assert [(a.t, a.kind, a.workload) for a in journal.anomalies] == [
+        (3, "unfinished", "t"),
+        (3, "timeout", None),
+    ]
+    assert live.notes == ["ANOMALY unfinished"]  # the workload's record says so too
+
+
+def test_a_journal_without_a_timeline_still_keeps_the_anomalies() -> None:
+    journal = Journal(record_timeline=False)
+    journal.log("queue", "queue it")
+    journal.anomaly("timeout", "still busy")
+    assert journal.timeline == []
+    assert [anomaly.kind for anomaly in journal.anomalies] == ["timeout"]
 
 
 def _scheduler() -> tuple[Simulation, Scheduler]:

@@ -41,7 +41,7 @@ def _decided(
     sched = sim.scheduler
     sched.handled.clear()
     resolution = sched.core.feed_event(event, now=sim.moment())
-    line = _timeline.event_line(sim, event, resolution)
+    line = _timeline.event_line(event, resolution, by_key=sim.by_key)
     sched.core.run_pass(sim.moment(), sim.perform, failures=FAILURES)
     return line, list(sched.handled)
 
@@ -49,7 +49,9 @@ def _decided(
 def test_an_event_line_says_type_phase_and_what_it_resolves_to() -> None:
     sim = started()
     text, fields, result = _timeline.event_line(
-        sim, _event(sim, "Running"), sim.scheduler.core.feed_event(_event(sim, "Running"))
+        _event(sim, "Running"),
+        sim.scheduler.core.feed_event(_event(sim, "Running")),
+        by_key=sim.by_key,
     )
     assert text == "MODIFIED Running → running (task d.t try=1)"
     assert fields["workload"] == "t"
@@ -67,7 +69,9 @@ def test_an_event_line_says_type_phase_and_what_it_resolves_to() -> None:
 def test_a_deleting_pod_is_marked_and_a_failure_shows_its_reason() -> None:
     sim = started()
     event = _event(sim, "Failed", deleting=True)
-    text, fields, _ = _timeline.event_line(sim, event, sim.scheduler.core.feed_event(event))
+    text, fields, _ = _timeline.event_line(
+        event, sim.scheduler.core.feed_event(event), by_key=sim.by_key
+    )
     assert text.startswith("MODIFIED Failed (deleting) → failed")
     assert fields["outcome"] == "failed"
 
@@ -76,9 +80,9 @@ def test_the_decision_about_the_events_result_goes_on_the_events_line() -> None:
     sim = started()
     line, handled = _decided(sim, _event(sim, "Failed"))
     assert [record.cause for record in handled] == ["result"]
-    rest = _timeline.log_event_line(sim, line, handled)
+    rest = _timeline.log_event_line(sim.journal, line, handled)
     assert rest == []
-    entry = sim.timeline[-1]
+    entry = sim.journal.timeline[-1]
     assert entry.kind == "event"
     assert entry.text.startswith(line[0] + " → ")
     assert "task d.t try=1" in entry.text
@@ -90,30 +94,30 @@ def test_an_event_without_a_matching_decision_is_logged_alone() -> None:
     sim = started()
     line, handled = _decided(sim, _event(sim, "Failed"))
     unrelated = [record for record in handled if record.result != line[2]]
-    before = len(sim.timeline)
-    assert _timeline.log_event_line(sim, line, unrelated) == unrelated
-    assert [entry.text for entry in sim.timeline[before:]] == [line[0]]
+    before = len(sim.journal.timeline)
+    assert _timeline.log_event_line(sim.journal, line, unrelated) == unrelated
+    assert [entry.text for entry in sim.journal.timeline[before:]] == [line[0]]
 
 
 def test_without_a_timeline_nothing_is_logged_and_the_records_come_back() -> None:
     sim = started()
     line, handled = _decided(sim, _event(sim, "Failed"))
-    sim.record_timeline = False
-    before = len(sim.timeline)
-    assert _timeline.log_event_line(sim, line, handled) == handled
-    _timeline.log_handled(sim, handled, "adoption")
-    assert len(sim.timeline) == before
+    sim.journal.record_timeline = False
+    before = len(sim.journal.timeline)
+    assert _timeline.log_event_line(sim.journal, line, handled) == handled
+    _timeline.log_handled(sim.journal, handled, "adoption", by_key=sim.by_key)
+    assert len(sim.journal.timeline) == before
 
 
 def test_other_decisions_are_logged_with_why_they_were_made() -> None:
     sim = started()
     _, handled = _decided(sim, _event(sim, "Failed"))
-    before = len(sim.timeline)
-    _timeline.log_handled(sim, handled, "re-list")
-    (entry,) = sim.timeline[before:]
+    before = len(sim.journal.timeline)
+    _timeline.log_handled(sim.journal, handled, "re-list", by_key=sim.by_key)
+    (entry,) = sim.journal.timeline[before:]
     assert entry.kind == "adopt"
     assert entry.text.startswith("re-list: failed (task d.t try=1) → ")
     assert entry.state == "failed"
-    _timeline.log_handled(sim, handled, None)
-    assert sim.timeline[-1].kind == "event"
-    assert sim.timeline[-1].text.startswith("failed (task d.t try=1) → ")
+    _timeline.log_handled(sim.journal, handled, None, by_key=sim.by_key)
+    assert sim.journal.timeline[-1].kind == "event"
+    assert sim.journal.timeline[-1].text.startswith("failed (task d.t try=1) → ")

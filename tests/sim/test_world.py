@@ -105,9 +105,9 @@ def test_the_database_is_the_kits_and_ends_as_the_report_says() -> None:
     scenario = parse_scenario(scenario_text())
     simulation = Simulation(scenario)
     result = simulation.run()
-    assert isinstance(simulation.db, FakeAirflowDB)
+    assert isinstance(simulation.rows.db, FakeAirflowDB)
     key = TaskInstanceKey("d", "t", scenario.workloads[0].key.run_id)  # type: ignore[union-attr]
-    assert simulation.db.state(key) is TaskInstanceState.SUCCESS
+    assert simulation.rows.db.state(key) is TaskInstanceState.SUCCESS
     assert result.workload("t").end_state == "success"
 
 

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from k8s_workloads.pods.manifest import Manifest
-    from k8s_workloads.pods.prepared_build import _Plan
 
 
 # Labels the executor writes later to stop reading a pod (revoked, or done): on a new pod
@@ -87,16 +86,20 @@ class _Identity:
     forbidden_labels: Sequence[str]
 
     def kept_by(
-        self, plan: _Plan, *, annotations: Mapping[str, str], labels: Mapping[str, str]
+        self,
+        *,
+        layer_annotations: frozenset[str],
+        layer_labels: frozenset[str],
+        annotations: Mapping[str, str],
+        labels: Mapping[str, str],
     ) -> bool:
         """Whether a planned pod keeps this identity whatever :meth:`check` would find.
 
         The pod's labels and annotations are ``{**template's, **the pod's own,
-        **override's}``: when no layer names a key of the identity or a forbidden one, and
+        **override's}``: when the layers (the template and override) name no key of the
+        identity or a forbidden one among ``layer_annotations`` and ``layer_labels``, and
         the pod's own hold no forbidden key, the pod carries exactly its own identity.
         """
-        layer_annotations = plan.layer_annotation_keys
-        layer_labels = plan.layer_label_keys
         return (
             layer_annotations.isdisjoint(self.annotations)
             and layer_annotations.isdisjoint(self.forbidden_annotations)

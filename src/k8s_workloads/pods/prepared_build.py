@@ -351,7 +351,12 @@ class _Prepared:
         for use in _Switch.uses:
             use.planned_pods += 1
         merged = plan.pod(own, fresh=False)
-        if not identity.kept_by(plan, annotations=own.annotations, labels=own.labels):
+        if not identity.kept_by(
+            layer_annotations=plan.layer_annotation_keys,
+            layer_labels=plan.layer_label_keys,
+            annotations=own.annotations,
+            labels=own.labels,
+        ):
             identity.check(
                 merged, stage="the template or pod_override", error=PodReconciliationError
             )

@@ -1,15 +1,21 @@
-"""What the simulation keeps while it runs: each workload's record (it outlives the
+"""What the simulation keeps while it runs: what it reports as it goes (the
+:class:`Journal`, which holds the current tick), each workload's record (it outlives the
 schedulers), each pod the kubelet plays, what a scheduler holds in memory; and the short
-forms of keys and decisions the timeline shows."""
+forms of keys and decisions the timeline shows.
+
+The simulator's parts (``_airflow``, ``_checks``, ``_restart``, ``_timeline``) take these
+records, and the values they read, as arguments: none of them knows the
+:class:`~k8s_workloads.sim.world.Simulation` that holds them."""
 
 from __future__ import annotations
 
 import dataclasses
 import heapq
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.decisions.actions import Action, describe_action
 from k8s_workloads.pods.labels import make_safe_label_value
+from k8s_workloads.sim.report import Anomaly, EmittedEvent, TimelineEntry
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -23,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Crash",
+    "Journal",
     "Live",
     "PodRun",
     "Scheduler",
@@ -64,6 +71,27 @@ class Live:
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)
+
+
+@dataclasses.dataclass
+class Journal:
+    """What the run reports as it goes, each entry at the current tick ``t``: the timeline
+    (kept only when ``record_timeline``), the anomalies and the scheduler's event log."""
+
+    record_timeline: bool = True
+    t: int = 0
+    timeline: list[TimelineEntry] = dataclasses.field(default_factory=list)
+    anomalies: list[Anomaly] = dataclasses.field(default_factory=list)
+    event_log: list[EmittedEvent] = dataclasses.field(default_factory=list)
+
+    def log(self, kind: str, text: str, **fields: Any) -> None:  # noqa: ANN401
+        if self.record_timeline:
+            self.timeline.append(TimelineEntry(self.t, kind, text, **fields))
+
+    def anomaly(self, kind: str, message: str, live: Live | None = None) -> None:
+        self.anomalies.append(Anomaly(kind, message, self.t, live.spec.id if live else None))
+        if live is not None:
+            live.note(f"ANOMALY {kind}")
 
 
 @dataclasses.dataclass

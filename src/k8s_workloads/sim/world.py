@@ -41,7 +41,10 @@ This module runs the loop and performs the executor's requests (through the kit'
 :class:`~k8s_workloads.testing.FakeAirflowDB`); the parts it calls each have a module:
 ``_kubelet`` (the pod statuses), ``_airflow`` (the task process's and the scheduler's
 database writes), ``_restart`` (adoption and resets), ``_checks`` (the anomalies),
-``_timeline`` (the lines about decisions) and ``_state`` (what the run keeps).
+``_timeline`` (the lines about decisions) and ``_state`` (what the run keeps: the
+:class:`~k8s_workloads.sim._state.Journal` of what it reports, with the current tick). Each
+part takes what it reads and writes as arguments (the journal, Airflow's rows, the
+workloads by key, the scheduler's core ...); none of them knows :class:`Simulation`.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from k8s_workloads.executor.config import ExecutorConfig
 from k8s_workloads.executor.core import ExecutorCore
 from k8s_workloads.executor.requests import CreatePod, ListPods, ReadPod, ReadStates
 from k8s_workloads.io.policy import failure_is_done
-from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.keys import CallbackKey, WorkloadKey
 from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
     POD_EXECUTOR_DONE_LABEL,
@@ -64,14 +67,9 @@ from k8s_workloads.pods.labels import (
 )
 from k8s_workloads.pods.workload import workload_command_args
 from k8s_workloads.sim import _airflow, _checks, _kubelet, _restart, _timeline
-from k8s_workloads.sim._state import Crash, Live, PodRun, Scheduler, describe_key
-from k8s_workloads.sim.report import (
-    Anomaly,
-    EmittedEvent,
-    SimulationResult,
-    TimelineEntry,
-    WorkloadReport,
-)
+from k8s_workloads.sim._airflow import AirflowRows
+from k8s_workloads.sim._state import Crash, Journal, Live, PodRun, Scheduler, describe_key
+from k8s_workloads.sim.report import SimulationResult, WorkloadReport
 from k8s_workloads.states import KubernetesJob, WorkloadResult
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.cluster_calls import ClusterCalls
@@ -103,17 +101,12 @@ class Simulation:
         self.decision_config = scenario.config.decision_config()
         self.resolver_config = scenario.config.resolver_config()
         self.rng = random.Random(scenario.seed)  # noqa: S311 - reproducible pod names
-        self.record_timeline = record_timeline
+        self.journal = Journal(record_timeline)
+        """What the run reports, and the current tick."""
         self.cluster = FakeCluster(now=_EPOCH, namespaces=[self.config.namespace])
         self.calls = ClusterCalls(self.cluster)
-        self.db = FakeAirflowDB()
-        self.row_keys: dict[tuple[str, str, str | None, int], TaskInstanceKey] = {}
-        """The try each task instance's row is at, by its primary key: Airflow keeps one row
-        per task instance (its current try); the kit's database keys rows by the whole key."""
-        self.queued_by: dict[WorkloadKey, int] = {}
-        """The scheduler job that queued (or adopted) each row: what adoption and resets
-        read (Airflow's ``queued_by_job_id``)."""
-        self.t = 0
+        self.rows = AirflowRows(FakeAirflowDB())
+        """Airflow's database, with the try each row is at and the job that queued it."""
         self.live = [Live(spec, spec.key) for spec in scenario.workloads]
         self.by_key: dict[WorkloadKey, Live] = {live.key: live for live in self.live}
         self.to_queue = sorted(self.live, key=lambda live: live.spec.at)  # stable: file order
@@ -126,9 +119,6 @@ class Simulation:
         self.requeues: dict[int, list[Live]] = {}
         """Workloads the scheduler queues again at a tick (reset after a restart)."""
         self.kubelet_due: dict[int, list[PodRun]] = {}
-        self.timeline: list[TimelineEntry] = []
-        self.anomalies: list[Anomaly] = []
-        self.event_log: list[EmittedEvent] = []
         self.events_processed = 0
         self.restarts = 0
         self.crashes = 0
@@ -147,14 +137,10 @@ class Simulation:
 
     # --- bookkeeping helpers ------------------------------------------------------------
 
-    def log(self, kind: str, text: str, **fields: Any) -> None:  # noqa: ANN401
-        if self.record_timeline:
-            self.timeline.append(TimelineEntry(self.t, kind, text, **fields))
-
-    def anomaly(self, kind: str, message: str, live: Live | None = None) -> None:
-        self.anomalies.append(Anomaly(kind, message, self.t, live.spec.id if live else None))
-        if live is not None:
-            live.note(f"ANOMALY {kind}")
+    @property
+    def t(self) -> int:
+        """The current tick (the journal's, which writes each entry at it)."""
+        return self.journal.t
 
     def moment(self, tick: int | None = None) -> datetime.datetime:
         seconds = (self.t if tick is None else tick) * self.config.tick_seconds
@@ -182,12 +168,18 @@ class Simulation:
             if self.finished():
                 break
             if self.t >= self.config.max_ticks:
-                self.anomaly(
+                self.journal.anomaly(
                     "timeout", f"still busy after max_ticks={self.config.max_ticks}: stopped"
                 )
                 break
-            self.t += 1
-        _checks.final_checks(self)
+            self.journal.t += 1
+        _checks.final_checks(
+            self.sched.core if self.sched is not None else None,
+            workloads=self.live,
+            by_key=self.by_key,
+            db=self.rows.db,
+            journal=self.journal,
+        )
         return self.result()
 
     def tick(self) -> None:
@@ -221,12 +213,12 @@ class Simulation:
     def crash(self, error: BaseException) -> None:
         self.crashes += 1
         job = self.sched.job_id if self.sched else "?"
-        self.anomaly("crash", f"scheduler {job} crashed: {type(error).__name__}: {error}")
-        self.log("scheduler", f"scheduler {job} CRASHED: {type(error).__name__}: {error}")
+        self.journal.anomaly("crash", f"scheduler {job} crashed: {type(error).__name__}: {error}")
+        self.journal.log("scheduler", f"scheduler {job} CRASHED: {type(error).__name__}: {error}")
         if self.sched is not None:
             self.stop_scheduler("crash")
         if self.crashes >= _MAX_CRASHES:
-            self.anomaly("crash_loop", f"{self.crashes} scheduler crashes: stopped")
+            self.journal.anomaly("crash_loop", f"{self.crashes} scheduler crashes: stopped")
             self.stopped = True
             return
         self.start_at = self.t + 1
@@ -275,7 +267,7 @@ class Simulation:
         self.dead_ids.append(sched.job_id)
         self.sched = None
         self.start_at = None
-        self.log(
+        self.journal.log(
             "scheduler",
             f"scheduler {sched.job_id} stops ({why}): loses running={len(core.running)}, "
             f"{len(core.queued)} jobs waiting for a pod, {lost_events} undelivered watch events",
@@ -289,10 +281,40 @@ class Simulation:
         core.on_decision = self.sched.handled.append
         self.start_at = None
         selector = watcher_selector(job_id).label_selector
-        self.log("scheduler", f"scheduler {job_id} starts; watching {selector}")
+        self.journal.log("scheduler", f"scheduler {job_id} starts; watching {selector}")
         self.collect()  # the watch starts with ADDED for the pods it already selects
         if self.dead_ids:
-            _restart.adopt(self)
+            self.adopt()
+
+    def adopt(self) -> None:
+        """The new scheduler takes over what the dead ones left (see ``_restart``)."""
+        sched = self.scheduler
+        core = sched.core
+        plan, expected = _restart.adopt(
+            core,
+            dead_ids=self.dead_ids,
+            cluster=self.cluster,
+            namespace=self.config.namespace,
+            workloads=self.live,
+            rows=self.rows,
+            journal=self.journal,
+        )
+        self.sync(why="adoption: Succeeded under a dead scheduler")
+        _restart.claim_adopted(
+            plan, core, sched.job_id, by_key=self.by_key, rows=self.rows, journal=self.journal
+        )
+        requeued = _restart.reset_orphans(
+            core,
+            core.not_adopted(expected),
+            set(self.dead_ids),
+            workloads=self.live,
+            by_key=self.by_key,
+            rows=self.rows,
+            journal=self.journal,
+            callbacks=self.config.reset_orphaned_callbacks,
+        )
+        if requeued:
+            self.requeues.setdefault(self.t + 1, []).extend(requeued)
 
     # --- queueing ---------------------------------------------------------------------
 
@@ -310,18 +332,7 @@ class Simulation:
     def queue(self, live: Live) -> None:
         sched = self.scheduler
         key = live.key
-        if isinstance(key, CallbackKey):
-            self.db.add_callback(key)
-        elif isinstance(key, GenericKey):
-            raise TypeError(f"the simulator runs Airflow's workloads, not {key!r}")
-        else:
-            old = self.row_keys.pop(key.primary, None)  # the row moves on to this try
-            if old is not None:
-                del self.db.task_states[old]
-                self.queued_by.pop(old, None)
-            self.db.add_task(key)
-            self.row_keys[key.primary] = key
-        self.queued_by[key] = sched.job_id
+        self.rows.queue(key, sched.job_id)
         workload: dict[str, Any] = {
             "type": "ExecuteCallback" if isinstance(key, CallbackKey) else "ExecuteTask",
             "key": describe_key(key),
@@ -338,7 +349,7 @@ class Simulation:
         else:
             job = KubernetesJob(key, args)
         sched.core.submit(job)
-        self.log("queue", f"queue {describe_key(key)}", workload=live.spec.id)
+        self.journal.log("queue", f"queue {describe_key(key)}", workload=live.spec.id)
 
     # --- the executor's passes --------------------------------------------------------
 
@@ -366,7 +377,9 @@ class Simulation:
         self.flush(sched, pending, why, done=True)
         if sched.relisted:
             sched.relisted = False
-            _checks.check_resync(self)
+            _checks.check_resync(
+                core, cluster=self.cluster, runs=self.runs, by_key=self.by_key, journal=self.journal
+            )
 
     def flush(
         self,
@@ -380,7 +393,14 @@ class Simulation:
         handled = list(sched.handled)
         sched.handled.clear()
         for record in handled:
-            _checks.check(self, record)
+            _checks.check(
+                record,
+                sched=sched,
+                by_key=self.by_key,
+                db=self.rows.db,
+                cluster=self.cluster,
+                journal=self.journal,
+            )
         event_line = pending[0]
         if event_line is not None:
             _, _, result = event_line
@@ -389,9 +409,9 @@ class Simulation:
                 for record in handled
             )
             if matched or done or result is None:
-                handled = _timeline.log_event_line(self, event_line, handled)
+                handled = _timeline.log_event_line(self.journal, event_line, handled)
                 pending[0] = None
-        _timeline.log_handled(self, handled, why)
+        _timeline.log_handled(self.journal, handled, why, by_key=self.by_key)
 
     def perform(self, request: Request) -> None:
         if isinstance(request, CreatePod):
@@ -407,16 +427,22 @@ class Simulation:
                     if isinstance(request, DeletePod)
                     else "patch {}: not found (404)"
                 )
-                self.log("note", what.format(request.pod_name), pod=request.pod_name)
+                self.journal.log("note", what.format(request.pod_name), pod=request.pod_name)
             self.collect()
         elif isinstance(request, EmitEvent):
-            _airflow.emit(self, request)
+            _airflow.emit(
+                request,
+                job_id=self.scheduler.job_id,
+                by_key=self.by_key,
+                rows=self.rows,
+                journal=self.journal,
+            )
         elif isinstance(request, ReadStates):
-            self.scheduler.core.states_read(request, self.db.read_states(request.keys))
+            self.scheduler.core.states_read(request, self.rows.db.read_states(request.keys))
         elif isinstance(request, ReadPod):
             pod = cast("dict[str, Any] | None", self.calls.perform(request))
             found = "found: created" if pod is not None else "not found"
-            self.log("note", f"read back {request.pod_name}: {found}", pod=request.pod_name)
+            self.journal.log("note", f"read back {request.pod_name}: {found}", pod=request.pod_name)
             self.scheduler.core.pod_read(request, pod)
         elif isinstance(request, ListPods):
             sched = self.scheduler
@@ -426,7 +452,7 @@ class Simulation:
             sched.core.pods_listed(request, pods, version)
             sched.watch = self.start_watch(sched.core)
             sched.relisted = True
-            self.log("watch", f"re-list: {len(pods)} pods read as ADDED, then watch again")
+            self.journal.log("watch", f"re-list: {len(pods)} pods read as ADDED, then watch again")
         # DeleteSecret: the simulator does not use secure payloads.
 
     def create(self, request: CreatePod) -> None:
@@ -442,7 +468,7 @@ class Simulation:
             headers = (
                 {"Retry-After": str(error.retry_after)} if error.retry_after is not None else None
             )
-            self.log(
+            self.journal.log(
                 "create_error",
                 f"create {name} for {describe_key(key)}: {what} {error.message!r}",
                 pod=name,
@@ -455,7 +481,7 @@ class Simulation:
         live.launches += 1
         run = PodRun(request.namespace, name, live, key, script, self.t)
         self.runs[run.namespace, name] = run
-        self.log(
+        self.journal.log(
             "create",
             f"create pod for {describe_key(key)} (launch {live.launches})",
             pod=name,
@@ -508,14 +534,14 @@ class Simulation:
             self.cluster.remove_pod(run.namespace, run.name)
         self.collect(late=step.late, copies=copies)
         if not watched:
-            self.log(
+            self.journal.log(
                 "kubelet",
                 f"{phase}{' (deleted)' if step.deleted else ''}: no scheduler watches this pod",
                 pod=run.name,
                 workload=run.live.spec.id,
                 phase=phase,
             )
-        _airflow.task_process(self, run, step, phase)
+        _airflow.task_process(self.rows.db, self.journal, run, step, phase)
 
     def watched(self, run: PodRun) -> bool:
         if self.sched is None:
@@ -550,7 +576,7 @@ class Simulation:
                 for event in dropped[:8]
             )
             more = f" and {len(dropped) - 8} more" if len(dropped) > 8 else ""
-            self.log(
+            self.journal.log(
                 "watch",
                 f"watch stream broken: {len(dropped)} events in flight are lost: {shown}{more}",
             )
@@ -564,7 +590,9 @@ class Simulation:
                 return
             handled += 1
             if handled > _MAX_EVENTS_PER_TICK:
-                self.anomaly("event_storm", f"over {_MAX_EVENTS_PER_TICK} events in one tick")
+                self.journal.anomaly(
+                    "event_storm", f"over {_MAX_EVENTS_PER_TICK} events in one tick"
+                )
                 self.stopped = True
                 return
             self.handle_event(event)
@@ -574,7 +602,7 @@ class Simulation:
         self.events_processed += 1
         resolution = sched.core.feed_event(event, now=self.moment())
         if resolution.outcome in {Outcome.RESYNC, Outcome.WATCH_ERROR}:
-            self.log(
+            self.journal.log(
                 "watch",
                 f"ERROR {resolution.error_code} → {resolution.outcome.value}: {resolution.reason}",
                 event="ERROR",
@@ -582,7 +610,11 @@ class Simulation:
             )
             self.sync()
             return
-        line = _timeline.event_line(self, event, resolution) if self.record_timeline else None
+        line = (
+            _timeline.event_line(event, resolution, by_key=self.by_key)
+            if self.journal.record_timeline
+            else None
+        )
         self.sync(event_line=line)
 
     # --- the end ------------------------------------------------------------------------
@@ -591,7 +623,7 @@ class Simulation:
         reports = []
         counts: dict[str, int] = {}
         for live in self.live:
-            state = self.db.state(live.key)
+            state = self.rows.db.state(live.key)
             shown = state.value if state is not None else "none"
             counts[shown] = counts.get(shown, 0) + 1
             reports.append(
@@ -619,15 +651,15 @@ class Simulation:
             seed=self.scenario.seed,
             config=self.config,
             ticks=self.t,
-            timeline=tuple(self.timeline),
+            timeline=tuple(self.journal.timeline),
             workloads=tuple(reports),
             end_states=dict(sorted(counts.items())),
             events_processed=self.events_processed,
             restarts=self.restarts,
             schedulers=self.next_job_id - 1,
-            anomalies=tuple(self.anomalies),
+            anomalies=tuple(self.journal.anomalies),
             pods_left=left,
-            scheduler_events=tuple(self.event_log),
+            scheduler_events=tuple(self.journal.event_log),
         )
 
 
