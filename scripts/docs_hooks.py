@@ -1,7 +1,8 @@
-"""MkDocs hooks that write the documentation site's generated pages (``mkdocs.yml``).
+"""MkDocs hooks that write the documentation site's nav and its generated pages (``mkdocs.yml``).
 
-Nothing here is a second copy: each page is made, at every build, from the file that
-holds the text.
+The pages are written as pages, in ``docs/``, and listed by task in
+:data:`HAND_WRITTEN_NAV`. Nothing generated is a second copy: each generated page is made,
+at every build, from the file that holds the text.
 
 * ``reference/``: a page per public module of ``k8s_workloads``, found by walking the
   package (a module or package whose name starts with ``_`` is private and left out), so
@@ -9,8 +10,6 @@ holds the text.
   ``__init__.py``'s ``_LAZY`` table.
 * ``differences.md``: the Unreleased "Differences from the provider" section of
   ``CHANGELOG.md``.
-* ``executor-contract.md``: the README's "Wiring an executor" section.
-* ``test-kit.md``: the README's "How faithful the test kit is" section (the fidelity table).
 * ``scenario-schema.md``: the docstring of ``k8s_workloads.sim.scenario`` and the bundled
   scenario file.
 
@@ -39,18 +38,46 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "k8s_workloads"
-HAND_WRITTEN_NAV: list[dict[str, str]] = [
+NavEntry = dict[str, "str | list[NavEntry]"]
+HAND_WRITTEN_NAV: list[NavEntry] = [
     {"Home": "index.md"},
-    {"The executor contract": "executor-contract.md"},
-    {"Write an asyncio executor": "async-executor.md"},
-    {"Differences from the provider": "differences.md"},
-    {"Simulator scenarios": "scenario-schema.md"},
-    {"Decision rules": "decision-rules.md"},
-    {"Run it locally": "run-locally.md"},
-    {"Scale and tuning": "scale-and-tuning.md"},
-    {"Metrics": "metrics.md"},
-    {"How faithful the test kit is": "test-kit.md"},
+    {
+        "Airflow users": [
+            {"Install and configure": "install.md"},
+            {"Run it locally": "run-locally.md"},
+            {"Deadline callbacks as pods": "deadline-callbacks.md"},
+            {"Guarantees and HA": "guarantees.md"},
+            {"Options reference": "options.md"},
+            {"Scale and tuning": "scale-and-tuning.md"},
+            {"Metrics": "metrics.md"},
+            {"Troubleshooting": "troubleshooting.md"},
+        ]
+    },
+    {
+        "Executor authors": [
+            {"Write an executor on the core": "write-an-executor.md"},
+            {"Write an asyncio executor": "async-executor.md"},
+            {"The test kit": "test-kit.md"},
+            {"The building blocks": "building-blocks.md"},
+        ]
+    },
+    {
+        "Reference": [
+            {"Decision rules": "decision-rules.md"},
+            {"Command line": "cli.md"},
+            {"The simulator": "simulator.md"},
+            {"Simulator scenarios": "scenario-schema.md"},
+            {"Differences from the provider": "differences.md"},
+            {"Development": "development.md"},
+        ]
+    },
 ]
+"""The site's nav by task: each page of ``docs/`` once, and the generated
+``scenario-schema.md`` and ``differences.md``; the API reference is added after it."""
+
+GENERATED_PAGES = ("differences.md", "scenario-schema.md")
+"""The pages these hooks write (besides the API reference); every other nav page is a
+file in ``docs/``."""
 
 
 _SPHINX_ROLE = re.compile(r":(?:attr|class|data|exc|func|meth|mod|obj):`(~?)([^`]+)`")
@@ -133,32 +160,6 @@ def differences_page() -> str:
     )
 
 
-def contract_page() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    body = section(readme, "### Wiring an executor", source="README.md")
-    return (
-        "# The executor contract\n\n"
-        f"{body}\n\n"
-        "## Reference\n\n"
-        "The requests and the core: [`k8s_workloads.executor`](reference/"
-        "k8s_workloads.executor.md); the result records: "
-        "[`k8s_workloads.states`](reference/k8s_workloads.states.md).\n"
-    )
-
-
-def test_kit_page() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    body = section(readme, "### How faithful the test kit is", source="README.md")
-    return (
-        "# How faithful the test kit is\n\n"
-        "What `k8s_workloads.testing`'s API server and kubelets model of a real cluster, "
-        "and what they do not (the README's section, as the build found it).\n\n"
-        f"{body}\n\n"
-        "## Reference\n\n"
-        "[`k8s_workloads.testing`](reference/k8s_workloads.testing.md).\n"
-    )
-
-
 def scenario_page() -> str:
     example = (PACKAGE / "examples" / "scenario.yaml").read_text(encoding="utf-8")
     return (
@@ -221,9 +222,7 @@ def root_reference_page(modules: list[str]) -> str:
 @event_priority(100)  # before mkdocstrings reads the Markdown extensions
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     config.markdown_extensions.append(DocstringText())  # type: ignore[arg-type]
-    reference: list[str | dict[str, str]] = [
-        {module: reference_page(module)} for module in public_modules()
-    ]
+    reference: list[NavEntry] = [{module: reference_page(module)} for module in public_modules()]
     config["nav"] = [*HAND_WRITTEN_NAV, {"API reference": reference}]
     return config
 
@@ -232,8 +231,6 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     modules = public_modules()
     pages = {
         "differences.md": differences_page(),
-        "executor-contract.md": contract_page(),
-        "test-kit.md": test_kit_page(),
         "scenario-schema.md": scenario_page(),
     }
     for module in modules:

@@ -1,7 +1,8 @@
-"""The documentation site's generated pages (``scripts/docs_hooks.py``): every public
-module gets a reference page, and the pages taken from the CHANGELOG, the README and the
-scenario module hold those texts, whole. ``scripts/dev.py test`` builds the site itself
-with ``mkdocs build --strict``."""
+"""The documentation site (``scripts/docs_hooks.py``): the nav lists every page of
+``docs/`` once, by task; every public module gets a reference page, and the pages taken
+from the CHANGELOG and the scenario module hold those texts, whole. ``scripts/dev.py
+test`` builds the site itself with ``mkdocs build --strict``; the pages' code and tables
+are checked by ``tests/test_doc_pages.py`` and the tests it names."""
 
 from __future__ import annotations
 
@@ -59,20 +60,35 @@ def test_the_differences_page_is_the_changelogs_section_whole() -> None:
     assert page.startswith("# Differences from the provider\n")
 
 
-def test_the_contract_page_is_the_readmes_wiring_section() -> None:
-    page = _hooks().contract_page()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    wiring = readme.split("### Wiring an executor\n", 1)[1].split("\n### ", 1)[0]
-    assert wiring.strip() in page
-    assert "| `CreatePod(key, namespace, pod, secret)` |" in page
+def _nav_pages(entries: list[Any]) -> list[str]:
+    pages: list[str] = []
+    for entry in entries:
+        for value in entry.values():
+            pages += _nav_pages(value) if isinstance(value, list) else [value]
+    return pages
 
 
-def test_the_test_kit_page_is_the_readmes_fidelity_section() -> None:
-    page = _hooks().test_kit_page()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme.split("### How faithful the test kit is", 1)[1].split("\n### ", 1)[0].strip()
-    assert table in page
-    assert "| area | modelled | not modelled |" in page
+def test_the_nav_lists_every_page_once_by_task() -> None:
+    hooks = _hooks()
+    nav = hooks.HAND_WRITTEN_NAV
+    pages = _nav_pages(nav)
+    assert len(pages) == len(set(pages))
+    written = {path.name for path in (ROOT / "docs").glob("*.md")}
+    assert set(pages) == written | set(hooks.GENERATED_PAGES)
+    sections = {name: _nav_pages([entry]) for entry in nav for name in entry}
+    assert list(sections) == ["Home", "Airflow users", "Executor authors", "Reference"]
+    for name in ("Airflow users", "Executor authors", "Reference"):
+        assert sections[name], name
+    # Issue 32, item 7: at least 8 pages written as pages, none taken from the README.
+    assert len(written - {"index.md"}) >= 8
+    assert "README" not in (ROOT / "scripts" / "docs_hooks.py").read_text(encoding="utf-8")
+
+
+def test_the_generated_pages_are_the_hooks_own() -> None:
+    hooks = _hooks()
+    assert set(hooks.GENERATED_PAGES) == {"differences.md", "scenario-schema.md"}
+    # No page of docs/ is also generated: one would hide the other.
+    assert not any((ROOT / "docs" / page).exists() for page in hooks.GENERATED_PAGES)
 
 
 def test_the_scenario_page_shows_the_schema_and_the_bundled_file() -> None:

@@ -84,4 +84,4 @@ def test_the_example_runs_every_job_once_through_faults_and_a_crash() -> None:
 
 
 def test_the_example_passes_mypy_strict(tmp_path: pathlib.Path) -> None:
-    assert_mypy_strict(example_code(), tmp_path)
+    assert_mypy_strict({"async_executor": example_code()}, tmp_path)

@@ -194,7 +194,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     finally:
         if FIGURES:
             figures = json.dumps({name: round(value, 1) for name, value in FIGURES.items()})
-            print(f"\nend-to-end seconds: {figures}")  # noqa: T201 - the README's figures (-s)
+            print(f"\nend-to-end seconds: {figures}")  # noqa: T201 - the figures of docs/guarantees.md (-s)
 
 
 def start_scheduler(deployment: Deployment) -> None:

@@ -136,7 +136,7 @@ EXPECTED = sorted(
     + [f"task {dag} last" for dag in DAG_IDS]
     + [f"callback {dag} {alert}" for dag in DAG_IDS for alert in range(ALERTS)]
 )
-HOLDER = "k8s_workloads: queued by scheduler job "  # the executor's mark (see the README)
+HOLDER = "k8s_workloads: queued by scheduler job "  # the executor's mark (see docs/guarantees.md)
 RUN_AGAIN = re.compile(r"Running callback (\S+) again")
 DECLARED_DEAD = "SchedulerJob instances as failed"  # Airflow's line when it judges one dead
 
@@ -376,4 +376,4 @@ def test_two_schedulers_one_killed_every_workload_runs_once(postgres: str) -> No
     spent = resource.getrusage(resource.RUSAGE_CHILDREN)
     figures["wall s"] = round(time.monotonic() - started, 1)
     figures["cpu s"] = round(spent.ru_utime + spent.ru_stime - cpu.ru_utime - cpu.ru_stime)
-    print(f"\nHA figures: {json.dumps(figures)}")  # noqa: T201 - the README's figures (-s)
+    print(f"\nHA figures: {json.dumps(figures)}")  # noqa: T201 - the figures of docs/guarantees.md (-s)

@@ -270,7 +270,7 @@ def test_end_returns_within_its_bound_with_calls_that_get_no_answer(
         executor.end()
         took = time.monotonic() - started
     assert took < 15  # the bound, 2 s here, with room for a loaded machine: not 20 s
-    assert _lifecycle.END_SECONDS == 20  # as the docstring and the README say
+    assert _lifecycle.END_SECONDS == 20  # as the docstring and docs/guarantees.md say
 
 
 def _start(options: dict[str, str]) -> Any:

@@ -23,7 +23,7 @@ from k8s_workloads.airflow.settings import (
     watched_namespaces,
 )
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+OPTIONS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "options.md"
 
 # A valid value other than the default, for each of Airflow's option types.
 _ANOTHER: dict[str, Callable[[str], str]] = {
@@ -41,9 +41,9 @@ def test_each_declared_option_is_read_into_its_own_field() -> None:
         assert {name for name, value in read.items() if value != defaults[name]} == {option.name}
 
 
-def test_the_readme_documents_every_option_with_the_default_read() -> None:
-    # The README's table of the library's options: | `name` | `default` | meaning |
-    text = README.read_text(encoding="utf-8")
+def test_the_options_page_documents_every_option_with_the_default_read() -> None:
+    # The options reference's table of the library's options: | `name` | `default` | meaning |
+    text = OPTIONS_PAGE.read_text(encoding="utf-8")
     table = text[text.index("The library's own, in the same section:") :].split("\n\n")[1]
     rows = [line.split("|")[1:3] for line in table.splitlines()[2:]]
     documented = {name.strip(" `"): default.strip(" `") for name, default in rows}
@@ -322,3 +322,16 @@ def test_any_value_is_at_most_one_line_naming_its_option(name: str, text: str) -
     for problem in problems:
         assert "\n" not in str(problem)
         assert problem.option == name
+
+
+def test_the_options_page_lists_every_option_the_executor_reads() -> None:
+    # The provider's options the checks read, and those with checks of their own: each a
+    # row of the reference (alone or beside its companions: `a`, `b`).
+    text = OPTIONS_PAGE.read_text(encoding="utf-8")
+    rows = [line.split(" | ")[0] for line in text.splitlines() if line.startswith("| `")]
+    documented = {name.strip("| `") for row in rows for name in row.split(", ")}
+    own_checks = {"pod_template_file", "config_file", "cluster_context"}
+    image = {"worker_container_repository", "worker_container_tag"}
+    read = {name for name, _, _ in PROVIDER_OPTIONS} | own_checks | image
+    assert read - documented == set()
+    assert {option.name for option in OPTIONS} <= documented

@@ -181,8 +181,10 @@ def test_the_example_names_its_callback_next_to_it_and_stays_out_of_parsing() ->
     assert Path(EXAMPLE_FILES[1]).stem in dag
 
 
-def test_the_run_locally_page_shows_the_example_as_it_is_shipped() -> None:
-    page = (ROOT / "docs" / "run-locally.md").read_text()
+def test_the_deadline_callbacks_page_shows_the_example_as_it_is_shipped() -> None:
+    # The example's page shows it; the run-locally page, whose --trigger runs it, links it.
+    assert "(deadline-callbacks.md)" in (ROOT / "docs" / "run-locally.md").read_text()
+    page = (ROOT / "docs" / "deadline-callbacks.md").read_text()
     bundled = resources.files("k8s_workloads") / "examples" / "_local_dags"
     for name in EXAMPLE_FILES:
         marker = f"```python\n# example_dags/{name}\n"

@@ -10,7 +10,7 @@ their own code against it, and the library's own tests and simulator use the sam
   ``resourceVersion`` on every change, streams watch events per selector (``DELETED``
   when a patch makes a pod leave a watch's selection), expires watches with a 410 and
   fails any call on demand (status, body, ``Retry-After``); what it models and what it
-  does not is the README's "How faithful the test kit is";
+  does not is the docs' "How faithful the test kit is" (docs/test-kit.md);
 * :class:`FakeAirflowDB` holds task instance and callback states and records the events
   the executor reports, as the scheduler would;
 * :class:`Kubelet` binds the cluster's pods to its node and moves them to ``Running``,
