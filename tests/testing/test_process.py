@@ -20,6 +20,7 @@ from kubernetes import client as k8s
 
 import k8s_workloads
 from k8s_workloads.testing import STATS_PATH, ServerStats
+from k8s_workloads.testing._process import SCRIPTED_NOTICE
 from tests.support.pod_builds import named_task_pod as task_pod
 
 NS = "airflow"
@@ -81,6 +82,9 @@ def test_a_server_in_its_own_process_runs_pods_and_exits_0_on_sigterm(
     assert stats.count("GET", "pods") >= 3  # Pending, Running, Succeeded at least
     process.terminate()
     assert process.wait(timeout=30) == 0
+    # Where a user sees it: the scripted kubelet's Succeeded pod ran nothing.
+    assert process.stderr is not None
+    assert process.stderr.read().splitlines() == [SCRIPTED_NOTICE]
 
 
 def test_a_server_in_its_own_process_exits_0_when_its_stdin_closes(

@@ -40,6 +40,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+SCRIPTED_NOTICE = (
+    "k8s_workloads.testing.server: --kubelet scripts pod phases and runs no container: a pod "
+    "it reports Succeeded ran nothing (python -m k8s_workloads.testing serve runs pods as "
+    "processes)"
+)
+"""What the server says on stderr when its kubelet is the scripted one."""
+
+
 def _parser() -> _Parser:
     parser = _Parser(
         prog="python -m k8s_workloads.testing.server",
@@ -65,8 +73,10 @@ def _parser() -> _Parser:
         default=None,
         metavar="SECONDS",
         help=(
-            "run pods: Running after SECONDS, Succeeded after as many more (a pod without "
-            "restartPolicy Never is restarted, as on a cluster)"
+            "script pods' phases: Running after SECONDS, Succeeded after as many more (a pod "
+            "without restartPolicy Never is restarted, as on a cluster). No container is "
+            "run: a pod it reports Succeeded ran nothing ('python -m k8s_workloads.testing "
+            "serve' runs pods as processes)"
         ),
     )
     parser.add_argument(
@@ -147,6 +157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     def announce() -> None:
         sys.stdout.write(server.url + "\n")
         sys.stdout.flush()
+        if kubelet is not None:  # said where a user sees it: nothing it ends really ran
+            sys.stderr.write(SCRIPTED_NOTICE + "\n")
+            sys.stderr.flush()
 
     _serve(server, kubelet, announce, stdin=True)
     return 0
