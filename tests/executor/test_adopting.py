@@ -17,6 +17,7 @@ from k8s_workloads.executor import (
     ExecutorConfig,
     ExecutorCore,
 )
+from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.pods.labels import (
     AIRFLOW_WORKER_LABEL,
     POD_REVOKED_LABEL,
@@ -25,7 +26,7 @@ from k8s_workloads.pods.labels import (
 from k8s_workloads.states import CallbackState, TaskInstanceState
 from k8s_workloads.testing import CoreDriver, Kubelet, PodOutcome
 from tests.support.core_world import NS, T0, VERSION, World, callback, task
-from tests.support.event_factory import RUNNING, SUCCEEDED
+from tests.support.event_factory import PULL_FAILED, RUNNING, SUCCEEDED
 
 if TYPE_CHECKING:
     from k8s_workloads.keys import TaskInstanceKey
@@ -309,3 +310,37 @@ def test_a_relabel_applied_whose_answer_was_lost_is_confirmed_and_the_pod_tracke
     driver.run_pass(T0)
     assert old.db.reported(key) == [TaskInstanceState.SUCCESS]
     assert old.cluster.pods() == []
+
+
+@pytest.mark.parametrize("names", [("a-first", "b-second"), ("z-first", "b-second")])
+def test_an_earlier_launch_stuck_pending_is_deleted_whatever_its_place_in_the_list(
+    names: tuple[str, str],
+) -> None:
+    # Review finding: the adoption's actions were grouped from each relabel on, so the
+    # earlier launch's DeletePod was dropped when it came first in the listing (its name
+    # sorts first), or tied to the other pod's relabel when it came after (and lost if
+    # that relabel was refused). Kept, the stuck pod runs the task once its image pulls.
+    first_name, second_name = names
+    world = World(scheduler_id="1")
+    key = task()
+    world.db.add_task(key)
+    for name, second in ((first_name, 0), (second_name, 5)):
+        world.cluster.now = T0 + datetime.timedelta(seconds=second)
+        pod = construct_task_pod(
+            namespace=NS, scheduler_job_id=1, pod_id=name, dag_id=key.dag_id,
+            task_id=key.task_id, kube_image="airflow:3.3.2", try_number=key.try_number,
+            args=["run"], airflow_version=VERSION, run_id=key.run_id,
+        )  # fmt: skip
+        world.cluster.create_pod(NS, pod)
+    world.cluster.set_status(NS, first_name, PULL_FAILED)
+    world.cluster.set_status(NS, second_name, RUNNING)
+    core = ExecutorCore(ExecutorConfig(scheduler_id="2", namespace=NS, airflow_version=VERSION))
+    driver = CoreDriver(core, world.cluster, world.db)
+    adoption = driver.adopt(["1"], now=T0, expected_task_keys=[key])
+    assert adoption.rerun == ()
+    driver.run_pass(T0)
+    assert core.running == (key,)
+    left = {pod["metadata"]["name"]: pod for pod in world.cluster.pods()}
+    gone = first_name not in left or "deletionTimestamp" in left[first_name]["metadata"]
+    assert gone, f"the stuck earlier launch {first_name} is kept"
+    assert left[second_name]["metadata"]["labels"][AIRFLOW_WORKER_LABEL] == "2"

@@ -7,7 +7,13 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from k8s_workloads.compat import supports_callbacks
-from k8s_workloads.decisions.actions import EmitEvent, FreeSlot, PatchLabels, TrackRunning
+from k8s_workloads.decisions.actions import (
+    DeletePod,
+    EmitEvent,
+    FreeSlot,
+    PatchLabels,
+    TrackRunning,
+)
 from k8s_workloads.decisions.adoption import (
     AdoptionPlan,
     adoption_selectors,
@@ -18,6 +24,7 @@ from k8s_workloads.executor._base import _CoreBase
 from k8s_workloads.executor._records import _ADOPTION, _FINAL, _Work
 from k8s_workloads.executor.requests import Adoption, CreatePod, ListPods
 from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
+from k8s_workloads.pods.labels import AIRFLOW_WORKER_LABEL
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -77,10 +84,22 @@ class _Adopting(_CoreBase):
         self._adoption.found = plan.found | plan.owned  # held here when listed: a pod too
         completed = {(result.namespace, result.pod_name): result for result in plan.completed}
         groups: list[_Work] = []
+        relabelled: tuple[str, str] | None = None  # the pod the last group took over
         for action in plan.actions:
-            if isinstance(action, PatchLabels):
+            if isinstance(action, PatchLabels) and AIRFLOW_WORKER_LABEL in action.labels:
+                relabelled = (action.namespace, action.pod_name)
                 groups.append(_Work(_ADOPTION, deque([action])))
-                groups[-1].completed = completed.get((action.namespace, action.pod_name))
+                groups[-1].completed = completed.get(relabelled)
+            elif (
+                isinstance(action, (DeletePod, PatchLabels))
+                and (action.namespace, action.pod_name) != relabelled
+            ):
+                # A pod cleaned up or retired without being taken over (an earlier
+                # launch, a settled workload's failed pod): a work of its own, tried
+                # again while its failure is transient — never dropped for standing
+                # before any relabel, nor tied to another pod's relabel.
+                relabelled = None
+                groups.append(_Work(_FINAL, deque([action])))
             elif groups:
                 groups[-1].actions.append(action)
         for group in groups:

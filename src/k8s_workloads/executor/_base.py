@@ -130,8 +130,6 @@ class _CoreBase:
     def _settled(self, flight: _Flight) -> None:
         """``flight`` succeeded: its work goes on, or its pod's creation counts."""
         request = flight.request
-        if self.on_pod is not None:
-            self._pod_changed(flight, self.on_pod)
         if isinstance(request, CreatePod):
             self._create_retries.pop(request.key, None)
             self._unreachable = 0
@@ -146,6 +144,8 @@ class _CoreBase:
                 self._unstored[work.key] = work  # reports_stored() lets it go on
             else:
                 self._ready.appendleft(work)
+        if self.on_pod is not None:  # last: a hook that raises leaves the books whole
+            self._pod_changed(flight, self.on_pod)
 
     @staticmethod
     def _pod_changed(flight: _Flight, report: Callable[[PodChanged], None]) -> None:
