@@ -44,6 +44,7 @@ from k8s_workloads.executor.requests import CreatePod, Handled, ListPods, ReadSt
 from k8s_workloads.io.kube import KubeCalls
 from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.keys import CallbackKey
+from k8s_workloads.pods.labels import watcher_selector
 from k8s_workloads.pods.restart import WORKER_RESTART_POLICY, replaced_restart_policy
 from k8s_workloads.states import CallbackState
 from k8s_workloads.watch.failures import (
@@ -271,11 +272,14 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self._stale_verdicts: dict[WorkloadKey, str | None] = {}
         """This pass's stale checks (see _stale), read one creation batch at a time."""
         connect = self._options.api_request_timeout.connect
+        selector = watcher_selector(self.scheduler_job_id or "").label_selector
         self._watchers = [
             _Watcher(
-                self,
+                self.kube_client,
                 ns,
                 self._events,
+                label_selector=selector,
+                log=self.log,
                 connect_timeout=connect,
                 on_restart=self._metrics.watch_restarted,
             )
