@@ -16,9 +16,9 @@ from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
 from k8s_workloads.states import CallbackState, TaskInstanceState
 from tests.support.airflow_support import (
     NS,
-    RecordedLog,
     another_task,
     launch_callback,
+    logged,
     running_executor,
     states_of,
     sync_until,
@@ -134,7 +134,7 @@ def test_a_task_whose_row_moved_on_gets_no_pod_and_no_event(executor: Any) -> No
 def test_a_failed_stale_check_creates_the_pod(executor: Any) -> None:
     # The check is a guard: without an answer the pod is created, as the provider does.
     # This process's metadata database has no tables: the read fails.
-    log = executor._log = RecordedLog(executor.log)
+    log = logged(executor)
     workload = another_task("guarded", 30)
     executor.queue_workload(workload, session=None)
     executor.heartbeat()

@@ -136,8 +136,8 @@ def main() -> int:
         def start(job_id: int) -> Any:
             executor = executor_module.KubernetesExecutor()
             executor.job_id = job_id
+            executor._log = _Recorder(executor.log)  # before start(): its parts log to it
             executor.start()
-            executor._log = _Recorder(executor.log)
             return executor
 
         b, c = start(ids["b"]), start(ids["c"])
