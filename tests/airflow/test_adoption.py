@@ -26,7 +26,7 @@ from tests.support.airflow_support import (
 
 @pytest.fixture
 def executor(executor: Any) -> Any:
-    executor._active_callbacks = list  # this process's database has no callback rows
+    executor._adoption.active_callbacks = list  # this process's database has no callback rows
     return executor
 
 

@@ -4,7 +4,7 @@ kit's cluster served over HTTP on 127.0.0.1.
 
 The client comes from the provider's own ``[kubernetes_executor] client_factory`` option, so
 ``start()`` and ``sync()`` run unchanged. In the first tests the state reads are answered
-from a dictionary (``_read_states``), to set a callback's row as each case needs; the
+from a dictionary (``_reads.read_states``), to set a callback's row as each case needs; the
 scenario test runs ``tests/support/airflow_scenarios.py`` in a fresh ``AIRFLOW_HOME`` with
 a migrated SQLite database, real ``ExecutorCallback`` rows, the executor's own database
 reads and the real ``SchedulerJobRunner.process_executor_events``. The executor's parts

@@ -127,12 +127,12 @@ def running_executor(**options: str | float) -> Iterator[Any]:
         instance: Any = KubernetesExecutor()
         instance.job_id = 7
         instance.states = {}
-        instance._read_states = lambda keys: {key: instance.states.get(key) for key in keys}
         instance.cluster = cluster
         instance.cluster_url = server.url
         if record_log:
             instance._log = RecordedLog(instance.log)
         instance.start()
+        instance._reads.read_states = lambda keys: {key: instance.states.get(key) for key in keys}
         instance.handled = []
         logged = instance.core.on_decision  # the executor's log lines, still written
 

@@ -10,7 +10,6 @@ concern: ``_Lifecycle``, then :mod:`~k8s_workloads.airflow._reads`'s, then
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import os
 import queue
@@ -18,7 +17,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.adapters import to_manifest
+from k8s_workloads.airflow._adoption import _Adoption
 from k8s_workloads.airflow._metrics import _Metrics
+from k8s_workloads.airflow._reads import _PodLists, _StateReads
 from k8s_workloads.airflow._runtime import (
     _AIRFLOW_VERSION,
     _HOLDER,
@@ -80,6 +81,8 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         def _perform(self, request: Request) -> object: ...
         def _screen(self, request: CreatePod) -> str | None: ...
         def _log_decision(self, handled: Handled) -> None: ...
+        def _process_callback(self, workload: Any) -> None: ...  # noqa: ANN401
+        def _fail_callback(self, key: CallbackKey, info: str) -> None: ...
 
     # --- configuration ---------------------------------------------------------------
 
@@ -262,15 +265,17 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             screen=self._screen,
             inline=_inline,
         )
-        self._last_orphan_adoption = float("-inf")  # the first sync() adopts
-        self._orphan_scan: concurrent.futures.Future[Any] | None = None
-        self._background = concurrent.futures.ThreadPoolExecutor(
-            1, thread_name_prefix="k8s-workloads-orphans"
-        )
         self._events: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._ti_ids: dict[WorkloadKey, str] = {}
-        self._stale_verdicts: dict[WorkloadKey, str | None] = {}
-        """This pass's stale checks (see _stale), read one creation batch at a time."""
+        """Task instances' row ids, by key (for the stale check)."""
+        core = self.core
+        self._reads = _StateReads(
+            scheduler_id=self.scheduler_job_id,
+            ti_ids=self._ti_ids,
+            queued=lambda: core.queued,
+            batch_size=config.creation_batch_size,
+            log=self.log,
+        )
         connect = self._options.api_request_timeout.connect
         selector = watcher_selector(self.scheduler_job_id or "").label_selector
         self._watchers = [
@@ -285,6 +290,19 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             )
             for ns in namespaces
         ]
+        self._pod_lists = _PodLists(self._calls, namespaces, self._watchers)
+        self._adoption = _Adoption(
+            core=core,
+            pods=self._pod_lists,
+            scheduler_id=self.scheduler_job_id,
+            supports_callbacks=self.supports_callbacks,
+            alive_others=self._alive_other_scheduler_job_ids,
+            generator=lambda: self.jwt_generator,
+            run_callback=self._process_callback,
+            fail_callback=self._fail_callback,
+            perform=self._pass,
+            log=self.log,
+        )
         for watcher in self._watchers:
             watcher.start()
 
@@ -375,10 +393,7 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         self._driver.close(wait=False)
         # A scan still running goes on after end() (list, take rows, log): waited for a
         # while, not for ever; those not started are dropped.
-        scan = self._orphan_scan
-        self._background.shutdown(wait=False, cancel_futures=True)
-        if scan is not None:
-            concurrent.futures.wait([scan], timeout=_END_WAIT_SECONDS)
+        self._adoption.close(_END_WAIT_SECONDS)
         deadline = time.monotonic() + _END_WAIT_SECONDS
         for watcher in watchers:
             watcher.join(timeout=max(0.0, deadline - time.monotonic()))

@@ -34,7 +34,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.adapters import to_manifest
-from k8s_workloads.airflow._adoption import _Adoption
+from k8s_workloads.airflow._lifecycle import _Lifecycle
 from k8s_workloads.airflow._runtime import _AIRFLOW_VERSION, _airflow, _utcnow
 from k8s_workloads.airflow.convert import (
     ConversionError,
@@ -53,7 +53,7 @@ from k8s_workloads.executor.requests import (
     Request,
 )
 from k8s_workloads.io.watching import describe_failure, server_address
-from k8s_workloads.keys import TaskInstanceKey
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.pods.errors import InvalidJob, InvalidPod
 from k8s_workloads.pods.labels import scheduler_pods_selector
 from k8s_workloads.pods.workload import workload_command_args
@@ -70,7 +70,7 @@ _SYNC_MARGIN_SECONDS = 0.05
 request: an event, a state read) and the bookkeeping after it."""
 
 
-class KubernetesExecutor(_Adoption):
+class KubernetesExecutor(_Lifecycle):
     """The provider's KubernetesExecutor, with callback workloads on Airflow 3.3+."""
 
     supports_callbacks: bool = supports_callbacks(_AIRFLOW_VERSION)
@@ -98,7 +98,7 @@ class KubernetesExecutor(_Adoption):
             execute_callback is not None
             and isinstance(workload, execute_callback)
             and session is not None
-            and not self._claim_callback(workload, session)
+            and not self._adoption.claim_callback(workload, session)
         ):
             return
         # Airflow's own intake: provider 10.21-10.23 replace it with one that refuses
@@ -207,10 +207,8 @@ class KubernetesExecutor(_Adoption):
         interval = _airflow("airflow.providers.common.compat.sdk").conf.getfloat(
             "scheduler", "orphaned_tasks_check_interval", fallback=300.0
         )
-        if time.monotonic() - self._last_orphan_adoption >= interval:
-            self._last_orphan_adoption = time.monotonic()
-            self._adopt_orphans()  # looked for in the background
-        self._plan_orphans()  # once found: planned here, performed by the pass below
+        self._adoption.look_for_orphans(interval)  # looked for in the background
+        self._adoption.plan_orphans()  # once found: planned here, performed by the pass below
         # What is left of the bound after feeding and planning, less a margin for the one
         # request a pass may finish past its own bound and the bookkeeping after it.
         spent = time.monotonic() - started
@@ -223,7 +221,7 @@ class KubernetesExecutor(_Adoption):
         in ``sync()``: back after ``seconds`` with calls still going, which the next pass
         reports; unbounded (None) where the caller needs the answers (adoption)."""
         core = self.core
-        self._stale_verdicts = {}  # read again in each pass: rows move on between passes
+        self._reads.new_pass()  # read again in each pass: rows move on between passes
         try:
             self._driver.run(_utcnow(), seconds=seconds)
         except Exception:
@@ -261,12 +259,26 @@ class KubernetesExecutor(_Adoption):
             )
             return None
         if isinstance(request, ReadStates):
-            return self._read_states(request.keys)
+            return self._reads.read_states(request.keys)
         if isinstance(request, ListPods):
-            return self._relist(request)
+            return self._pod_lists.relist(request)
         if isinstance(request, CreatePod):
             return self._create(request)
         return self._calls.perform(request)
+
+    def _screen(self, request: CreatePod) -> str | None:
+        """Why ``request``'s pod must not be created (a stale task instance), or None; a
+        stale one's QUEUED event is taken back."""
+        stale = self._reads.stale(request.key)
+        if stale is not None:
+            self.log.info("Not creating pod %s for %s: %s", request.pod_name, request.key, stale)
+            airflow_key = to_airflow_key(request.key)
+            if self.event_buffer.get(airflow_key) == (
+                to_airflow_state(TaskInstanceState.QUEUED),
+                self.scheduler_job_id,
+            ):
+                self.event_buffer.pop(airflow_key, None)
+        return stale
 
     # --- what the core decided, in the log ---------------------------------------------
 
@@ -361,7 +373,15 @@ class KubernetesExecutor(_Adoption):
             return
         log.warning("Creating pod %s of %s failed: %s; %s", pod, key, error, outcome)
 
-    # --- revoke ----------------------------------------------------------------------
+    def _fail_callback(self, key: CallbackKey, info: str) -> None:
+        """Report a callback failed (one adoption cannot run again)."""
+        self.event_buffer[to_airflow_key(key)] = (to_airflow_state(CallbackState.FAILED), info)
+
+    # --- adoption and revoke -----------------------------------------------------------
+
+    def try_adopt_task_instances(self, tis: Sequence[Any]) -> Sequence[Any]:
+        """Take over the dead schedulers' task and callback pods; return the TIs to reset."""
+        return self._adoption.adopt_task_instances(tis)
 
     def revoke_task(self, *, ti: Any) -> None:  # noqa: ANN401 - Airflow's TaskInstance
         """Stop the task instance's pod: marked revoked, then deleted; no event."""
@@ -370,9 +390,7 @@ class KubernetesExecutor(_Adoption):
         self.running.discard(ti.key)
         self.queued_tasks.pop(ti.key, None)
         selector = scheduler_pods_selector(self.scheduler_job_id or "")
-        pods: list[Any] = []
-        for namespace in self._namespaces():
-            pods.extend(self._list(namespace, label_selector=selector.label_selector)[0])
+        pods = self._pod_lists.list_watched(label_selector=selector.label_selector)
         self.core.revoke(key, pods)
         self._pass(seconds=self._sync_bound)
 
