@@ -371,6 +371,35 @@ class _Adoption:
         if scan is not None:
             concurrent.futures.wait([scan], timeout=timeout)
 
+    def release_marks(self, callback_ids: list[str]) -> None:
+        """Clear the executor's mark (``queued by scheduler job N``) from the ``output`` of
+        callbacks stored ``success``: the column is the user's (Airflow writes a failed
+        callback's error there), and a settled callback needs no holder. One conditional
+        UPDATE, in a session of its own; a failure leaves the marks, saying so."""
+        from uuid import UUID  # noqa: PLC0415
+
+        callback = _airflow("airflow.models.callback").Callback
+        update = _airflow("sqlalchemy").update
+        create_session = _airflow("airflow.utils.session").create_session
+        try:
+            with create_session(scoped=False) as session:
+                session.execute(
+                    update(callback)
+                    .where(
+                        callback.id.in_([UUID(callback_id) for callback_id in callback_ids]),
+                        callback.state == CallbackState.SUCCESS.value,
+                        callback.output.like(f"{_HOLDER}%"),
+                    )
+                    .values(output=None)
+                    .execution_options(synchronize_session=False)
+                )
+        except _failures() as error:
+            self.log.warning(
+                "Could not clear the executor's mark from %d succeeded callbacks' output: %s",
+                len(callback_ids),
+                error,
+            )
+
     # --- the scheduler's adoption -------------------------------------------------------
 
     def adopt_task_instances(self, tis: Sequence[Any]) -> Sequence[Any]:
