@@ -14,8 +14,9 @@ import pytest
 
 @pytest.fixture
 def executor() -> Iterator[Any]:
-    """``tests.support.airflow_support.running_executor()`` with its default options."""
+    """``tests.support.airflow_support.running_executor()`` with its default options, its
+    log recorded (``airflow_support.logged``)."""
     from tests.support.airflow_support import running_executor  # noqa: PLC0415
 
-    with running_executor() as instance:
+    with running_executor(record_log=True) as instance:
         yield instance

@@ -16,8 +16,8 @@ pytest.importorskip("airflow.executors.workloads", reason="Airflow runs in the A
 from k8s_workloads.airflow.convert import from_airflow_key
 from tests.support.airflow_support import (
     NS,
-    RecordedLog,
     another_task,
+    logged,
     migrated_database,
     pod_made_by,
     run_scenario,
@@ -26,7 +26,7 @@ from tests.support.airflow_support import (
 
 @pytest.fixture
 def executor(executor: Any) -> Any:
-    executor._active_callbacks = list  # this process's database has no callback rows
+    executor._adoption.active_callbacks = list  # this process's database has no callback rows
     return executor
 
 
@@ -39,7 +39,7 @@ def test_a_dead_schedulers_task_pods_are_adopted_and_the_rest_reset(executor: An
     adopted, no_pod = another_task("adopted", 40), another_task("no-pod", 41)
     unowned = another_task("unowned", 42)
     name = pod_made_by(executor, 5, adopted)  # scheduler 5 is dead: no live job row
-    log = executor._log = RecordedLog(executor.log)
+    log = logged(executor)
     reset = executor.try_adopt_task_instances([_ti(adopted, 5), _ti(no_pod, 5), _ti(unowned, None)])
     # The scheduler resets what has no pod to adopt, and what no scheduler queued.
     assert {ti.key for ti in reset} == {no_pod.ti.key, unowned.ti.key}

@@ -4,7 +4,7 @@ kit's cluster served over HTTP on 127.0.0.1.
 
 The client comes from the provider's own ``[kubernetes_executor] client_factory`` option, so
 ``start()`` and ``sync()`` run unchanged. In the first tests the state reads are answered
-from a dictionary (``_read_states``), to set a callback's row as each case needs; the
+from a dictionary (``_reads.read_states``), to set a callback's row as each case needs; the
 scenario test runs ``tests/support/airflow_scenarios.py`` in a fresh ``AIRFLOW_HOME`` with
 a migrated SQLite database, real ``ExecutorCallback`` rows, the executor's own database
 reads and the real ``SchedulerJobRunner.process_executor_events``. The executor's parts
@@ -35,6 +35,7 @@ from tests.support.airflow_support import (
     airflow,
     callback_workload,
     launch_callback,
+    logged,
     migrated_database,
     queue_callbacks,
     run_scenario,
@@ -75,7 +76,7 @@ def test_a_callback_runs_as_a_pod_and_is_reported_with_airflows_types(executor: 
 def test_each_pod_created_and_deleted_is_one_info_line_naming_it_and_its_workload(
     executor: Any,
 ) -> None:
-    log = executor._log = RecordedLog(executor.log)
+    log = logged(executor)
     key, name = launch_callback(executor, 9)
     executor.states[key] = CallbackState.RUNNING
     executor.cluster.set_status(NS, name, SUCCEEDED)
@@ -186,7 +187,7 @@ def _requested_pods(executor: Any) -> list[str]:
 def test_a_failed_creation_is_one_warning_naming_the_pod_the_workload_and_the_error(
     executor: Any,
 ) -> None:
-    log = executor._log = RecordedLog(executor.log)
+    log = logged(executor)
     names = _requested_pods(executor)
     executor.cluster.fail_next("create_pod", 500, message="etcdserver: timed out")
     (key,) = queue_callbacks(executor, 6, 1)
@@ -208,7 +209,7 @@ def test_outage_creations_warn_once_per_pause_and_say_when_they_get_through(
     from k8s_workloads.executor.requests import Handled  # noqa: PLC0415
     from k8s_workloads.states import KubernetesJob  # noqa: PLC0415
 
-    log = executor._log = RecordedLog(executor.log)
+    log = logged(executor)
     keys = [CallbackKey(f"00000000-0000-0000-0000-00000000000{n}") for n in range(4)]
 
     def unsent(number: int) -> Handled:
@@ -241,7 +242,7 @@ def test_a_creation_without_an_answer_and_its_read_back_are_info_lines(
 ) -> None:
     # The pod is created, then its answer is lost (the connection closed): the core reads
     # the pod back and finds it.
-    log = executor._log = RecordedLog(executor.log)
+    log = logged(executor)
     executor.cluster.fail_next("create_pod", None, applied=True)
     (key,) = queue_callbacks(executor, 8, 1)
     executor.heartbeat()
@@ -270,7 +271,7 @@ def test_an_api_server_down_for_30_s_is_a_few_log_lines_and_heartbeats_stay_shor
 def test_a_pod_that_cannot_be_built_is_one_warning(executor: Any) -> None:
     from kubernetes import client as k8s  # noqa: PLC0415
 
-    log = executor._log = RecordedLog(executor.log)
+    log = logged(executor)
     override = k8s.V1Pod(metadata=k8s.V1ObjectMeta(labels={"airflow-worker": "99"}))
     workload = task_workload({"pod_override": override})
     executor.queue_workload(workload, session=None)
@@ -286,7 +287,7 @@ def test_an_override_refused_at_submit_fails_the_task_as_a_pod_not_built(executo
 
     # Issue 30, item 5: the core refuses the job at submit (the override breaks the Pod
     # schema); the task ends as it did when the pod failed to build at creation.
-    log = executor._log = RecordedLog(executor.log)
+    log = logged(executor)
     spec = k8s.V1PodSpec(containers=[], host_network="yes")  # type: ignore[arg-type]
     override = k8s.V1Pod(spec=spec)
     workload = task_workload({"pod_override": override})
@@ -340,7 +341,7 @@ def test_a_template_that_breaks_the_pod_identity_fails_the_workload(
 def test_no_library_error_escapes_sync(executor: Any) -> None:
     # Lines the core cannot read, and a bug in a call (not a failure of the call): each
     # sync() returns, and the executor goes on with the next workload.
-    log = executor._log = RecordedLog(executor.log)
+    log = logged(executor)
     executor.core.feed_event("{this is not json")
     executor.core.feed_event('{"type": "ADDED", "object": {"metadata": {"labels": 3}}}')
     perform = executor._calls.perform

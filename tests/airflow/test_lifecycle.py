@@ -257,10 +257,10 @@ def test_end_returns_within_its_bound_with_calls_that_get_no_answer(
     # Every answer takes 20 s: the watch, the orphan scan's list and the creations hang.
     # end() waits for none of them longer than its bound (here 1 + 2 x 0.5 s; 20 s as
     # shipped), where it waited for every call before.
-    from k8s_workloads.airflow import _lifecycle  # noqa: PLC0415
+    from k8s_workloads.airflow import executor as executor_module  # noqa: PLC0415
 
-    monkeypatch.setattr(_lifecycle, "_END_PASS_SECONDS", 1.0)
-    monkeypatch.setattr(_lifecycle, "_END_WAIT_SECONDS", 0.5)
+    monkeypatch.setattr(executor_module, "_END_PASS_SECONDS", 1.0)
+    monkeypatch.setattr(executor_module, "_END_WAIT_SECONDS", 0.5)
     options = {"api_request_timeout": "5, 120", "async_pod_creation": "True"}
     with running_executor(latency=20.0, **options) as executor:
         queue_callbacks(executor, 360, 3)
@@ -270,7 +270,7 @@ def test_end_returns_within_its_bound_with_calls_that_get_no_answer(
         executor.end()
         took = time.monotonic() - started
     assert took < 15  # the bound, 2 s here, with room for a loaded machine: not 20 s
-    assert _lifecycle.END_SECONDS == 20  # as the docstring and docs/guarantees.md say
+    assert executor_module.END_SECONDS == 20  # as the docstring and docs/guarantees.md say
 
 
 def _start(options: dict[str, str]) -> Any:

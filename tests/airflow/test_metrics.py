@@ -373,7 +373,7 @@ def _run_on_the_kit(listener: StatsdListener, prefix: str) -> None:
         assert listener.wait_for(lambda got: bool(_named(got, restarts + "failed")))
 
         # A dead scheduler's live task pod, adopted.
-        executor._active_callbacks = list  # this process's database has no callback rows
+        executor._adoption.active_callbacks = list  # this process's database has no callback rows
         orphan = another_task("orphan", 72)
         pod_made_by(executor, 5, orphan)  # scheduler 5 is dead: no live job row
         orphan_ti = types.SimpleNamespace(key=orphan.ti.key, queued_by_job_id=5)

@@ -16,9 +16,9 @@ from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
 from k8s_workloads.states import CallbackState, TaskInstanceState
 from tests.support.airflow_support import (
     NS,
-    RecordedLog,
     another_task,
     launch_callback,
+    logged,
     running_executor,
     states_of,
     sync_until,
@@ -33,7 +33,7 @@ def test_a_database_outage_while_handling_is_retried_on_later_syncs(executor: An
     key, name = launch_callback(executor, 6)
     cluster = executor.cluster
     executor.states[key] = CallbackState.RUNNING
-    reads = executor._read_states
+    reads = executor._reads.read_states
     failures = [2]
 
     def outage(keys: Any) -> Any:
@@ -42,7 +42,7 @@ def test_a_database_outage_while_handling_is_retried_on_later_syncs(executor: An
             raise ConnectionError("the metadata database is unavailable")
         return reads(keys)
 
-    executor._read_states = outage
+    executor._reads.read_states = outage
     cluster.set_status(NS, name, SUCCEEDED)
     sync_until(executor, lambda: states_of(executor, key)[0] == AirflowCallbackState.SUCCESS)
     assert failures == [0]  # two failed reads, then the result went through
@@ -110,7 +110,7 @@ def test_a_task_whose_row_moved_on_gets_no_pod_and_no_event(executor: Any) -> No
         checked.append([key.task_id for key in keys if isinstance(key, TaskInstanceKey)])
         return {key: "moved on" if getattr(key, "task_id", "") == "b" else None for key in keys}
 
-    executor._check_stale = check_stale
+    executor._reads.check_stale = check_stale
     workloads = [another_task(task_id, number) for number, task_id in enumerate("abc", start=20)]
     for workload in workloads:
         executor.queue_workload(workload, session=None)
@@ -134,7 +134,7 @@ def test_a_task_whose_row_moved_on_gets_no_pod_and_no_event(executor: Any) -> No
 def test_a_failed_stale_check_creates_the_pod(executor: Any) -> None:
     # The check is a guard: without an answer the pod is created, as the provider does.
     # This process's metadata database has no tables: the read fails.
-    log = executor._log = RecordedLog(executor.log)
+    log = logged(executor)
     workload = another_task("guarded", 30)
     executor.queue_workload(workload, session=None)
     executor.heartbeat()

@@ -1,8 +1,8 @@
 """k8s_workloads.airflow._watcher: the executor's watch thread, against a scripted API.
 
-The watcher needs no Airflow (only the executor's ``log``, ``scheduler_job_id`` and
-``kube_client``), so these tests run in every environment: each response is a list of
-chunks as urllib3 streams them, cut anywhere, even inside a line.
+The watcher needs no Airflow (it is given an API client, a label selector, a queue and a
+logger), so these tests run in every environment: each response is a list of chunks as
+urllib3 streams them, cut anywhere, even inside a line.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kubernetes.client.exceptions import ApiException
 
 from k8s_workloads.airflow._watcher import _Watcher, describe_failure, watch_backoff
+from k8s_workloads.pods.labels import watcher_selector
 from k8s_workloads.testing import FakeApiServer, FakeCluster
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 NS = "airflow"
 HOST = "https://kit.example:6443"
+SELECTOR = watcher_selector("7").label_selector
 
 
 def _line(kind: str, name: str, version: str) -> bytes:
@@ -81,11 +83,16 @@ class _Api:
 
 
 def _watcher(api: _Api, namespace: str | None = NS) -> tuple[_Watcher, queue.SimpleQueue[object]]:
-    executor: Any = types.SimpleNamespace(
-        scheduler_job_id="7", kube_client=api, log=logging.getLogger("test_watcher")
-    )
     events: queue.SimpleQueue[object] = queue.SimpleQueue()
-    watcher = _Watcher(executor, namespace, events, connect_timeout=3.0, rng=random.Random(1))
+    watcher = _Watcher(
+        api,
+        namespace,
+        events,
+        label_selector=SELECTOR,
+        log=logging.getLogger("test_watcher"),
+        connect_timeout=3.0,
+        rng=random.Random(1),
+    )
     return watcher, events
 
 
@@ -209,7 +216,7 @@ def test_a_watch_asks_for_bookmarks_a_random_server_timeout_and_a_read_timeout()
     again, _ = _watcher(_Api(*(_Response([]) for _ in range(20))))
     for _ in range(20):
         again._stream()
-    assert [k["timeout_seconds"] for _, k in again.executor.kube_client.calls] == [
+    assert [k["timeout_seconds"] for _, k in again.api.calls] == [
         k["timeout_seconds"] for _, k in api.calls
     ]  # seeded: the same
 
@@ -278,14 +285,13 @@ def _kit_watcher(
     from kubernetes import client as k8s  # noqa: PLC0415
 
     api = k8s.CoreV1Api(k8s.ApiClient(k8s.Configuration(host=server.url)))
-    executor: Any = types.SimpleNamespace(
-        scheduler_job_id="7", kube_client=api, log=logging.getLogger("test_watcher")
-    )
     events: queue.SimpleQueue[object] = queue.SimpleQueue()
-    watcher = _Watcher(executor, NS, events, rng=random.Random(5))
+    log = logging.getLogger("test_watcher")
+    watcher = _Watcher(api, NS, events, label_selector=SELECTOR, log=log, rng=random.Random(5))
     watcher.read_timeout = read_timeout
     watched = api.list_namespaced_pod
-    versions = executor.versions = []
+    versions: list[str | None] = []
+    api.versions = versions  # type: ignore[attr-defined]
 
     def watch(namespace: str, **kwargs: Any) -> Any:
         versions.append(kwargs.get("resource_version"))
@@ -329,7 +335,7 @@ def test_a_silent_watch_is_replaced_and_resumes_from_the_last_version(
                     time.sleep(0.05)
                 _running_pod(cluster, "b")  # seen by the new watch, and "a" not again
                 assert _next_pod_event(events, 30)["object"]["metadata"]["name"] == "b"
-                first, second = watcher.executor.versions[:2]
+                first, second = watcher.api.versions[:2]
                 assert first is None  # from now
                 assert second is not None  # from the last version seen (a bookmark's too)
             finally:

@@ -136,8 +136,8 @@ def main() -> int:
         def start(job_id: int) -> Any:
             executor = executor_module.KubernetesExecutor()
             executor.job_id = job_id
+            executor._log = _Recorder(executor.log)  # before start(): its parts log to it
             executor.start()
-            executor._log = _Recorder(executor.log)
             return executor
 
         b, c = start(ids["b"]), start(ids["c"])
@@ -148,7 +148,7 @@ def main() -> int:
 
         def take(name: str, executor: Any) -> None:
             barrier.wait()
-            taken[name] = executor._take_orphaned_callbacks()
+            taken[name] = executor._adoption.take_orphaned_callbacks()
 
         racers = [threading.Thread(target=take, args=(n, e)) for n, e in (("b", b), ("c", c))]
         for racer in racers:
@@ -188,7 +188,7 @@ def main() -> int:
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 for executor in (b, c):
-                    executor._last_orphan_adoption = float("-inf")
+                    executor._adoption.last_scan = float("-inf")
                     executor.heartbeat()
                     with create_session() as session:
                         runner.process_executor_events(

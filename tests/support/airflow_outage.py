@@ -23,6 +23,7 @@ from tests.support.airflow_support import (
     SERVER,
     RecordedLog,
     launch_callback,
+    logged,
     queue_callbacks,
     running_executor,
     sync_until,
@@ -69,7 +70,7 @@ def run_outage(seconds: float = 30.0, *, queued: int = 3) -> OutageFigures:
         logger.addHandler(kept)
         logger.setLevel(logging.INFO)  # as a deployment runs (the client sets urllib3's)
     try:
-        with running_executor() as executor:
+        with running_executor(record_log=True) as executor:
             return _outage(executor, seconds, queued, kept)
     finally:
         for logger, level in saved:
@@ -83,7 +84,7 @@ def _outage(executor: Any, seconds: float, queued: int, kept: _Kept) -> OutageFi
     executor.states[key] = CallbackState.RUNNING
     old = SERVER[0]
     port = int(old.url.rsplit(":", 1)[1])
-    log = executor._log = RecordedLog(executor.log)
+    log = logged(executor)
     kept.records.clear()
     old.stop()  # down: every connection refused
     heartbeats: list[float] = []

@@ -127,12 +127,12 @@ def running_executor(**options: str | float) -> Iterator[Any]:
         instance: Any = KubernetesExecutor()
         instance.job_id = 7
         instance.states = {}
-        instance._read_states = lambda keys: {key: instance.states.get(key) for key in keys}
         instance.cluster = cluster
         instance.cluster_url = server.url
         if record_log:
             instance._log = RecordedLog(instance.log)
         instance.start()
+        instance._reads.read_states = lambda keys: {key: instance.states.get(key) for key in keys}
         instance.handled = []
         logged = instance.core.on_decision  # the executor's log lines, still written
 
@@ -193,8 +193,11 @@ def callback_workload(number: int) -> Any:
 
 
 class RecordedLog:
-    """The executor's logger (``executor._log = RecordedLog(executor.log)``), every line
-    also kept in ``lines`` as ``(level, text)``: Airflow's logging does not reach caplog."""
+    """The executor's logger (``running_executor(record_log=True)``), every line also kept
+    in ``lines`` as ``(level, text)``: Airflow's logging does not reach caplog.
+
+    Set before ``start()``: the executor hands its logger to its parts (the watchers, the
+    reads, adoption) when it starts them."""
 
     _LEVELS = frozenset({"debug", "info", "warning", "error", "exception"})
 
@@ -219,6 +222,15 @@ class RecordedLog:
             return method(message, *args, **kwargs)
 
         return kept
+
+
+def logged(executor: Any) -> RecordedLog:
+    """The lines ``executor`` logs from now on: the :class:`RecordedLog` it was started
+    with (``record_log=True``; the ``executor`` fixture's is), emptied."""
+    log = executor._log
+    assert isinstance(log, RecordedLog), "start the executor with record_log=True"
+    log.lines.clear()
+    return log
 
 
 def queue_callbacks(executor: Any, first: int, count: int) -> list[CallbackKey]:

@@ -1,15 +1,20 @@
 """Taking over what dead schedulers left: their task and callback pods
 (``try_adopt_task_instances``, and the executor's own scan, since Airflow hands it no
 callbacks), and the callbacks they queued that have no pod yet, run again exactly once
-across live schedulers (the holder mark on a callback's row, :meth:`_Adoption._claim_callback`).
+across live schedulers (the holder mark on a callback's row, :meth:`_Adoption.claim_callback`).
+
+:class:`_Adoption` is a part the executor holds, given what it uses: the core's adoption
+(:class:`_AdoptingCore`), the pod lists, this scheduler's id, and callables for the rest
+(the other live schedulers, the workload signer, running or failing a callback, a pass).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
-from typing import TYPE_CHECKING, Any
+import time
+from typing import TYPE_CHECKING, Any, Protocol
 
-from k8s_workloads.airflow._reads import _Reads
 from k8s_workloads.airflow._runtime import (
     _AIRFLOW_VERSION,
     _HOLDER,
@@ -17,7 +22,7 @@ from k8s_workloads.airflow._runtime import (
     _failures,
     _utcnow,
 )
-from k8s_workloads.airflow.convert import from_airflow_key, to_airflow_key, to_airflow_state
+from k8s_workloads.airflow.convert import from_airflow_key, to_airflow_key
 from k8s_workloads.compat import InvalidVersion
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.pods.codec import InvalidAnnotations, annotations_to_key
@@ -25,25 +30,84 @@ from k8s_workloads.pods.labels import callback_pods_selector
 from k8s_workloads.states import CallbackState
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    import logging
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from k8s_workloads.airflow._reads import _PodLists
     from k8s_workloads.decisions.adoption import AdoptionPlan
+    from k8s_workloads.pods.labels import PodSelector
 
-__all__ = ["_Adoption"]
+__all__ = ["_AdoptingCore", "_Adoption"]
 
 _Relaunches = tuple[list[Any], list[tuple[str, str, str]]]
 """Orphaned callbacks taken over: the workloads to run, and ``(id, holder, why)`` of those
 that fail."""
 
 
-class _Adoption(_Reads):
-    """Adoption of dead schedulers' pods and callbacks."""
+class _AdoptingCore(Protocol):
+    """What adoption asks of the core (:class:`~k8s_workloads.executor.ExecutorCore`)."""
 
-    if TYPE_CHECKING:  # defined by KubernetesExecutor, used by the orphan scan's plan
+    def adopt(
+        self,
+        pods: Iterable[Mapping[str, Any]],
+        *,
+        alive_scheduler_ids: Iterable[str | int] = (),
+        expected_task_keys: Iterable[TaskInstanceKey] | None = None,
+        expected_callback_keys: Iterable[CallbackKey] | None = None,
+    ) -> AdoptionPlan: ...
 
-        def _process_callback(self, workload: Any) -> None: ...  # noqa: ANN401
+    def adoption_selectors(
+        self,
+        dead_scheduler_ids: Iterable[str | int] = (),
+        alive_scheduler_ids: Iterable[str | int] = (),
+    ) -> tuple[PodSelector, ...]: ...
 
-    def _claim_callback(self, workload: Any, session: Any) -> bool:  # noqa: ANN401 - Airflow's
+    def not_adopted(self, expected: Iterable[TaskInstanceKey]) -> list[TaskInstanceKey]: ...
+
+
+class _Adoption:
+    """Adoption of dead schedulers' pods and callbacks.
+
+    ``core``: the core's adoption; ``pods``: the pod lists of the watched namespaces;
+    ``scheduler_id``: this scheduler's job id; ``supports_callbacks``: whether this Airflow
+    runs callbacks on executors (3.3+); ``alive_others``: the other live schedulers' job
+    ids (the provider's query); ``generator``: what the scheduler signs workloads with;
+    ``run_callback``: submit a callback workload taken over; ``fail_callback``: report one
+    that cannot run again; ``perform``: a pass performing the core's requests, to the end.
+    """
+
+    def __init__(
+        self,
+        *,
+        core: _AdoptingCore,
+        pods: _PodLists,
+        scheduler_id: str,
+        supports_callbacks: bool,
+        alive_others: Callable[[], Iterable[str | int]],
+        generator: Callable[[], Any],
+        run_callback: Callable[[Any], None],
+        fail_callback: Callable[[CallbackKey, str], None],
+        perform: Callable[[], None],
+        log: logging.Logger | logging.LoggerAdapter[Any],
+    ) -> None:
+        self.core = core
+        self.pods = pods
+        self.scheduler_id = scheduler_id
+        self.supports_callbacks = supports_callbacks
+        self.alive_others = alive_others
+        self.generator = generator
+        self.run_callback = run_callback
+        self.fail_callback = fail_callback
+        self.perform = perform
+        self.log = log
+        self.last_scan = float("-inf")  # the first sync() looks for orphans
+        """When the last scan for orphans started (``time.monotonic()``)."""
+        self.scan: concurrent.futures.Future[Any] | None = None
+        self.background = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="k8s-workloads-orphans"
+        )
+
+    def claim_callback(self, workload: Any, session: Any) -> bool:  # noqa: ANN401 - Airflow's
         """Record on the callback's row that this scheduler holds it; False: another does.
 
         Airflow's ``callback`` table says nothing of who queued a callback (task
@@ -68,7 +132,7 @@ class _Adoption(_Reads):
                 callback.state.in_(active),
                 callback.output.is_(None),
             )
-            .values(output=f"{_HOLDER}{self.scheduler_job_id}")
+            .values(output=f"{_HOLDER}{self.scheduler_id}")
             .execution_options(synchronize_session=False)
         )
         if result.rowcount == 1:
@@ -79,7 +143,14 @@ class _Adoption(_Reads):
         )
         return False
 
-    def _adopt_orphans(self) -> None:
+    def look_for_orphans(self, interval: float) -> None:
+        """Start a scan for orphans (:meth:`scan_orphans`) when the last one started
+        ``interval`` seconds ago or more."""
+        if time.monotonic() - self.last_scan >= interval:
+            self.last_scan = time.monotonic()
+            self.scan_orphans()
+
+    def scan_orphans(self) -> None:
         """Take over the callbacks of dead schedulers (their pods, or the callbacks run
         again where no pod exists), and clean up their Succeeded pods.
 
@@ -89,29 +160,29 @@ class _Adoption(_Reads):
         looks for completed pods. The lists, queries and the takeover's conditional
         UPDATEs run in the background (a namespace of many pods is many pages); a later
         ``sync()`` plans the adoption from them and submits the callbacks taken over
-        (:meth:`_plan_orphans`), and its pass performs it.
+        (:meth:`plan_orphans`), and its pass performs it.
         """
-        if self._orphan_scan is None:
-            self._orphan_scan = self._background.submit(self._orphan_inputs)
+        if self.scan is None:
+            self.scan = self.background.submit(self._orphan_inputs)
 
     def _orphan_inputs(
         self,
     ) -> tuple[list[Mapping[str, Any]], list[Any], list[CallbackKey], _Relaunches]:
         pods = self._adoption_pods(())
-        alive = list(self._alive_other_scheduler_job_ids())
-        active = self._active_callbacks()
+        alive = list(self.alive_others())
+        active = self.active_callbacks()
         try:
-            relaunches = self._take_orphaned_callbacks()
+            relaunches = self.take_orphaned_callbacks()
         except _failures() as error:
             # Nothing was taken (a row taken is kept, see the loop): the next scan tries.
             self.log.warning("Looking for orphaned callbacks failed (%s); tried later", error)
             relaunches = ([], [])
         return pods, alive, active, relaunches
 
-    def _take_orphaned_callbacks(self) -> _Relaunches:
+    def take_orphaned_callbacks(self) -> _Relaunches:
         """Take over the callbacks queued by schedulers no longer alive that have no pod.
 
-        A row marked ``queued by scheduler job N`` (:meth:`_claim_callback`), still
+        A row marked ``queued by scheduler job N`` (:meth:`claim_callback`), still
         ``queued``, whose scheduler N is not alive (its job not running, or no heartbeat
         within ``[scheduler] scheduler_health_check_threshold``, as Airflow judges its
         task instances' schedulers) and of which no pod exists — of any scheduler, in any
@@ -133,7 +204,7 @@ class _Adoption(_Reads):
         callback = _airflow("airflow.models.callback").Callback
         sqlalchemy = _airflow("sqlalchemy")
         create_session = _airflow("airflow.utils.session").create_session
-        me = str(self.scheduler_job_id)
+        me = str(self.scheduler_id)
         with create_session(scoped=False) as session:
             alive = self._live_scheduler_ids(session) | {me}
             rows = session.execute(
@@ -154,7 +225,7 @@ class _Adoption(_Reads):
         if not orphans:
             return [], []
         try:
-            generator = self.jwt_generator  # what the scheduler signs workloads with
+            generator = self.generator()  # what the scheduler signs workloads with
         except (ValueError, _airflow("airflow.exceptions").AirflowConfigException) as error:
             self.log.warning("Cannot run orphaned callbacks again (%s); tried later", error)
             return [], []
@@ -210,19 +281,18 @@ class _Adoption(_Reads):
         """Callbacks of which a pod exists, of any scheduler and in any phase."""
         selector = callback_pods_selector()
         keys: set[CallbackKey] = set()
-        for namespace in self._namespaces():
-            for pod in self._list(namespace, label_selector=selector.label_selector)[0]:
-                metadata = pod.get("metadata") or {}
-                try:
-                    key = annotations_to_key(
-                        metadata.get("annotations") or {},
-                        metadata.get("labels") or {},
-                        airflow_version=_AIRFLOW_VERSION,
-                    )
-                except (InvalidAnnotations, InvalidVersion):
-                    continue  # adoption reports it, naming it
-                if isinstance(key, CallbackKey):
-                    keys.add(key)
+        for pod in self.pods.list_watched(label_selector=selector.label_selector):
+            metadata = pod.get("metadata") or {}
+            try:
+                key = annotations_to_key(
+                    metadata.get("annotations") or {},
+                    metadata.get("labels") or {},
+                    airflow_version=_AIRFLOW_VERSION,
+                )
+            except (InvalidAnnotations, InvalidVersion):
+                continue  # adoption reports it, naming it
+            if isinstance(key, CallbackKey):
+                keys.add(key)
         return keys
 
     def _rebuild_callback(
@@ -254,11 +324,13 @@ class _Adoption(_Reads):
         ) as error:
             return None, f"its row cannot be rebuilt into a workload ({error})"
 
-    def _plan_orphans(self) -> None:
-        scan = self._orphan_scan
+    def plan_orphans(self) -> None:
+        """Once a scan is done: its adoption planned (the next pass performs it), the
+        callbacks taken over submitted, those that cannot run again failed."""
+        scan = self.scan
         if scan is None or not scan.done():
             return
-        self._orphan_scan = None
+        self.scan = None
         try:
             pods, alive, callbacks, (taken, failed) = scan.result()  # raises what the calls do
         except _failures() as error:
@@ -278,7 +350,7 @@ class _Adoption(_Reads):
                 "Running callback %s again: its scheduler died before its pod existed",
                 workload.callback.id,
             )
-            self._process_callback(workload)
+            self.run_callback(workload)
         for callback_id, holder, why in failed:
             self.log.error(
                 "Callback %s, queued by scheduler job %s (no longer alive), fails: %s",
@@ -286,14 +358,51 @@ class _Adoption(_Reads):
                 holder,
                 why,
             )
-            self.event_buffer[to_airflow_key(CallbackKey(callback_id))] = (
-                to_airflow_state(CallbackState.FAILED),
+            self.fail_callback(
+                CallbackKey(callback_id),
                 f"k8s_workloads: cannot run this orphaned callback again: {why}",
             )
 
-    # --- adoption and revoke -----------------------------------------------------------
+    def close(self, timeout: float) -> None:
+        """Stop scanning: a scan still running is waited for at most ``timeout`` seconds
+        (it goes on after: list, take rows, log); those not started are dropped."""
+        scan = self.scan
+        self.background.shutdown(wait=False, cancel_futures=True)
+        if scan is not None:
+            concurrent.futures.wait([scan], timeout=timeout)
 
-    def try_adopt_task_instances(self, tis: Sequence[Any]) -> Sequence[Any]:
+    def release_marks(self, callback_ids: list[str]) -> None:
+        """Clear the executor's mark (``queued by scheduler job N``) from the ``output`` of
+        callbacks stored ``success``: the column is the user's (Airflow writes a failed
+        callback's error there), and a settled callback needs no holder. One conditional
+        UPDATE, in a session of its own; a failure leaves the marks, saying so."""
+        from uuid import UUID  # noqa: PLC0415
+
+        callback = _airflow("airflow.models.callback").Callback
+        update = _airflow("sqlalchemy").update
+        create_session = _airflow("airflow.utils.session").create_session
+        try:
+            with create_session(scoped=False) as session:
+                session.execute(
+                    update(callback)
+                    .where(
+                        callback.id.in_([UUID(callback_id) for callback_id in callback_ids]),
+                        callback.state == CallbackState.SUCCESS.value,
+                        callback.output.like(f"{_HOLDER}%"),
+                    )
+                    .values(output=None)
+                    .execution_options(synchronize_session=False)
+                )
+        except _failures() as error:
+            self.log.warning(
+                "Could not clear the executor's mark from %d succeeded callbacks' output: %s",
+                len(callback_ids),
+                error,
+            )
+
+    # --- the scheduler's adoption -------------------------------------------------------
+
+    def adopt_task_instances(self, tis: Sequence[Any]) -> Sequence[Any]:
         """Take over the dead schedulers' task and callback pods; return the TIs to reset."""
         without_owner = [ti for ti in tis if not ti.queued_by_job_id]
         owned = {ti.key: ti for ti in tis if ti.queued_by_job_id}
@@ -307,12 +416,12 @@ class _Adoption(_Reads):
             self._log_unreadable(
                 self.core.adopt(
                     self._adoption_pods(dead),
-                    alive_scheduler_ids=self._alive_other_scheduler_job_ids(),
+                    alive_scheduler_ids=self.alive_others(),
                     expected_task_keys=expected,
-                    expected_callback_keys=self._active_callbacks(),
+                    expected_callback_keys=self.active_callbacks(),
                 )
             )
-            self._pass()  # unbounded: the relabels' answers decide what is reset
+            self.perform()  # unbounded: the relabels' answers decide what is reset
             reset = {to_airflow_key(key) for key in self.core.not_adopted(expected)}
         except _failures() as error:
             self.log.warning("Adoption failed (%s); the scheduler resets the task instances", error)
@@ -323,16 +432,15 @@ class _Adoption(_Reads):
         """The pods of the core's adoption lists (live pods of the ``dead`` schedulers,
         live callback pods and Succeeded pods no live scheduler owns), as listed: a pod
         in two lists is there twice, and the core counts it once (the newer version)."""
-        alive = self._alive_other_scheduler_job_ids()
+        alive = self.alive_others()
         pods: list[Mapping[str, Any]] = []
         for selector in self.core.adoption_selectors(dead, alive):
-            for namespace in self._namespaces():
-                items, _ = self._list(
-                    namespace,
+            pods.extend(
+                self.pods.list_watched(
                     label_selector=selector.label_selector,
                     field_selector=selector.field_selector,
                 )
-                pods.extend(items)
+            )
         return pods
 
     def _log_unreadable(self, plan: AdoptionPlan) -> None:
@@ -341,7 +449,8 @@ class _Adoption(_Reads):
         for pod in plan.undecodable:
             self.log.warning("Not adopting pod %s/%s: %s", pod.namespace, pod.pod_name, pod.reason)
 
-    def _active_callbacks(self) -> list[CallbackKey]:
+    def active_callbacks(self) -> list[CallbackKey]:
+        """The callbacks Airflow runs now (pending, queued, running), by key."""
         if not self.supports_callbacks:
             return []  # before 3.3 no callback ran on an executor
         callback_model = _airflow("airflow.models.callback").Callback

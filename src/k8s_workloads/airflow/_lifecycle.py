@@ -1,35 +1,21 @@
-"""The executor's settings and lifecycle: the options read and checked, the core's
-configuration made from them and from the provider's, the pod template loaded within
-bounds, and ``start()`` / ``end()``, which make and stop the core, its I/O and the watchers.
-
-:class:`_Lifecycle` is the lowest of the classes ``KubernetesExecutor`` is made of, one a
-concern: ``_Lifecycle``, then :mod:`~k8s_workloads.airflow._reads`'s, then
-:mod:`~k8s_workloads.airflow._adoption`'s, then :mod:`~k8s_workloads.airflow.executor`'s
-(intake and the loop). Each one sees the attributes ``start()`` sets.
+"""The executor's settings and what its lifecycle needs: the options read and checked
+(:class:`_Settings`), the core's configuration made from them and from the provider's,
+the pod template loaded within bounds, the API client and the mutation hook.
+``start()`` and ``end()`` are the executor's: they make and stop its parts.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
 import os
-import queue
-import time
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from k8s_workloads.adapters import to_manifest
-from k8s_workloads.airflow._metrics import _Metrics
 from k8s_workloads.airflow._runtime import (
     _AIRFLOW_VERSION,
-    _HOLDER,
     _airflow,
-    _airflow_stats,
-    _failures,
-    _ProviderKubernetesExecutor,
 )
-from k8s_workloads.airflow._watcher import _Watcher
-from k8s_workloads.airflow.convert import ConversionError, from_airflow_key
-from k8s_workloads.airflow.provider import SECTION
 from k8s_workloads.airflow.settings import (
     LibraryOptions,
     read_options,
@@ -37,15 +23,8 @@ from k8s_workloads.airflow.settings import (
     watched_namespaces,
 )
 from k8s_workloads.config import DecisionConfig
-from k8s_workloads.decisions.actions import EmitEvent
 from k8s_workloads.executor.config import ExecutorConfig
-from k8s_workloads.executor.core import ExecutorCore
-from k8s_workloads.executor.requests import CreatePod, Handled, ListPods, ReadStates, Request
-from k8s_workloads.io.kube import KubeCalls
-from k8s_workloads.io.pool import PoolDriver
-from k8s_workloads.keys import CallbackKey
 from k8s_workloads.pods.restart import WORKER_RESTART_POLICY, replaced_restart_policy
-from k8s_workloads.states import CallbackState
 from k8s_workloads.watch.failures import (
     DEFAULT_FATAL_PENDING_REASONS,
     PROVIDER_FATAL_PENDING_REASONS,
@@ -55,68 +34,85 @@ from k8s_workloads.watch.resolution import ResolverConfig
 from k8s_workloads.yaml_input import load_bounded_file
 
 if TYPE_CHECKING:
-    from k8s_workloads.keys import WorkloadKey
+    import logging
+    from collections.abc import Callable
 
-__all__ = ["_Lifecycle", "executor_kube_client", "load_pod_template"]
+__all__ = [
+    "_ProviderRetries",
+    "_Settings",
+    "executor_kube_client",
+    "load_pod_template",
+]
 
-_SECTION = SECTION
 
-_END_PASS_SECONDS = 10.0
-"""The longest ``end()``'s last pass performs the core's requests."""
-_END_WAIT_SECONDS = 5.0
-"""The longest ``end()`` waits for an orphan scan, and then for the watcher threads."""
-END_SECONDS = _END_PASS_SECONDS + 2 * _END_WAIT_SECONDS
-"""``end()`` returns within this many seconds (see its docstring)."""
 _KUBE_CLIENT = "airflow.providers.cncf.kubernetes.kube_client"
 
 
-class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
-    """The provider's executor, configured, started and ended on the library's core."""
+@attrs.frozen
+class _ProviderRetries:
+    """The retries the provider's executor read from its settings at ``__init__``."""
 
-    if TYPE_CHECKING:  # defined by the classes made on this one; start() and end() use them
+    pod_launch_failure_max_retries: int
+    pod_launch_failure_excluded_container_reasons: Any
+    task_publish_max_retries: int
 
-        def _pass(self, *, seconds: float | None = None) -> None: ...
-        def _perform(self, request: Request) -> object: ...
-        def _screen(self, request: CreatePod) -> str | None: ...
-        def _log_decision(self, handled: Handled) -> None: ...
 
-    # --- configuration ---------------------------------------------------------------
+class _Settings:
+    """The executor's settings, read and checked, and what is made of them: the core's
+    configuration, the pod templates (read within bounds), the ``DeleteOptions`` body, the
+    watched namespaces.
 
-    def _setting(self, name: str) -> str | None:
-        """``[kubernetes_executor] name`` as text; the library's options have their
-        declared defaults (the package is a registered provider: ``provider.py``)."""
-        value: str | None = self.conf.get(_SECTION, name, fallback=None)
-        return value
+    ``setting``: ``[kubernetes_executor] name`` as text, or None (the library's options
+    have their declared defaults: the package is a registered provider, ``provider.py``);
+    ``kube_config``: the provider's ``KubeConfig``; ``scheduler_id``: this scheduler's job
+    id; ``log``: where a template's replaced ``restartPolicy`` is told.
+    """
 
-    def _check_settings(self) -> LibraryOptions:
+    def __init__(
+        self,
+        *,
+        setting: Callable[[str], str | None],
+        kube_config: Any,  # noqa: ANN401 - the provider's KubeConfig
+        scheduler_id: str,
+        log: logging.Logger | logging.LoggerAdapter[Any],
+    ) -> None:
+        self.setting = setting
+        self.kube_config = kube_config
+        self.scheduler_id = scheduler_id
+        self.log = log
+        self.restart_warned: set[str] = set()
+        """The template files whose replaced restartPolicy was logged (read_template)."""
+
+    def check(self) -> LibraryOptions:
         """The library's options, read and checked, and every setting the executor reads
         (``settings.setting_problems``, as ``airflow-config --check`` checks them): one
         ``InvalidExecutorSetting`` line naming the first problem."""
         factory_read = hasattr(_airflow(_KUBE_CLIENT), "_get_executor_kube_client")
         problems = setting_problems(
-            self._setting,
+            self.setting,
             environ=os.environ,
             load_template=load_pod_template,
             client_factory_read=factory_read,
         )
         if problems:
             raise problems[0]
-        return read_options(self._setting)
+        return read_options(self.setting)
 
-    def _core_config(self) -> ExecutorConfig:
+    def core_config(self, options: LibraryOptions, retries: _ProviderRetries) -> ExecutorConfig:
+        """The core's configuration: the provider's settings, the library's ``options``
+        and the provider executor's ``retries``."""
         kube = self.kube_config
-        options = self._options
         decisions = DecisionConfig(
             delete_worker_pods=kube.delete_worker_pods,
             delete_worker_pods_on_failure=kube.delete_worker_pods_on_failure,
             mark_kept_failed_pods_done=options.mark_kept_failed_pods_done,
-            pod_launch_failure_retries=self.pod_launch_failure_max_retries,
+            pod_launch_failure_retries=retries.pod_launch_failure_max_retries,
             pod_launch_failure_excluded_container_reasons=(
-                self.pod_launch_failure_excluded_container_reasons
+                retries.pod_launch_failure_excluded_container_reasons
             ),
             callback_launch_failure_retries=options.callback_launch_failure_retries,
             callback_queued_timeout=options.callback_queued_timeout or None,
-            task_publish_max_retries=self.task_publish_max_retries,
+            task_publish_max_retries=retries.task_publish_max_retries,
             max_handling_retries=options.max_handling_retries,
         )
         fatal = frozenset(kube.worker_pod_pending_fatal_container_state_reasons or ())
@@ -130,18 +126,18 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             pending=PendingPolicy() if options.pending_policy else None,
         )
         return ExecutorConfig(
-            scheduler_id=self.scheduler_job_id or "",
+            scheduler_id=self.scheduler_id,
             namespace=kube.kube_namespace,
             airflow_version=_AIRFLOW_VERSION,
             kube_image=kube.kube_image,
-            pod_template=self._read_template(kube.pod_template_file),
-            load_template=self._read_template,
+            pod_template=self.read_template(kube.pod_template_file),
+            load_template=self.read_template,
             mutation_hook=_mutation_hook(),
             decisions=decisions,
             resolver=resolver,
             secure_payload=options.secure_workload_payload,
             creation_batch_size=max(1, int(kube.worker_pods_creation_batch_size)),
-            max_concurrent_creations=self._creation_concurrency(),
+            max_concurrent_creations=self.creation_concurrency(),
             max_concurrent_cleanups=options.pod_cleanup_max_concurrency,
             watch_all_namespaces=bool(kube.multi_namespace_mode),
             # The event buffer is stored by the scheduler's loop after sync(): a pod goes
@@ -149,7 +145,7 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             confirm_reports=True,
         )
 
-    def _creation_concurrency(self) -> int:
+    def creation_concurrency(self) -> int:
         """Pod creations in flight at once: with the provider's ``async_pod_creation``,
         ``pod_creation_max_concurrency`` (0: ``worker_pods_creation_batch_size``); one at a
         time otherwise, as the provider creates them."""
@@ -159,7 +155,7 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
         concurrency = int(getattr(kube, "pod_creation_max_concurrency", 0) or 0)
         return max(1, concurrency or int(kube.worker_pods_creation_batch_size))
 
-    def _delete_options(self) -> dict[str, Any] | None:
+    def delete_options(self) -> dict[str, Any] | None:
         """``[kubernetes_executor] delete_option_kwargs`` as the ``DeleteOptions`` body the
         provider sends (its keys are the client's snake_case names)."""
         options = self.kube_config.delete_option_kwargs or {}
@@ -170,6 +166,11 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             client.V1DeleteOptions(**options)
         )
         return body
+
+    def namespaces(self) -> list[str | None]:
+        """Where pods are watched and listed, as the provider does
+        (``settings.watched_namespaces``)."""
+        return watched_namespaces(self.setting)
 
     @staticmethod
     def _template(path: str | None) -> dict[str, Any]:
@@ -186,13 +187,13 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
             # The core fails the job with this message (it takes ValueError and TypeError).
             raise ValueError(f"pod template file {path!r}: {error}") from error
 
-    def _read_template(self, path: str | None) -> dict[str, Any]:
+    def read_template(self, path: str | None) -> dict[str, Any]:
         """:meth:`_template`, logging once per path a ``restartPolicy`` the file asks for
         that its pods will not have (read again for each job naming it: not once a pod)."""
         template = self._template(path)
         policy = replaced_restart_policy(template)
-        if path and policy is not None and path not in self._restart_warned:
-            self._restart_warned.add(path)
+        if path and policy is not None and path not in self.restart_warned:
+            self.restart_warned.add(path)
             self.log.warning(
                 "pod_template_file %r asks for restartPolicy %r: k8s_workloads builds every "
                 "worker pod with restartPolicy %r (a restarted workload would run again)",
@@ -201,187 +202,6 @@ class _Lifecycle(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
                 WORKER_RESTART_POLICY,
             )
         return template
-
-    # --- lifecycle -------------------------------------------------------------------
-
-    def start(self) -> None:
-        """Start the executor: the API client, the core and the watcher thread."""
-        kube_client = _airflow(_KUBE_CLIENT)
-        self.log.info("Start Kubernetes executor (k8s_workloads)")
-        if not self.supports_callbacks:
-            self.log.info(
-                "Airflow %s: tasks only; callback workloads need Airflow 3.3 or later",
-                _AIRFLOW_VERSION,
-            )
-        self.scheduler_job_id = str(self.job_id)
-        self._restart_warned: set[str] = set()
-        """The template files whose replaced restartPolicy was logged (_read_template)."""
-        # Checked before the client is made: its ConfigException ("Service host/port is
-        # not set") and image-less pods are what the provider shows instead.
-        self._options = self._check_settings()
-        self.kube_client = executor_kube_client(kube_client, self.team_name)
-        self.core = ExecutorCore(self._core_config())
-        self.core.on_decision = self._log_decision
-        self.core.on_pod = self._log_pod
-        self._metrics = _Metrics(_airflow_stats(), log=self.log)
-        """What is sent to Airflow's Stats (nothing, and nothing kept, with metrics off)."""
-        self._failed_creations: dict[WorkloadKey, str] = {}
-        """Each failed creation's error, until the core's decision on it."""
-        self._creations_unsent = False
-        """Whether pod creations are paused: the last one did not reach the API server."""
-        self._failed_at_intake: set[Any] = set()
-        """Airflow keys of tasks execute_async failed (refused at submit): not running."""
-        self._taken_reports: list[WorkloadKey] = []
-        """Workloads whose final events the scheduler took (get_event_buffer) since the
-        last sync(): stored by the time the next one starts (see _reports_stored)."""
-        self._succeeded_callbacks: list[str] = []
-        """Callbacks taken as ``success``: their marks go once stored."""
-        self._sync_bound = self._options.sync_max_seconds
-        config = self.core.config
-        namespaces = self._namespaces()
-        self._calls = KubeCalls(
-            self.kube_client,
-            # Every call bounded (api_request_timeout); the provider's own request
-            # arguments win, its _request_timeout too (a list made a tuple by KubeConfig).
-            request_args={
-                "_request_timeout": self._options.api_request_timeout.pair,
-                **(self.kube_config.kube_client_request_args or {}),
-            },
-            delete_options=self._delete_options(),
-            # The watchers share the client: each holds a connection of the pool for as
-            # long as it watches, so the calls get as many as they may have in flight.
-            pool_size=config.max_concurrent_creations
-            + config.max_concurrent_cleanups
-            + len(namespaces),
-        )
-        self._driver = PoolDriver(
-            self.core,
-            self._perform,
-            failures=_failures(),
-            screen=self._screen,
-            inline=_inline,
-        )
-        self._last_orphan_adoption = float("-inf")  # the first sync() adopts
-        self._orphan_scan: concurrent.futures.Future[Any] | None = None
-        self._background = concurrent.futures.ThreadPoolExecutor(
-            1, thread_name_prefix="k8s-workloads-orphans"
-        )
-        self._events: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._ti_ids: dict[WorkloadKey, str] = {}
-        self._stale_verdicts: dict[WorkloadKey, str | None] = {}
-        """This pass's stale checks (see _stale), read one creation batch at a time."""
-        connect = self._options.api_request_timeout.connect
-        self._watchers = [
-            _Watcher(
-                self,
-                ns,
-                self._events,
-                connect_timeout=connect,
-                on_restart=self._metrics.watch_restarted,
-            )
-            for ns in namespaces
-        ]
-        for watcher in self._watchers:
-            watcher.start()
-
-    def _namespaces(self) -> list[str | None]:
-        """Where pods are watched and listed, as the provider does
-        (``settings.watched_namespaces``)."""
-        return watched_namespaces(self._setting)
-
-    def get_event_buffer(self, dag_ids: Any = None) -> dict[Any, Any]:  # noqa: ANN401
-        """Airflow's, noting which workloads' events the scheduler took: their pods are
-        cleaned up once they are stored (the next ``sync()``)."""
-        events: dict[Any, Any] = super().get_event_buffer(dag_ids)
-        waiting = set(self.core.unstored_reports)  # their final report is in the buffer
-        for airflow_key, (state, _) in events.items():
-            with contextlib.suppress(ConversionError):
-                key = from_airflow_key(airflow_key)
-                if key in waiting:  # not an earlier event of a workload reported later
-                    self._taken_reports.append(key)
-                if isinstance(key, CallbackKey) and state == CallbackState.SUCCESS.value:
-                    self._succeeded_callbacks.append(key.id)
-        return events
-
-    def _reports_stored(self) -> None:
-        """The events the scheduler took before this call are stored: its loop
-        (``_process_executor_events``) commits them before it calls ``heartbeat()`` again,
-        and a loop that fails to commit ends the scheduler. Their pods may go, and the
-        succeeded callbacks' rows lose the executor's mark."""
-        taken, self._taken_reports = self._taken_reports, []
-        if taken:
-            self.core.reports_stored(taken)
-        succeeded, self._succeeded_callbacks = self._succeeded_callbacks, []
-        if succeeded:
-            self._release_marks(succeeded)
-
-    def _release_marks(self, callback_ids: list[str]) -> None:
-        """Clear the executor's mark (``queued by scheduler job N``) from the ``output`` of
-        callbacks stored ``success``: the column is the user's (Airflow writes a failed
-        callback's error there), and a settled callback needs no holder. One conditional
-        UPDATE, in a session of its own; a failure leaves the marks, saying so."""
-        from uuid import UUID  # noqa: PLC0415
-
-        callback = _airflow("airflow.models.callback").Callback
-        update = _airflow("sqlalchemy").update
-        create_session = _airflow("airflow.utils.session").create_session
-        try:
-            with create_session(scoped=False) as session:
-                session.execute(
-                    update(callback)
-                    .where(
-                        callback.id.in_([UUID(callback_id) for callback_id in callback_ids]),
-                        callback.state == CallbackState.SUCCESS.value,
-                        callback.output.like(f"{_HOLDER}%"),
-                    )
-                    .values(output=None)
-                    .execution_options(synchronize_session=False)
-                )
-        except _failures() as error:
-            self.log.warning(
-                "Could not clear the executor's mark from %d succeeded callbacks' output: %s",
-                len(callback_ids),
-                error,
-            )
-
-    def end(self) -> None:
-        """Stop the watchers, perform what the core still asks for, stop the I/O.
-
-        Returns within :data:`END_SECONDS` (20 s), whatever the API server does: the
-        watchers' open streams are shut down at once; the last pass performs what the
-        core still asks for for at most 10 s (plus at most one inline request: a state
-        read, or a re-list whose calls are bounded by ``api_request_timeout``); an orphan
-        scan still running is waited for at most 5 s; the watcher threads are joined for
-        at most 5 s in all. Calls still in flight then end on their own threads within
-        their timeouts (``api_request_timeout``: 70 s at most by default, a call of each
-        of a creation's Secret and pod), unreported; the interpreter waits for them at
-        exit.
-        """
-        watchers = getattr(self, "_watchers", None)
-        if not watchers:
-            return
-        for watcher in watchers:
-            watcher.shut_down()
-        # What the scheduler took in its last loop may not be stored (end() runs after a
-        # failed commit too): those pods stay, and the next scheduler's adoption reports
-        # them once or, stored, only cleans them up.
-        self._taken_reports, self._succeeded_callbacks = [], []
-        with contextlib.suppress(Exception):
-            self._pass(seconds=_END_PASS_SECONDS)
-        self._driver.close(wait=False)
-        # A scan still running goes on after end() (list, take rows, log): waited for a
-        # while, not for ever; those not started are dropped.
-        scan = self._orphan_scan
-        self._background.shutdown(wait=False, cancel_futures=True)
-        if scan is not None:
-            concurrent.futures.wait([scan], timeout=_END_WAIT_SECONDS)
-        deadline = time.monotonic() + _END_WAIT_SECONDS
-        for watcher in watchers:
-            watcher.join(timeout=max(0.0, deadline - time.monotonic()))
-        self._watchers = []
-
-    def terminate(self) -> None:
-        self.end()
 
 
 def load_pod_template(path: str) -> dict[str, Any]:
@@ -455,9 +275,3 @@ def _is_default_mutation_hook(settings: Any, hook: object) -> bool:  # noqa: ANN
         return not manager().hook.pod_mutation_hook.get_hookimpls()
     except AttributeError:  # no such hook spec: not the manager described above
         return False
-
-
-def _inline(request: Request) -> bool:
-    """Performed on the scheduler's thread: events (its buffer), state reads (its
-    database) and re-lists (they restart the watchers)."""
-    return isinstance(request, (EmitEvent, ReadStates, ListPods))

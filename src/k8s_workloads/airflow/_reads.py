@@ -1,44 +1,83 @@
 """What the executor reads for the core: workload states from Airflow's metadata database
 (one query per kind), whether a task's queued row is still this workload's before its pod
 is created (the stale check), and pod lists from the cluster (adoption, re-lists).
+
+Two parts the executor holds, each given what it reads with: :class:`_StateReads` (the
+scheduler's id, the task instances' row ids, the queue of jobs and a logger) and
+:class:`_PodLists` (the calls that list, the watched namespaces and the watchers a re-list
+restarts).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from k8s_workloads.airflow._lifecycle import _Lifecycle
 from k8s_workloads.airflow._runtime import _airflow, _failures
-from k8s_workloads.airflow.convert import from_airflow_state, to_airflow_key, to_airflow_state
+from k8s_workloads.airflow.convert import from_airflow_state, to_airflow_key
 from k8s_workloads.decisions.guards import stale_task_reason
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
-from k8s_workloads.states import CallbackState, TaskInstanceState
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    import logging
+    import threading
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from k8s_workloads.executor.requests import CreatePod, ListPods
+    from k8s_workloads.executor.requests import ListPods
+    from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
 
-__all__ = ["_Reads"]
+__all__ = ["_PodLists", "_StateReads"]
 
 
-class _Reads(_Lifecycle):
-    """The executor's reads of the database and the cluster."""
+class _Lister(Protocol):
+    """What lists pods (:class:`~k8s_workloads.io.kube.KubeCalls`)."""
 
-    def _screen(self, request: CreatePod) -> str | None:
-        """Why ``request``'s pod must not be created (a stale task instance), or None."""
-        stale = self._stale(request.key)
-        if stale is not None:
-            self.log.info("Not creating pod %s for %s: %s", request.pod_name, request.key, stale)
-            airflow_key = to_airflow_key(request.key)
-            if self.event_buffer.get(airflow_key) == (
-                to_airflow_state(TaskInstanceState.QUEUED),
-                self.scheduler_job_id,
-            ):
-                self.event_buffer.pop(airflow_key, None)
-        return stale
+    def list_pods(
+        self,
+        namespace: str | None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict[str, Any]], str | None]: ...
 
-    def _stale(self, key: WorkloadKey) -> str | None:
+
+class _Resumable(Protocol):
+    """A watch a re-list restarts (the executor's ``_Watcher``)."""
+
+    namespace: str | None
+    resource_version: str | None
+    restart: threading.Event
+
+
+class _StateReads:
+    """The executor's reads of Airflow's metadata database, each in a session of its own.
+
+    ``scheduler_id``: this scheduler's job id (the stale check's owner); ``ti_ids``: the
+    task instances' row ids, by key (kept by the executor); ``queued``: the core's queued
+    jobs, in creation order; ``batch_size``: how many queued tasks one stale check reads.
+    """
+
+    def __init__(
+        self,
+        *,
+        scheduler_id: str | None,
+        ti_ids: Mapping[WorkloadKey, str],
+        queued: Callable[[], Iterable[KubernetesJob[Any]]],
+        batch_size: int,
+        log: logging.Logger | logging.LoggerAdapter[Any],
+    ) -> None:
+        self.scheduler_id = scheduler_id
+        self.ti_ids = ti_ids
+        self.queued = queued
+        self.batch_size = batch_size
+        self.log = log
+        self.verdicts: dict[WorkloadKey, str | None] = {}
+        """This pass's stale checks (see :meth:`stale`), read one creation batch at a time."""
+
+    def new_pass(self) -> None:
+        """Forget the stale checks: rows move on between passes."""
+        self.verdicts = {}
+
+    def stale(self, key: WorkloadKey) -> str | None:
         """Why a task's pod must not be created now, or None: the provider's check that
         the workload still owns its queued row (the same id, queued, the same try, by this
         scheduler) — after a delay (a 429, a quota) it may have been retried, cleared or
@@ -49,19 +88,18 @@ class _Reads(_Lifecycle):
         row and those of the next ``creation_batch_size`` queued tasks in one query, and
         the pass's other creations take their answers from that read.
         """
-        if key not in self._stale_verdicts:
+        if key not in self.verdicts:
             batch = [key]
-            size = self.core.config.creation_batch_size
-            for job in self.core.queued:  # in creation order
-                if len(batch) > size:
+            for job in self.queued():  # in creation order
+                if len(batch) > self.batch_size:
                     break
-                if job.key in self._ti_ids and job.key not in self._stale_verdicts:
+                if job.key in self.ti_ids and job.key not in self.verdicts:
                     batch.append(job.key)
-            self._stale_verdicts.update(self._check_stale(batch))
-        return self._stale_verdicts.get(key)
+            self.verdicts.update(self.check_stale(batch))
+        return self.verdicts.get(key)
 
-    def _check_stale(self, keys: Sequence[WorkloadKey]) -> dict[WorkloadKey, str | None]:
-        """:meth:`_stale`'s verdicts for ``keys``, from one query (None for a key that is
+    def check_stale(self, keys: Sequence[WorkloadKey]) -> dict[WorkloadKey, str | None]:
+        """:meth:`stale`'s verdicts for ``keys``, from one query (None for a key that is
         no task, or whose row id is not known)."""
         from uuid import UUID  # noqa: PLC0415
 
@@ -73,7 +111,7 @@ class _Reads(_Lifecycle):
             python_type = str
         wanted: dict[Any, list[TaskInstanceKey]] = {}
         for key in keys:
-            ti_id = self._ti_ids.get(key)
+            ti_id = self.ti_ids.get(key)
             if isinstance(key, TaskInstanceKey) and ti_id is not None:
                 row_id = UUID(ti_id) if python_type is UUID else python_type(ti_id)
                 wanted.setdefault(row_id, []).append(key)
@@ -102,16 +140,16 @@ class _Reads(_Lifecycle):
         for row_id, row_keys in wanted.items():
             row = found.get(row_id)
             for key in row_keys:
-                verdicts[key] = self._stale_verdict(key, self._ti_ids[key], row)
+                verdicts[key] = self._stale_verdict(key, self.ti_ids[key], row)
         return verdicts
 
     def _stale_verdict(
         self, key: TaskInstanceKey, ti_id: str, row: tuple[Any, ...] | None
     ) -> str | None:
         state_row = None if row is None else (row[0], row[1], row[2])
-        return stale_task_reason(key, state_row, ti_id=ti_id, scheduler_id=self.scheduler_job_id)
+        return stale_task_reason(key, state_row, ti_id=ti_id, scheduler_id=self.scheduler_id)
 
-    def _read_states(
+    def read_states(
         self, keys: Iterable[WorkloadKey]
     ) -> dict[WorkloadKey, TaskInstanceState | CallbackState | None]:
         """One query for the task instances, one for the callbacks, in a session of its own."""
@@ -155,26 +193,52 @@ class _Reads(_Lifecycle):
                     states[callback] = from_airflow_state(state, key=callback)
         return states
 
-    def _list(
+
+class _PodLists:
+    """The executor's pod lists: ``calls`` list them, in ``namespaces`` (None: every
+    namespace), and a re-list restarts ``watchers`` from its versions."""
+
+    def __init__(
+        self,
+        calls: _Lister,
+        namespaces: Sequence[str | None],
+        watchers: Sequence[_Resumable],
+    ) -> None:
+        self.calls = calls
+        self.namespaces = tuple(namespaces)
+        self.watchers = watchers
+
+    def list_namespace(
         self, namespace: str | None, *, label_selector: str, field_selector: str | None = None
     ) -> tuple[list[Any], str | None]:
         """Listed pods as manifests (read as JSON in pages, never as model objects) and
         the list's version."""
-        return self._calls.list_pods(
+        listed: tuple[list[Any], str | None] = self.calls.list_pods(
             namespace, label_selector=label_selector, field_selector=field_selector
         )
+        return listed
 
-    def _relist(self, request: ListPods) -> tuple[list[Any], str | None]:
+    def list_watched(self, *, label_selector: str, field_selector: str | None = None) -> list[Any]:
+        """The pods listed in every watched namespace, one after the other."""
+        pods: list[Any] = []
+        for namespace in self.namespaces:
+            items, _ = self.list_namespace(
+                namespace, label_selector=label_selector, field_selector=field_selector
+            )
+            pods.extend(items)
+        return pods
+
+    def relist(self, request: ListPods) -> tuple[list[Any], str | None]:
         """List every watched namespace; each watcher resumes from its own list's version
         (the core keeps the last one: versions of different lists are not compared)."""
         pods: list[Any] = []
         versions: dict[str | None, str | None] = {}
-        for namespace in self._namespaces():
-            items, versions[namespace] = self._list(
+        for namespace in self.namespaces:
+            items, versions[namespace] = self.list_namespace(
                 namespace, label_selector=request.selector.label_selector
             )
             pods.extend(items)
-        for watcher in self._watchers:
+        for watcher in self.watchers:
             watcher.resource_version = versions.get(watcher.namespace)
             watcher.restart.set()
         return pods, versions[namespace]

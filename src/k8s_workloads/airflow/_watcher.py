@@ -1,6 +1,9 @@
 """The executor's watcher thread: one namespace's pod watch (or every namespace's) read
-as JSON lines, decoded once and put on the executor's queue for ``sync()`` to feed to the
-core; it restarts when the stream ends and resumes from the last version it saw.
+as JSON lines, decoded once and put on a queue for ``sync()`` to feed to the core; it
+restarts when the stream ends and resumes from the last version it saw.
+
+It is given what it uses, never the executor: the API client, the label selector of the
+pods it watches, the queue and a logger.
 
 A watch never waits for ever, and an outage is a few lines: the rules are
 :mod:`k8s_workloads.io.watching`'s, shared with the event loop's watch
@@ -24,22 +27,22 @@ from k8s_workloads.io.watching import (
     watch_backoff,
     watch_seconds,
 )
-from k8s_workloads.pods.labels import watcher_selector
 from k8s_workloads.watch.decoding import decode_event
 
 if TYPE_CHECKING:
+    import logging
     import queue
     from collections.abc import Callable
-
-    from k8s_workloads.airflow.executor import KubernetesExecutor
 
 __all__ = ["WATCH_READ_TIMEOUT_SECONDS", "_Watcher", "describe_failure", "watch_backoff"]
 
 
 class _Watcher(threading.Thread):
-    """Reads one namespace's pod watch (None: every namespace's) as JSON lines onto the
-    executor's queue; restarts when the stream ends, backing off when it fails.
+    """Reads one namespace's pod watch (None: every namespace's) as JSON lines onto
+    ``events``; restarts when the stream ends, backing off when it fails.
 
+    ``api``: the ``CoreV1Api`` it watches with; ``label_selector``: the pods it watches
+    (``pods.labels.watcher_selector``'s); ``log``: where restarts and outages are told;
     ``connect_timeout``: seconds to connect (``api_request_timeout``'s first);
     ``rng``: the randomness of the watch timeouts and the backoff (seed it in tests);
     ``on_restart``: told of each restart, ``failed`` or not (the executor's metrics).
@@ -52,16 +55,20 @@ class _Watcher(threading.Thread):
 
     def __init__(
         self,
-        executor: KubernetesExecutor,
+        api: Any,  # noqa: ANN401 - a CoreV1Api of either client
         namespace: str | None,
         events: queue.SimpleQueue[object],
         *,
+        label_selector: str,
+        log: logging.Logger | logging.LoggerAdapter[Any],
         connect_timeout: float = 10.0,
         rng: random.Random | None = None,
         on_restart: Callable[..., None] | None = None,
     ) -> None:
         super().__init__(name=f"k8s-workloads-watcher-{namespace or 'all'}", daemon=True)
-        self.executor = executor
+        self.api = api
+        self.label_selector = label_selector
+        self.log = log
         self.namespace = namespace
         self.events = events
         self.connect_timeout = connect_timeout
@@ -94,7 +101,7 @@ class _Watcher(threading.Thread):
     @property
     def _where(self) -> str:
         scope = "every namespace" if self.namespace is None else f"namespace {self.namespace}"
-        return f"The pod watch of {scope} at {server_address(self.executor.kube_client)}"
+        return f"The pod watch of {scope} at {server_address(self.api)}"
 
     def run(self) -> None:
         while not self.stopping.is_set():
@@ -107,7 +114,7 @@ class _Watcher(threading.Thread):
                     return  # the stream was shut down by stop()
                 error = caught
             delay = self.restarts.ended(
-                self.executor.log,
+                self.log,
                 self._where,
                 delivered=self.delivered,
                 error=error,
@@ -122,11 +129,9 @@ class _Watcher(threading.Thread):
                 self.stopping.wait(delay)
 
     def _stream(self) -> None:
-        executor = self.executor
-        selector = watcher_selector(executor.scheduler_job_id or "")
-        api = executor.kube_client
+        api = self.api
         kwargs: dict[str, Any] = {
-            "label_selector": selector.label_selector,
+            "label_selector": self.label_selector,
             "watch": True,
             "allow_watch_bookmarks": True,
             "timeout_seconds": watch_seconds(self.rng),
@@ -140,7 +145,7 @@ class _Watcher(threading.Thread):
         else:
             response = api.list_namespaced_pod(self.namespace, **kwargs)
         self.response = response
-        self.restarts.established(executor.log, self._where)
+        self.restarts.established(self.log, self._where)
         try:
             buffer = b""
             for chunk in response.stream(amt=None, decode_content=True):

@@ -14,16 +14,18 @@ on :class:`~k8s_workloads.executor.ExecutorCore`:
 * keys and states cross to Airflow's types only here (:mod:`k8s_workloads.airflow.convert`),
   and no library error escapes ``sync()``;
 * a callback is never lost to its scheduler's death: the executor marks the rows of the
-  callbacks it is queued (:meth:`KubernetesExecutor._claim_callback`) and takes over those
-  of dead schedulers, their pods by a relabel guarded by the owner label, the ones without
-  a pod by running them again, each exactly once across live schedulers
-  (:meth:`KubernetesExecutor._take_orphaned_callbacks`).
+  callbacks it is queued and takes over those of dead schedulers, their pods by a relabel
+  guarded by the owner label, the ones without a pod by running them again, each exactly
+  once across live schedulers (:class:`~k8s_workloads.airflow._adoption._Adoption`).
 
-The class is built in layers, a module a concern, each class on the one before:
-``_lifecycle`` (the settings read and checked, ``start()`` and ``end()``), ``_reads`` (state
-reads, the stale check, pod lists), ``_adoption`` (what dead schedulers left), then this
-module (intake, the loop, ``revoke_task``). ``_watcher`` is the watch thread; ``_runtime``
-loads Airflow's modules.
+The class is small: intake, the loop, ``start()`` / ``end()`` and ``revoke_task``. What it
+does besides, it asks of parts it holds, each given only what it uses (values, callables,
+small protocols), none of them given the executor: ``_Settings`` (``_lifecycle``: the
+settings read and checked, the core's configuration), ``_StateReads`` and ``_PodLists``
+(``_reads``: the database's states and the stale check; the cluster's pod lists),
+``_Adoption`` (``_adoption``: what dead schedulers left), and one ``_Watcher`` thread per
+watched namespace (``_watcher``: a client, a label selector, a queue and a logger).
+``_runtime`` loads Airflow's modules.
 """
 
 from __future__ import annotations
@@ -35,15 +37,33 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow._adoption import _Adoption
-from k8s_workloads.airflow._runtime import _AIRFLOW_VERSION, _airflow, _utcnow
+from k8s_workloads.airflow._lifecycle import (
+    _KUBE_CLIENT,
+    _ProviderRetries,
+    _Settings,
+    executor_kube_client,
+)
+from k8s_workloads.airflow._metrics import _Metrics
+from k8s_workloads.airflow._reads import _PodLists, _StateReads
+from k8s_workloads.airflow._runtime import (
+    _AIRFLOW_VERSION,
+    _airflow,
+    _airflow_stats,
+    _failures,
+    _ProviderKubernetesExecutor,
+    _utcnow,
+)
+from k8s_workloads.airflow._watcher import _Watcher
 from k8s_workloads.airflow.convert import (
     ConversionError,
     from_airflow_key,
     to_airflow_key,
     to_airflow_state,
 )
+from k8s_workloads.airflow.provider import SECTION
 from k8s_workloads.compat import supports_callbacks
 from k8s_workloads.decisions.actions import Decision, EmitEvent, RequeueJob
+from k8s_workloads.executor.core import ExecutorCore
 from k8s_workloads.executor.requests import (
     CreatePod,
     Handled,
@@ -52,10 +72,12 @@ from k8s_workloads.executor.requests import (
     ReadStates,
     Request,
 )
+from k8s_workloads.io.kube import KubeCalls
+from k8s_workloads.io.pool import PoolDriver
 from k8s_workloads.io.watching import describe_failure, server_address
-from k8s_workloads.keys import TaskInstanceKey
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.pods.errors import InvalidJob, InvalidPod
-from k8s_workloads.pods.labels import scheduler_pods_selector
+from k8s_workloads.pods.labels import scheduler_pods_selector, watcher_selector
 from k8s_workloads.pods.workload import workload_command_args
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
 from k8s_workloads.watch.resolution import Outcome
@@ -63,17 +85,204 @@ from k8s_workloads.watch.resolution import Outcome
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from k8s_workloads.keys import WorkloadKey
+
 __all__ = ["KubernetesExecutor"]
 
+_END_PASS_SECONDS = 10.0
+"""The longest ``end()``'s last pass performs the core's requests."""
+_END_WAIT_SECONDS = 5.0
+"""The longest ``end()`` waits for an orphan scan, and then for the watcher threads."""
+END_SECONDS = _END_PASS_SECONDS + 2 * _END_WAIT_SECONDS
+"""``end()`` returns within this many seconds (see its docstring)."""
 _SYNC_MARGIN_SECONDS = 0.05
 """Kept from ``sync_max_seconds`` for what a pass may do past its bound (one inline
 request: an event, a state read) and the bookkeeping after it."""
 
 
-class KubernetesExecutor(_Adoption):
+class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # Any base
     """The provider's KubernetesExecutor, with callback workloads on Airflow 3.3+."""
 
     supports_callbacks: bool = supports_callbacks(_AIRFLOW_VERSION)
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the executor: the API client, the core, its parts and the watchers."""
+        kube_client = _airflow(_KUBE_CLIENT)
+        self.log.info("Start Kubernetes executor (k8s_workloads)")
+        if not self.supports_callbacks:
+            self.log.info(
+                "Airflow %s: tasks only; callback workloads need Airflow 3.3 or later",
+                _AIRFLOW_VERSION,
+            )
+        self.scheduler_job_id = str(self.job_id)
+        settings = _Settings(
+            setting=self._setting,
+            kube_config=self.kube_config,
+            scheduler_id=self.scheduler_job_id,
+            log=self.log,
+        )
+        # Checked before the client is made: its ConfigException ("Service host/port is
+        # not set") and image-less pods are what the provider shows instead.
+        self._options = settings.check()
+        self.kube_client = executor_kube_client(kube_client, self.team_name)
+        retries = _ProviderRetries(
+            pod_launch_failure_max_retries=self.pod_launch_failure_max_retries,
+            pod_launch_failure_excluded_container_reasons=(
+                self.pod_launch_failure_excluded_container_reasons
+            ),
+            task_publish_max_retries=self.task_publish_max_retries,
+        )
+        self.core = ExecutorCore(settings.core_config(self._options, retries))
+        self.core.on_decision = self._log_decision
+        self.core.on_pod = self._log_pod
+        self._metrics = _Metrics(_airflow_stats(), log=self.log)
+        """What is sent to Airflow's Stats (nothing, and nothing kept, with metrics off)."""
+        self._failed_creations: dict[WorkloadKey, str] = {}
+        """Each failed creation's error, until the core's decision on it."""
+        self._creations_unsent = False
+        """Whether pod creations are paused: the last one did not reach the API server."""
+        self._failed_at_intake: set[Any] = set()
+        """Airflow keys of tasks execute_async failed (refused at submit): not running."""
+        self._taken_reports: list[WorkloadKey] = []
+        """Workloads whose final events the scheduler took (get_event_buffer) since the
+        last sync(): stored by the time the next one starts (see _reports_stored)."""
+        self._succeeded_callbacks: list[str] = []
+        """Callbacks taken as ``success``: their marks go once stored."""
+        self._sync_bound = self._options.sync_max_seconds
+        self._ti_ids: dict[WorkloadKey, str] = {}
+        """Task instances' row ids, by key (for the stale check)."""
+        self._start_parts(settings)
+
+    def _start_parts(self, settings: _Settings) -> None:
+        """Make the parts the executor holds, each given what it uses, and start the
+        watchers: the calls and their driver, the reads, the watchers, the pod lists and
+        adoption."""
+        core, options, config = self.core, self._options, self.core.config
+        namespaces = settings.namespaces()
+        self._calls = KubeCalls(
+            self.kube_client,
+            # Every call bounded (api_request_timeout); the provider's own request
+            # arguments win, its _request_timeout too (a list made a tuple by KubeConfig).
+            request_args={
+                "_request_timeout": options.api_request_timeout.pair,
+                **(self.kube_config.kube_client_request_args or {}),
+            },
+            delete_options=settings.delete_options(),
+            # The watchers share the client: each holds a connection of the pool for as
+            # long as it watches, so the calls get as many as they may have in flight.
+            pool_size=config.max_concurrent_creations
+            + config.max_concurrent_cleanups
+            + len(namespaces),
+        )
+        self._driver = PoolDriver(
+            core, self._perform, failures=_failures(), screen=self._screen, inline=_inline
+        )
+        self._reads = _StateReads(
+            scheduler_id=self.scheduler_job_id,
+            ti_ids=self._ti_ids,
+            queued=lambda: core.queued,
+            batch_size=config.creation_batch_size,
+            log=self.log,
+        )
+        self._events: queue.SimpleQueue[object] = queue.SimpleQueue()
+        selector = watcher_selector(self.scheduler_job_id or "").label_selector
+        self._watchers = [
+            _Watcher(
+                self.kube_client,
+                namespace,
+                self._events,
+                label_selector=selector,
+                log=self.log,
+                connect_timeout=options.api_request_timeout.connect,
+                on_restart=self._metrics.watch_restarted,
+            )
+            for namespace in namespaces
+        ]
+        self._pod_lists = _PodLists(self._calls, namespaces, self._watchers)
+        self._adoption = _Adoption(
+            core=core,
+            pods=self._pod_lists,
+            scheduler_id=self.scheduler_job_id,
+            supports_callbacks=self.supports_callbacks,
+            alive_others=self._alive_other_scheduler_job_ids,
+            generator=lambda: self.jwt_generator,
+            run_callback=self._process_callback,
+            fail_callback=self._fail_callback,
+            perform=self._pass,
+            log=self.log,
+        )
+        for watcher in self._watchers:
+            watcher.start()
+
+    def _setting(self, name: str) -> str | None:
+        """``[kubernetes_executor] name`` as text (this executor's, per team); the
+        library's options have their declared defaults (``provider.py``)."""
+        value: str | None = self.conf.get(SECTION, name, fallback=None)
+        return value
+
+    def get_event_buffer(self, dag_ids: Any = None) -> dict[Any, Any]:  # noqa: ANN401
+        """Airflow's, noting which workloads' events the scheduler took: their pods are
+        cleaned up once they are stored (the next ``sync()``)."""
+        events: dict[Any, Any] = super().get_event_buffer(dag_ids)
+        waiting = set(self.core.unstored_reports)  # their final report is in the buffer
+        for airflow_key, (state, _) in events.items():
+            with contextlib.suppress(ConversionError):
+                key = from_airflow_key(airflow_key)
+                if key in waiting:  # not an earlier event of a workload reported later
+                    self._taken_reports.append(key)
+                if isinstance(key, CallbackKey) and state == CallbackState.SUCCESS.value:
+                    self._succeeded_callbacks.append(key.id)
+        return events
+
+    def _reports_stored(self) -> None:
+        """The events the scheduler took before this call are stored: its loop
+        (``_process_executor_events``) commits them before it calls ``heartbeat()`` again,
+        and a loop that fails to commit ends the scheduler. Their pods may go, and the
+        succeeded callbacks' rows lose the executor's mark."""
+        taken, self._taken_reports = self._taken_reports, []
+        if taken:
+            self.core.reports_stored(taken)
+        succeeded, self._succeeded_callbacks = self._succeeded_callbacks, []
+        if succeeded:
+            self._adoption.release_marks(succeeded)
+
+    def end(self) -> None:
+        """Stop the watchers, perform what the core still asks for, stop the I/O.
+
+        Returns within :data:`END_SECONDS` (20 s), whatever the API server does: the
+        watchers' open streams are shut down at once; the last pass performs what the
+        core still asks for for at most 10 s (plus at most one inline request: a state
+        read, or a re-list whose calls are bounded by ``api_request_timeout``); an orphan
+        scan still running is waited for at most 5 s; the watcher threads are joined for
+        at most 5 s in all. Calls still in flight then end on their own threads within
+        their timeouts (``api_request_timeout``: 70 s at most by default, a call of each
+        of a creation's Secret and pod), unreported; the interpreter waits for them at
+        exit.
+        """
+        watchers = getattr(self, "_watchers", None)
+        if not watchers:
+            return
+        for watcher in watchers:
+            watcher.shut_down()
+        # What the scheduler took in its last loop may not be stored (end() runs after a
+        # failed commit too): those pods stay, and the next scheduler's adoption reports
+        # them once or, stored, only cleans them up.
+        self._taken_reports, self._succeeded_callbacks = [], []
+        with contextlib.suppress(Exception):
+            self._pass(seconds=_END_PASS_SECONDS)
+        self._driver.close(wait=False)
+        # A scan still running goes on after end() (list, take rows, log): waited for a
+        # while, not for ever; those not started are dropped.
+        self._adoption.close(_END_WAIT_SECONDS)
+        deadline = time.monotonic() + _END_WAIT_SECONDS
+        for watcher in watchers:
+            watcher.join(timeout=max(0.0, deadline - time.monotonic()))
+        self._watchers = []
+
+    def terminate(self) -> None:
+        self.end()
 
     # --- intake ----------------------------------------------------------------------
 
@@ -98,7 +307,7 @@ class KubernetesExecutor(_Adoption):
             execute_callback is not None
             and isinstance(workload, execute_callback)
             and session is not None
-            and not self._claim_callback(workload, session)
+            and not self._adoption.claim_callback(workload, session)
         ):
             return
         # Airflow's own intake: provider 10.21-10.23 replace it with one that refuses
@@ -207,10 +416,8 @@ class KubernetesExecutor(_Adoption):
         interval = _airflow("airflow.providers.common.compat.sdk").conf.getfloat(
             "scheduler", "orphaned_tasks_check_interval", fallback=300.0
         )
-        if time.monotonic() - self._last_orphan_adoption >= interval:
-            self._last_orphan_adoption = time.monotonic()
-            self._adopt_orphans()  # looked for in the background
-        self._plan_orphans()  # once found: planned here, performed by the pass below
+        self._adoption.look_for_orphans(interval)  # looked for in the background
+        self._adoption.plan_orphans()  # once found: planned here, performed by the pass below
         # What is left of the bound after feeding and planning, less a margin for the one
         # request a pass may finish past its own bound and the bookkeeping after it.
         spent = time.monotonic() - started
@@ -223,7 +430,7 @@ class KubernetesExecutor(_Adoption):
         in ``sync()``: back after ``seconds`` with calls still going, which the next pass
         reports; unbounded (None) where the caller needs the answers (adoption)."""
         core = self.core
-        self._stale_verdicts = {}  # read again in each pass: rows move on between passes
+        self._reads.new_pass()  # read again in each pass: rows move on between passes
         try:
             self._driver.run(_utcnow(), seconds=seconds)
         except Exception:
@@ -261,12 +468,26 @@ class KubernetesExecutor(_Adoption):
             )
             return None
         if isinstance(request, ReadStates):
-            return self._read_states(request.keys)
+            return self._reads.read_states(request.keys)
         if isinstance(request, ListPods):
-            return self._relist(request)
+            return self._pod_lists.relist(request)
         if isinstance(request, CreatePod):
             return self._create(request)
         return self._calls.perform(request)
+
+    def _screen(self, request: CreatePod) -> str | None:
+        """Why ``request``'s pod must not be created (a stale task instance), or None; a
+        stale one's QUEUED event is taken back."""
+        stale = self._reads.stale(request.key)
+        if stale is not None:
+            self.log.info("Not creating pod %s for %s: %s", request.pod_name, request.key, stale)
+            airflow_key = to_airflow_key(request.key)
+            if self.event_buffer.get(airflow_key) == (
+                to_airflow_state(TaskInstanceState.QUEUED),
+                self.scheduler_job_id,
+            ):
+                self.event_buffer.pop(airflow_key, None)
+        return stale
 
     # --- what the core decided, in the log ---------------------------------------------
 
@@ -361,7 +582,15 @@ class KubernetesExecutor(_Adoption):
             return
         log.warning("Creating pod %s of %s failed: %s; %s", pod, key, error, outcome)
 
-    # --- revoke ----------------------------------------------------------------------
+    def _fail_callback(self, key: CallbackKey, info: str) -> None:
+        """Report a callback failed (one adoption cannot run again)."""
+        self.event_buffer[to_airflow_key(key)] = (to_airflow_state(CallbackState.FAILED), info)
+
+    # --- adoption and revoke -----------------------------------------------------------
+
+    def try_adopt_task_instances(self, tis: Sequence[Any]) -> Sequence[Any]:
+        """Take over the dead schedulers' task and callback pods; return the TIs to reset."""
+        return self._adoption.adopt_task_instances(tis)
 
     def revoke_task(self, *, ti: Any) -> None:  # noqa: ANN401 - Airflow's TaskInstance
         """Stop the task instance's pod: marked revoked, then deleted; no event."""
@@ -370,9 +599,7 @@ class KubernetesExecutor(_Adoption):
         self.running.discard(ti.key)
         self.queued_tasks.pop(ti.key, None)
         selector = scheduler_pods_selector(self.scheduler_job_id or "")
-        pods: list[Any] = []
-        for namespace in self._namespaces():
-            pods.extend(self._list(namespace, label_selector=selector.label_selector)[0])
+        pods = self._pod_lists.list_watched(label_selector=selector.label_selector)
         self.core.revoke(key, pods)
         self._pass(seconds=self._sync_bound)
 
@@ -398,3 +625,9 @@ def _command_args(command: Any) -> list[str]:  # noqa: ANN401 - [ExecuteTask] or
     ):
         return workload_command_args(command[0].model_dump_json())
     return [str(part) for part in command]
+
+
+def _inline(request: Request) -> bool:
+    """Performed on the scheduler's thread: events (its buffer), state reads (its
+    database) and re-lists (they restart the watchers)."""
+    return isinstance(request, (EmitEvent, ReadStates, ListPods))
