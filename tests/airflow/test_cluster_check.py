@@ -9,7 +9,7 @@ from typing import Any
 from kubernetes import client as _client_module
 
 from k8s_workloads.airflow.cluster_check import POD_VERBS, _scrubbed, check_cluster
-from k8s_workloads.testing import Denied, FakeApiServer, FakeCluster
+from k8s_workloads.testing import Denied, FakeApiServer, FakeCluster, FaultRate
 
 NS = "airflow"
 # The client is exercised at run time; kubernetes 36 has no types, 37 wants model objects
@@ -60,3 +60,14 @@ def test_no_credential_is_ever_shown() -> None:
         configuration,
     )
     assert lines == ("header *** refused", "token ***", "pw ***")
+
+
+def test_a_call_that_fails_after_the_server_answered_is_one_line_not_a_traceback() -> None:
+    # Review finding: only the API's own errors were caught after the version; a reset or
+    # a timeout (urllib3's, no OSError) escaped as a traceback.
+    reset = FaultRate(1.0, status=None, calls=["GET namespaces"])  # every try reset
+    with FakeApiServer(FakeCluster(namespaces=[NS]), lifetime=60, faults=reset) as server:
+        found = _check(server.url)
+    assert found.summary == ""
+    (problem,) = found.problems
+    assert problem.startswith(f"the API server at {server.url} stopped answering: ")

@@ -5,14 +5,17 @@ the stack's parts in ``test_local_stack.py``; the stack itself runs end to end i
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from k8s_workloads.cli._local import airflow_problem
+from k8s_workloads.cli._local import _stop_on_signals, airflow_problem
 from tests.support.cli import run
 
 INSTALL = "pip install 'k8s-workloads[airflow]'"
@@ -101,3 +104,13 @@ def test_airflow_problem_names_what_is_missing_or_the_wrong_version() -> None:
 
 
 # --- the home ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_a_closed_terminal_or_a_stop_sends_stops_the_stack(number: int) -> None:
+    stopping = threading.Event()
+    before = signal.getsignal(number)
+    with _stop_on_signals(stopping):
+        os.kill(os.getpid(), number)
+        assert stopping.wait(5)  # handled, not the process's end
+    assert signal.getsignal(number) == before  # put back

@@ -119,7 +119,9 @@ def test_the_run_files_give_each_pod_the_home_the_dags_and_the_execution_api(
     )
     assert settings_["AIRFLOW__API__HOST"] == "127.0.0.1"
     environ = {"HOME": "/home/me", "PYTHONPATH": "/src", "SECRET": "no"}
-    write_run_files(home, settings_, kubeconfig("http://127.0.0.1:1", "default"), environ)
+    write_run_files(
+        home, settings_, kubeconfig("http://127.0.0.1:1", "default", "a-token"), environ
+    )
     template = yaml.safe_load(home.pod_template.read_text())
     (base,) = template["spec"]["containers"]
     assert base["name"] == "base"

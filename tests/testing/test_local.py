@@ -62,10 +62,11 @@ def test_the_kubeconfig_names_the_server_and_the_namespace_as_the_client_reads_t
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "kubeconfig"
-    path.write_text(json.dumps(kubeconfig("http://127.0.0.1:4321", "team-a")))
+    path.write_text(json.dumps(kubeconfig("http://127.0.0.1:4321", "team-a", "s3cret")))
     api_client = kubernetes.config.new_client_from_config(config_file=str(path))
     try:
         assert api_client.configuration.host == "http://127.0.0.1:4321"
+        assert api_client.configuration.api_key == {"BearerToken": "Bearer s3cret"}
     finally:
         api_client.close()
     _, active = kubernetes.config.list_kube_config_contexts(config_file=str(path))
@@ -86,6 +87,15 @@ def test_the_kubeconfig_reaches_the_cluster_pods_run_and_sigterm_stops_everythin
             kubernetes.config.new_client_from_config(config_file=str(config))
         )
         api.create_namespaced_pod(NS, pod("done", "print('hello')"))
+        # Pods run as this user's processes: only the kubeconfig's token makes one, and
+        # the kubeconfig is its owner's alone.
+        assert config.stat().st_mode & 0o777 == 0o600
+        stranger = kubernetes.client.CoreV1Api(
+            kubernetes.client.ApiClient(kubernetes.client.Configuration(host=found["url"]))
+        )
+        with pytest.raises(kubernetes.client.ApiException) as refused:
+            stranger.create_namespaced_pod(NS, pod("intruder", "print('owned')"))
+        assert refused.value.status == 401
         pid_file = tmp_path / "pid"
         code = (
             f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"

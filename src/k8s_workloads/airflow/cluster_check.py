@@ -121,6 +121,11 @@ def check_cluster(
         _access(client, api_client, _needed(namespace, watched, secrets=secrets), args, problems)
     except _Stop as stop:
         problems.append(str(stop))
+    except Exception as error:  # noqa: BLE001 - it answered, then a call failed: timed out,
+        # reset (urllib3's errors are no OSError): one line, never a traceback
+        problems.append(
+            f"the API server at {address} stopped answering: {_connection_reason(error)}"
+        )
     if problems:
         return ClusterCheck(address, _scrubbed(problems, configuration), "")
     where = ", ".join(_namespace_text(place) for place in dict.fromkeys([namespace, *watched]))

@@ -115,12 +115,14 @@ def _port(text: str | None) -> int:
 
 @contextlib.contextmanager
 def _stop_on_signals(stopping: threading.Event) -> Iterator[None]:
-    """SIGINT and SIGTERM set ``stopping`` (a second one too: the stop is bounded)."""
+    """SIGINT, SIGTERM and SIGHUP set ``stopping`` (a second one too: the stop is
+    bounded). SIGHUP: a closed terminal or a dropped SSH session stops everything, instead
+    of leaving the processes it started, each in a session of its own, running for ever."""
 
     def handler(number: int, frame: Any) -> None:  # noqa: ANN401, ARG001 - a frame or None
         stopping.set()
 
-    numbers = (signal.SIGINT, signal.SIGTERM)
+    numbers = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     previous = {number: signal.signal(number, handler) for number in numbers}
     try:
         yield

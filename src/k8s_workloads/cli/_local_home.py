@@ -25,6 +25,7 @@ import attrs
 import yaml
 
 from k8s_workloads.airflow.provider import EXECUTOR, SECTION
+from k8s_workloads.testing.local import write_private
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -232,7 +233,7 @@ def write_run_files(
     (its ``airflow.cfg``), the DAGs folder and bundles, the execution API's address; from
     ``environ``, ``HOME`` and ``PYTHONPATH``, so that a pod imports what the scheduler does.
     """
-    home.kubeconfig.write_text(json.dumps(kubeconfig, indent=2) + "\n", encoding="utf-8")
+    write_private(home.kubeconfig, json.dumps(kubeconfig, indent=2) + "\n")  # its token
     env = [{"name": name, "value": settings[name]} for name in _POD_SETTINGS]
     env.extend(
         {"name": name, "value": value}

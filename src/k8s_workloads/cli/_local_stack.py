@@ -42,7 +42,7 @@ from k8s_workloads.cli._local_home import (
     write_run_files,
 )
 from k8s_workloads.testing.cluster import FakeCluster
-from k8s_workloads.testing.local import kubeconfig
+from k8s_workloads.testing.local import kubeconfig, new_token
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
 from k8s_workloads.testing.server import FakeApiServer
 
@@ -171,7 +171,8 @@ class LocalStack:
 
     def start(self) -> None:
         """The kit's cluster, the run files, then the three Airflow processes."""
-        self.server = FakeApiServer(self.cluster, lifetime=_SERVER_SECONDS)
+        token = new_token()  # pods run as this user's processes: nobody else may make one
+        self.server = FakeApiServer(self.cluster, lifetime=_SERVER_SECONDS, token=token)
         self.kubelet = ProcessKubelet(
             self.cluster,
             max_lifetime=_POD_SECONDS,
@@ -183,7 +184,7 @@ class LocalStack:
         self.server.start()
         self.kubelet.start()
         write_run_files(
-            self.home, self.settings, kubeconfig(self.server.url, NAMESPACE), self.environ
+            self.home, self.settings, kubeconfig(self.server.url, NAMESPACE, token), self.environ
         )
         for name in AIRFLOW_PROCESSES:
             self.airflow(name, name)

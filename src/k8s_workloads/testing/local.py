@@ -13,6 +13,8 @@ exit status 2.
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import shutil
 import sys
 import tempfile
@@ -29,26 +31,41 @@ from k8s_workloads.testing.server import FakeApiServer
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["kubeconfig", "main"]
+__all__ = ["kubeconfig", "main", "new_token", "write_private"]
 
 _NAME = "k8s-workloads-kit"
 _PROG = "python -m k8s_workloads.testing"
 _FLAGS = {"port": "--port", "lifetime": "--lifetime", "max_lifetime": "--max-pod-seconds"}
 
 
-def kubeconfig(url: str, namespace: str) -> dict[str, object]:
-    """A kubeconfig whose current context is the kit's server at ``url``."""
+def kubeconfig(url: str, namespace: str, token: str) -> dict[str, object]:
+    """A kubeconfig whose current context is the kit's server at ``url``, with the bearer
+    ``token`` the server requires (:func:`new_token`)."""
     return {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": _NAME, "cluster": {"server": url}}],
-        # The kit does not check credentials; a token keeps every client's loader content.
-        "users": [{"name": _NAME, "user": {"token": "k8s-workloads-kit"}}],
+        "users": [{"name": _NAME, "user": {"token": token}}],
         "contexts": [
             {"name": _NAME, "context": {"cluster": _NAME, "user": _NAME, "namespace": namespace}}
         ],
         "current-context": _NAME,
     }
+
+
+def new_token() -> str:
+    """A bearer token for a server that runs pods as local processes: without it, anyone
+    who reaches 127.0.0.1 (another user, a web page's request) could run commands as the
+    user who started it."""
+    return secrets.token_urlsafe(32)
+
+
+def write_private(path: Path, text: str) -> None:
+    """``text`` into ``path``, readable by its owner only (it holds the token)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(text)
+    path.chmod(0o600)  # an existing file keeps its mode through O_CREAT
 
 
 def _parser() -> _Parser:
@@ -105,7 +122,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("argument --namespace: must not be empty")
     try:
         cluster = FakeCluster(namespaces=[arguments.namespace])
-        server = FakeApiServer(cluster, port=arguments.port, lifetime=arguments.lifetime)
+        token = new_token()
+        server = FakeApiServer(
+            cluster, port=arguments.port, lifetime=arguments.lifetime, token=token
+        )
         kubelet = ProcessKubelet(
             cluster,
             max_lifetime=arguments.max_pod_seconds,
@@ -121,7 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     made = None if arguments.kubeconfig else Path(tempfile.mkdtemp(prefix="k8s-workloads-"))
     config = Path(arguments.kubeconfig) if made is None else made / "kubeconfig"
     try:
-        config.write_text(json.dumps(kubeconfig(server.url, arguments.namespace), indent=2))
+        write_private(
+            config, json.dumps(kubeconfig(server.url, arguments.namespace, token), indent=2)
+        )
     except OSError as error:
         server.stop()
         parser.exit(2, f"{parser.prog}: error: argument --kubeconfig: {error.strerror}\n")
