@@ -138,6 +138,10 @@ def _start(executor_class: Any) -> None:
         ("spec: {}\n", "cannot be read as a pod"),  # the client's model needs containers
         ("spec:\n  containers:\n  - name: worker\n    image: x:1\n", "no container named 'base'"),
         ("", "no container named 'base'"),  # empty: the provider's empty pod
+        (  # merged container by container: the worker's own must be the first
+            "spec:\n  containers:\n  - name: proxy\n    image: p:1\n  - name: base\n",
+            "its container 'base' is spec.containers[1], not the first",
+        ),
     ],
 )
 def test_a_pod_template_file_must_be_a_pod_with_a_base_container(

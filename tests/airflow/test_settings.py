@@ -299,6 +299,8 @@ def test_the_pod_template_file_must_be_a_pod_with_a_base_container() -> None:
     assert "is a 'Deployment', not a Pod" in str(_template_problem(here, {"kind": "Deployment"}))
     sidecar = {"spec": {"containers": [{"name": "sidecar", "image": "x:1"}]}}
     assert "has no container named 'base'" in str(_template_problem(here, sidecar))
+    second = {"spec": {"containers": [{"name": "proxy", "image": "p:1"}, {"name": "base"}]}}
+    assert "'base' is spec.containers[1], not the first" in str(_template_problem(here, second))
 
 
 def test_a_template_without_an_image_needs_the_repository_and_tag() -> None:

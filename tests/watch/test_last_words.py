@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -165,3 +166,24 @@ def test_no_line_of_a_secret_appears_and_the_words_are_bounded(
 def test_any_text_gives_one_bounded_line_or_none(message: str) -> None:
     words = last_words(message)
     assert words is None or (0 < len(words) <= LAST_WORDS_CHARS and not has_unprintable(words))
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ("cannot connect to postgresql://etl:S3cretPw@db:5432/prod", "S3cretPw"),
+        ("API_KEY=abcd1234secret", "abcd1234secret"),
+        ("password: hunter2", "hunter2"),
+        ('{"event": "boom", "client_secret": "zzz-top"}', "zzz-top"),
+        ("aws_secret_access_key = AKIAxyz/abc", "AKIAxyz/abc"),
+    ],
+)
+def test_a_credential_a_log_line_shows_in_the_clear_is_masked(line: str, secret: str) -> None:
+    # Review finding: the log's tail (FallbackToLogsOnError) is the reported failure text,
+    # stored in the callback's output and logged by the scheduler; only token shapes and
+    # secrets the caller knew were masked.
+    words = last_words(f"{line}\nRuntimeError: the alert failed")
+    assert words is not None
+    assert secret not in words
+    assert REDACTED in words or line.startswith("{")  # a JSON line shows its event only
+    assert words.endswith("RuntimeError: the alert failed")

@@ -477,12 +477,13 @@ def image_problem(get: Getter, template: Mapping[str, Any] | None) -> InvalidExe
     )
 
 
-def _base_container(template: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def _base_position(template: Mapping[str, Any]) -> int | None:
+    """Where the container named ``base`` is in ``spec.containers`` (None: nowhere)."""
     spec = template.get("spec")
     containers = spec.get("containers") if isinstance(spec, Mapping) else None
-    for container in containers if isinstance(containers, list) else ():
+    for position, container in enumerate(containers if isinstance(containers, list) else ()):
         if isinstance(container, Mapping) and container.get("name") == "base":
-            return container
+            return position
     return None
 
 
@@ -499,7 +500,8 @@ def pod_template_problem(
     empty template), be read by ``load`` as the executor reads it (YAML within bounds, a
     pod: ``load`` raises ``OSError``, ``ValueError`` or ``TypeError`` otherwise), be a
     ``Pod`` if it names its kind, and have the container named ``base`` that the worker
-    runs in (the provider's rule for templates).
+    runs in (the provider's rule for templates), first (the layers are merged container by
+    container in their order).
     """
     name = "pod_template_file"
     shown = f"{name} = {path!r}"
@@ -518,11 +520,20 @@ def pod_template_problem(
         return InvalidExecutorSetting(
             name, f"{shown}: is a {kind!r}, not a Pod: write a Pod manifest (kind: Pod)"
         ), template
-    if _base_container(template) is None:
+    position = _base_position(template)
+    if position is None:
         return InvalidExecutorSetting(
             name,
             f"{shown}: has no container named 'base': name the worker's container "
             "'base' in spec.containers",
+        ), template
+    if position:
+        # The layers are merged container by container in their order (the provider's
+        # rule): the worker's own container is the first, whatever its name there.
+        return InvalidExecutorSetting(
+            name,
+            f"{shown}: its container 'base' is spec.containers[{position}], not the first: "
+            "put the worker's container first (sidecars after it)",
         ), template
     return None, template
 

@@ -25,7 +25,7 @@ import re
 from typing import TYPE_CHECKING, Final, TypeGuard
 
 from k8s_workloads.display import printable
-from k8s_workloads.pods.redaction import mask_cut, message_masker
+from k8s_workloads.pods.redaction import REDACTED, mask_cut, message_masker
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -51,6 +51,15 @@ _MESSAGE_KEYS: Final = ("event", "message", "msg")
 JSON loggers) keeps its message."""
 _DETAIL_KEYS: Final = ("error", "error_msg")
 """Fields of such a line that say what went wrong (the Task SDK's ``Callback failed``)."""
+
+# A credential a log line shows in the clear: a URL's password (``scheme://user:PW@``) and
+# the value of a field named like a secret (``password=``, ``API_KEY: ``, ``"token": ``).
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)[^\s@/]+(?=@)")
+_SECRET_FIELD = re.compile(
+    r"(?P<head>\b[\w.-]*(?:passw(?:or)?d|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key"
+    r"|token|credentials?|auth)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?P<value>[^\s\"',;|&]+)",
+    re.IGNORECASE,
+)
 
 # ECMA-48 control sequences (colours, cursor moves): what a terminal would not print.
 _ESCAPE_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
@@ -129,13 +138,14 @@ def last_words(message: object, *, secrets: Iterable[str] = ()) -> str | None:
     only blank lines or traceback markers).
 
     Masked first, as a whole: token-shaped values (a JWT, ``token=...``, a Bearer
-    credential) and each of ``secrets``, as written and JSON-escaped, also each of their
-    lines of 8 characters or more and any such line cut short after its first 8 (as a
-    log line cut at its end shows it). Then cut: a message of the kubelet's full log tail
-    (2048 bytes or more) may begin in the middle of a line, which is dropped. A JSON
-    object line is read as its ``event`` (or ``message``, ``msg``), ``error`` and
-    ``error_msg``, and its ``exception``'s types and values, each once, joined by
-    ``": "`` (masked again once decoded). Escape sequences are removed, other control
+    credential), a URL's password, the value of a field named like a secret (``password=``,
+    ``API_KEY:``, ``"client_secret": ...``) and each of ``secrets``, as written and
+    JSON-escaped, also each of their lines of 8 characters or more and any such line cut
+    short after its first 8 (as a log line cut at its end shows it). Then cut: a message of
+    the kubelet's full log tail (2048 bytes or more) may begin in the middle of a line,
+    which is dropped. A JSON object line is read as its ``event`` (or ``message``, ``msg``),
+    ``error`` and ``error_msg``, and its ``exception``'s types and values, each once, joined
+    by ``": "`` (masked again once decoded). Escape sequences are removed, other control
     characters escaped.
     """
     if not isinstance(message, str) or not message.strip():
@@ -147,7 +157,8 @@ def last_words(message: object, *, secrets: Iterable[str] = ()) -> str | None:
         text = masker.text(text)
         for line in lines_of_secrets:
             text = mask_cut(text, line)
-        return text
+        text = _URL_PASSWORD.sub(lambda found: found["head"] + REDACTED, text)
+        return _SECRET_FIELD.sub(lambda found: found["head"] + REDACTED, text)
 
     lines = masked(message).splitlines()
     if len(lines) > 1 and len(message.encode("utf-8", errors="replace")) >= _LOG_TAIL_BYTES:
