@@ -24,8 +24,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Final, TypeGuard
 
-from k8s_workloads.display import printable
-from k8s_workloads.pods.redaction import REDACTED, mask_cut, message_masker
+from k8s_workloads.display import REDACTED, printable
+from k8s_workloads.pods.redaction import mask_cut, message_masker
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
