@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import datetime
 import importlib
-import json
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.cli._args import Command, option
 from k8s_workloads.cli._io import UsageError, report
+from k8s_workloads.decisions.actions import DeletePod
 from k8s_workloads.pods.cleanup import EXECUTOR_PODS_SELECTOR, pods_to_clean_up
 from k8s_workloads.pods.validation import is_dns1123_label
 
@@ -47,23 +47,6 @@ def _client(args: argparse.Namespace) -> Any:  # noqa: ANN401 - kubernetes.clien
     return client.CoreV1Api(api_client)
 
 
-def _listed(api: Any, namespace: str, timeout: tuple[float, float]) -> list[dict[str, Any]]:  # noqa: ANN401 - CoreV1Api
-    """Every executor pod of ``namespace``, in pages, as JSON."""
-    pods: list[dict[str, Any]] = []
-    token: str | None = None
-    while True:
-        kwargs: dict[str, Any] = {"label_selector": EXECUTOR_PODS_SELECTOR, "limit": 500}
-        kwargs["_request_timeout"] = timeout
-        if token:
-            kwargs["_continue"] = token
-        page = api.list_namespaced_pod(namespace, _preload_content=False, **kwargs)
-        document = json.loads(page.data)
-        pods.extend(document.get("items") or [])
-        token = (document.get("metadata") or {}).get("continue")
-        if not token:
-            return pods
-
-
 def run_cleanup(args: argparse.Namespace, out: TextIO, err: TextIO, _inp: TextIO) -> int:
     namespace = args.namespace
     if not is_dns1123_label(namespace):
@@ -71,13 +54,15 @@ def run_cleanup(args: argparse.Namespace, out: TextIO, err: TextIO, _inp: TextIO
     min_pending = _minutes(args, "--min-pending-minutes", 1)
     min_completed = _minutes(args, "--min-completed-minutes", 0)
     timeout = _timeout(args.timeout)
-    from kubernetes.client.exceptions import ApiException  # noqa: PLC0415
-    from urllib3.exceptions import HTTPError  # noqa: PLC0415
+    # The kubernetes client only here: the one mapping of requests to its calls (pages,
+    # an expired continue token), and the executor's policy for what an answer means.
+    from k8s_workloads.io.kube import FAILURES, KubeCalls  # noqa: PLC0415
+    from k8s_workloads.io.policy import failure_is_done  # noqa: PLC0415
 
-    api = _client(args)
+    calls = KubeCalls(_client(args), request_args={"_request_timeout": timeout})
     try:
-        listed = _listed(api, namespace, timeout)
-    except (ApiException, HTTPError, OSError) as error:
+        listed, _ = calls.list_pods(namespace, label_selector=EXECUTOR_PODS_SELECTOR)
+    except FAILURES as error:
         report(err, f"k8s-workloads cleanup-pods: cannot list pods in {namespace}: {error}")
         return 1
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -94,12 +79,11 @@ def run_cleanup(args: argparse.Namespace, out: TextIO, err: TextIO, _inp: TextIO
     verb = "would delete" if args.dry_run else "deleted"
     for pod in chosen:
         if not args.dry_run:
+            delete = DeletePod(pod.pod_name, pod.namespace)
             try:
-                api.delete_namespaced_pod(
-                    pod.pod_name, pod.namespace, _preload_content=False, _request_timeout=timeout
-                )
-            except (ApiException, HTTPError, OSError) as error:
-                if getattr(error, "status", None) == 404:
+                calls.perform(delete)
+            except FAILURES as error:
+                if failure_is_done(delete, error):  # gone already (404)
                     continue
                 failed += 1
                 reason = getattr(error, "reason", None) or error
