@@ -11,17 +11,36 @@ from k8s_workloads.states import TaskInstanceState
 from tests.executor.test_executor_stateful import PATCH_FAULTS, SchedulersMachine
 
 
+def _machine(
+    *,
+    schedulers: int,
+    delete_worker_pods: bool = True,
+    delete_worker_pods_on_failure: bool = False,
+    mark_kept_failed_pods_done: bool = False,
+    clock_stopped: bool = False,
+    fixed_names: bool = False,
+) -> SchedulersMachine:
+    """The schedulers' machine, configured as a counterexample's first step was."""
+    state = SchedulersMachine()
+    state.configure(
+        schedulers=schedulers,
+        delete_worker_pods=delete_worker_pods,
+        delete_worker_pods_on_failure=delete_worker_pods_on_failure,
+        mark_kept_failed_pods_done=mark_kept_failed_pods_done,
+        clock_stopped=clock_stopped,
+        fixed_names=fixed_names,
+    )
+    return state
+
+
 def test_a_relabel_that_failed_is_tried_again_and_the_task_never_gets_a_second_pod() -> None:
     # Found when a failed relabel left the task to be reset: it was queued again beside
     # its pod, and two pods of one workload (created at the same second) both ran.
-    state = SchedulersMachine()
-    state.configure(
+    state = _machine(
         schedulers=3,
-        delete_worker_pods=True,
         delete_worker_pods_on_failure=True,
         mark_kept_failed_pods_done=True,
         clock_stopped=True,  # every pod is created at the same second
-        fixed_names=False,
     )
     state.queue_task(on=0)  # on scheduler 1
     state.patches_fail(fault=PATCH_FAULTS[0], times=1)  # the next label patch: a 500
@@ -42,14 +61,8 @@ def test_a_relabel_that_failed_is_tried_again_and_the_task_never_gets_a_second_p
 
 
 def test_the_loser_of_an_adoption_race_never_tracks_a_pod_the_winner_deleted() -> None:
-    state = SchedulersMachine()
-    state.configure(
-        schedulers=3,
-        delete_worker_pods=True,
-        delete_worker_pods_on_failure=True,
-        mark_kept_failed_pods_done=True,
-        clock_stopped=False,
-        fixed_names=False,
+    state = _machine(
+        schedulers=3, delete_worker_pods_on_failure=True, mark_kept_failed_pods_done=True
     )
     state.queue_task(on=0)  # on scheduler 1
     state.sync_pass(on=0, error=None)  # 1 creates the pod
@@ -70,15 +83,7 @@ def test_a_relaunch_at_the_same_second_as_its_failed_pull_is_the_one_adopted() -
     # The first launch cannot pull its image (Pending, ErrImagePull) and is requeued; its
     # scheduler dies with both pods Pending, created at the same second. The adopter took
     # both, and the failed pull reported the callback failed while the relaunch ran.
-    state = SchedulersMachine()
-    state.configure(
-        schedulers=2,
-        delete_worker_pods=True,
-        delete_worker_pods_on_failure=False,
-        mark_kept_failed_pods_done=False,
-        clock_stopped=False,
-        fixed_names=False,
-    )
+    state = _machine(schedulers=2)
     state.clock_stops_or_goes_on()
     state.queue_callback(on=0)
     state.deliver_all_events(on=0)
@@ -94,15 +99,7 @@ def test_a_kept_evicted_pod_of_a_fixed_name_is_not_taken_for_its_relaunch() -> N
     # the task requeued; the relaunch's creation met a 500 and its read back found the
     # evicted pod under the name every launch shares, with the same annotations. It was
     # taken for the relaunch: the task stayed running for ever, never reported.
-    state = SchedulersMachine()
-    state.configure(
-        schedulers=2,
-        delete_worker_pods=True,
-        delete_worker_pods_on_failure=False,
-        mark_kept_failed_pods_done=False,
-        clock_stopped=False,
-        fixed_names=True,
-    )
+    state = _machine(schedulers=2, fixed_names=True)
     state.queue_task(on=0)
     state.deliver_all_events(on=0)
     state.pod_evicted(pick=0)
@@ -120,15 +117,7 @@ def test_an_earlier_launch_left_by_a_first_adoption_is_not_adopted_by_a_second()
     # and skipped the stuck pod, leaving it the dead scheduler's. A scheduler started
     # later listed it alone, adopted it, and reported the callback failed while the
     # relaunch ran under the first adopter.
-    state = SchedulersMachine()
-    state.configure(
-        schedulers=2,
-        delete_worker_pods=True,
-        delete_worker_pods_on_failure=False,
-        mark_kept_failed_pods_done=False,
-        clock_stopped=False,
-        fixed_names=False,
-    )
+    state = _machine(schedulers=2)
     state.scheduler_dies(adopters=0, pick=0)
     state.scheduler_starts()
     state.scheduler_starts()
