@@ -597,11 +597,10 @@ def test_a_succeeded_pod_is_deleted_once_over_its_whole_life(
     sync_until(executor, lambda: not cluster.pod_names())
     # The deletion's events (MODIFIED with a deletionTimestamp, then DELETED) read by the
     # watcher and handled by the core, then more passes: none deletes the pod again.
-    (watcher,) = executor._watchers
     sync_until(
         executor,
         lambda: (
-            watcher.resource_version == cluster.resource_version
+            executor.core.resource_version(NS) == cluster.resource_version
             and executor._events.empty()
             and executor.core.waiting_results == 0
         ),

@@ -54,11 +54,8 @@ def test_a_410_relists_and_settles_a_pod_that_vanished_meanwhile(executor: Any) 
     executor.states[key] = CallbackState.RUNNING
     # The watcher is watching (it saw the pod): a fault armed before its first watch
     # would meet that watch instead, which starts from now and never sees the pod go.
-    watchers = executor._watchers
-    sync_until(
-        executor,
-        lambda: executor.core.waiting_results == 0 and all(w.resource_version for w in watchers),
-    )
+    core = executor.core
+    sync_until(executor, lambda: core.waiting_results == 0 and core.resource_version(NS))
     # The watch connection drops and cannot come back at once; meanwhile the pod goes and
     # the history is compacted: the watcher resumes from its version and gets a 410.
     cluster.fail_next("watch", 503, message="the watch cache is warming up")
@@ -100,6 +97,13 @@ def test_multi_namespace_mode_watches_and_relists_each_listed_namespace() -> Non
             executor,
             lambda: {c[1] for c in cluster.calls[mark:] if c[0] == "list_pods"} == {"a", "b"},
         )
+        # Each watcher watches again from its own namespace's list, as the core says.
+        core = executor.core
+        sync_until(
+            executor, lambda: all(w.relists == core.relists == 1 for w in executor._watchers)
+        )
+        for watcher in executor._watchers:
+            assert watcher.resource_version is not None  # the list's, not from now
 
 
 def test_a_task_whose_row_moved_on_gets_no_pod_and_no_event(executor: Any) -> None:

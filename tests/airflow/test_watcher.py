@@ -7,6 +7,7 @@ urllib3 streams them, cut anywhere, even inside a line.
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import queue
@@ -19,16 +20,23 @@ from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.exceptions import ApiException
 
-from k8s_workloads.airflow._watcher import _Watcher, describe_failure, watch_backoff
+from k8s_workloads.airflow._watcher import _Resume, _Watcher, _WatchFeed
+from k8s_workloads.executor.config import ExecutorConfig
+from k8s_workloads.executor.core import ExecutorCore
+from k8s_workloads.executor.requests import ListPods
+from k8s_workloads.io.watching import describe_failure, watch_backoff
 from k8s_workloads.pods.labels import watcher_selector
 from k8s_workloads.testing import FakeApiServer, FakeCluster
 
 if TYPE_CHECKING:
     import pytest
 
+    from k8s_workloads.watch.resolution import Resolution
+
 NS = "airflow"
 HOST = "https://kit.example:6443"
 SELECTOR = watcher_selector("7").label_selector
+NOW = datetime.datetime(2026, 12, 8, tzinfo=datetime.timezone.utc)
 
 
 def _line(kind: str, name: str, version: str) -> bytes:
@@ -82,8 +90,14 @@ class _Api:
         return self._answer(None, kwargs)
 
 
-def _watcher(api: _Api, namespace: str | None = NS) -> tuple[_Watcher, queue.SimpleQueue[object]]:
-    events: queue.SimpleQueue[object] = queue.SimpleQueue()
+def _watcher(
+    api: _Api,
+    namespace: str | None = NS,
+    *,
+    events: queue.SimpleQueue[object] | None = None,
+    resource_version: str | None = None,
+) -> tuple[_Watcher, queue.SimpleQueue[object]]:
+    events = queue.SimpleQueue() if events is None else events
     watcher = _Watcher(
         api,
         namespace,
@@ -92,6 +106,7 @@ def _watcher(api: _Api, namespace: str | None = NS) -> tuple[_Watcher, queue.Sim
         log=logging.getLogger("test_watcher"),
         connect_timeout=3.0,
         rng=random.Random(1),
+        resource_version=resource_version,
     )
     return watcher, events
 
@@ -103,22 +118,28 @@ def _drain(events: queue.SimpleQueue[object]) -> list[object]:
     return out
 
 
-def test_lines_cut_across_chunks_arrive_whole_in_order_and_the_version_is_kept() -> None:
-    text = (
-        _line("ADDED", "a", "11") + b"\n" + _line("MODIFIED", "a", "12") + _line("ADDED", "b", "13")
-    )
+class _AnsweringQueue(queue.SimpleQueue[object]):
+    """A queue whose every resume ask is answered at once, from ``version``."""
+
+    version: str | None = None
+
+    def put(self, item: object, block: bool = True, timeout: float | None = None) -> None:
+        if isinstance(item, _Resume):
+            item.answer(self.version, 0)
+        else:
+            super().put(item, block, timeout)
+
+
+def test_lines_cut_across_chunks_arrive_whole_in_order_as_they_came() -> None:
+    lines = [_line("ADDED", "a", "11"), _line("MODIFIED", "a", "12"), _line("ADDED", "b", "13")]
+    text = lines[0] + b"\n" + lines[1] + lines[2]
     chunks = [text[:7], text[7:60], text[60:61], text[61:]]  # cut inside lines
     response = _Response(chunks)
     api = _Api(response)
     watcher, events = _watcher(api)
     watcher._stream()
-    got = _drain(events)
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in got] == [  # type: ignore[index]
-        ("ADDED", "a"),
-        ("MODIFIED", "a"),
-        ("ADDED", "b"),
-    ]
-    assert watcher.resource_version == "13"
+    # Not decoded here: the core decodes each line (its one path) and keeps the version.
+    assert _drain(events) == [(NS, 0, line.rstrip(b"\n")) for line in lines]
     assert response.released  # the connection goes back to the pool
     ((namespace, kwargs),) = api.calls
     assert namespace == NS
@@ -127,39 +148,49 @@ def test_lines_cut_across_chunks_arrive_whole_in_order_and_the_version_is_kept()
     assert "resource_version" not in kwargs  # the first watch starts from now
 
 
-def test_the_next_watch_resumes_from_the_last_version_seen() -> None:
-    api = _Api(_Response([_line("ADDED", "a", "21")]), _Response([]))
-    watcher, _ = _watcher(api)
+def test_a_stream_starts_from_the_version_it_was_given() -> None:
+    api = _Api(_Response([_line("ADDED", "a", "21")]))
+    watcher, _ = _watcher(api, resource_version="20")
     watcher._stream()
-    watcher._stream()
-    assert api.calls[1][1]["resource_version"] == "21"
+    assert api.calls[0][1]["resource_version"] == "20"
 
 
-def test_an_error_event_ends_the_stream_and_the_next_watch_starts_afresh() -> None:
-    gone = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}}
-    after = _line("ADDED", "late", "99")
-    api = _Api(
-        _Response([_line("ADDED", "a", "31"), json.dumps(gone).encode() + b"\n", after]),
-        _Response([]),
-    )
+def test_an_error_line_and_text_that_is_not_json_go_on_for_the_core_to_read() -> None:
+    gone = json.dumps({"type": "ERROR", "object": {"kind": "Status", "code": 410}}).encode()
+    api = _Api(_Response([b"{not json\n", b"   \n", gone + b"\n"]))
     watcher, events = _watcher(api)
     watcher._stream()
-    got = _drain(events)
-    assert [e["type"] for e in got] == ["ADDED", "ERROR"]  # type: ignore[index]
-    assert watcher.resource_version is None  # the core re-lists; nothing read past it
-    assert not watcher.restart.is_set()  # consumed by the stream it ended
-    watcher._stream()
-    assert "resource_version" not in api.calls[1][1]
+    assert _drain(events) == [(NS, 0, b"{not json"), (NS, 0, gone)]  # blank lines: no events
 
 
-def test_text_that_is_not_json_is_passed_on_for_the_core_to_report() -> None:
-    api = _Api(_Response([b"{not json\n", b"   \n", _line("ADDED", "a", "41")]))
+def test_the_next_stream_asks_where_from_and_starts_there() -> None:
+    api = _Api(_Response([_line("ADDED", "a", "31")]), _Response([_line("ADDED", "b", "40")]))
     watcher, events = _watcher(api)
-    watcher._stream()
-    got = _drain(events)
-    assert got[0] == "{not json"  # blank lines are no events
-    assert len(got) == 2
-    assert watcher.resource_version == "41"
+    watcher.start()
+    try:
+        assert events.get(timeout=10) == (NS, 0, _line("ADDED", "a", "31").rstrip())
+        ask = events.get(timeout=10)  # the stream ended: where from?
+        assert isinstance(ask, _Resume)
+        assert ask.namespace == NS
+        assert api.asked.acquire(timeout=10)
+        assert not api.asked.acquire(timeout=0.3)  # no stream until it is answered
+        watcher.restart.set()  # a re-list ended before the answer: the answer is after it
+        ask.answer("39", 2)
+        assert events.get(timeout=10) == (NS, 2, _line("ADDED", "b", "40").rstrip())
+        assert api.calls[1][1]["resource_version"] == "39"
+        assert not watcher.restart.is_set()  # the answered stream is not ended at once
+    finally:
+        watcher.stop(timeout=5)
+    assert not watcher.is_alive()
+
+
+def test_a_watcher_waiting_for_its_answer_stops() -> None:
+    api = _Api(_Response([]))
+    watcher, events = _watcher(api)
+    watcher.start()
+    assert isinstance(events.get(timeout=10), _Resume)
+    watcher.stop(timeout=5)
+    assert not watcher.is_alive()
 
 
 def test_every_namespace_is_watched_with_one_call() -> None:
@@ -175,14 +206,17 @@ def test_the_thread_restarts_a_failed_watch_and_stop_ends_an_idle_one(
 ) -> None:
     idle = _Response([_line("ADDED", "a", "61")], hold=True)
     api = _Api(ConnectionError("connection refused"), idle)
-    watcher, events = _watcher(api)
+    events = _AnsweringQueue()
+    events.version = "60"
+    watcher, _ = _watcher(api, events=events)
     watcher.first_backoff = 0.01
     with caplog.at_level(logging.DEBUG, logger="test_watcher"):
         watcher.start()
         try:
             for _ in range(2):  # the failed call, then (after the backoff) the idle watch
                 assert api.asked.acquire(timeout=10)
-            assert events.get(timeout=10)["object"]["metadata"]["name"] == "a"  # type: ignore[index]
+            assert events.get(timeout=10) == (NS, 0, _line("ADDED", "a", "61").rstrip())
+            assert api.calls[1][1]["resource_version"] == "60"  # the answer's
         finally:
             watcher.stop(timeout=5)
     assert not watcher.is_alive()
@@ -221,22 +255,6 @@ def test_a_watch_asks_for_bookmarks_a_random_server_timeout_and_a_read_timeout()
     ]  # seeded: the same
 
 
-def test_a_bookmark_moves_the_version_the_next_watch_resumes_from() -> None:
-    bookmark = {
-        "type": "BOOKMARK",
-        "object": {"kind": "Pod", "metadata": {"resourceVersion": "77"}},
-    }
-    api = _Api(
-        _Response([_line("ADDED", "a", "71"), json.dumps(bookmark).encode() + b"\n"]), _Response([])
-    )
-    watcher, events = _watcher(api)
-    watcher._stream()
-    assert watcher.resource_version == "77"
-    assert [e["type"] for e in _drain(events)] == ["ADDED", "BOOKMARK"]  # type: ignore[index]
-    watcher._stream()
-    assert api.calls[1][1]["resource_version"] == "77"
-
-
 def test_the_backoff_doubles_from_1_to_30_seconds_with_jitter() -> None:
     rng = random.Random(3)
     delays = [watch_backoff(failures, rng) for failures in range(1, 9)]
@@ -252,7 +270,7 @@ def test_the_backoff_doubles_from_1_to_30_seconds_with_jitter() -> None:
 def test_failures_back_off_and_a_stream_that_delivers_resets_the_backoff() -> None:
     failed = ConnectionError("refused")
     api = _Api(failed, failed, failed, _Response([_line("ADDED", "a", "81")]), failed)
-    watcher, _ = _watcher(api)
+    watcher, _ = _watcher(api, events=_AnsweringQueue())
     waits: list[float] = []
 
     def wait(timeout: float | None = None) -> bool:
@@ -276,29 +294,107 @@ def test_an_api_error_is_one_line_with_its_status_and_message() -> None:
     assert describe_failure(ValueError("")) == "ValueError"
 
 
+# --- the feed: the watchers' lines to the core, on the scheduler's thread -----------------
+
+
+def _feed_of_two() -> tuple[_WatchFeed, ExecutorCore, list[_Watcher], queue.SimpleQueue[object]]:
+    core = ExecutorCore(ExecutorConfig.generic("7", "a", watch_namespaces=["a", "b"]))
+    events: queue.SimpleQueue[object] = queue.SimpleQueue()
+    watchers = [_watcher(_Api(), name, events=events)[0] for name in ("a", "b")]
+    return _WatchFeed(core, events, watchers), core, watchers, events
+
+
+def _mark(version: str) -> bytes:
+    return json.dumps(
+        {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": version}}}
+    ).encode()
+
+
+def test_the_feed_gives_each_line_to_the_core_with_its_watchs_namespace() -> None:
+    feed, core, _, events = _feed_of_two()
+    events.put(("a", 0, _mark("5")))
+    events.put(("b", 0, _mark("9")))
+    feed.feed(NOW)
+    assert (core.resource_version("a"), core.resource_version("b")) == ("5", "9")
+
+
+def test_after_a_relist_the_streams_end_and_their_older_lines_are_dropped() -> None:
+    feed, core, watchers, events = _feed_of_two()
+    events.put(("a", 0, json.dumps({"type": "ERROR", "object": {"code": 410}}).encode()))
+    feed.feed(NOW)
+    ask = _Resume("a")  # a's stream ended with the ERROR
+    events.put(ask)
+    feed.feed(NOW)
+    feed.resume()
+    assert not ask.wait(_stopped())  # not answered while the re-list is under way
+    for version in ("20", "21"):
+        listing = core.start_request(NOW)
+        assert isinstance(listing, ListPods)
+        core.pods_listed(listing, [], version)
+    events.put(("b", 0, _mark("8")))  # b's stream, from before the re-list
+    feed.feed(NOW)
+    assert core.resource_version("b") == "21"  # dropped: the list is newer
+    feed.resume()
+    assert all(watcher.restart.is_set() for watcher in watchers)  # every stream ends
+    assert ask.wait(_stopped())
+    assert (ask.version, ask.relists) == ("20", 1)  # a's own list, and the count
+    events.put(("a", 1, _mark("22")))  # the new stream's lines go on
+    feed.feed(NOW)
+    assert core.resource_version("a") == "22"
+
+
+def _stopped() -> threading.Event:
+    stopped = threading.Event()
+    stopped.set()  # wait() looks once, then gives up
+    return stopped
+
+
 # --- against the kit's API server, with the real client ----------------------------------
 
 
-def _kit_watcher(
-    server: FakeApiServer, read_timeout: float
-) -> tuple[_Watcher, queue.SimpleQueue[object]]:
-    from kubernetes import client as k8s  # noqa: PLC0415
+class _Kit:
+    """A watcher of the kit's server fed to a real core as the executor's ``sync()``
+    does (:class:`_WatchFeed`), the lines it fed kept decoded in ``fed``."""
 
-    api = k8s.CoreV1Api(k8s.ApiClient(k8s.Configuration(host=server.url)))
-    events: queue.SimpleQueue[object] = queue.SimpleQueue()
-    log = logging.getLogger("test_watcher")
-    watcher = _Watcher(api, NS, events, label_selector=SELECTOR, log=log, rng=random.Random(5))
-    watcher.read_timeout = read_timeout
-    watched = api.list_namespaced_pod
-    versions: list[str | None] = []
-    api.versions = versions  # type: ignore[attr-defined]
+    def __init__(self, server: FakeApiServer, read_timeout: float) -> None:
+        from kubernetes import client as k8s  # noqa: PLC0415
 
-    def watch(namespace: str, **kwargs: Any) -> Any:
-        versions.append(kwargs.get("resource_version"))
-        return watched(namespace, **kwargs)
+        api = k8s.CoreV1Api(k8s.ApiClient(k8s.Configuration(host=server.url)))
+        self.versions: list[str | None] = []
+        watched = api.list_namespaced_pod
 
-    api.list_namespaced_pod = watch  # type: ignore[method-assign,assignment]
-    return watcher, events
+        def watch(namespace: str, **kwargs: Any) -> Any:
+            self.versions.append(kwargs.get("resource_version"))
+            return watched(namespace, **kwargs)
+
+        api.list_namespaced_pod = watch  # type: ignore[method-assign,assignment]
+        self.core = ExecutorCore(ExecutorConfig.generic("7", NS))
+        events: queue.SimpleQueue[object] = queue.SimpleQueue()
+        log = logging.getLogger("test_watcher")
+        self.watcher = _Watcher(api, NS, events, label_selector=SELECTOR, log=log)
+        self.watcher.read_timeout = read_timeout
+        self.feed = _WatchFeed(self.core, events, [self.watcher])
+        self.fed: list[Any] = []
+        feed_event = self.core.feed_event
+
+        def spied(line: str | bytes, **kwargs: Any) -> Resolution:
+            self.fed.append(json.loads(line))
+            return feed_event(line, **kwargs)
+
+        self.core.feed_event = spied  # type: ignore[method-assign]
+
+    def next_event(self, timeout: float, *, kind: str | None = None) -> Any:
+        """The next event fed (not a bookmark; ``kind`` only), syncing as the executor."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.feed.feed(NOW)
+            self.feed.resume()
+            while self.fed:
+                event = self.fed.pop(0)
+                if event["type"] != "BOOKMARK" if kind is None else event["type"] == kind:
+                    return event
+            assert time.monotonic() < deadline, "no event fed"
+            time.sleep(0.02)
 
 
 def _running_pod(cluster: FakeCluster, name: str) -> None:
@@ -307,39 +403,33 @@ def _running_pod(cluster: FakeCluster, name: str) -> None:
     cluster.create_pod(NS, {"metadata": {"name": name, "labels": labels}, "spec": spec})
 
 
-def _next_pod_event(events: queue.SimpleQueue[object], timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        event: Any = events.get(timeout=max(0.01, deadline - time.monotonic()))
-        if event["type"] != "BOOKMARK":
-            return event
-
-
-def test_a_silent_watch_is_replaced_and_resumes_from_the_last_version(
+def test_a_silent_watch_is_replaced_and_resumes_from_the_cores_version(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # No bookmarks (their interval far beyond the read timeout): the connection is silent,
     # as one a load balancer dropped is.
     cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=120, bookmark_seconds=1000) as server:
-        watcher, events = _kit_watcher(server, read_timeout=1.0)
-        watcher.first_backoff = 0.05
+        kit = _Kit(server, read_timeout=1.0)
+        kit.watcher.first_backoff = 0.05
         with caplog.at_level(logging.INFO, logger="test_watcher"):
-            watcher.start()
+            kit.watcher.start()
             try:
                 _running_pod(cluster, "a")
-                assert _next_pod_event(events, 30)["object"]["metadata"]["name"] == "a"
+                assert kit.next_event(30)["object"]["metadata"]["name"] == "a"
+                seen = kit.core.resource_version(NS)
+                assert seen is not None  # the core keeps the version of what it was fed
                 started = time.monotonic()
                 while server.stats.count("WATCH", "pods") < 2:  # replaced
                     assert time.monotonic() - started < 60, "a silent watch was kept"
+                    kit.feed.feed(NOW)
+                    kit.feed.resume()  # the watcher asked where from: answered
                     time.sleep(0.05)
                 _running_pod(cluster, "b")  # seen by the new watch, and "a" not again
-                assert _next_pod_event(events, 30)["object"]["metadata"]["name"] == "b"
-                first, second = watcher.api.versions[:2]
-                assert first is None  # from now
-                assert second is not None  # from the last version seen (a bookmark's too)
+                assert kit.next_event(30)["object"]["metadata"]["name"] == "b"
+                assert kit.versions[:2] == [None, seen]  # from now, then from the core's
             finally:
-                watcher.stop(timeout=5)
+                kit.watcher.stop(timeout=5)
     timed_out = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert timed_out
     assert all("ReadTimeoutError" in line and server.url in line for line in timed_out)
@@ -348,13 +438,15 @@ def test_a_silent_watch_is_replaced_and_resumes_from_the_last_version(
 def test_a_healthy_idle_watch_with_bookmarks_is_never_torn_down() -> None:
     cluster = FakeCluster(namespaces=[NS])
     with FakeApiServer(cluster, lifetime=120, bookmark_seconds=0.2) as server:
-        watcher, events = _kit_watcher(server, read_timeout=1.0)
-        watcher.start()
+        kit = _Kit(server, read_timeout=1.0)
+        kit.watcher.start()
         try:
-            bookmarks = 0
-            while bookmarks < 15:  # 3 s of bookmarks, three read timeouts
-                event: Any = events.get(timeout=30)
-                bookmarks += event["type"] == "BOOKMARK"
+            for _ in range(15):  # 3 s of bookmarks, three read timeouts
+                bookmark = kit.next_event(30, kind="BOOKMARK")
+            # A bookmark moves the core's version: a new stream would start from it.
+            assert (
+                kit.core.resource_version(NS) == bookmark["object"]["metadata"]["resourceVersion"]
+            )
             assert server.stats.count("WATCH", "pods") == 1
         finally:
-            watcher.stop(timeout=5)
+            kit.watcher.stop(timeout=5)

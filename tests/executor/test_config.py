@@ -44,3 +44,18 @@ def test_the_resolver_follows_the_airflow_version_unless_given() -> None:
     )
     with pytest.raises(InvalidConfig, match="resolver"):
         ExecutorConfig(scheduler_id=1, namespace=NS, airflow_version=VERSION, resolver={})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("namespaces", ["ab", ["a", "Bad_NS"], [3], None])
+def test_watch_namespaces_must_be_a_list_of_namespace_names(namespaces: object) -> None:
+    with pytest.raises(InvalidConfig, match=r"ExecutorConfig\.watch_namespaces: must be a list"):
+        ExecutorConfig("1", "airflow", watch_namespaces=namespaces)  # type: ignore[arg-type]
+
+
+def test_the_watched_namespaces_are_the_list_the_namespace_or_every_one() -> None:
+    assert ExecutorConfig("1", "airflow").watched_namespaces == ("airflow",)
+    listed = ExecutorConfig("1", "airflow", watch_namespaces=["b", "a", "b"])
+    assert listed.watch_namespaces == ("b", "a")  # once each, in order
+    assert listed.watched_namespaces == ("b", "a")
+    every = ExecutorConfig("1", "airflow", watch_all_namespaces=True, watch_namespaces=["b"])
+    assert every.watched_namespaces == (None,)

@@ -15,6 +15,7 @@ import k8s_workloads
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent
 from k8s_workloads.executor import (
+    CreatePod,
     DeleteSecret,
     Handled,
     InvalidStateAnswer,
@@ -22,11 +23,15 @@ from k8s_workloads.executor import (
     NothingToDo,
     ProtocolError,
     ReadStates,
+    Request,
+    Waiting,
     WorkloadAlreadyRunning,
 )
-from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
+from k8s_workloads.executor.config import ExecutorConfig
+from k8s_workloads.executor.core import ExecutorCore
+from k8s_workloads.keys import GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods import workload_command_args
-from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
+from k8s_workloads.states import CallbackState, GenericState, KubernetesJob, TaskInstanceState
 from k8s_workloads.watch.events import Outcome
 from tests.support.core_world import NS, T0, TOKEN, World, callback, kinds, task
 from tests.support.event_factory import OOM_KILLED as OOM
@@ -166,7 +171,7 @@ def test_a_410_relists_and_settles_a_workload_whose_pod_vanished() -> None:
     assert world.db.reported(gone) == [TaskInstanceState.FAILED]
     assert "vanished" in (world.db.events[0].info or "")
     assert world.core.running == (kept,)
-    assert world.core.resource_version == world.cluster.resource_version
+    assert world.core.resource_version() == world.cluster.resource_version
     # The new watch goes on from the list: the kept pod's success still arrives.
     world.db.task_finished(kept, TaskInstanceState.SUCCESS)
     world.status(kept, SUCCEEDED)
@@ -179,7 +184,7 @@ def test_the_resource_version_follows_the_events() -> None:
     world.submit(task())
     world.sync()
     world.sync()
-    assert world.core.resource_version == world.cluster.resource_version
+    assert world.core.resource_version() == world.cluster.resource_version
 
 
 @pytest.mark.parametrize("event", ["{not json", b"\xff\xfe", "[1, 2]", '{"type": "ADDED"}'])
@@ -324,3 +329,140 @@ def test_no_repr_of_a_job_decision_or_record_shows_the_workload_token() -> None:
         assert "***REDACTED***" in text
     assert "'python', '-m', 'airflow.sdk.execution_time.execute_workload'" in repr(job)
     assert job.command == tuple(args)  # the job itself keeps the token for the pod
+
+
+# --- the watches: one a watched namespace, their versions kept by the core ----------------
+
+
+def _two_watches() -> ExecutorCore:
+    config = ExecutorConfig.generic("7", "a", watch_namespaces=["a", "b", "a"])
+    return ExecutorCore(config)
+
+
+def _bookmark(version: str) -> str:
+    return json.dumps({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": version}}})
+
+
+def _expired() -> str:
+    return json.dumps({"type": "ERROR", "object": {"kind": "Status", "code": 410}})
+
+
+def test_each_watch_resumes_from_its_own_version() -> None:
+    core = _two_watches()
+    assert core.watched_namespaces == ("a", "b")  # once each, in order
+    core.feed_event(_bookmark("5"), namespace="a")
+    core.feed_event(_bookmark("9").encode(), namespace="b")  # bytes, as they came
+    assert (core.resource_version("a"), core.resource_version("b")) == ("5", "9")
+    with pytest.raises(ValueError, match="name the watch"):
+        core.resource_version()
+    with pytest.raises(ValueError, match="name the watch"):
+        core.feed_event(_bookmark("6"))
+    with pytest.raises(ValueError, match="'c' is not watched"):
+        core.feed_event(_bookmark("6"), namespace="c")
+    assert core.resource_version("a") == "5"  # refused before anything changed
+
+
+def test_one_watch_needs_no_name_and_the_every_namespace_watch_is_none() -> None:
+    core = ExecutorCore(ExecutorConfig.generic("7", "a", watch_all_namespaces=True))
+    assert core.watched_namespaces == (None,)
+    core.feed_event(_bookmark("3"))
+    assert core.resource_version() == core.resource_version(None) == "3"
+    with pytest.raises(ValueError, match="'a' is not watched"):
+        core.resource_version("a")
+
+
+def test_a_410_lists_each_watched_namespace_then_each_watch_resumes_from_its_list() -> None:
+    core = _two_watches()
+    core.feed_event(_bookmark("5"), namespace="a")
+    core.feed_event(_expired(), namespace="b")
+    assert core.is_relisting
+    assert core.resource_version("a") is None  # what the watches had is gone with the 410
+    first = core.start_request(T0)
+    assert isinstance(first, ListPods)
+    assert first.namespace == "a"
+    assert not isinstance(core.start_request(T0), ListPods)  # one list at a time
+    core.pods_listed(first, [], "20")
+    assert core.is_relisting  # "b" is not listed yet
+    assert core.relists == 0
+    second = core.start_request(T0)
+    assert isinstance(second, ListPods)
+    assert second.namespace == "b"
+    core.pods_listed(second, [], "21")
+    # Over; a watch started before it is older than its list.
+    assert (core.is_relisting, core.relists) == (False, 1)
+    assert (core.resource_version("a"), core.resource_version("b")) == ("20", "21")
+
+
+def test_a_failed_list_asks_for_the_whole_relist_again_on_the_next_pass() -> None:
+    core = _two_watches()
+    core.feed_event(_expired(), namespace="a")
+    first = core.start_request(T0)
+    assert isinstance(first, ListPods)
+    core.pods_listed(first, [], "20")
+    second = core.start_request(T0)
+    assert isinstance(second, ListPods)
+    core.request_failed(second, OSError("connection reset"))
+    assert isinstance(core.start_request(T0), NothingToDo)  # not again in this pass
+    again = core.start_request(T0)
+    assert isinstance(again, ListPods)
+    assert again.namespace == "a"  # from the first: its list would be older than b's
+    core.pods_listed(again, [], "30")
+    last = core.start_request(T0)
+    assert isinstance(last, ListPods)
+    core.pods_listed(last, [], "31")
+    assert (core.resource_version("a"), core.resource_version("b")) == ("30", "31")
+    assert core.relists == 1
+
+
+def test_a_workload_vanishes_only_when_no_watched_namespace_lists_its_pod() -> None:
+    core = _two_watches()
+    key = GenericKey("job-1")
+    core.submit(KubernetesJob(key, ("run",), pod_override={"metadata": {"namespace": "b"}}))
+    create = core.start_request(T0)
+    assert isinstance(create, CreatePod)
+    assert create.namespace == "b"
+    core.request_done(create)
+    pod = {**create.pod, "metadata": {**create.pod["metadata"], "namespace": "b"}}
+    pod["status"] = {"phase": "Running"}
+    core.feed_event(_expired(), namespace="a")
+    listing = core.start_request(T0)
+    assert isinstance(listing, ListPods)
+    core.pods_listed(listing, [], "20")  # "a" has no pod of it: not vanished yet
+    assert core.waiting_results == 0
+    listing = core.start_request(T0)
+    assert isinstance(listing, ListPods)
+    core.pods_listed(listing, [pod], "21")
+    assert core.is_running(key)
+    assert [r.state for r in _drive(core) if isinstance(r, EmitEvent)] == [GenericState.RUNNING]
+    core.feed_event(_expired(), namespace="b")
+    for _ in range(2):
+        listing = core.start_request(T0)
+        assert isinstance(listing, ListPods)
+        core.pods_listed(listing, [], "40")
+    emitted = [r for r in _drive(core) if isinstance(r, EmitEvent)]
+    assert [(e.key, e.state) for e in emitted] == [(key, GenericState.FAILED)]
+    assert "vanished" in (emitted[0].info or "")
+
+
+def _drive(core: ExecutorCore) -> list[Request]:
+    """Every request of the pass, each done."""
+    done: list[Request] = []
+    while not isinstance(request := core.start_request(T0), (NothingToDo, Waiting)):
+        done.append(request)
+        core.request_done(request)
+    return done
+
+
+def test_feed_event_takes_the_line_not_a_decoded_event() -> None:
+    core = World().core
+    with pytest.raises(TypeError, match="a watch line"):
+        core.feed_event({"type": "ADDED", "object": {}})  # type: ignore[arg-type]
+
+
+def test_the_adoption_lists_cover_each_watched_namespace() -> None:
+    core = _two_watches()
+    lists = core.adoption_lists(["1"])
+    selectors = core.adoption_selectors(["1"])
+    assert [(listing.namespace, listing.selector) for listing in lists] == [
+        (namespace, selector) for selector in selectors for namespace in ("a", "b")
+    ]

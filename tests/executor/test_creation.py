@@ -448,7 +448,7 @@ def test_an_earlier_attempts_pod_of_a_fixed_name_is_not_this_attempts() -> None:
         "annotations": {**sent["metadata"]["annotations"], "try_number": "9"},
     }
     other = {"type": "DELETED", "object": {**sent, "metadata": metadata, "status": {}}}
-    world.core.feed_event(other, now=world.now)
+    world.core.feed_event(json.dumps(other), now=world.now)
     assert not record.seen
     world.now += datetime.timedelta(seconds=1)
     world.sync()

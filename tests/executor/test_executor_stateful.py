@@ -1271,7 +1271,9 @@ class SchedulersMachine(_ClusterModel):
     def deliver_event(self, on: int, pick: int) -> None:
         watch = self._live_pick(on).driver.watch
         if len(watch):
-            self._live_pick(on).core.feed_event(watch.drop(pick % len(watch)), now=self.now)
+            self._live_pick(on).core.feed_event(
+                json.dumps(watch.drop(pick % len(watch))), now=self.now
+            )
 
     # --- rules: the cluster -------------------------------------------------------------
 

@@ -4,6 +4,8 @@ means for the result being handled."""
 
 from __future__ import annotations
 
+import json
+
 import attrs
 import pytest
 
@@ -57,7 +59,7 @@ def test_duplicate_terminal_events_delete_once() -> None:
     world.status(key, OOM)
     world.driver.deliver(now=world.now)
     (pod,) = world.cluster.pods()
-    world.core.feed_event({"type": "MODIFIED", "object": pod})  # delivered twice
+    world.core.feed_event(json.dumps({"type": "MODIFIED", "object": pod}))  # delivered twice
     performed = world.driver.run_pass(world.now).performed
     deletes = [request for request in performed if isinstance(request, DeletePod)]
     assert len(deletes) == 1  # the provider deletes again for every duplicate (§7.3.3)

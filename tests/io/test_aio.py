@@ -6,7 +6,9 @@ server with the thread pool's beside it: ``test_inflight``.)"""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -17,7 +19,9 @@ from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent
 from k8s_workloads.executor import (
     CreatePod,
+    ExecutorConfig,
     ExecutorCore,
+    ListPods,
     NothingToDo,
     ReadPod,
     ReadStates,
@@ -426,3 +430,73 @@ def test_a_410_answer_to_the_watch_call_is_read_as_its_error_event() -> None:
     assert refused.released
     assert asked[0]["allow_watch_bookmarks"] is True
     assert asked[0]["label_selector"] == "airflow-worker=1,airflow_executor_done!=True"
+
+
+class _Streamed:
+    """A watch call answered 200, its lines given by the test as it goes (``send``); it
+    ends when closed."""
+
+    status, reason = 200, "OK"
+
+    def __init__(self) -> None:
+        self.lines: asyncio.Queue[bytes] = asyncio.Queue()
+        self.closed = self.released = False
+        self.content = self
+
+    def send(self, event: dict[str, Any]) -> None:
+        self.lines.put_nowait(json.dumps(event).encode() + b"\n")
+
+    async def iter_any(self) -> AsyncIterator[bytes]:
+        while not self.closed:
+            yield await self.lines.get()
+
+    def release(self) -> None:
+        self.released = True
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _mark(version: str) -> dict[str, Any]:
+    return {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": version}}}
+
+
+def test_each_watched_namespace_has_its_watch_resuming_from_its_own_list() -> None:
+    from k8s_workloads.io.aio import AsyncDriver, AsyncWatch  # noqa: PLC0415 - the extra
+
+    core = ExecutorCore(ExecutorConfig.generic("1", "a", watch_namespaces=["a", "b"]))
+    streams: dict[str, list[_Streamed]] = {"a": [], "b": []}
+    asked: list[tuple[str, str | None]] = []
+
+    class Api:
+        async def list_namespaced_pod(self, namespace: str, **kwargs: Any) -> _Streamed:
+            asked.append((namespace, kwargs.get("resource_version")))
+            streams[namespace].append(_Streamed())
+            return streams[namespace][-1]
+
+    async def perform(request: Request) -> object:
+        assert isinstance(request, ListPods)
+        return [], {"a": "50", "b": "60"}[str(request.namespace)]
+
+    async def scenario() -> None:
+        driver = AsyncDriver(core, perform)
+        watches = [AsyncWatch(driver, Api(), namespace=name) for name in ("a", "b")]
+        running = asyncio.gather(*(watch.run() for watch in watches), driver.run_forever())
+        await until(lambda: len(asked) == 2)
+        streams["a"][0].send(_mark("5"))
+        streams["b"][0].send(_mark("7"))
+        await until(lambda: core.resource_version("b") == "7")
+        assert core.resource_version("a") == "5"  # each watch its own version
+        streams["a"][0].send({"type": "ERROR", "object": {"kind": "Status", "code": 410}})
+        await until(lambda: core.relists == 1)  # both namespaces listed
+        streams["b"][0].send(_mark("8"))  # b's stream is older than its list: not fed
+        await until(lambda: len(asked) == 4)
+        assert sorted(asked[2:]) == [("a", "50"), ("b", "60")]  # each from its own list
+        assert (core.resource_version("a"), core.resource_version("b")) == ("50", "60")
+        assert watches[1].lines == 1
+        driver.stop()
+        await running
+
+    asyncio.run(scenario())
+    with pytest.raises(ValueError, match="'c' is not watched"):
+        AsyncWatch(AsyncDriver(core, perform), Api(), namespace="c")

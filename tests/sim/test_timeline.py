@@ -5,6 +5,7 @@ actions, keys in their short form."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.sim import _timeline
@@ -40,7 +41,7 @@ def _decided(
     """The event's line, and what the core decided in the pass after it was fed."""
     sched = sim.scheduler
     sched.handled.clear()
-    resolution = sched.core.feed_event(event, now=sim.moment())
+    resolution = sched.core.feed_event(json.dumps(event), now=sim.moment())
     line = _timeline.event_line(event, resolution, by_key=sim.by_key)
     sched.core.run_pass(sim.moment(), sim.perform, failures=FAILURES)
     return line, list(sched.handled)
@@ -50,7 +51,7 @@ def test_an_event_line_says_type_phase_and_what_it_resolves_to() -> None:
     sim = started()
     text, fields, result = _timeline.event_line(
         _event(sim, "Running"),
-        sim.scheduler.core.feed_event(_event(sim, "Running")),
+        sim.scheduler.core.feed_event(json.dumps(_event(sim, "Running"))),
         by_key=sim.by_key,
     )
     assert text == "MODIFIED Running → running (task d.t try=1)"
@@ -70,7 +71,7 @@ def test_a_deleting_pod_is_marked_and_a_failure_shows_its_reason() -> None:
     sim = started()
     event = _event(sim, "Failed", deleting=True)
     text, fields, _ = _timeline.event_line(
-        event, sim.scheduler.core.feed_event(event), by_key=sim.by_key
+        event, sim.scheduler.core.feed_event(json.dumps(event)), by_key=sim.by_key
     )
     assert text.startswith("MODIFIED Failed (deleting) → failed")
     assert fields["outcome"] == "failed"

@@ -102,6 +102,7 @@ class _Settings:
         """The core's configuration: the provider's settings, the library's ``options``
         and the provider executor's ``retries``."""
         kube = self.kube_config
+        watched = self.namespaces()
         decisions = DecisionConfig(
             delete_worker_pods=kube.delete_worker_pods,
             delete_worker_pods_on_failure=kube.delete_worker_pods_on_failure,
@@ -139,7 +140,9 @@ class _Settings:
             creation_batch_size=max(1, int(kube.worker_pods_creation_batch_size)),
             max_concurrent_creations=self.creation_concurrency(),
             max_concurrent_cleanups=options.pod_cleanup_max_concurrency,
-            watch_all_namespaces=bool(kube.multi_namespace_mode),
+            # One watch per namespace the provider watches (every one: None).
+            watch_all_namespaces=watched == [None],
+            watch_namespaces=[namespace for namespace in watched if namespace is not None],
             # The event buffer is stored by the scheduler's loop after sync(): a pod goes
             # once the scheduler took its workload's event and the loop came round.
             confirm_reports=True,

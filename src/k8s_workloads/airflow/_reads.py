@@ -4,8 +4,7 @@ is created (the stale check), and pod lists from the cluster (adoption, re-lists
 
 Two parts the executor holds, each given what it reads with: :class:`_StateReads` (the
 scheduler's id, the task instances' row ids, the queue of jobs and a logger) and
-:class:`_PodLists` (the calls that list, the watched namespaces and the watchers a re-list
-restarts).
+:class:`_PodLists` (the calls that list and the watched namespaces).
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 
 if TYPE_CHECKING:
     import logging
-    import threading
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from k8s_workloads.executor.requests import ListPods
@@ -38,14 +36,6 @@ class _Lister(Protocol):
         label_selector: str | None = None,
         field_selector: str | None = None,
     ) -> tuple[list[dict[str, Any]], str | None]: ...
-
-
-class _Resumable(Protocol):
-    """A watch a re-list restarts (the executor's ``_Watcher``)."""
-
-    namespace: str | None
-    resource_version: str | None
-    restart: threading.Event
 
 
 class _StateReads:
@@ -196,17 +186,15 @@ class _StateReads:
 
 class _PodLists:
     """The executor's pod lists: ``calls`` list them, in ``namespaces`` (None: every
-    namespace), and a re-list restarts ``watchers`` from its versions."""
+    namespace)."""
 
     def __init__(
         self,
         calls: _Lister,
         namespaces: Sequence[str | None],
-        watchers: Sequence[_Resumable],
     ) -> None:
         self.calls = calls
         self.namespaces = tuple(namespaces)
-        self.watchers = watchers
 
     def list_namespace(
         self, namespace: str | None, *, label_selector: str, field_selector: str | None = None
@@ -229,16 +217,8 @@ class _PodLists:
         return pods
 
     def relist(self, request: ListPods) -> tuple[list[Any], str | None]:
-        """List every watched namespace; each watcher resumes from its own list's version
-        (the core keeps the last one: versions of different lists are not compared)."""
-        pods: list[Any] = []
-        versions: dict[str | None, str | None] = {}
-        for namespace in self.namespaces:
-            items, versions[namespace] = self.list_namespace(
-                namespace, label_selector=request.selector.label_selector
-            )
-            pods.extend(items)
-        for watcher in self.watchers:
-            watcher.resource_version = versions.get(watcher.namespace)
-            watcher.restart.set()
-        return pods, versions[namespace]
+        """A re-list's list of one watched namespace: its pods and the list's version,
+        which the core keeps for that namespace's watch."""
+        return self.list_namespace(
+            request.namespace, label_selector=request.selector.label_selector
+        )

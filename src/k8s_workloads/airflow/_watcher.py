@@ -1,6 +1,7 @@
 """The executor's watcher thread: one namespace's pod watch (or every namespace's) read
-as JSON lines, decoded once and put on a queue for ``sync()`` to feed to the core; it
-restarts when the stream ends and resumes from the last version it saw.
+as JSON lines, put on a queue as they came for ``sync()`` to feed to the core. When the
+stream ends it asks, on the same queue, where to start again: the core owns each watch's
+resource version, and ``sync()`` answers with it (after a re-list, the list's).
 
 It is given what it uses, never the executor: the API client, the label selector of the
 pods it watches, the queue and a logger.
@@ -13,28 +14,60 @@ A watch never waits for ever, and an outage is a few lines: the rules are
 from __future__ import annotations
 
 import contextlib
+import queue
 import random
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from k8s_workloads.io.watching import (
     BACKOFF_FIRST_SECONDS,
     BACKOFF_MOST_SECONDS,
     WATCH_READ_TIMEOUT_SECONDS,
     WatchRestarts,
-    describe_failure,
     server_address,
-    watch_backoff,
     watch_seconds,
 )
-from k8s_workloads.watch.decoding import decode_event
+from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:
+    import datetime
     import logging
-    import queue
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
-__all__ = ["WATCH_READ_TIMEOUT_SECONDS", "_Watcher", "describe_failure", "watch_backoff"]
+    from k8s_workloads.executor.core import ExecutorCore
+    from k8s_workloads.keys import WorkloadKey
+
+__all__ = ["_Resume", "_WatchFeed", "_Watcher"]
+
+_ANSWER_POLL_SECONDS = 0.2
+"""How often a watcher waiting for its resume answer looks whether it is stopping."""
+
+
+class _Resume:
+    """A watcher's question, put on the queue when it is to watch again: where from.
+
+    ``sync()`` answers it (:meth:`answer`) with the core's resource version of the
+    watcher's namespace and the core's re-list count, once no re-list is under way. The
+    lines of a stream carry the count it started with: those of a stream from before
+    the last re-list are older than the list, and ``sync()`` drops them.
+    """
+
+    def __init__(self, namespace: str | None) -> None:
+        self.namespace = namespace
+        self.version: str | None = None
+        self.relists = 0
+        self._answered = threading.Event()
+
+    def answer(self, version: str | None, relists: int) -> None:
+        self.version, self.relists = version, relists
+        self._answered.set()
+
+    def wait(self, stopping: threading.Event) -> bool:
+        """Wait for the answer; False if the watcher was stopped first."""
+        while not self._answered.wait(_ANSWER_POLL_SECONDS):
+            if stopping.is_set():
+                return False
+        return True
 
 
 class _Watcher(threading.Thread):
@@ -45,7 +78,10 @@ class _Watcher(threading.Thread):
     (``pods.labels.watcher_selector``'s); ``log``: where restarts and outages are told;
     ``connect_timeout``: seconds to connect (``api_request_timeout``'s first);
     ``rng``: the randomness of the watch timeouts and the backoff (seed it in tests);
-    ``on_restart``: told of each restart, ``failed`` or not (the executor's metrics).
+    ``on_restart``: told of each restart, ``failed`` or not (the executor's metrics);
+    ``resource_version`` and ``relists``: where the first stream starts (the core's, at
+    start). Each line goes on ``events`` as ``(namespace, relists, line)``, the bytes as
+    they came; a :class:`_Resume` before each stream but the first.
     """
 
     read_timeout: float = WATCH_READ_TIMEOUT_SECONDS
@@ -64,6 +100,8 @@ class _Watcher(threading.Thread):
         connect_timeout: float = 10.0,
         rng: random.Random | None = None,
         on_restart: Callable[..., None] | None = None,
+        resource_version: str | None = None,
+        relists: int = 0,
     ) -> None:
         super().__init__(name=f"k8s-workloads-watcher-{namespace or 'all'}", daemon=True)
         self.api = api
@@ -74,9 +112,12 @@ class _Watcher(threading.Thread):
         self.connect_timeout = connect_timeout
         self.rng = rng or random.Random()  # noqa: S311 - spreading restarts, not secrets
         self.stopping = threading.Event()
-        self.resource_version: str | None = None
+        self.resource_version = resource_version
+        """Where the current stream started (the core's answer)."""
+        self.relists = relists
+        """The core's re-list count the current stream started with."""
         self.restart = threading.Event()
-        """Set by ``sync()`` after a re-list: watch again from ``resource_version``."""
+        """Set by ``sync()`` after a re-list: end the stream and ask where to start again."""
         self.response: Any = None
         self.restarts = WatchRestarts(self.rng)
         self.delivered = False
@@ -127,6 +168,18 @@ class _Watcher(threading.Thread):
                 self.on_restart(failed=error is not None)
             if delay is not None:
                 self.stopping.wait(delay)
+            if not self._resume():
+                return
+
+    def _resume(self) -> bool:
+        """Ask ``sync()`` where to start again and wait for its answer (False: stopped)."""
+        ask = _Resume(self.namespace)
+        self.events.put(ask)
+        if not ask.wait(self.stopping):
+            return False
+        self.resource_version, self.relists = ask.version, ask.relists
+        self.restart.clear()  # a re-list before the answer is in it
+        return True
 
     def _stream(self) -> None:
         api = self.api
@@ -153,34 +206,81 @@ class _Watcher(threading.Thread):
                     break
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
+                namespace, relists, events = self.namespace, self.relists, self.events
                 for line in lines:
                     if line.strip():
                         self.delivered = True
-                        self._take(line.decode("utf-8", "replace"))
+                        # The line as it came: the core decodes it (the one path) and
+                        # keeps its version; an ERROR ends the stream server-side.
+                        events.put((namespace, relists, line))
         finally:
             self.response = None
             response.release_conn()
-        if self.restart.is_set():
-            self.restart.clear()
 
-    def _take(self, line: str) -> None:
-        # Decoded here, once, on the watcher's thread (only what resolution reads); the
-        # core takes the decoded event (a BOOKMARK too: it moves the core's version).
-        # Text that is not JSON goes on as it is, and the core reports it.
-        try:
-            event = decode_event(line)
-        except (ValueError, RecursionError):
-            self.events.put(line)
-            return
-        self.events.put(event)
-        if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
-            return
-        obj = event["object"]
-        if event.get("type") == "ERROR":
-            # A 410 (or any ERROR): the stream ends; the core asks for a re-list.
-            self.resource_version = None
-            self.restart.set()
-            return
-        version = (obj.get("metadata") or {}).get("resourceVersion")
-        if isinstance(version, str):
-            self.resource_version = version
+
+class _RunningMeasure(Protocol):
+    """What measures the time from a workload's intake to its pod's Running (metrics)."""
+
+    @property
+    def timing_running(self) -> bool: ...
+
+    def running(self, key: WorkloadKey | None) -> None: ...
+
+
+class _WatchFeed:
+    """What joins the watchers to the core, on the scheduler's thread (``sync()``).
+
+    :meth:`feed` gives the core every line the watchers put on ``events``, as it came,
+    with the namespace of its watch: the core decodes it (its one path to decisions) and
+    keeps each watch's resource version. A line of a stream started before the core's
+    last re-list is older than the list and is dropped. :meth:`resume`, after the pass,
+    ends every stream once a re-list has ended, and answers the watchers that asked
+    where to watch again (:class:`_Resume`) with the core's version of their namespace,
+    once no re-list is under way. ``measure`` is told of each Running pod while it
+    times any.
+    """
+
+    def __init__(
+        self,
+        core: ExecutorCore,
+        events: queue.SimpleQueue[object],
+        watchers: Sequence[_Watcher],
+        measure: _RunningMeasure | None = None,
+    ) -> None:
+        self.core = core
+        self.events = events
+        self.watchers = watchers
+        self.measure = measure
+        self.asks: list[_Resume] = []
+        """Watchers waiting to know where to watch again."""
+        self.relists = core.relists
+        """The core's re-list count the watchers' streams were last ended for."""
+
+    def feed(self, now: datetime.datetime) -> None:
+        """Feed the core every line that arrived; keep the resume asks for :meth:`resume`."""
+        core, events, measure = self.core, self.events, self.measure
+        timing = measure if measure is not None and measure.timing_running else None
+        with contextlib.suppress(queue.Empty):
+            while True:
+                item = events.get_nowait()
+                if isinstance(item, _Resume):
+                    self.asks.append(item)
+                    continue
+                namespace, relists, line = cast("tuple[str | None, int, bytes]", item)
+                if relists != core.relists:
+                    continue  # its watcher restarts from the list's version
+                resolution = core.feed_event(line, now=now, namespace=namespace)
+                if timing is not None and resolution.outcome is Outcome.RUNNING:
+                    timing.running(resolution.key)
+
+    def resume(self) -> None:
+        """End the streams older than the core's last re-list; answer the asks."""
+        core = self.core
+        if core.relists != self.relists:
+            self.relists = core.relists
+            for watcher in self.watchers:
+                watcher.restart.set()
+        if self.asks and not core.is_relisting:
+            for ask in self.asks:
+                ask.answer(core.resource_version(ask.namespace), core.relists)
+            self.asks = []

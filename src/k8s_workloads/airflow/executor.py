@@ -8,8 +8,9 @@ on :class:`~k8s_workloads.executor.ExecutorCore`:
 * every workload — ``ExecuteTask`` and, on Airflow 3.3+, ``ExecuteCallback`` — becomes a
   job of the core, whose pod is built by the library (task pods as the provider builds
   them, over the same template, ``pod_override`` and mutation hook);
-* one watcher thread reads the pod watch as raw JSON lines (no ``V1Pod`` per event), and
-  ``sync()`` feeds them to the core, which resolves, decides and asks for the calls;
+* one watcher thread per watched namespace reads the pod watch as raw JSON lines (no
+  ``V1Pod`` per event, nothing decoded on its thread), and ``sync()`` feeds them to the
+  core, which keeps each watch's version, resolves, decides and asks for the calls;
 * state reads are one database query per ``sync()`` for tasks and callbacks alike;
 * keys and states cross to Airflow's types only here (:mod:`k8s_workloads.airflow.convert`),
   and no library error escapes ``sync()``;
@@ -23,8 +24,9 @@ does besides, it asks of parts it holds, each given only what it uses (values, c
 small protocols), none of them given the executor: ``_Settings`` (``_lifecycle``: the
 settings read and checked, the core's configuration), ``_StateReads`` and ``_PodLists``
 (``_reads``: the database's states and the stale check; the cluster's pod lists),
-``_Adoption`` (``_adoption``: what dead schedulers left), and one ``_Watcher`` thread per
-watched namespace (``_watcher``: a client, a label selector, a queue and a logger).
+``_Adoption`` (``_adoption``: what dead schedulers left), one ``_Watcher`` thread per
+watched namespace (``_watcher``: a client, a label selector, a queue and a logger) and the
+``_WatchFeed`` that joins them to the core (the core, the queue, the watchers).
 ``_runtime`` loads Airflow's modules.
 """
 
@@ -53,7 +55,7 @@ from k8s_workloads.airflow._runtime import (
     _ProviderKubernetesExecutor,
     _utcnow,
 )
-from k8s_workloads.airflow._watcher import _Watcher
+from k8s_workloads.airflow._watcher import _Watcher, _WatchFeed
 from k8s_workloads.airflow.convert import (
     ConversionError,
     from_airflow_key,
@@ -80,7 +82,6 @@ from k8s_workloads.pods.errors import InvalidJob, InvalidPod
 from k8s_workloads.pods.labels import scheduler_pods_selector, watcher_selector
 from k8s_workloads.pods.workload import workload_command_args
 from k8s_workloads.states import CallbackState, KubernetesJob, TaskInstanceState
-from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -187,6 +188,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             log=self.log,
         )
         self._events: queue.SimpleQueue[object] = queue.SimpleQueue()
+        """Watch lines (``(namespace, relists, line)``) and the watchers' resume asks."""
         selector = watcher_selector(self.scheduler_job_id or "").label_selector
         self._watchers = [
             _Watcher(
@@ -197,10 +199,13 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
                 log=self.log,
                 connect_timeout=options.api_request_timeout.connect,
                 on_restart=self._metrics.watch_restarted,
+                resource_version=core.resource_version(namespace),
+                relists=core.relists,
             )
             for namespace in namespaces
         ]
-        self._pod_lists = _PodLists(self._calls, namespaces, self._watchers)
+        self._watch_feed = _WatchFeed(core, self._events, self._watchers, self._metrics)
+        self._pod_lists = _PodLists(self._calls, namespaces)
         self._adoption = _Adoption(
             core=core,
             pods=self._pod_lists,
@@ -402,16 +407,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         started = time.monotonic()
         now = _utcnow()
         self._reports_stored()
-        core, events, metrics = self.core, self._events, self._metrics
-        with contextlib.suppress(queue.Empty):
-            if metrics.timing_running:  # the first Running event of a pod ends its measure
-                while True:
-                    resolution = core.feed_event(events.get_nowait(), now=now)
-                    if resolution.outcome is Outcome.RUNNING:
-                        metrics.running(resolution.key)
-            else:
-                while True:
-                    core.feed_event(events.get_nowait(), now=now)
+        self._watch_feed.feed(now)
         # The [scheduler] section, read from Airflow's configuration as the provider does.
         interval = _airflow("airflow.providers.common.compat.sdk").conf.getfloat(
             "scheduler", "orphaned_tasks_check_interval", fallback=300.0
@@ -422,8 +418,10 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         # request a pass may finish past its own bound and the bookkeeping after it.
         spent = time.monotonic() - started
         self._pass(seconds=max(0.0, self._sync_bound - spent - _SYNC_MARGIN_SECONDS))
+        self._watch_feed.resume()
+        metrics = self._metrics
         if metrics.on:
-            metrics.synced(time.monotonic() - started, len(core.in_flight))
+            metrics.synced(time.monotonic() - started, len(self.core.in_flight))
 
     def _pass(self, *, seconds: float | None = None) -> None:
         """Perform the core's requests, many in flight (:class:`PoolDriver`). Bounded, as

@@ -134,9 +134,12 @@ class _Adopting(_CoreBase):
         ``perform`` answers (``(pods, resource_version)``): each of
         :meth:`adoption_selectors` in each watched namespace (one list of all namespaces
         with ``watch_all_namespaces``)."""
-        namespace = None if self.config.watch_all_namespaces else self.config.namespace
         selectors = self.adoption_selectors(dead_scheduler_ids, alive_scheduler_ids)
-        return tuple(ListPods(namespace, selector) for selector in selectors)
+        return tuple(
+            ListPods(namespace, selector)
+            for selector in selectors
+            for namespace in self.config.watched_namespaces
+        )
 
     def adoption(self, plan: AdoptionPlan, expected: Iterable[WorkloadKey]) -> Adoption:
         """What :meth:`adopt`'s ``plan`` came to once its relabels were performed: the

@@ -16,6 +16,7 @@ from k8s_workloads.executor._records import (
     _Pending,
     _Queued,
     _ReadBack,
+    _Relist,
     _Work,
 )
 from k8s_workloads.executor.requests import (
@@ -90,9 +91,9 @@ class _CoreBase:
         self._cleaning = 0  # DeletePods, PatchLabels and DeleteSecrets in flight
         self._reading: ReadStates | None = None
         self._listing: ListPods | None = None
-        self._resource_version: str | None = None
-        self._relist_needed = False
-        self._relist_asked = False
+        self._relist = _Relist()
+        self._resource_versions: dict[str | None, str] = {}
+        """Where each watch (by its namespace; None: every namespace) resumes from."""
         self._pass_over = False
         self._created_this_pass = 0
         self._creation_stopped = False

@@ -118,6 +118,31 @@ class _AdoptionState:
     """Keys with a pod in the latest adoption's listing: never run again."""
 
 
+@attrs.define
+class _Relist:
+    """The core's re-list: needed after a watch's ERROR, one list a watched namespace,
+    handed out one after another; the watches resume from the lists' versions."""
+
+    needed: bool = False
+    """An ERROR asked for it, and it has not ended."""
+    asked: bool = False
+    """Its first list was handed out in this pass (a failed one is asked again next pass)."""
+    next: int = 0
+    """The watched namespace listed next (its index)."""
+    pods: list[Mapping[str, Any]] = attrs.Factory(list)
+    """The pods the lists so far answered."""
+    versions: dict[str | None, str] = attrs.Factory(dict)
+    """Each listed namespace's list version."""
+    ended: int = 0
+    """Re-lists ended (:attr:`ExecutorCore.relists`)."""
+
+    def restart(self) -> None:
+        """Drop the lists so far: the re-list starts again from its first."""
+        self.next = 0
+        self.pods = []
+        self.versions = {}
+
+
 @attrs.define(eq=False)
 class _Flight:
     """A request handed out and not yet reported complete."""

@@ -40,6 +40,19 @@ def _namespace(instance: object, attribute: attrs.Attribute[str], value: str) ->
         )
 
 
+def _namespaces(value: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    given: object = value  # typed, but a caller may pass anything
+    if isinstance(given, (list, tuple)) and all(
+        isinstance(name, str) and is_dns1123_label(name) for name in given
+    ):
+        return tuple(dict.fromkeys(given))  # once each, in order
+    raise _checks.InvalidConfig(
+        "ExecutorConfig",
+        "watch_namespaces",
+        f"must be a list of namespace names (DNS-1123 labels), got {shown(value)}",
+    )
+
+
 @attrs.frozen(eq=False)
 class ExecutorConfig:
     """What the core builds pods with and decides by.
@@ -93,6 +106,11 @@ class ExecutorConfig:
     max_concurrent_cleanups: int = attrs.field(default=16, validator=_checks.positive)
     """Pod deletions, label patches and Secret deletions in flight at once (likewise)."""
     watch_all_namespaces: bool = attrs.field(default=False, validator=_checks.boolean)
+    """Watch and list the pods of every namespace (one watch), not only ``namespace``'s."""
+    watch_namespaces: tuple[str, ...] = attrs.field(default=(), converter=_namespaces)
+    """Watch and list the pods of each of these namespaces (one watch each), not only
+    ``namespace``'s: the provider's ``multi_namespace_mode_namespace_list``. Ignored with
+    ``watch_all_namespaces``; empty: ``namespace`` alone."""
     confirm_reports: bool = attrs.field(default=False, validator=_checks.boolean)
     """A finished workload's report goes out before its pod is deleted (or labelled done)
     either way. Off: a completed :class:`~k8s_workloads.decisions.actions.EmitEvent` means
@@ -105,6 +123,14 @@ class ExecutorConfig:
     rng: random.Random | None = attrs.field(
         default=None, validator=_checks.kind(random.Random, optional=True)
     )
+
+    @property
+    def watched_namespaces(self) -> tuple[str | None, ...]:
+        """The namespace of each watch the core's pods are seen through, each listed on
+        a re-list (None: one watch of every namespace)."""
+        if self.watch_all_namespaces:
+            return (None,)
+        return self.watch_namespaces or (self.namespace,)
 
     def resolver_config(self) -> ResolverConfig:
         return self.resolver or ResolverConfig(airflow_version=self.airflow_version)

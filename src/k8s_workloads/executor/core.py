@@ -2,7 +2,7 @@
 
 Everything that affects the loop lives here, once: the running set, the attempt records,
 the pod-creation queue with its not-before times and the pause after a 429, the per-job
-create-retry counts, the backlog of results whose handling failed, the watch's resource
+create-retry counts, the backlog of results whose handling failed, each watch's resource
 version, the re-list after a 410 and adoption after a restart. The core never calls the
 Kubernetes API, the database, the clock or a random source. The executor feeds it what
 happened and performs what it asks for — one request at a time, or many in flight — in
@@ -159,7 +159,7 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
                     or self._open_works > len(self._unstored)
                     or self._in_flight
                     or self._readbacks
-                    or self._relist_needed
+                    or self._relist.needed
                 )
         return bool(
             self._results
@@ -169,7 +169,7 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
             or self._in_flight
             or self._queue
             or self._readbacks
-            or self._relist_needed
+            or self._relist.needed
         )
 
     @property
@@ -178,14 +178,40 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
         return tuple(flight.request for flight in self._in_flight.values())
 
     @property
-    def resource_version(self) -> str | None:
-        """Watch from here (None: from a fresh list; a 410 resets it)."""
-        return self._resource_version
+    def watched_namespaces(self) -> tuple[str | None, ...]:
+        """The namespace of each watch to run, one stream each (None: one watch of every
+        namespace): ``ExecutorConfig.watched_namespaces``."""
+        return self.config.watched_namespaces
+
+    def resource_version(self, namespace: str | None = None) -> str | None:
+        """Where the watch of ``namespace`` resumes from (None: from now, with the pods
+        there are as ADDED events). The core owns these: each watch line it is fed moves
+        its watch's, a re-list sets each to its list's, an ERROR clears them all. With one
+        watch, ``namespace`` may be left out; a namespace not watched is a ``ValueError``."""
+        return self._resource_versions.get(self._watch(namespace))
+
+    @property
+    def relists(self) -> int:
+        """How many re-lists have ended: a watch stream started before the last one is
+        stale (its lines are older than the list), so drop what it still delivers and
+        start it again from :meth:`resource_version`."""
+        return self._relist.ended
+
+    def _watch(self, namespace: str | None) -> str | None:
+        """The watch ``namespace`` names (None: the core's one watch)."""
+        watched = self.config.watched_namespaces
+        if namespace in watched:
+            return namespace
+        if namespace is None and len(watched) == 1:
+            return watched[0]
+        if namespace is None:
+            raise ValueError(f"name the watch: the core watches {', '.join(map(str, watched))}")
+        raise ValueError(f"namespace {namespace!r} is not watched (watched: {watched})")
 
     @property
     def is_relisting(self) -> bool:
         """A re-list is needed or under way: do not restart the watch until it is done."""
-        return self._relist_needed
+        return self._relist.needed
 
     # --- inputs -----------------------------------------------------------------------
 
@@ -212,31 +238,48 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
         self._generation += 1
         self._queue.append(_Queued(job))
 
-    def feed_event(self, event: object, *, now: datetime.datetime | None = None) -> Resolution:
-        """A watch event: a raw JSON line (``str`` or ``bytes``), a dict or a ``V1Pod`` event.
+    def feed_event(
+        self,
+        line: str | bytes,
+        *,
+        now: datetime.datetime | None = None,
+        namespace: str | None = None,
+    ) -> Resolution:
+        """A line of the pod watch of ``namespace`` (None: the core's one watch), as the
+        API server sent it: JSON text, ``str`` or ``bytes``.
 
-        Returns how it was read (for logs); never raises. A 410 or any other ERROR event
-        makes the core ask for a re-list (:class:`ListPods`).
+        Every watch reaches the decisions this one way: the line is decoded only as far
+        as the rules read it (:func:`~k8s_workloads.watch.events.resolve_event_json`),
+        and its resource version becomes its watch's (:meth:`resource_version`). Returns
+        how it was read (for logs); never raises for what the line holds (a line that is
+        not JSON is ``MALFORMED``). A 410 or any other ERROR event makes the core ask
+        for a re-list (:class:`ListPods`, one a watched namespace). A line that is not
+        text, or a namespace not watched, is a ``TypeError`` or ``ValueError``.
         """
-        if isinstance(event, (bytes, bytearray)):
-            event = bytes(event).decode("utf-8", "replace")
-        if isinstance(event, str):  # decoded only as far as resolution reads it
-            resolution = resolve_event_json(event, config=self._resolver, now=now)
+        watch = self._watch(namespace)
+        if isinstance(line, (bytes, bytearray, memoryview)):
+            text = bytes(line).decode("utf-8", "replace")
+        elif isinstance(line, str):
+            text = line
         else:
-            resolution = resolve_event(event, config=self._resolver, now=now)
-        self._take(resolution)
+            raise TypeError(
+                f"feed_event takes a watch line (str or bytes), got {type(line).__name__}: "
+                "pass the line as the API server sent it"
+            )
+        resolution = resolve_event_json(text, config=self._resolver, now=now)
+        self._take(resolution, watch)
         return resolution
 
-    def _take(self, resolution: Resolution) -> None:
+    def _take(self, resolution: Resolution, watch: str | None) -> None:
         outcome = resolution.outcome
         if outcome in {Outcome.RESYNC, Outcome.WATCH_ERROR}:
             # The provider restarts its watch from "0" after any ERROR event; here the
             # re-list also finds the pods that vanished in the gap.
-            self._resource_version = None
-            self._relist_needed = True
+            self._resource_versions.clear()
+            self._relist.needed = True
             return
         if resolution.resource_version:
-            self._resource_version = resolution.resource_version
+            self._resource_versions[watch] = resolution.resource_version
         if self._unresolved:  # a creation being read back: the watch saw its pod
             where = (resolution.namespace or "", resolution.pod_name or "")
             record = self._unresolved.get(where)
@@ -281,14 +324,24 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
         pods: Iterable[Mapping[str, Any]],
         resource_version: str | None = None,
     ) -> None:
-        """The answer to a re-list: every listed pod (manifests) and the list's version.
+        """The answer to a re-list's list of one watched namespace: its pods (manifests)
+        and the list's version, which that namespace's watch resumes from.
 
-        Each listed pod is read as an ``ADDED`` event (its final events may have been
-        lost), and running workloads whose pods are gone become ``VANISHED`` results.
+        Once every watched namespace is listed, each listed pod is read as an ``ADDED``
+        event (its final events may have been lost), and running workloads whose pods
+        are gone from every list become ``VANISHED`` results.
         """
         flight = self._flight(request, ListPods)
-        listed = list(pods)
+        relist = self._relist
+        relist.pods.extend(pods)
+        if resource_version:
+            relist.versions[request.namespace] = resource_version
         self._land(flight)
+        relist.next += 1
+        if relist.next < len(self.config.watched_namespaces):
+            return  # the next namespace's list is handed out next
+        listed, versions = relist.pods, relist.versions
+        relist.restart()
         # Waiting for their pod: queued, or a creation being read back (not vanished).
         waiting = [entry.job.key for entry in self._queue]
         waiting.extend(record.request.key for record in self._readbacks)
@@ -303,12 +356,14 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
             self._take(
                 resolve_event(
                     {"type": "ADDED", "object": pod}, config=self._resolver, now=self._now
-                )
+                ),
+                None,
             )
         for result in vanished:
             self._results.append(_Pending(result))
-        self._resource_version = resource_version or None
-        self._relist_needed = False
+        self._resource_versions = versions
+        relist.ended += 1
+        relist.needed = False
 
     @property
     def unstored_reports(self) -> tuple[WorkloadKey, ...]:
@@ -364,7 +419,10 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
                     pending.error = error
             return
         if isinstance(request, ListPods):
-            return  # still needed; asked again on the next pass
+            # Still needed: the whole re-list is asked again on the next pass (the
+            # lists it had are older than those it will have).
+            self._relist.restart()
+            return
         work = flight.work
         if work is None:
             return
@@ -444,7 +502,7 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
         self._created_this_pass = 0
         self._creation_stopped = False
         self._create_failed.clear()
-        self._relist_asked = False
+        self._relist.asked = False
         if self._backlog:
             self._results.extendleft(reversed(self._backlog))
             self._backlog = []
@@ -461,11 +519,11 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
                 return request
             if self._listing is not None:
                 return Waiting(len(self._in_flight))  # a re-list runs alone
-            if self._relist_needed and not self._relist_asked:
+            if self._relist.needed and (not self._relist.asked or self._relist.next):
                 if self._in_flight:
                     return Waiting(len(self._in_flight))
-                self._relist_asked = True
-                namespace = None if self.config.watch_all_namespaces else self.config.namespace
+                self._relist.asked = True  # once a pass; a re-list's next list goes on
+                namespace = self.config.watched_namespaces[self._relist.next]
                 listing = ListPods(namespace, watcher_selector(self.config.scheduler_id))
                 return self._launch(listing, implicit=implicit)
             if self._results and self._reading is None:

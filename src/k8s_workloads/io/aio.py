@@ -362,16 +362,18 @@ class AsyncWatch:
     """The core's pod watch on the event loop, feeding ``driver``'s core and waking it.
 
     It watches the pods the core's selector names
-    (:func:`~k8s_workloads.pods.labels.watcher_selector`), in the core's namespace or in
-    every one (``watch_all_namespaces``), through ``api`` (``kubernetes_asyncio``'s
-    ``CoreV1Api``), from :attr:`ExecutorCore.resource_version
+    (:func:`~k8s_workloads.pods.labels.watcher_selector`) in ``namespace``, one of the
+    core's watched namespaces (``ExecutorConfig.watched_namespaces``; None: the core's
+    one watch, of its namespace or of every one), through ``api``
+    (``kubernetes_asyncio``'s ``CoreV1Api``), from :meth:`ExecutorCore.resource_version
     <k8s_workloads.executor.ExecutorCore.resource_version>` (None: from now, every pod
     first as ``ADDED``). Each event's line goes to :meth:`ExecutorCore.feed_event
     <k8s_workloads.executor.ExecutorCore.feed_event>` as the bytes it came as (the
-    core's JSON path: no model is built), then :meth:`AsyncDriver.wake`. After an
+    core's one path from bytes to decisions), then :meth:`AsyncDriver.wake`. After an
     ``ERROR`` (a 410: the version is gone; a 410 answer to the watch call itself reads
     the same) the core re-lists: the watch waits until the driver has performed the
-    re-list, then watches from the list's version. Bookmarks, the 5-10 minute server
+    re-list, then watches from the list's version; a stream from before the last
+    re-list (another watch's ERROR) is ended unread. Bookmarks, the 5-10 minute server
     timeout, a silent connection replaced after :attr:`read_timeout` seconds and the
     1 s to 30 s backoff with jitter are the Airflow watcher's
     (:mod:`k8s_workloads.io.watching`); an outage is a warning per failed attempt, on
@@ -395,12 +397,16 @@ class AsyncWatch:
         driver: AsyncDriver,
         api: Any,  # noqa: ANN401 - kubernetes_asyncio's CoreV1Api (untyped)
         *,
+        namespace: str | None = None,
         connect_timeout: float = 10.0,
         rng: random.Random | None = None,
         log: logging.Logger | None = None,
     ) -> None:
         self.driver = driver
         self.core = driver.core
+        self.core.resource_version(namespace)  # a namespace not watched: ValueError
+        self.namespace = self.core.watched_namespaces[0] if namespace is None else namespace
+        """The namespace watched (None: every namespace)."""
         self.api = api
         self.connect_timeout = connect_timeout
         self.rng = rng or random.Random()  # noqa: S311 - spreading restarts, not secrets
@@ -412,12 +418,6 @@ class AsyncWatch:
         self._stopping = False
         self._stopped: asyncio.Future[None] | None = None
         driver._watches.append(self)  # noqa: SLF001 - its stop() and abort() stop this
-
-    @property
-    def namespace(self) -> str | None:
-        """The namespace watched (None: every namespace)."""
-        config = self.core.config
-        return None if config.watch_all_namespaces else config.namespace
 
     def stop(self) -> None:
         """Stop watching: an open stream is closed, :meth:`run` returns."""
@@ -481,7 +481,7 @@ class AsyncWatch:
         }
         if selector.field_selector:
             kwargs["field_selector"] = selector.field_selector
-        version = self.core.resource_version
+        version = self.core.resource_version(self.namespace)
         if version:
             kwargs["resource_version"] = version
         namespace = self.namespace
@@ -506,7 +506,13 @@ class AsyncWatch:
     async def _read(self, response: Any) -> bool:  # noqa: ANN401 - aiohttp's ClientResponse
         """Feed every line of the stream; True once it ended, False when a re-list ended
         it early or the watch was stopped."""
-        core, wake, clock = self.core, self.driver.wake, self.driver.clock
+        core, wake, clock, namespace = (
+            self.core,
+            self.driver.wake,
+            self.driver.clock,
+            self.namespace,
+        )
+        relists = core.relists  # a re-list after this: the stream is older than its list
         buffer = bytearray()
         async for chunk in response.content.iter_any():
             buffer += chunk
@@ -516,16 +522,21 @@ class AsyncWatch:
                 start = end + 1
                 if not line.strip():
                     continue
-                if self._stopping:
+                if self._stopping or self._outdated(relists):
                     return False
                 self._delivered = True
                 self.lines += 1
-                core.feed_event(line, now=clock())
+                core.feed_event(line, now=clock(), namespace=namespace)
                 wake()
                 if core.is_relisting:  # an ERROR: the stream ends; watch after the re-list
                     return False
             del buffer[:start]
         return True
+
+    def _outdated(self, relists: int) -> bool:
+        """Whether a stream started at the core's ``relists`` is to end unread: a re-list
+        is under way (watch after it) or ended since (the stream is older than its list)."""
+        return self.core.is_relisting or self.core.relists != relists
 
     def _refused(self, response: Any, body: bytes) -> None:  # noqa: ANN401 - ClientResponse
         """The watch call was answered with an error: a 410 (the version is gone) is the
@@ -539,7 +550,8 @@ class AsyncWatch:
                 document = None
             if not isinstance(document, dict):
                 document = {"kind": "Status", "code": 410, "reason": "Expired"}
-            self.core.feed_event({"type": "ERROR", "object": document}, now=self.driver.clock())
+            event = json.dumps({"type": "ERROR", "object": document})
+            self.core.feed_event(event, now=self.driver.clock(), namespace=self.namespace)
             self._delivered = True
             self.driver.wake()
             return

@@ -50,6 +50,7 @@ workloads by key, the scheduler's core ...); none of them knows :class:`Simulati
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import random
 from typing import TYPE_CHECKING, Any, cast
@@ -257,7 +258,7 @@ class Simulation:
         return self.cluster.watch(
             core.config.namespace,
             label_selector=selector.label_selector,
-            resource_version=core.resource_version,
+            resource_version=core.resource_version(),
         )
 
     def stop_scheduler(self, why: str) -> None:
@@ -600,7 +601,10 @@ class Simulation:
     def handle_event(self, event: Manifest) -> None:
         sched = self.scheduler
         self.events_processed += 1
-        resolution = sched.core.feed_event(event, now=self.moment())
+        # Fed as the kit's watch streams it (FakeWatch.lines): the one way every watch
+        # reaches the core. ASCII-escaped, so a scenario's lone surrogate stays a value.
+        line = json.dumps(event, separators=(",", ":"))
+        resolution = sched.core.feed_event(line, now=self.moment())
         if resolution.outcome in {Outcome.RESYNC, Outcome.WATCH_ERROR}:
             self.journal.log(
                 "watch",

@@ -47,7 +47,8 @@ class PassReport:
 class CoreDriver:
     """An executor made of an :class:`ExecutorCore`, a :class:`FakeCluster` and a
     :class:`FakeAirflowDB`: it watches the cluster, feeds the core and performs its
-    requests. ``perform`` is the whole mapping from requests to calls."""
+    requests. ``perform`` is the whole mapping from requests to calls. It runs the one
+    watch of a core that has one (``ExecutorConfig.watched_namespaces``)."""
 
     def __init__(self, core: ExecutorCore, cluster: FakeCluster, db: FakeAirflowDB) -> None:
         self.core = core
@@ -56,17 +57,14 @@ class CoreDriver:
         self.calls = ClusterCalls(cluster)
         self.watch: FakeWatch = self._start_watch()
 
-    def _namespace(self) -> str | None:
-        config = self.core.config
-        return None if config.watch_all_namespaces else config.namespace
-
     def _start_watch(self) -> FakeWatch:
+        (namespace,) = self.core.watched_namespaces
         selector = watcher_selector(self.core.config.scheduler_id)
         return self.cluster.watch(
-            self._namespace(),
+            namespace,
             label_selector=selector.label_selector,
             field_selector=selector.field_selector,
-            resource_version=self.core.resource_version,
+            resource_version=self.core.resource_version(namespace),
         )
 
     def deliver(self, *, now: datetime.datetime, limit: int | None = None) -> int:
