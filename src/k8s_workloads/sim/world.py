@@ -603,8 +603,8 @@ class Simulation:
         self.events_processed += 1
         # Fed as the kit's watch streams it (FakeWatch.lines): the one way every watch
         # reaches the core. ASCII-escaped, so a scenario's lone surrogate stays a value.
-        line = json.dumps(event, separators=(",", ":"))
-        resolution = sched.core.feed_event(line, now=self.moment())
+        text = json.dumps(event, separators=(",", ":"))
+        resolution = sched.core.feed_event(text, now=self.moment())
         if resolution.outcome in {Outcome.RESYNC, Outcome.WATCH_ERROR}:
             self.journal.log(
                 "watch",
