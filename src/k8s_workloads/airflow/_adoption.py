@@ -3,9 +3,10 @@
 callbacks), and the callbacks they queued that have no pod yet, run again exactly once
 across live schedulers (the holder mark on a callback's row, :meth:`_Adoption.claim_callback`).
 
-:class:`_Adoption` is a part the executor holds, given what it uses: the core's adoption
-(:class:`_AdoptingCore`), the pod lists, this scheduler's id, and callables for the rest
-(the other live schedulers, the workload signer, running or failing a callback, a pass).
+:class:`_Adoption` is a part the executor holds, given what it uses: the core
+(:class:`~k8s_workloads.executor.ExecutorCore`), the pod lists, this scheduler's id, and
+callables for the rest (the other live schedulers, the workload signer, running or failing
+a callback, a pass).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import datetime
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.airflow._runtime import (
     _AIRFLOW_VERSION,
@@ -35,40 +36,19 @@ if TYPE_CHECKING:
 
     from k8s_workloads.airflow._reads import _PodLists
     from k8s_workloads.decisions.adoption import AdoptionPlan
-    from k8s_workloads.pods.labels import PodSelector
+    from k8s_workloads.executor import ExecutorCore
 
-__all__ = ["_AdoptingCore", "_Adoption"]
+__all__ = ["_Adoption"]
 
 _Relaunches = tuple[list[Any], list[tuple[str, str, str]]]
 """Orphaned callbacks taken over: the workloads to run, and ``(id, holder, why)`` of those
 that fail."""
 
 
-class _AdoptingCore(Protocol):
-    """What adoption asks of the core (:class:`~k8s_workloads.executor.ExecutorCore`)."""
-
-    def adopt(
-        self,
-        pods: Iterable[Mapping[str, Any]],
-        *,
-        alive_scheduler_ids: Iterable[str | int] = (),
-        expected_task_keys: Iterable[TaskInstanceKey] | None = None,
-        expected_callback_keys: Iterable[CallbackKey] | None = None,
-    ) -> AdoptionPlan: ...
-
-    def adoption_selectors(
-        self,
-        dead_scheduler_ids: Iterable[str | int] = (),
-        alive_scheduler_ids: Iterable[str | int] = (),
-    ) -> tuple[PodSelector, ...]: ...
-
-    def not_adopted(self, expected: Iterable[TaskInstanceKey]) -> list[TaskInstanceKey]: ...
-
-
 class _Adoption:
     """Adoption of dead schedulers' pods and callbacks.
 
-    ``core``: the core's adoption; ``pods``: the pod lists of the watched namespaces;
+    ``core``: the executor's core; ``pods``: the pod lists of the watched namespaces;
     ``scheduler_id``: this scheduler's job id; ``supports_callbacks``: whether this Airflow
     runs callbacks on executors (3.3+); ``alive_others``: the other live schedulers' job
     ids (the provider's query); ``generator``: what the scheduler signs workloads with;
@@ -79,7 +59,7 @@ class _Adoption:
     def __init__(
         self,
         *,
-        core: _AdoptingCore,
+        core: ExecutorCore,
         pods: _PodLists,
         scheduler_id: str,
         supports_callbacks: bool,
