@@ -16,6 +16,8 @@ import datetime
 import time
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from k8s_workloads.airflow._runtime import (
     _AIRFLOW_VERSION,
     _HOLDER,
@@ -45,6 +47,7 @@ _Relaunches = tuple[list[Any], list[tuple[str, str, str]]]
 that fail."""
 
 
+@attrs.define(kw_only=True, eq=False, slots=False)  # tests replace a method on one
 class _Adoption:
     """Adoption of dead schedulers' pods and callbacks.
 
@@ -56,36 +59,26 @@ class _Adoption:
     that cannot run again; ``perform``: a pass performing the core's requests, to the end.
     """
 
-    def __init__(
-        self,
-        *,
-        core: ExecutorCore,
-        pods: _PodLists,
-        scheduler_id: str,
-        supports_callbacks: bool,
-        alive_others: Callable[[], Iterable[str | int]],
-        generator: Callable[[], Any],
-        run_callback: Callable[[Any], None],
-        fail_callback: Callable[[CallbackKey, str], None],
-        perform: Callable[[], None],
-        log: logging.Logger | logging.LoggerAdapter[Any],
-    ) -> None:
-        self.core = core
-        self.pods = pods
-        self.scheduler_id = scheduler_id
-        self.supports_callbacks = supports_callbacks
-        self.alive_others = alive_others
-        self.generator = generator
-        self.run_callback = run_callback
-        self.fail_callback = fail_callback
-        self.perform = perform
-        self.log = log
-        self.last_scan = float("-inf")  # the first sync() looks for orphans
-        """When the last scan for orphans started (``time.monotonic()``)."""
-        self.scan: concurrent.futures.Future[Any] | None = None
-        self.background = concurrent.futures.ThreadPoolExecutor(
+    core: ExecutorCore
+    pods: _PodLists
+    scheduler_id: str
+    supports_callbacks: bool
+    alive_others: Callable[[], Iterable[str | int]]
+    generator: Callable[[], Any]
+    run_callback: Callable[[Any], None]
+    fail_callback: Callable[[CallbackKey, str], None]
+    perform: Callable[[], None]
+    log: logging.Logger | logging.LoggerAdapter[Any]
+    last_scan: float = attrs.field(init=False, default=float("-inf"))
+    """When the last scan for orphans started (``time.monotonic()``; the first sync()
+    looks for orphans)."""
+    scan: concurrent.futures.Future[Any] | None = attrs.field(init=False, default=None)
+    background: concurrent.futures.ThreadPoolExecutor = attrs.field(
+        init=False,
+        factory=lambda: concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="k8s-workloads-orphans"
-        )
+        ),
+    )
 
     def claim_callback(self, workload: Any, session: Any) -> bool:  # noqa: ANN401 - Airflow's
         """Record on the callback's row that this scheduler holds it; False: another does.
