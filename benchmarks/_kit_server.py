@@ -42,7 +42,7 @@ import urllib.parse
 from collections import Counter
 from typing import Any
 
-from k8s_workloads.testing import FakeApiServer, FakeCluster, FaultRate, Kubelet
+from k8s_workloads.testing import STATS_PATH, FakeApiServer, FakeCluster, FaultRate, Kubelet
 from k8s_workloads.testing import server as kit_server
 
 
@@ -77,7 +77,7 @@ def handler(deletes: Deletes, network: Network | None = None) -> type[Any]:
 
     class Handler(base):  # type: ignore[misc]
         def _route(self, method: str, path: str, query: dict[str, list[str]]) -> None:
-            if method == "GET" and path == kit_server.STATS_PATH:
+            if method == "GET" and path == STATS_PATH:
                 document = self.server.stats.snapshot().to_json() | deletes.document()
                 if network is not None:
                     document |= network.document()

@@ -17,9 +17,9 @@ import yaml
 
 from k8s_workloads import compat
 from k8s_workloads.cli import main
+from k8s_workloads.display import REDACTED
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods.codec import annotations_to_key
-from k8s_workloads.pods.payload import REDACTED
 from k8s_workloads.pods.validation import validate_manifest
 from tests.support.cli import CALLBACK_ID, run
 

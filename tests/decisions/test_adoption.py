@@ -17,11 +17,17 @@ from hypothesis import strategies as st
 
 from k8s_workloads.config import DecisionConfig
 from k8s_workloads.decisions import decide
-from k8s_workloads.decisions.actions import DeletePod, EmitEvent, FreeSlot, Ignore, PatchLabels
+from k8s_workloads.decisions.actions import (
+    DeletePod,
+    EmitEvent,
+    FreeSlot,
+    Ignore,
+    PatchLabels,
+    TrackRunning,
+)
 from k8s_workloads.decisions.adoption import (
     AdoptionPlan,
     SkippedPod,
-    TrackRunning,
     adoption_selectors,
     plan_adoption,
     plan_relist,

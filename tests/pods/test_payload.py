@@ -14,6 +14,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from k8s_workloads.display import REDACTED
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.pods import (
     EXECUTE_WORKLOAD_MODULE,
@@ -23,7 +24,6 @@ from k8s_workloads.pods import (
 from k8s_workloads.pods import payload as payload_module
 from k8s_workloads.pods.codec import annotations_to_key
 from k8s_workloads.pods.payload import (
-    REDACTED,
     WORKLOAD_JSON_PATH,
     WORKLOAD_MOUNT_PATH,
     InvalidWorkloadJSON,

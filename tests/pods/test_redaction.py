@@ -11,12 +11,12 @@ from typing import Any
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 
+from k8s_workloads.display import REDACTED
 from k8s_workloads.pods import (
     EXECUTE_WORKLOAD_MODULE,
     workload_command_args,
 )
 from k8s_workloads.pods.payload import (
-    REDACTED,
     json_path_command_args,
     secure_workload_payload,
 )

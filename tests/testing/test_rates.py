@@ -17,9 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k8s_workloads import InvalidConfig
-from k8s_workloads.testing import FakeApiServer, FakeCluster, FaultRate, ServerStats
+from k8s_workloads.testing import STATS_PATH, FakeApiServer, FakeCluster, FaultRate, ServerStats
 from k8s_workloads.testing._rates import FaultDraws
-from k8s_workloads.testing.server import STATS_PATH
 
 NS = "airflow"
 SPEC = {"containers": [{"name": "base", "image": "apache/airflow:3.3.2"}]}

@@ -3,9 +3,10 @@
 callbacks), and the callbacks they queued that have no pod yet, run again exactly once
 across live schedulers (the holder mark on a callback's row, :meth:`_Adoption.claim_callback`).
 
-:class:`_Adoption` is a part the executor holds, given what it uses: the core's adoption
-(:class:`_AdoptingCore`), the pod lists, this scheduler's id, and callables for the rest
-(the other live schedulers, the workload signer, running or failing a callback, a pass).
+:class:`_Adoption` is a part the executor holds, given what it uses: the core
+(:class:`~k8s_workloads.executor.ExecutorCore`), the pod lists, this scheduler's id, and
+callables for the rest (the other live schedulers, the workload signer, running or failing
+a callback, a pass).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from __future__ import annotations
 import concurrent.futures
 import datetime
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from k8s_workloads.airflow._runtime import (
     _AIRFLOW_VERSION,
@@ -35,40 +38,20 @@ if TYPE_CHECKING:
 
     from k8s_workloads.airflow._reads import _PodLists
     from k8s_workloads.decisions.adoption import AdoptionPlan
-    from k8s_workloads.pods.labels import PodSelector
+    from k8s_workloads.executor import ExecutorCore
 
-__all__ = ["_AdoptingCore", "_Adoption"]
+__all__ = ["_Adoption"]
 
 _Relaunches = tuple[list[Any], list[tuple[str, str, str]]]
 """Orphaned callbacks taken over: the workloads to run, and ``(id, holder, why)`` of those
 that fail."""
 
 
-class _AdoptingCore(Protocol):
-    """What adoption asks of the core (:class:`~k8s_workloads.executor.ExecutorCore`)."""
-
-    def adopt(
-        self,
-        pods: Iterable[Mapping[str, Any]],
-        *,
-        alive_scheduler_ids: Iterable[str | int] = (),
-        expected_task_keys: Iterable[TaskInstanceKey] | None = None,
-        expected_callback_keys: Iterable[CallbackKey] | None = None,
-    ) -> AdoptionPlan: ...
-
-    def adoption_selectors(
-        self,
-        dead_scheduler_ids: Iterable[str | int] = (),
-        alive_scheduler_ids: Iterable[str | int] = (),
-    ) -> tuple[PodSelector, ...]: ...
-
-    def not_adopted(self, expected: Iterable[TaskInstanceKey]) -> list[TaskInstanceKey]: ...
-
-
+@attrs.define(kw_only=True, eq=False, slots=False)  # tests replace a method on one
 class _Adoption:
     """Adoption of dead schedulers' pods and callbacks.
 
-    ``core``: the core's adoption; ``pods``: the pod lists of the watched namespaces;
+    ``core``: the executor's core; ``pods``: the pod lists of the watched namespaces;
     ``scheduler_id``: this scheduler's job id; ``supports_callbacks``: whether this Airflow
     runs callbacks on executors (3.3+); ``alive_others``: the other live schedulers' job
     ids (the provider's query); ``generator``: what the scheduler signs workloads with;
@@ -76,36 +59,26 @@ class _Adoption:
     that cannot run again; ``perform``: a pass performing the core's requests, to the end.
     """
 
-    def __init__(
-        self,
-        *,
-        core: _AdoptingCore,
-        pods: _PodLists,
-        scheduler_id: str,
-        supports_callbacks: bool,
-        alive_others: Callable[[], Iterable[str | int]],
-        generator: Callable[[], Any],
-        run_callback: Callable[[Any], None],
-        fail_callback: Callable[[CallbackKey, str], None],
-        perform: Callable[[], None],
-        log: logging.Logger | logging.LoggerAdapter[Any],
-    ) -> None:
-        self.core = core
-        self.pods = pods
-        self.scheduler_id = scheduler_id
-        self.supports_callbacks = supports_callbacks
-        self.alive_others = alive_others
-        self.generator = generator
-        self.run_callback = run_callback
-        self.fail_callback = fail_callback
-        self.perform = perform
-        self.log = log
-        self.last_scan = float("-inf")  # the first sync() looks for orphans
-        """When the last scan for orphans started (``time.monotonic()``)."""
-        self.scan: concurrent.futures.Future[Any] | None = None
-        self.background = concurrent.futures.ThreadPoolExecutor(
+    core: ExecutorCore
+    pods: _PodLists
+    scheduler_id: str
+    supports_callbacks: bool
+    alive_others: Callable[[], Iterable[str | int]]
+    generator: Callable[[], Any]
+    run_callback: Callable[[Any], None]
+    fail_callback: Callable[[CallbackKey, str], None]
+    perform: Callable[[], None]
+    log: logging.Logger | logging.LoggerAdapter[Any]
+    last_scan: float = attrs.field(init=False, default=float("-inf"))
+    """When the last scan for orphans started (``time.monotonic()``; the first sync()
+    looks for orphans)."""
+    scan: concurrent.futures.Future[Any] | None = attrs.field(init=False, default=None)
+    background: concurrent.futures.ThreadPoolExecutor = attrs.field(
+        init=False,
+        factory=lambda: concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="k8s-workloads-orphans"
-        )
+        ),
+    )
 
     def claim_callback(self, workload: Any, session: Any) -> bool:  # noqa: ANN401 - Airflow's
         """Record on the callback's row that this scheduler holds it; False: another does.

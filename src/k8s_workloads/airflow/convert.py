@@ -24,10 +24,6 @@ from k8s_workloads.keys import CallbackKey, GenericKey, InvalidKey, TaskInstance
 from k8s_workloads.states import CallbackState, TaskInstanceState, state_class_for_key
 
 __all__ = [
-    "AirflowCallbackKey",
-    "AirflowCallbackState",
-    "AirflowTaskInstanceKey",
-    "AirflowTaskInstanceState",
     "ConversionError",
     "from_airflow_key",
     "from_airflow_state",

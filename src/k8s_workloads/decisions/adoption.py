@@ -73,7 +73,6 @@ if TYPE_CHECKING:
 __all__ = [
     "AdoptionPlan",
     "SkippedPod",
-    "TrackRunning",
     "adoption_selectors",
     "plan_adoption",
     "plan_relist",

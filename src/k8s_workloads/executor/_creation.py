@@ -61,6 +61,7 @@ from k8s_workloads.executor._base import _CoreBase
 from k8s_workloads.executor._records import (
     _FINAL,
     _args_workload,
+    _ErrorParts,
     _Flight,
     _Pending,
     _Queued,
@@ -120,7 +121,7 @@ class _Creation(_CoreBase):
         self._land(flight)
         if status is not None:
             delivery = Delivery.ANSWERED
-        parts = (status, body, headers, reason)
+        parts = _ErrorParts(status, body, headers, reason)
         self._create_failure(flight, delivery or Delivery.UNKNOWN, parts)
 
     def pod_read(self, request: ReadPod, pod: Mapping[str, Any] | None) -> None:
@@ -138,20 +139,19 @@ class _Creation(_CoreBase):
         self,
         flight: _Flight,
         delivery: Delivery,
-        parts: tuple[int | None, object, Mapping[str, str] | None, str | None],
+        parts: _ErrorParts,
     ) -> None:
         """The first table of :mod:`~k8s_workloads.decisions.creation_errors`."""
-        status, body, headers, reason = parts
         request = flight.request
         resend = isinstance(request, CreatePod) and request.resend
-        step = after_create_failure(delivery, status, body, resend=resend)
+        step = after_create_failure(delivery, parts.status, parts.body, resend=resend)
         if step is AfterCreateFailure.WAIT:
-            self._create_unsent(flight, reason)
+            self._create_unsent(flight, parts.reason)
         elif step is AfterCreateFailure.READ_BACK:
-            self._start_read_back(flight, status, body, headers, reason)
+            self._start_read_back(flight, parts)
         else:
             self._unreachable = 0
-            self._create_error(flight, status, body, headers, reason)
+            self._create_error(flight, *parts)
 
     def _create_unsent(self, flight: _Flight, reason: str | None) -> None:
         """The creation never reached the API server: not a publish attempt. The job goes
@@ -219,14 +219,7 @@ class _Creation(_CoreBase):
         if implicit:
             self._create_failed.add(entry.job.key)
 
-    def _start_read_back(
-        self,
-        flight: _Flight,
-        status: int | None,
-        body: object,
-        headers: Mapping[str, str] | None,
-        reason: str | None,
-    ) -> None:
+    def _start_read_back(self, flight: _Flight, parts: _ErrorParts) -> None:
         """No clear answer: whether the pod exists is read back before anything else
         happens to its workload (which stays busy until then)."""
         request, entry = flight.request, flight.entry
@@ -234,11 +227,12 @@ class _Creation(_CoreBase):
         assert entry is not None  # noqa: S101
         key = request.key
         self._busy[key] = self._busy.get(key, 0) + 1
-        record = _ReadBack(entry, request, status, body, headers, reason, revoked=flight.revoked)
+        record = _ReadBack(entry, request, parts, revoked=flight.revoked)
         self._readbacks.append(record)
         self._unresolved[request.namespace, request.pod_name] = record
         if self.on_decision is not None:
-            what = f"HTTP {status}" if status is not None else (reason or "no answer")
+            status = parts.status
+            what = f"HTTP {status}" if status is not None else (parts.reason or "no answer")
             ignore = Ignore(f"pod creation unanswered ({what}): reading the pod back")
             decision = Decision((), self._attempts, ignore)
             self.on_decision(Handled(key, "create unknown", decision, pod_name=request.pod_name))
@@ -278,7 +272,9 @@ class _Creation(_CoreBase):
             and attempt.job is entry.job
         )
         earlier = (sent.namespace, sent.pod_name) in self._cleaned or _requeued(attempt, pod)
-        step = after_read_back(pod, sent.pod, record.status, earlier=earlier, seen=record.seen)
+        step = after_read_back(
+            pod, sent.pod, record.parts.status, earlier=earlier, seen=record.seen
+        )
         if step is AfterReadBack.CREATED:
             self._create_retries.pop(key, None)
             if self.on_decision is not None:
@@ -315,7 +311,7 @@ class _Creation(_CoreBase):
             self._send_again(entry, None, implicit=implicit)
         else:
             flight = _Flight(sent, implicit=implicit, entry=entry)
-            self._create_error(flight, record.status, record.body, record.headers, record.reason)
+            self._create_error(flight, *record.parts)
 
     def create_skipped(self, request: CreatePod, reason: str) -> None:
         """``request``'s pod was not created, on purpose: the workload is stale (its task

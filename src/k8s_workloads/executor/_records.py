@@ -4,7 +4,7 @@ actions, a request in flight) and how it reads a failed call's error."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import attrs
 
@@ -58,10 +58,8 @@ class _ReadBack:
 
     entry: _Queued
     request: CreatePod
-    status: int | None
-    body: object = None
-    headers: Mapping[str, str] | None = None
-    reason: str | None = None
+    parts: _ErrorParts
+    """The creation's error."""
     failures: int = 0
     """Read backs that failed: each waits longer before the next."""
     not_before: datetime.datetime | None = None
@@ -167,9 +165,17 @@ def _args_workload(args: list[str]) -> str | None:
     return None
 
 
-def _error_parts(
-    error: BaseException,
-) -> tuple[int | None, object, Mapping[str, str] | None, str | None] | None:
+class _ErrorParts(NamedTuple):
+    """A failed API call's HTTP ``status`` (None: a connection error), ``body``,
+    ``headers`` and ``reason``: what the creation tables read of it."""
+
+    status: int | None
+    body: object = None
+    headers: Mapping[str, str] | None = None
+    reason: str | None = None
+
+
+def _error_parts(error: BaseException) -> _ErrorParts | None:
     """An API error's status, body, headers and reason; None when it is no API error.
 
     An error with an HTTP ``status`` (``ApiException`` carries the four as attributes) is
@@ -184,14 +190,14 @@ def _error_parts(
     if isinstance(status, int) and not isinstance(status, bool):
         headers = getattr(error, "headers", None)
         reason = getattr(error, "reason", None)
-        return (
+        return _ErrorParts(
             status,
             getattr(error, "body", None),
             headers if isinstance(headers, Mapping) else None,
             reason if isinstance(reason, str) else None,
         )
     if is_transport_error(error):
-        return None, None, None, str(error) or type(error).__name__
+        return _ErrorParts(None, reason=str(error) or type(error).__name__)
     return None
 
 
@@ -201,8 +207,9 @@ def _transient(error: BaseException) -> bool:
     parts = _error_parts(error)
     if parts is None:
         return False
-    status, body, headers, reason = parts
-    verdict = classify_create_error(status, body, headers, reason=reason, config=_ALWAYS_RETRY)
+    verdict = classify_create_error(
+        parts.status, parts.body, parts.headers, reason=parts.reason, config=_ALWAYS_RETRY
+    )
     return verdict.retry
 
 

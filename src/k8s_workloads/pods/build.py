@@ -173,8 +173,7 @@ class PodTemplate:
         rng: random.Random | None = None,
     ) -> Manifest:
         """:func:`construct_callback_pod` over this template (the same pod and errors)."""
-        return _callback_pod(
-            self,
+        return construct_callback_pod(
             callback_id=callback_id,
             namespace=namespace,
             scheduler_job_id=scheduler_job_id,
@@ -184,6 +183,7 @@ class PodTemplate:
             dag_id=dag_id,
             run_id=run_id,
             pod_id=pod_id,
+            base_worker_pod=self,
             mutation_hook=mutation_hook,
             rng=rng,
         )
@@ -358,7 +358,7 @@ def construct_callback_pod(
     kube_image: str | None,
     args: Sequence[str],
     airflow_version: VersionLike,
-    base_worker_pod: Mapping[str, Any] | None = None,
+    base_worker_pod: PodTemplate | Mapping[str, Any] | None = None,
     dag_id: str | None = None,
     run_id: str | None = None,
     pod_id: str | None = None,
@@ -372,43 +372,13 @@ def construct_callback_pod(
     ``kubernetes_executor=True``, ``airflow-worker=<job id>`` and ``airflow_version``;
     never task annotations. Merged over the global pod template with the task rules; as
     for tasks, a configured ``kube_image`` wins over the template's image, and the pod
-    returned always passes the naming rules and the 1.37 schema. The template is prepared
-    once and kept by content, as for :func:`construct_task_pod`. Raises
+    returned always passes the naming rules and the 1.37 schema. The template (a manifest or
+    a :class:`PodTemplate`) is prepared once and kept by content, as for
+    :func:`construct_task_pod`. Raises
     :class:`~k8s_workloads.compat.CallbackWorkloadsUnsupported` below Airflow 3.3,
     :class:`~k8s_workloads.keys.InvalidKey` for an id that is not a UUID, and the errors
     of :func:`construct_task_pod` (:class:`InvalidPod` first among them).
     """
-    return _callback_pod(
-        base_worker_pod,
-        callback_id=callback_id,
-        namespace=namespace,
-        scheduler_job_id=scheduler_job_id,
-        kube_image=kube_image,
-        args=args,
-        airflow_version=airflow_version,
-        dag_id=dag_id,
-        run_id=run_id,
-        pod_id=pod_id,
-        mutation_hook=mutation_hook,
-        rng=rng,
-    )
-
-
-def _callback_pod(
-    template_source: PodTemplate | Mapping[str, Any] | None,
-    *,
-    callback_id: str,
-    namespace: str,
-    scheduler_job_id: str | int,
-    kube_image: str | None,
-    args: Sequence[str],
-    airflow_version: VersionLike,
-    dag_id: str | None,
-    run_id: str | None,
-    pod_id: str | None,
-    mutation_hook: MutationHook | None,
-    rng: random.Random | None,
-) -> Manifest:
     require_callback_support(airflow_version)
     key = CallbackKey(callback_id)
     secrets = (args,)
@@ -418,7 +388,7 @@ def _callback_pod(
         scheduler_job_id=scheduler_job_id, airflow_version=airflow_version
     )
     annotations, identity = _callback_identity(key, labels, dag_id=dag_id, run_id=run_id)
-    prepared = _template_of(template_source, secrets)._bare  # noqa: SLF001
+    prepared = _template_of(base_worker_pod, secrets)._bare  # noqa: SLF001
     own = _OwnValues(namespace, name, annotations, labels, args, kube_image)
     return prepared.build(own, hook=mutation_hook, identity=identity, secrets=secrets)
 
@@ -461,7 +431,7 @@ def construct_generic_pod(
     scheduler_job_id: str | int,
     kube_image: str | None,
     args: Sequence[str],
-    base_worker_pod: Mapping[str, Any] | None = None,
+    base_worker_pod: PodTemplate | Mapping[str, Any] | None = None,
     pod_override: Mapping[str, Any] | None = None,
     pod_id: str | None = None,
     mutation_hook: MutationHook | None = None,
@@ -470,7 +440,8 @@ def construct_generic_pod(
     """The manifest of a generic workload's pod (a :class:`~k8s_workloads.keys.GenericKey`;
     a new dict): no Airflow version, no Airflow workload.
 
-    The template (``base_worker_pod``) with ``args`` on its ``base`` container, then
+    The template (``base_worker_pod``, a manifest or a :class:`PodTemplate`) with ``args``
+    on its ``base`` container, then
     ``pod_override``, merged by the task rules; the image is the override's first
     container's, else ``kube_image``, else the template's. Annotated ``workload_id=<id>``,
     labelled ``airflow-workload-type=generic``, ``kubernetes_executor=True``,
@@ -482,40 +453,13 @@ def construct_generic_pod(
     :class:`~k8s_workloads.keys.GenericKey` holds, and the errors of
     :func:`construct_task_pod`.
     """
-    return _generic_pod(
-        base_worker_pod,
-        workload_id=workload_id,
-        namespace=namespace,
-        scheduler_job_id=scheduler_job_id,
-        kube_image=kube_image,
-        args=args,
-        pod_override=pod_override,
-        pod_id=pod_id,
-        mutation_hook=mutation_hook,
-        rng=rng,
-    )
-
-
-def _generic_pod(
-    template_source: PodTemplate | Mapping[str, Any] | None,
-    *,
-    workload_id: str,
-    namespace: str,
-    scheduler_job_id: str | int,
-    kube_image: str | None,
-    args: Sequence[str],
-    pod_override: Mapping[str, Any] | None,
-    pod_id: str | None,
-    mutation_hook: MutationHook | None,
-    rng: random.Random | None,
-) -> Manifest:
     key = GenericKey(workload_id)
     secrets = (args,)
     _check_arguments(namespace=namespace, name=pod_id or "", args=args, image=kube_image)
     name = _fit_pod_name(pod_id or _generic_pod_name(key, rng), rng)
     labels = build_labels_for_generic_pod(scheduler_job_id=scheduler_job_id, workload_id=key.id)
     identity = _generic_identity(key, labels)
-    prepared = _template_of(template_source, secrets)._with_override(pod_override, secrets)  # noqa: SLF001
+    prepared = _template_of(base_worker_pod, secrets)._with_override(pod_override, secrets)  # noqa: SLF001
     image = prepared.override_image or kube_image
     own = _OwnValues(namespace, name, dict(identity.annotations), labels, args, image)
     return prepared.build(own, hook=mutation_hook, identity=identity, secrets=secrets)
@@ -560,13 +504,13 @@ def construct_pod(
     built_args = job.command if args is None else args
     if isinstance(key, GenericKey):
         _no_dag_ids(dag_id, run_id, "a generic workload's pod has no {field}")
-        return _generic_pod(
-            base_worker_pod,
+        return construct_generic_pod(
             workload_id=key.id,
             namespace=namespace,
             scheduler_job_id=scheduler_job_id,
             kube_image=image,
             args=built_args,
+            base_worker_pod=base_worker_pod,
             pod_override=job.pod_override,
             pod_id=pod_id,
             mutation_hook=mutation_hook,
@@ -582,14 +526,14 @@ def construct_pod(
         _no_callback_override(job)
         if dag_id is None and run_id is None:
             dag_id, run_id = _callback_ids(job.command)
-        return _callback_pod(
-            base_worker_pod,
+        return construct_callback_pod(
             callback_id=key.id,
             namespace=namespace,
             scheduler_job_id=scheduler_job_id,
             kube_image=image,
             args=built_args,
             airflow_version=airflow_version,
+            base_worker_pod=base_worker_pod,
             dag_id=dag_id,
             run_id=run_id,
             pod_id=pod_id,

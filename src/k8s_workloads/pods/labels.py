@@ -342,12 +342,9 @@ def build_labels_for_callback_pod(
     Callback pods carry no ``dag_id``/``task_id``/``try_number`` labels, so no task
     selector can ever match one.
     """
-    return {
-        WORKLOAD_TYPE_LABEL: CALLBACK_WORKLOAD_TYPE,
-        KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
-        AIRFLOW_WORKER_LABEL: make_safe_label_value(str(scheduler_job_id)),
-        AIRFLOW_VERSION_LABEL: airflow_version_label(airflow_version),
-    }
+    labels = _run_once_labels(CALLBACK_WORKLOAD_TYPE, scheduler_job_id)
+    labels[AIRFLOW_VERSION_LABEL] = airflow_version_label(airflow_version)
+    return labels
 
 
 def build_labels_for_generic_pod(
@@ -362,11 +359,18 @@ def build_labels_for_generic_pod(
     adoption find every kind of pod by them. No ``airflow_version`` label: no Airflow runs
     the workload.
     """
+    labels = _run_once_labels(GENERIC_WORKLOAD_TYPE, scheduler_job_id)
+    labels[WORKLOAD_ID_KEY] = make_safe_label_value(workload_id)
+    return labels
+
+
+def _run_once_labels(workload_type: str, scheduler_job_id: str | int) -> dict[str, str]:
+    """The labels a callback's and a generic workload's pod start with, in their order:
+    workload type, executor marker, owner."""
     return {
-        WORKLOAD_TYPE_LABEL: GENERIC_WORKLOAD_TYPE,
+        WORKLOAD_TYPE_LABEL: workload_type,
         KUBERNETES_EXECUTOR_LABEL: TRUE_LABEL_VALUE,
         AIRFLOW_WORKER_LABEL: make_safe_label_value(str(scheduler_job_id)),
-        WORKLOAD_ID_KEY: make_safe_label_value(workload_id),
     }
 
 

@@ -41,7 +41,7 @@ from typing import Any
 
 import attrs
 
-from k8s_workloads.display import REDACTED, shown
+from k8s_workloads.display import shown
 from k8s_workloads.json_values import as_list, as_map
 from k8s_workloads.pods.validation import (
     DNS1123_SUBDOMAIN_MAX_LENGTH,
@@ -53,7 +53,6 @@ from k8s_workloads.pods.validation import (
 from k8s_workloads.pods.workload import BASE_CONTAINER_NAME, EXECUTE_WORKLOAD_MODULE
 
 __all__ = [
-    "REDACTED",
     "SECRET_SIZE_LIMIT_BYTES",
     "WORKLOAD_FILE_KEY",
     "WORKLOAD_JSON_PATH",

@@ -20,7 +20,6 @@ from k8s_workloads.display import REDACTED, mask_token_shaped
 from k8s_workloads.json_values import as_list, as_map
 
 __all__ = [
-    "REDACTED",
     "Masker",
     "mask_cut",
     "message_masker",

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads.testing._access import Denied
 from k8s_workloads.testing._cluster_store import CALLS
 from k8s_workloads.testing._rates import FaultRate
+from k8s_workloads.testing._routes import STATS_PATH
 from k8s_workloads.testing.cluster import FakeCluster
 from k8s_workloads.testing.database import DatabaseUnavailable, FakeAirflowDB
 from k8s_workloads.testing.driver import CoreDriver, PassReport
@@ -51,7 +52,7 @@ from k8s_workloads.testing.stats import ServerStats
 from k8s_workloads.testing.watch import FakeWatch
 
 if TYPE_CHECKING:
-    from k8s_workloads.testing.server import STATS_PATH, FakeApiServer
+    from k8s_workloads.testing.server import FakeApiServer
 
 __all__ = [
     "CALLS",
@@ -77,7 +78,7 @@ __all__ = [
     "ServerStats",
 ]
 
-_SERVED = frozenset({"STATS_PATH", "FakeApiServer"})
+_SERVED = frozenset({"FakeApiServer"})
 
 
 def __getattr__(name: str) -> Any:  # noqa: ANN401 - one of _SERVED

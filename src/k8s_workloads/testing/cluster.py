@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 from k8s_workloads.testing import _admission, _defaults
 from k8s_workloads.testing._cluster_secrets import ClusterSecrets
 from k8s_workloads.testing._cluster_store import (
-    CALLS,
     STALE,
     conflict,
     locked,
@@ -45,15 +44,15 @@ from k8s_workloads.testing._cluster_store import (
 )
 from k8s_workloads.testing._cluster_watch import ClusterWatches
 from k8s_workloads.testing._patch import PatchError, apply_patch, patch_type
-from k8s_workloads.testing.errors import FAILURES, ApiError, Fault, invalid, status_document
-from k8s_workloads.testing.watch import FakeWatch, _copy
+from k8s_workloads.testing.errors import ApiError, invalid
+from k8s_workloads.testing.watch import _copy
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from k8s_workloads.pods.manifest import Manifest
 
-__all__ = ["CALLS", "FAILURES", "ApiError", "FakeCluster", "FakeWatch", "Fault", "status_document"]
+__all__ = ["FakeCluster"]
 
 # Delete options the registry accepts (DeleteOptions.propagationPolicy).
 _PROPAGATION_POLICIES = frozenset({"Orphan", "Background", "Foreground"})

@@ -103,7 +103,7 @@ from k8s_workloads.testing.watch import DEFAULT_BOOKMARK_SECONDS, next_bookmark_
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["STATS_PATH", "FakeApiServer", "FaultRate"]
+__all__ = ["FakeApiServer"]
 
 CREATED = frozenset({"pods", "secrets", "pods/binding"})
 """The resources the server creates (``POST``): what :meth:`FakeApiServer.drop_next_create_answer`

@@ -1,7 +1,7 @@
 """Strategies for workload pods as a cluster reports them, and the watch events that carry them.
 
 A pod here is what this library builds for a drawn key (:func:`~k8s_workloads.pods.
-construct_task_pod` or :func:`~k8s_workloads.pods.construct_callback_pod`, so its
+construct_pod`, which builds a task's, a callback's or a generic workload's: its
 ``restartPolicy`` is ``Never``), stored as the API server stores it (``uid``,
 ``resourceVersion``, ``creationTimestamp``, the defaults of
 :mod:`k8s_workloads.testing._defaults`), with the status a kubelet writes at one point of
@@ -22,13 +22,9 @@ from typing import TYPE_CHECKING
 import attrs
 from hypothesis import strategies as st
 
-from k8s_workloads.keys import CallbackKey, GenericKey, WorkloadKey
-from k8s_workloads.pods.build import (
-    construct_callback_pod,
-    construct_generic_pod,
-    construct_task_pod,
-)
-from k8s_workloads.pods.labels import create_unique_id
+from k8s_workloads.keys import GenericKey, WorkloadKey
+from k8s_workloads.pods.build import construct_pod
+from k8s_workloads.states import KubernetesJob
 from k8s_workloads.testing._defaults import default_pod
 from k8s_workloads.testing.strategies._ids import workload_keys
 from k8s_workloads.testing.strategies._manifests import namespaces
@@ -122,39 +118,14 @@ def _digest(text: str) -> str:
 
 
 def _build(key: WorkloadKey, namespace: str, job_id: str | int, image: str, seed: int) -> Manifest:
-    rng = random.Random(seed)  # noqa: S311 - a pod name's suffix, not a secret
-    if isinstance(key, CallbackKey):
-        return construct_callback_pod(
-            callback_id=key.id,
-            namespace=namespace,
-            scheduler_job_id=job_id,
-            kube_image=image,
-            args=_ARGS,
-            airflow_version="3.3.2",
-            rng=rng,
-        )
-    if isinstance(key, GenericKey):
-        return construct_generic_pod(
-            workload_id=key.id,
-            namespace=namespace,
-            scheduler_job_id=job_id,
-            kube_image=image,
-            args=["python", "-m", "my_jobs.run", key.id],
-            rng=rng,
-        )
-    return construct_task_pod(
+    args = ["python", "-m", "my_jobs.run", key.id] if isinstance(key, GenericKey) else _ARGS
+    return construct_pod(
+        KubernetesJob(key, args),
         namespace=namespace,
         scheduler_job_id=job_id,
-        pod_id=create_unique_id(key.dag_id, key.task_id, rng=rng),
-        dag_id=key.dag_id,
-        task_id=key.task_id,
-        kube_image=image,
-        try_number=key.try_number,
-        args=_ARGS,
         airflow_version="3.3.2",
-        run_id=key.run_id,
-        map_index=key.map_index,
-        rng=rng,
+        kube_image=image,
+        rng=random.Random(seed),  # noqa: S311 - a pod name's suffix, not a secret
     )
 
 
