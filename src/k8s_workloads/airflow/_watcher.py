@@ -15,23 +15,16 @@ from __future__ import annotations
 
 import contextlib
 import queue
-import random
 import threading
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from k8s_workloads.io.watching import (
-    BACKOFF_FIRST_SECONDS,
-    BACKOFF_MOST_SECONDS,
-    WATCH_READ_TIMEOUT_SECONDS,
-    WatchRestarts,
-    server_address,
-    watch_seconds,
-)
+from k8s_workloads.io.watching import PodWatch
 from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:
     import datetime
     import logging
+    import random
     from collections.abc import Callable, Sequence
 
     from k8s_workloads.executor.core import ExecutorCore
@@ -70,7 +63,7 @@ class _Resume:
         return True
 
 
-class _Watcher(threading.Thread):
+class _Watcher(threading.Thread, PodWatch):
     """Reads one namespace's pod watch (None: every namespace's) as JSON lines onto
     ``events``; restarts when the stream ends, backing off when it fails.
 
@@ -83,11 +76,6 @@ class _Watcher(threading.Thread):
     start). Each line goes on ``events`` as ``(namespace, relists, line)``, the bytes as
     they came; a :class:`_Resume` before each stream but the first.
     """
-
-    read_timeout: float = WATCH_READ_TIMEOUT_SECONDS
-    """Seconds without a line before the connection is replaced (set lower in tests)."""
-    first_backoff: float = BACKOFF_FIRST_SECONDS
-    most_backoff: float = BACKOFF_MOST_SECONDS
 
     def __init__(
         self,
@@ -103,14 +91,12 @@ class _Watcher(threading.Thread):
         resource_version: str | None = None,
         relists: int = 0,
     ) -> None:
-        super().__init__(name=f"k8s-workloads-watcher-{namespace or 'all'}", daemon=True)
-        self.api = api
+        threading.Thread.__init__(
+            self, name=f"k8s-workloads-watcher-{namespace or 'all'}", daemon=True
+        )
+        PodWatch.__init__(self, api, namespace, log=log, connect_timeout=connect_timeout, rng=rng)
         self.label_selector = label_selector
-        self.log = log
-        self.namespace = namespace
         self.events = events
-        self.connect_timeout = connect_timeout
-        self.rng = rng or random.Random()  # noqa: S311 - spreading restarts, not secrets
         self.stopping = threading.Event()
         self.resource_version = resource_version
         """Where the current stream started (the core's answer)."""
@@ -119,7 +105,6 @@ class _Watcher(threading.Thread):
         self.restart = threading.Event()
         """Set by ``sync()`` after a re-list: end the stream and ask where to start again."""
         self.response: Any = None
-        self.restarts = WatchRestarts(self.rng)
         self.delivered = False
         """Whether the current stream delivered a line (a bookmark counts)."""
         self.on_restart = on_restart
@@ -139,11 +124,6 @@ class _Watcher(threading.Thread):
             with contextlib.suppress(Exception):
                 shutdown()
 
-    @property
-    def _where(self) -> str:
-        scope = "every namespace" if self.namespace is None else f"namespace {self.namespace}"
-        return f"The pod watch of {scope} at {server_address(self.api)}"
-
     def run(self) -> None:
         while not self.stopping.is_set():
             self.delivered = False
@@ -154,14 +134,7 @@ class _Watcher(threading.Thread):
                 if self.stopping.is_set():
                     return  # the stream was shut down by stop()
                 error = caught
-            delay = self.restarts.ended(
-                self.log,
-                self._where,
-                delivered=self.delivered,
-                error=error,
-                first=self.first_backoff,
-                most=self.most_backoff,
-            )
+            delay = self.ended(delivered=self.delivered, error=error)
             if self.stopping.is_set():
                 return
             if self.on_restart is not None:
@@ -183,22 +156,13 @@ class _Watcher(threading.Thread):
 
     def _stream(self) -> None:
         api = self.api
-        kwargs: dict[str, Any] = {
-            "label_selector": self.label_selector,
-            "watch": True,
-            "allow_watch_bookmarks": True,
-            "timeout_seconds": watch_seconds(self.rng),
-            "_request_timeout": (self.connect_timeout, self.read_timeout),
-            "_preload_content": False,
-        }
-        if self.resource_version:
-            kwargs["resource_version"] = self.resource_version
+        kwargs = self.watch_arguments(self.label_selector, None, self.resource_version)
         if self.namespace is None:
             response = api.list_pod_for_all_namespaces(**kwargs)
         else:
             response = api.list_namespaced_pod(self.namespace, **kwargs)
         self.response = response
-        self.restarts.established(self.log, self._where)
+        self.established()
         try:
             buffer = b""
             for chunk in response.stream(amt=None, decode_content=True):

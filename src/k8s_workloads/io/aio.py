@@ -36,7 +36,6 @@ import asyncio
 import datetime
 import json
 import logging
-import random
 from asyncio import FIRST_COMPLETED
 from typing import TYPE_CHECKING, Any, cast
 
@@ -46,17 +45,11 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from k8s_workloads.executor.requests import NothingToDo, Waiting
 from k8s_workloads.io._inflight import InFlight, Wait, inline_by_default
 from k8s_workloads.io.calls import CallPlan, CoreV1Client, Listing, list_request, on_core_v1
-from k8s_workloads.io.watching import (
-    BACKOFF_FIRST_SECONDS,
-    BACKOFF_MOST_SECONDS,
-    WATCH_READ_TIMEOUT_SECONDS,
-    WatchRestarts,
-    server_address,
-    watch_seconds,
-)
+from k8s_workloads.io.watching import PodWatch
 from k8s_workloads.pods.labels import watcher_selector
 
 if TYPE_CHECKING:
+    import random
     from collections.abc import Awaitable, Callable, Iterable
 
     from k8s_workloads.executor.core import ExecutorCore
@@ -358,7 +351,7 @@ class AsyncDriver(InFlight["asyncio.Task[object]"]):
         self.calls[asyncio.ensure_future(self.perform(request))] = request
 
 
-class AsyncWatch:
+class AsyncWatch(PodWatch):
     """The core's pod watch on the event loop, feeding ``driver``'s core and waking it.
 
     It watches the pods the core's selector names
@@ -387,11 +380,6 @@ class AsyncWatch:
         await asyncio.gather(watch.run(), driver.run_forever())
     """
 
-    read_timeout: float = WATCH_READ_TIMEOUT_SECONDS
-    """Seconds without a byte before the connection is replaced (set lower in tests)."""
-    first_backoff: float = BACKOFF_FIRST_SECONDS
-    most_backoff: float = BACKOFF_MOST_SECONDS
-
     def __init__(
         self,
         driver: AsyncDriver,
@@ -405,13 +393,13 @@ class AsyncWatch:
         self.driver = driver
         self.core = driver.core
         self.core.resource_version(namespace)  # a namespace not watched: ValueError
-        self.namespace = self.core.watched_namespaces[0] if namespace is None else namespace
-        """The namespace watched (None: every namespace)."""
-        self.api = api
-        self.connect_timeout = connect_timeout
-        self.rng = rng or random.Random()  # noqa: S311 - spreading restarts, not secrets
-        self.log = log or logging.getLogger(__name__)
-        self.restarts = WatchRestarts(self.rng)
+        super().__init__(
+            api,
+            self.core.watched_namespaces[0] if namespace is None else namespace,
+            log=log or logging.getLogger(__name__),
+            connect_timeout=connect_timeout,
+            rng=rng,
+        )
         self.lines = 0
         """Lines fed to the core so far (bookmarks and ``ERROR`` events too)."""
         self._delivered = False
@@ -447,21 +435,9 @@ class AsyncWatch:
             error = stream.exception()
             if error is not None and not isinstance(error, Exception):
                 raise error  # not a failure of the watch: a KeyboardInterrupt, an exit
-            delay = self.restarts.ended(
-                self.log,
-                self._where,
-                delivered=self._delivered,
-                error=error,
-                first=self.first_backoff,
-                most=self.most_backoff,
-            )
+            delay = self.ended(delivered=self._delivered, error=error)
             if delay is not None:
                 await asyncio.wait({stopped}, timeout=delay)
-
-    @property
-    def _where(self) -> str:
-        scope = "every namespace" if self.namespace is None else f"namespace {self.namespace}"
-        return f"The pod watch of {scope} at {server_address(self.api)}"
 
     async def _wait_out_relist(self, stopped: asyncio.Future[None]) -> None:
         while self.core.is_relisting and not self._stopping:
@@ -471,19 +447,8 @@ class AsyncWatch:
 
     async def _stream(self) -> None:
         selector = watcher_selector(self.core.config.scheduler_id)
-        kwargs: dict[str, Any] = {
-            "label_selector": selector.label_selector,
-            "watch": True,
-            "allow_watch_bookmarks": True,
-            "timeout_seconds": watch_seconds(self.rng),
-            "_request_timeout": (self.connect_timeout, self.read_timeout),
-            "_preload_content": False,
-        }
-        if selector.field_selector:
-            kwargs["field_selector"] = selector.field_selector
         version = self.core.resource_version(self.namespace)
-        if version:
-            kwargs["resource_version"] = version
+        kwargs = self.watch_arguments(selector.label_selector, selector.field_selector, version)
         namespace = self.namespace
         if namespace is None:
             response = await self.api.list_pod_for_all_namespaces(**kwargs)
@@ -495,7 +460,7 @@ class AsyncWatch:
                 finished = True
                 self._refused(response, await response.read())
                 return
-            self.restarts.established(self.log, self._where)
+            self.established()
             finished = await self._read(response)
         finally:
             if finished:

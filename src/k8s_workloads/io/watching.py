@@ -22,17 +22,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import logging
-    import random
 
 __all__ = [
     "BACKOFF_FIRST_SECONDS",
     "BACKOFF_MOST_SECONDS",
     "WATCH_READ_TIMEOUT_SECONDS",
     "WATCH_SECONDS_LEAST",
+    "PodWatch",
     "WatchRestarts",
     "describe_failure",
     "server_address",
@@ -143,3 +144,76 @@ class WatchRestarts:
             )
             log.debug("The pod watch's failure", exc_info=error)
         return delay
+
+
+class PodWatch:
+    """What the two pod watches (the Airflow executor's thread, the event loop's
+    :class:`~k8s_workloads.io.aio.AsyncWatch`) share: the API client, the namespace
+    (None: every namespace), the log, the timeouts, the randomness and the restarts; the
+    arguments of each watch call, and what a stream's end or start logs.
+
+    ``read_timeout``, ``first_backoff`` and ``most_backoff`` are class attributes: set
+    them lower on an instance in tests.
+    """
+
+    read_timeout: float = WATCH_READ_TIMEOUT_SECONDS
+    """Seconds without a byte before the connection is replaced."""
+    first_backoff: float = BACKOFF_FIRST_SECONDS
+    most_backoff: float = BACKOFF_MOST_SECONDS
+
+    def __init__(
+        self,
+        api: Any,  # noqa: ANN401 - a CoreV1Api of either client
+        namespace: str | None,
+        *,
+        log: logging.Logger | logging.LoggerAdapter[Any],
+        connect_timeout: float,
+        rng: random.Random | None,
+    ) -> None:
+        self.api = api
+        self.namespace = namespace
+        """The namespace watched (None: every namespace)."""
+        self.log = log
+        self.connect_timeout = connect_timeout
+        self.rng = rng or random.Random()  # noqa: S311 - spreading restarts, not secrets
+        self.restarts = WatchRestarts(self.rng)
+
+    @property
+    def where(self) -> str:
+        """The watch, as its log lines name it."""
+        scope = "every namespace" if self.namespace is None else f"namespace {self.namespace}"
+        return f"The pod watch of {scope} at {server_address(self.api)}"
+
+    def watch_arguments(
+        self, label_selector: str, field_selector: str | None, resource_version: str | None
+    ) -> dict[str, Any]:
+        """The keyword arguments of a watch call (``list_namespaced_pod`` or
+        ``list_pod_for_all_namespaces``) from ``resource_version`` (None: from now)."""
+        arguments: dict[str, Any] = {
+            "label_selector": label_selector,
+            "watch": True,
+            "allow_watch_bookmarks": True,
+            "timeout_seconds": watch_seconds(self.rng),
+            "_request_timeout": (self.connect_timeout, self.read_timeout),
+            "_preload_content": False,
+        }
+        if field_selector:
+            arguments["field_selector"] = field_selector
+        if resource_version:
+            arguments["resource_version"] = resource_version
+        return arguments
+
+    def established(self) -> None:
+        """A watch call answered (:meth:`WatchRestarts.established`)."""
+        self.restarts.established(self.log, self.where)
+
+    def ended(self, *, delivered: bool, error: BaseException | None) -> float | None:
+        """A stream ended: seconds to wait before the next (:meth:`WatchRestarts.ended`)."""
+        return self.restarts.ended(
+            self.log,
+            self.where,
+            delivered=delivered,
+            error=error,
+            first=self.first_backoff,
+            most=self.most_backoff,
+        )
