@@ -81,8 +81,9 @@ from k8s_workloads.decisions.actions import (
 from k8s_workloads.decisions.attempts import Attempt, Attempts
 from k8s_workloads.pods import construct_task_pod, workload_command_args
 from k8s_workloads.states import KubernetesJob, TaskInstanceState, TaskResult
-from k8s_workloads.watch.events import Outcome as EventOutcome
-from k8s_workloads.watch.events import Resolution, resolve_event
+from k8s_workloads.watch.events import resolve_event
+from k8s_workloads.watch.resolution import Outcome as EventOutcome
+from k8s_workloads.watch.resolution import Resolution
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

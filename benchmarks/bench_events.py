@@ -99,8 +99,9 @@ from _provider_watch import provider_modules, provider_watcher, watch_report
 from kubernetes import client as k8s
 
 from k8s_workloads.pods import codec, construct_task_pod, workload_command_args
-from k8s_workloads.watch.events import Outcome as EventOutcome
-from k8s_workloads.watch.events import Resolution, ResolverConfig, resolve_event, resolve_event_json
+from k8s_workloads.watch.events import resolve_event, resolve_event_json
+from k8s_workloads.watch.resolution import Outcome as EventOutcome
+from k8s_workloads.watch.resolution import Resolution, ResolverConfig
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence

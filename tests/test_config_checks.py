@@ -22,8 +22,9 @@ from k8s_workloads.keys import CallbackKey
 from k8s_workloads.pods.codec import annotations_to_key
 from k8s_workloads.sim.config import SimConfig
 from k8s_workloads.testing import FakeApiServer, FakeCluster
-from k8s_workloads.watch.events import ResolverConfig, resolve_event
+from k8s_workloads.watch.events import resolve_event
 from k8s_workloads.watch.failures import PendingPolicy
+from k8s_workloads.watch.resolution import ResolverConfig
 
 
 @pytest.mark.parametrize("version", ["three", "", "3.3.x", "1!3.3.0", 3.3, "not-a-version"])

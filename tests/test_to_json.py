@@ -22,8 +22,8 @@ from k8s_workloads.states import (
     TaskResult,
 )
 from k8s_workloads.testing.strategies import callback_keys, task_keys, workload_keys
-from k8s_workloads.watch.events import Outcome, Resolution
 from k8s_workloads.watch.failures import FailureClassification, FailureKind
+from k8s_workloads.watch.resolution import Outcome, Resolution
 from tests.support.strategies import hostile_text
 
 _STATES = (TaskInstanceState, CallbackState, ExecutorPseudoState)

@@ -82,12 +82,13 @@ from k8s_workloads.adapters import InvalidManifest, to_v1pod
 from k8s_workloads.keys import TaskInstanceKey
 from k8s_workloads.pods import construct_task_pod
 from k8s_workloads.states import ExecutorPseudoState, TaskInstanceState
-from k8s_workloads.watch.events import Outcome, Resolution, ResolverConfig, resolve_event
+from k8s_workloads.watch.events import resolve_event
 from k8s_workloads.watch.failures import (
     DEFAULT_FATAL_PENDING_REASONS,
     PROVIDER_FATAL_PENDING_REASONS,
     collect_failure_details,
 )
+from k8s_workloads.watch.resolution import Outcome, Resolution, ResolverConfig
 from tests.support.event_factory import task_pod
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ substring of the reason (and, for failures, the classification) that
 ``resolve_event`` must give with ``ResolverConfig(airflow_version="3.3.2")``.
 
 The expectations are written by hand below, next to the event they belong to, from the
-provider's decision table (``k8s_workloads.watch.events.DECISION_TABLE``; reference §4.2) and
+provider's decision table (``k8s_workloads.watch.pod_rules.DECISION_TABLE``; reference §4.2) and
 the failure-classification rules (``k8s_workloads.watch.failures.classify_failure``); this
 script never calls ``resolve_event``.
 """

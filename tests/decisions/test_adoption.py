@@ -51,7 +51,8 @@ from k8s_workloads.states import (
     TaskResult,
     WorkloadResult,
 )
-from k8s_workloads.watch.events import Outcome, ResolverConfig, resolve_event
+from k8s_workloads.watch.events import resolve_event
+from k8s_workloads.watch.resolution import Outcome, ResolverConfig
 from tests.support.event_factory import event, terminated
 
 VERSION = "3.3.2"

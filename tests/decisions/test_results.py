@@ -45,7 +45,8 @@ from k8s_workloads.states import (
     TaskInstanceState,
     TaskResult,
 )
-from k8s_workloads.watch.events import ResolverConfig, resolve_event
+from k8s_workloads.watch.events import resolve_event
+from k8s_workloads.watch.resolution import ResolverConfig
 from tests.support.decision_cases import (
     CALLBACK_JOB,
     CALLBACK_KEY,

@@ -32,7 +32,7 @@ from k8s_workloads.executor.core import ExecutorCore
 from k8s_workloads.keys import GenericKey, TaskInstanceKey, WorkloadKey
 from k8s_workloads.pods import workload_command_args
 from k8s_workloads.states import CallbackState, GenericState, KubernetesJob, TaskInstanceState
-from k8s_workloads.watch.events import Outcome
+from k8s_workloads.watch.resolution import Outcome
 from tests.support.core_world import NS, T0, TOKEN, World, callback, kinds, task
 from tests.support.event_factory import OOM_KILLED as OOM
 from tests.support.event_factory import PULL_FAILED, RUNNING, SUCCEEDED

@@ -10,7 +10,7 @@ from k8s_workloads.config import DecisionConfig
 from k8s_workloads.executor import ExecutorConfig
 from k8s_workloads.sim import SimConfig, parse_scenario, simulate
 from k8s_workloads.sim.config import SIM_CREATION_BATCH_SIZE, _default
-from k8s_workloads.watch.events import ResolverConfig
+from k8s_workloads.watch.resolution import ResolverConfig
 
 
 def test_a_default_sim_config_runs_the_executor_at_its_defaults() -> None:

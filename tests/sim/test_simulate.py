@@ -518,7 +518,7 @@ def test_every_decision_and_resolver_option_is_a_scenario_key() -> None:
     import attrs  # noqa: PLC0415
 
     from k8s_workloads.config import DecisionConfig  # noqa: PLC0415
-    from k8s_workloads.watch.events import ResolverConfig  # noqa: PLC0415
+    from k8s_workloads.watch.resolution import ResolverConfig  # noqa: PLC0415
 
     text = GOOD.replace(
         "seed: 1\n",

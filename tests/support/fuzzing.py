@@ -43,6 +43,7 @@ from k8s_workloads.compat import InvalidVersion
 from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.pods import codec, labels, redaction, validation, workload_command_args
 from k8s_workloads.watch import events, failures, streams
+from k8s_workloads.watch.resolution import Resolution, ResolverConfig
 from tests.support import event_factory
 from tests.support.output_checks import has_lone_surrogate, raw_controls
 
@@ -58,8 +59,8 @@ JWT = (
 
 NOW = datetime.datetime(2026, 6, 7, 12, 0, tzinfo=datetime.timezone.utc)
 _RESOLVER_CONFIGS = (
-    events.ResolverConfig(),
-    events.ResolverConfig(airflow_version="3.3.2", pending=failures.PendingPolicy()),
+    ResolverConfig(),
+    ResolverConfig(airflow_version="3.3.2", pending=failures.PendingPolicy()),
 )
 _MAX_REPR = 600
 """How much of an input's repr a finding shows."""
@@ -536,7 +537,7 @@ def _check_stream(value: Mapping[str, Any]) -> None:
         if isinstance(item, streams.MalformedInput):
             if resolution is not None or len(item.text) > 200:
                 raise BrokenPromise(f"malformed input {short_repr(item)} with {resolution!r}")
-        elif not isinstance(resolution, events.Resolution):
+        elif not isinstance(resolution, Resolution):
             raise BrokenPromise(f"event without a resolution: {short_repr(item)}")
     if _stream_shape(parsed) != _stream_shape(whole):
         raise BrokenPromise(

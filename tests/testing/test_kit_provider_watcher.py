@@ -34,8 +34,9 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from k8s_workloads.testing import FakeApiServer, FakeCluster, Kubelet, PodOutcome
-from k8s_workloads.watch.events import Outcome, ResolverConfig, resolve_event
+from k8s_workloads.watch.events import resolve_event
 from k8s_workloads.watch.failures import PROVIDER_FATAL_PENDING_REASONS
+from k8s_workloads.watch.resolution import Outcome, ResolverConfig
 from tests.support.pod_builds import named_task_pod
 
 AS_THE_PROVIDER = ResolverConfig(fatal_pending_reasons=PROVIDER_FATAL_PENDING_REASONS)

@@ -14,7 +14,8 @@ from k8s_workloads import InvalidConfig
 from k8s_workloads.states import ExecutorPseudoState, TaskInstanceState
 from k8s_workloads.testing import FakeCluster, Kubelet
 from k8s_workloads.testing.kubelet import DEFAULT_NODE, PodOutcome
-from k8s_workloads.watch.events import ResolverConfig, resolve_event
+from k8s_workloads.watch.events import resolve_event
+from k8s_workloads.watch.resolution import ResolverConfig
 from tests.support.event_factory import VERSION
 from tests.support.kit_processes import deserialize_in_both_clients, task_body, wait_for
 

@@ -18,7 +18,8 @@ from k8s_workloads.pods.payload import attach_secure_payload, secure_workload_pa
 from k8s_workloads.states import TaskInstanceState
 from k8s_workloads.testing import FakeCluster
 from k8s_workloads.testing.process_kubelet import ProcessKubelet
-from k8s_workloads.watch.events import ResolverConfig, resolve_event
+from k8s_workloads.watch.events import resolve_event
+from k8s_workloads.watch.resolution import ResolverConfig
 from tests.support.event_factory import VERSION
 from tests.support.kit_processes import (
     NS,

@@ -47,15 +47,9 @@ from k8s_workloads.states import (
 )
 from k8s_workloads.testing.strategies import ClusterEvent, PodFate, cluster_events, generic_keys
 from k8s_workloads.watch.decoding import decode_event, decode_pod_event
-from k8s_workloads.watch.events import (
-    Outcome,
-    Resolution,
-    ResolverConfig,
-    resolve_event,
-    resolve_event_json,
-    resolve_typed_event,
-)
+from k8s_workloads.watch.events import resolve_event, resolve_event_json, resolve_typed_event
 from k8s_workloads.watch.failures import DEFAULT_FATAL_PENDING_REASONS, PendingPolicy
+from k8s_workloads.watch.resolution import Outcome, Resolution, ResolverConfig
 from tests.support.event_factory import (
     CALLBACK_ID,
     CALLBACK_KEY,

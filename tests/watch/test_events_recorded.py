@@ -23,7 +23,8 @@ import pytest
 
 from k8s_workloads.cli import key_to_json
 from k8s_workloads.pods.validation import validate_manifest
-from k8s_workloads.watch.events import Outcome, Resolution, ResolverConfig, resolve_event
+from k8s_workloads.watch.events import resolve_event
+from k8s_workloads.watch.resolution import Outcome, Resolution, ResolverConfig
 from k8s_workloads.watch.streams import MalformedInput, ParsedEvent, parse_watch_stream
 
 DATA = Path(__file__).parents[1] / "data"

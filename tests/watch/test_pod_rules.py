@@ -13,13 +13,15 @@ from k8s_workloads.states import (
     ExecutorPseudoState,
     TaskInstanceState,
 )
-from k8s_workloads.watch.events import DECISION_TABLE, Outcome, ResolverConfig, resolve_event
+from k8s_workloads.watch.events import resolve_event
 from k8s_workloads.watch.failures import (
     DEFAULT_FATAL_PENDING_REASONS,
     PROVIDER_FATAL_PENDING_REASONS,
     FailureKind,
     PendingPolicy,
 )
+from k8s_workloads.watch.pod_rules import DECISION_TABLE
+from k8s_workloads.watch.resolution import Outcome, ResolverConfig
 from tests.support.event_factory import (
     CALLBACK_KEY,
     TASK_KEY,

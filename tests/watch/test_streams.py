@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from k8s_workloads.watch import streams
-from k8s_workloads.watch.events import Outcome, ResolverConfig
+from k8s_workloads.watch.resolution import Outcome, ResolverConfig
 from k8s_workloads.watch.streams import (
     MAX_OBJECT_SIZE,
     MalformedInput,

@@ -3,7 +3,7 @@ simulator's (the clock, the run's length, what its Airflow does after a restart)
 
 Every executor option takes its default from the class it goes to
 (:class:`~k8s_workloads.config.DecisionConfig`,
-:class:`~k8s_workloads.watch.events.ResolverConfig`,
+:class:`~k8s_workloads.watch.resolution.ResolverConfig`,
 :class:`~k8s_workloads.executor.ExecutorConfig`), read once here, so a scenario runs the
 executor as it ships. One default is the simulator's own: ``creation_batch_size``.
 """

@@ -5,7 +5,7 @@ One watch event in — ``{"type": ..., "object": ...}`` from the API server's wa
 ``Watch.stream`` — and one :class:`Resolution` out: which workload, which state, why.
 
 The rules for task pods are the provider's watcher (``process_status``), row by row, in
-:data:`DECISION_TABLE` order. Callback pods (Airflow 3.3+) are recognised before any task
+:data:`~k8s_workloads.watch.pod_rules.DECISION_TABLE` order. Callback pods (Airflow 3.3+) are recognised before any task
 field is read and resolve to :class:`~k8s_workloads.states.CallbackState` values. The
 function is total: whatever the input, it returns a Resolution whose ``outcome`` says
 what happened, and never raises. :func:`resolve_event_json` takes the event as JSON text
@@ -35,7 +35,7 @@ from k8s_workloads.pods.codec import (
 )
 from k8s_workloads.pods.labels import KUBERNETES_EXECUTOR_LABEL, POD_REVOKED_LABEL, TRUE_LABEL_VALUE
 from k8s_workloads.watch import decoding
-from k8s_workloads.watch.pod_rules import DECISION_TABLE, _apply_rows, _ManifestPod, _TypedPod
+from k8s_workloads.watch.pod_rules import _apply_rows, _ManifestPod, _TypedPod
 from k8s_workloads.watch.resolution import Outcome, Resolution, ResolverConfig
 
 if TYPE_CHECKING:
@@ -43,14 +43,7 @@ if TYPE_CHECKING:
 
     from k8s_workloads.keys import TaskInstanceKey, WorkloadKey
 
-__all__ = [
-    "DECISION_TABLE",
-    "Outcome",
-    "Resolution",
-    "ResolverConfig",
-    "resolve_event",
-    "resolve_event_json",
-]
+__all__ = ["resolve_event", "resolve_event_json", "resolve_typed_event"]
 
 
 def _as_manifest(obj: object) -> Mapping[str, Any] | None:

@@ -13,7 +13,7 @@ Memory stays constant however long the stream runs, and time linear in its lengt
 the value being read is held, never a copy of what follows it on its line, and a value
 longer than ``max_object_size`` characters (16 MiB by default) is reported as malformed
 and skipped. :func:`resolve_stream` then gives each event its
-:class:`~k8s_workloads.watch.events.Resolution`.
+:class:`~k8s_workloads.watch.resolution.Resolution`.
 
 The module is pure: text in, values out; it reads no file and imports no ``kubernetes``.
 """

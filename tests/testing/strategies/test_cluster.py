@@ -30,7 +30,8 @@ from k8s_workloads.testing.strategies import (
     cluster_pods,
     task_keys,
 )
-from k8s_workloads.watch.events import Outcome, ResolverConfig, resolve_event
+from k8s_workloads.watch.events import resolve_event
+from k8s_workloads.watch.resolution import Outcome, ResolverConfig
 
 _UTC_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
