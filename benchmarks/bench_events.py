@@ -51,6 +51,14 @@ And over long streams of watch lines:
 8. ``resolve_event_json`` over 1,000,000 lines (100,000 with ``--quick``) grows traced
    memory by less than 64 KiB between event 10,000 and the last.
 
+And for the one event path (issue 31, item 5):
+
+9. ``ExecutorCore.feed_event(line)``'s resolution, ``resolve_event_json`` of the line as
+   bytes come, costs at most 1.0x the Airflow executor's two steps before it took the
+   line through (``decode_event`` of the line on its watcher thread, then
+   ``resolve_event`` of the dict on the scheduler's), per event, for each of the four
+   events; the scheduler thread's share of each is printed too.
+
 Info only: the client's whole per-event watch step (``Watch.unmarshal_event``: parse,
 re-serialize, deserialize) next to ours (parse + resolve), and a cProfile of
 ``resolve_event`` on the Failed event.
@@ -99,6 +107,7 @@ from _provider_watch import provider_modules, provider_watcher, watch_report
 from kubernetes import client as k8s
 
 from k8s_workloads.pods import codec, construct_task_pod, workload_command_args
+from k8s_workloads.watch.decoding import decode_event
 from k8s_workloads.watch.events import resolve_event, resolve_event_json
 from k8s_workloads.watch.resolution import Outcome as EventOutcome
 from k8s_workloads.watch.resolution import Resolution, ResolverConfig
@@ -110,6 +119,8 @@ if TYPE_CHECKING:
 
 PARSE_RATIO_TARGET = 0.5
 """Target 1: resolve_event time / json.loads time of the same event must not exceed this."""
+ONE_PATH_RATIO_TARGET = 1.0
+"""Target 9: the core's one path costs no more than the two steps it replaced."""
 SPEEDUP_TARGET = 20.0
 """Target 2: deserialize-to-V1Pod time / resolve_event time must reach this."""
 MEMORY_BUDGET_BYTES = 64 * 1024
@@ -989,6 +1000,51 @@ def bench_one_line() -> Outcome:
     return Outcome.of(name, passed)
 
 
+# ---------------------------------------------------------------------------- target 9
+
+
+def _two_steps(line: bytes) -> Resolution:
+    return resolve_event(decode_event(line.decode("utf-8", "replace")))
+
+
+def _one_path(line: bytes) -> Resolution:
+    return resolve_event_json(line.decode("utf-8", "replace"))
+
+
+def bench_one_path(min_seconds: float) -> list[Outcome]:
+    """Target 9: the one path from a line to a resolution against the two steps before."""
+    header("9. the one path (resolve_event_json) vs decode_event + resolve_event (CPU µs)")
+    print(
+        f"  {'event':<24} {'before':>10} {'one path':>10} {'ratio':>7}"
+        f"  {'before, scheduler thread':>25}"
+    )
+    outcomes: list[Outcome] = []
+    for event in EVENTS:
+        line = event.text.encode()
+        decoded = decode_event(line.decode())
+        best = best_cpu_us(
+            {
+                "before": functools.partial(_two_steps, line),
+                "one": functools.partial(_one_path, line),
+                "scheduler": functools.partial(resolve_event, decoded),
+            },
+            min_seconds,
+        )
+        ratio = best["one"] / best["before"]
+        passed = ratio <= ONE_PATH_RATIO_TARGET
+        print(
+            f"  {event.name:<24} {best['before']:7.2f} µs {best['one']:7.2f} µs {ratio:7.3f}"
+            f"  {best['scheduler']:22.2f} µs  (target: <= {ONE_PATH_RATIO_TARGET}) "
+            f"{verdict(passed)}"
+        )
+        outcomes.append(
+            Outcome.of(
+                f"{event.name}: one path <= {ONE_PATH_RATIO_TARGET}{TIMES} two steps", passed
+            )
+        )
+    return outcomes
+
+
 # -------------------------------------------------------------------------- profile
 
 
@@ -1212,6 +1268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         *bench_bytes(2_000 if mode.quick else 20_000),
         bench_cli(CLI_EVENTS_QUICK if mode.quick else CLI_EVENTS),
         bench_million(MILLION_QUICK if mode.quick else MILLION),
+        *bench_one_path(min_seconds),
     ]
     for name in [PROFILED_EVENT, *(name for name in missed if name != PROFILED_EVENT)]:
         profile_ours(name, PROFILE_CALLS)
