@@ -5,8 +5,9 @@ One watch event in — ``{"type": ..., "object": ...}`` from the API server's wa
 ``Watch.stream`` — and one :class:`Resolution` out: which workload, which state, why.
 
 The rules for task pods are the provider's watcher (``process_status``), row by row, in
-:data:`~k8s_workloads.watch.pod_rules.DECISION_TABLE` order. Callback pods (Airflow 3.3+) are recognised before any task
-field is read and resolve to :class:`~k8s_workloads.states.CallbackState` values. The
+:data:`~k8s_workloads.watch.pod_rules.DECISION_TABLE` order. Callback pods (Airflow 3.3+)
+are recognised before any task field is read and resolve to
+:class:`~k8s_workloads.states.CallbackState` values. The
 function is total: whatever the input, it returns a Resolution whose ``outcome`` says
 what happened, and never raises. :func:`resolve_event_json` takes the event as JSON text
 and gives the Resolution of its full decoding, reading only the fields the rules read.
