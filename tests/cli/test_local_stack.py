@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from k8s_workloads.cli._local_home import (
+    NAMESPACE,
     prepare,
 )
 from k8s_workloads.cli._local_stack import ExampleRun, LocalStack, StackFailed
@@ -70,6 +71,22 @@ def test_stop_kills_a_process_group_that_ignores_sigterm(tmp_path: Path) -> None
     assert stopped == [f"airflow trigger (pid {process.pid})"]
     assert process.returncode == -signal.SIGKILL
     assert gone(child)  # killed with its group
+
+
+def test_the_stacks_cluster_remembers_each_pod_created_with_its_annotations(
+    tmp_path: Path,
+) -> None:
+    stack = LocalStack(prepare(tmp_path / "home"), api_port=0, environ={})
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "cb", "annotations": {"callback_id": "c-1"}},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "base", "image": "x"}]},
+    }
+    stack.cluster.create_pod(NAMESPACE, {**body, "metadata": {"name": "dry"}}, dry_run=True)
+    stack.cluster.create_pod(NAMESPACE, body)
+    stack.cluster.remove_pod(NAMESPACE, "cb", grace_period_seconds=0)
+    assert stack.cluster.created == {"cb": {"callback_id": "c-1"}}  # kept once gone too
 
 
 def test_an_example_that_does_not_parse_is_said_once(tmp_path: Path) -> None:

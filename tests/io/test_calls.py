@@ -5,18 +5,21 @@ requests, and the ``CoreV1Api`` method each call is."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from k8s_workloads.decisions.actions import DeletePod, EmitEvent, PatchLabels
 from k8s_workloads.executor import CreatePod, DeleteSecret, ListPods, ReadStates
-from k8s_workloads.io.calls import ApiCall, CallPlan, on_core_v1
+from k8s_workloads.io.calls import ApiCall, CallPlan, PlansAdoption, on_core_v1
 from k8s_workloads.io.policy import LIST_RESTARTS
-from k8s_workloads.keys import TaskInstanceKey
+from k8s_workloads.keys import CallbackKey, TaskInstanceKey
 from k8s_workloads.pods.labels import PodSelector
 from k8s_workloads.states import TaskInstanceState
 from k8s_workloads.testing import ApiError
+
+if TYPE_CHECKING:
+    from k8s_workloads.executor.core import ExecutorCore
 
 NS = "airflow"
 KEY = TaskInstanceKey("etl", "t", "manual__1", 1)
@@ -150,3 +153,35 @@ def test_each_call_is_the_core_v1_method_with_its_arguments_in_the_clients_order
         ("list_namespaced_pod", (NS,), {"limit": 5}),
         ("list_pod_for_all_namespaces", (), {"limit": 5}),
     ]
+
+
+class _AdoptingCore:
+    """Stands in for the core: what ``adopt`` was given, and a plan to answer."""
+
+    def __init__(self) -> None:
+        self.given: dict[str, Any] = {}
+
+    def adopt(self, pods: list[dict[str, Any]], **options: Any) -> str:
+        self.given = {"pods": pods, **options}
+        return "the plan"
+
+
+def test_plan_adoption_gives_the_core_every_listed_pod_and_answers_every_key_expected() -> None:
+    core = _AdoptingCore()
+    planner = PlansAdoption()
+    planner.core = cast("ExecutorCore", core)
+    callback = CallbackKey("019e9fc6-6f3c-7b9a-9d1e-3f2a1b0c4d5e")
+    listings = [([{"metadata": {"name": "a"}}], "5"), ([{"metadata": {"name": "b"}}], "7")]
+    plan, expected = planner.plan_adoption(
+        listings, [2], iter([KEY]), iter([callback]), None, dead_scheduler_ids=[1]
+    )
+    assert cast("object", plan) == "the plan"
+    assert expected == [KEY, callback]  # task keys, then callback keys (then generic ones)
+    assert core.given == {
+        "pods": [{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}],
+        "alive_scheduler_ids": [2],
+        "expected_task_keys": [KEY],  # the iterators read once, into lists
+        "expected_callback_keys": [callback],
+        "expected_generic_keys": None,
+        "dead_scheduler_ids": [1],
+    }

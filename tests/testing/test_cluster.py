@@ -46,6 +46,27 @@ def test_a_patch_conditional_on_a_version_that_moved_on_is_a_409() -> None:
     assert stored["metadata"]["labels"]["airflow-worker"] == "2"
 
 
+class _Seeing(FakeCluster):
+    """Keeps every pod the ``pod_created`` hook was called with."""
+
+    def __init__(self) -> None:
+        super().__init__(namespaces=[NS])
+        self.seen: list[dict[str, Any]] = []
+
+    def pod_created(self, pod: dict[str, Any]) -> None:
+        self.seen.append(pod)
+
+
+def test_the_creation_hook_sees_each_pod_stored_as_answered() -> None:
+    cluster = _Seeing()
+    answer = cluster.create_pod(NS, pod("p", {}))
+    cluster.create_pod(NS, pod("dry", {}), dry_run=True)  # not stored: not seen
+    with pytest.raises(ApiError):
+        cluster.create_pod(NS, pod("p", {}))  # a 409: nothing stored
+    assert cluster.seen == [answer]
+    assert answer["metadata"]["uid"]  # as stored: uid, version, status filled in
+
+
 # --- finalizers -------------------------------------------------------------------------
 
 

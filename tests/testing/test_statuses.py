@@ -24,6 +24,15 @@ def test_running_and_waiting_states() -> None:
     assert waiting("ErrImagePull", "no such image")["waiting"]["message"] == "no such image"
 
 
+def test_an_empty_message_is_kept_while_waiting_and_left_out_once_terminated() -> None:
+    # waiting() keeps any message given, "" too; terminated() leaves an empty one out.
+    assert waiting("ErrImagePull", "") == {"waiting": {"reason": "ErrImagePull", "message": ""}}
+    ended = terminated("u1", "base", exit_code=1, started=T, finished=T, message="")
+    assert "message" not in ended["terminated"]
+    killed = terminated("u1", "base", exit_code=1, started=T, finished=T, message="oom")
+    assert killed["terminated"]["message"] == "oom"
+
+
 def test_a_container_id_is_stable_per_pod_and_container() -> None:
     assert container_id("u1", "base") == container_id("u1", "base")
     assert (

@@ -87,21 +87,9 @@ class _LocalCluster(FakeCluster):
         self.folder = folder
         self.created: dict[str, dict[str, str]] = {}
 
-    def create_pod_answer(
-        self,
-        namespace: str,
-        body: Mapping[str, Any],
-        *,
-        dry_run: bool = False,
-        field_validation: str | None = None,
-    ) -> tuple[dict[str, Any], list[str]]:
-        pod, warnings = super().create_pod_answer(
-            namespace, body, dry_run=dry_run, field_validation=field_validation
-        )
-        if not dry_run:
-            metadata = pod.get("metadata") or {}
-            self.created[str(metadata.get("name"))] = dict(metadata.get("annotations") or {})
-        return pod, warnings
+    def pod_created(self, pod: dict[str, Any]) -> None:
+        metadata = pod.get("metadata") or {}
+        self.created[str(metadata.get("name"))] = dict(metadata.get("annotations") or {})
 
     def append_log(self, namespace: str, name: str, container: str, text: str) -> None:
         super().append_log(namespace, name, container, text)

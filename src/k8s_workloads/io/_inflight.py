@@ -21,22 +21,20 @@ how it waits, and its clock::
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 import attrs
 
 from k8s_workloads.decisions.actions import EmitEvent
 from k8s_workloads.executor.requests import CreatePod, NothingToDo, ReadStates, Request, Waiting
+from k8s_workloads.io.calls import PlansAdoption
 from k8s_workloads.io.policy import settle
 
 if TYPE_CHECKING:
     import datetime
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
 
-    from k8s_workloads.decisions.adoption import AdoptionPlan
     from k8s_workloads.executor.core import ExecutorCore
-    from k8s_workloads.io.calls import Listing
-    from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 
 __all__ = ["Call", "InFlight", "Wait", "inline_by_default"]
 
@@ -70,12 +68,13 @@ def inline_by_default(request: Request) -> bool:
 
 
 @dataclasses.dataclass(eq=False, repr=False)
-class InFlight(Generic[H]):
+class InFlight(PlansAdoption, Generic[H]):
     """What both drivers keep: the core, the ``failures`` a call raises (anything else
     is a bug: reported failed to the core, then raised), ``screen`` (a reason skips a
     :class:`~k8s_workloads.executor.CreatePod`), ``inline`` (which requests run on the
     caller's thread or coroutine), the error a ``cancelled`` call stands for, and the
-    calls in flight."""
+    calls in flight; the adoption's pure part is
+    :class:`~k8s_workloads.io.calls.PlansAdoption`'s."""
 
     core: ExecutorCore
     _: dataclasses.KW_ONLY
@@ -91,33 +90,6 @@ class InFlight(Generic[H]):
     def in_flight(self) -> int:
         """Requests started, finished or not, not reported to the core yet."""
         return len(self.calls)
-
-    def plan_adoption(
-        self,
-        listings: Iterable[object],
-        alive_scheduler_ids: list[str | int],
-        expected_task_keys: Iterable[TaskInstanceKey] | None,
-        expected_callback_keys: Iterable[CallbackKey] | None,
-        expected_generic_keys: Iterable[GenericKey] | None = None,
-        *,
-        dead_scheduler_ids: Iterable[str | int] = (),
-    ) -> tuple[AdoptionPlan, list[WorkloadKey]]:
-        """The core's adoption of the pods in ``listings`` (the answers to its
-        :meth:`~k8s_workloads.executor.ExecutorCore.adoption_lists`), and every key
-        expected: a driver's ``adopt`` performs the relabels, then asks the core."""
-        tasks = None if expected_task_keys is None else list(expected_task_keys)
-        callbacks = None if expected_callback_keys is None else list(expected_callback_keys)
-        generic = None if expected_generic_keys is None else list(expected_generic_keys)
-        pods = [pod for listing in listings for pod in cast("Listing", listing)[0]]
-        plan = self.core.adopt(
-            pods,
-            alive_scheduler_ids=alive_scheduler_ids,
-            expected_task_keys=tasks,
-            expected_callback_keys=callbacks,
-            expected_generic_keys=generic,
-            dead_scheduler_ids=dead_scheduler_ids,
-        )
-        return plan, [*(tasks or ()), *(callbacks or ()), *(generic or ())]
 
     def next_step(
         self,

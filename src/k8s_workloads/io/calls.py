@@ -34,9 +34,12 @@ from k8s_workloads.io.policy import PAGE_SIZE, Paging, error_status, label_patch
 from k8s_workloads.pods.labels import PodSelector
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
+    from k8s_workloads.decisions.adoption import AdoptionPlan
+    from k8s_workloads.executor.core import ExecutorCore
     from k8s_workloads.executor.requests import Request
+    from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey, WorkloadKey
 
 __all__ = [
     "ApiCall",
@@ -44,6 +47,7 @@ __all__ = [
     "CoreV1Client",
     "Listing",
     "ListsPods",
+    "PlansAdoption",
     "list_request",
     "on_core_v1",
 ]
@@ -270,3 +274,38 @@ class ListsPods:
         return cast(
             "Listing", self.perform(list_request(namespace, label_selector, field_selector))
         )
+
+
+class PlansAdoption:
+    """``plan_adoption`` for a driver of ``core``: the adoption's pure part, between
+    listing what the core's adoption lists name and performing the relabels."""
+
+    core: ExecutorCore
+
+    def plan_adoption(
+        self,
+        listings: Iterable[object],
+        alive_scheduler_ids: list[str | int],
+        expected_task_keys: Iterable[TaskInstanceKey] | None,
+        expected_callback_keys: Iterable[CallbackKey] | None,
+        expected_generic_keys: Iterable[GenericKey] | None = None,
+        *,
+        dead_scheduler_ids: Iterable[str | int] = (),
+    ) -> tuple[AdoptionPlan, list[WorkloadKey]]:
+        """The core's adoption of the pods in ``listings`` (the answers to its
+        :meth:`~k8s_workloads.executor.ExecutorCore.adoption_lists`, each a
+        :data:`Listing`), and every key expected: a driver's ``adopt`` performs the
+        relabels, then asks the core."""
+        tasks = None if expected_task_keys is None else list(expected_task_keys)
+        callbacks = None if expected_callback_keys is None else list(expected_callback_keys)
+        generic = None if expected_generic_keys is None else list(expected_generic_keys)
+        pods = [pod for listing in listings for pod in cast("Listing", listing)[0]]
+        plan = self.core.adopt(
+            pods,
+            alive_scheduler_ids=alive_scheduler_ids,
+            expected_task_keys=tasks,
+            expected_callback_keys=callbacks,
+            expected_generic_keys=generic,
+            dead_scheduler_ids=dead_scheduler_ids,
+        )
+        return plan, [*(tasks or ()), *(callbacks or ()), *(generic or ())]

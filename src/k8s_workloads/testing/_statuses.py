@@ -64,6 +64,13 @@ def containers(pod: Manifest, key: str = "containers") -> list[Manifest]:
     return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
 
 
+def _state(kind: str, fields: Manifest, message: str | None) -> Manifest:
+    # A container state of ``kind``: its fields, and ``message`` unless None.
+    if message is not None:
+        fields["message"] = message
+    return {kind: fields}
+
+
 def running(started: str) -> Manifest:
     """A ``running`` container state."""
     return {"running": {"startedAt": started}}
@@ -71,10 +78,7 @@ def running(started: str) -> Manifest:
 
 def waiting(reason: str, message: str | None = None) -> Manifest:
     """A ``waiting`` container state (``ContainerCreating``, ``ErrImagePull``, ...)."""
-    state: Manifest = {"reason": reason}
-    if message is not None:
-        state["message"] = message
-    return {"waiting": state}
+    return _state("waiting", {"reason": reason}, message)
 
 
 def terminated(
@@ -98,9 +102,7 @@ def terminated(
         "finishedAt": finished,
         "containerID": container_id(uid, name, attempt),
     }
-    if message:
-        state["message"] = message
-    return {"terminated": state}
+    return _state("terminated", state, message or None)  # an empty message is left out
 
 
 def _container_status(

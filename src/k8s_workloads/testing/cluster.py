@@ -182,7 +182,14 @@ class FakeCluster(ClusterWatches, ClusterSecrets):
         metadata["resourceVersion"] = self._bump()
         self._pods[namespace, name] = pod
         self._changed((namespace, name), pod)
-        return _copy(pod), warnings
+        answer = _copy(pod)
+        self.pod_created(answer)
+        return answer, warnings
+
+    def pod_created(self, pod: Manifest) -> None:
+        """Called with each pod a creation stores (not a dry run), as answered: a hook for
+        a subclass that wants to see every pod created; nothing by default. Read ``pod``
+        only: it is also the answer."""
 
     @locked
     def patch_pod(

@@ -14,6 +14,7 @@ from k8s_workloads.executor.requests import (
     Request,
     Waiting,
 )
+from k8s_workloads.io.calls import PlansAdoption
 from k8s_workloads.io.policy import failure_is_done
 from k8s_workloads.pods.labels import watcher_selector
 from k8s_workloads.testing.cluster_calls import ClusterCalls
@@ -44,7 +45,7 @@ class PassReport:
         self.until: datetime.datetime | None = None
 
 
-class CoreDriver:
+class CoreDriver(PlansAdoption):
     """An executor made of an :class:`ExecutorCore`, a :class:`FakeCluster` and a
     :class:`FakeAirflowDB`: it watches the cluster, feeds the core and performs its
     requests. ``perform`` is the whole mapping from requests to calls. It runs the one
@@ -185,20 +186,14 @@ class CoreDriver:
         keys with no pod anywhere (:class:`~k8s_workloads.executor.Adoption`), generic
         workloads' (``expected_generic_keys``) as callbacks'."""
         alive, dead = list(alive_scheduler_ids), list(dead_scheduler_ids)
-        tasks = None if expected_task_keys is None else list(expected_task_keys)
-        callbacks = None if expected_callback_keys is None else list(expected_callback_keys)
-        generic = None if expected_generic_keys is None else list(expected_generic_keys)
-        pods: list[dict[str, Any]] = []
-        for listing in self.core.adoption_lists(dead, alive):
-            items, _ = cast("tuple[list[dict[str, Any]], str | None]", self.calls.perform(listing))
-            pods.extend(items)
-        plan = self.core.adopt(
-            pods,
-            alive_scheduler_ids=alive,
-            expected_task_keys=tasks,
-            expected_callback_keys=callbacks,
-            expected_generic_keys=generic,
+        lists = self.core.adoption_lists(dead, alive)
+        plan, expected = self.plan_adoption(
+            [self.calls.perform(listing) for listing in lists],
+            alive,
+            expected_task_keys=expected_task_keys,
+            expected_callback_keys=expected_callback_keys,
+            expected_generic_keys=expected_generic_keys,
             dead_scheduler_ids=dead,
         )
         self.run_pass(now)
-        return self.core.adoption(plan, [*(tasks or ()), *(callbacks or ()), *(generic or ())])
+        return self.core.adoption(plan, expected)
