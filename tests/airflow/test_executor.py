@@ -173,14 +173,14 @@ def _lines(log: RecordedLog, level: str, start: str) -> list[str]:
 
 def _requested_pods(executor: Any) -> list[str]:
     """The names of the pods the executor asks to create, from now on."""
-    perform, names = executor._calls.perform, []
+    perform, names = executor._creations.call, []
 
     def recording(request: Any) -> object:
         if isinstance(request, CreatePod):
             names.append(request.pod_name)
         return perform(request)
 
-    executor._calls.perform = recording
+    executor._creations.call = recording
     return names
 
 
@@ -214,13 +214,13 @@ def test_outage_creations_warn_once_per_pause_and_say_when_they_get_through(
 
     def unsent(number: int) -> Handled:
         key = keys[number]
-        executor._failed_creations[key] = "NewConnectionError: [Errno 111] Connection refused"
+        executor._creations.failed[key] = "NewConnectionError: [Errno 111] Connection refused"
         why = "the API server was not reached: connection error"
         decision = Decision((RequeueJob(KubernetesJob(key, ["x"]), why, 1.0),), Attempts())
         return Handled(key, "create unsent", decision, pod_name=f"pod-{number}")
 
     for number in range(3):
-        executor._log_decision(unsent(number))
+        executor._creations.decision(unsent(number))
     (warning,) = _lines(log, "warning", "Creating pod")
     assert warning.startswith(
         f"Creating pod pod-0 of {keys[0]} did not reach the API server at "
@@ -233,7 +233,7 @@ def test_outage_creations_warn_once_per_pause_and_say_when_they_get_through(
     executor.heartbeat()
     sync_until(executor, lambda: bool(executor.cluster.pod_names()))
     assert _lines(log, "info", f"Pod creations reach the API server at {executor.cluster_url}")
-    executor._log_decision(unsent(3))
+    executor._creations.decision(unsent(3))
     assert len(_lines(log, "warning", "Creating pod")) == 2  # a new pause, a new warning
 
 
@@ -344,7 +344,7 @@ def test_no_library_error_escapes_sync(executor: Any) -> None:
     log = logged(executor)
     executor.core.feed_event("{this is not json")
     executor.core.feed_event('{"type": "ADDED", "object": {"metadata": {"labels": 3}}}')
-    perform = executor._calls.perform
+    perform = executor._creations.call
     bugs = [RuntimeError("a bug in the I/O layer")]
 
     def buggy(request: Any) -> object:
@@ -352,7 +352,7 @@ def test_no_library_error_escapes_sync(executor: Any) -> None:
             raise bugs.pop()
         return perform(request)
 
-    executor._calls.perform = buggy
+    executor._creations.call = buggy
     executor.queue_workload(callback_workload(8), session=None)
     executor.heartbeat()
     sync_until(executor, lambda: "The executor pass failed" in log.text("exception"))

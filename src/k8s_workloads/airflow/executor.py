@@ -24,7 +24,9 @@ does besides, it asks of parts it holds, each given only what it uses (values, c
 small protocols), none of them given the executor: ``_Settings`` (``_lifecycle``: the
 settings read and checked, the core's configuration), ``_StateReads`` and ``_PodLists``
 (``_reads``: the database's states and the stale check; the cluster's pod lists),
-``_Adoption`` (``_adoption``: what dead schedulers left), one ``_Watcher`` thread per
+``_Adoption`` (``_adoption``: what dead schedulers left), ``_CreationLog``
+(``_creation_log``: the pods' creations and the lines an operator reads of them and of the
+core's decisions), one ``_Watcher`` thread per
 watched namespace (``_watcher``: a client, a label selector, a queue and a logger) and the
 ``_WatchFeed`` that joins them to the core (the core, the queue, the watchers).
 ``_runtime`` loads Airflow's modules.
@@ -39,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from k8s_workloads.adapters import to_manifest
 from k8s_workloads.airflow._adoption import _Adoption
+from k8s_workloads.airflow._creation_log import _CreationLog
 from k8s_workloads.airflow._lifecycle import (
     _KUBE_CLIENT,
     _ProviderRetries,
@@ -64,13 +67,11 @@ from k8s_workloads.airflow.convert import (
 )
 from k8s_workloads.airflow.provider import SECTION
 from k8s_workloads.compat import supports_callbacks
-from k8s_workloads.decisions.actions import Decision, EmitEvent, RequeueJob
+from k8s_workloads.decisions.actions import EmitEvent
 from k8s_workloads.executor.core import ExecutorCore
 from k8s_workloads.executor.requests import (
     CreatePod,
-    Handled,
     ListPods,
-    PodChanged,
     ReadStates,
     Request,
 )
@@ -136,14 +137,8 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             task_publish_max_retries=self.task_publish_max_retries,
         )
         self.core = ExecutorCore(settings.core_config(self._options, retries))
-        self.core.on_decision = self._log_decision
-        self.core.on_pod = self._log_pod
         self._metrics = _Metrics(_airflow_stats(), log=self.log)
         """What is sent to Airflow's Stats (nothing, and nothing kept, with metrics off)."""
-        self._failed_creations: dict[WorkloadKey, str] = {}
-        """Each failed creation's error, until the core's decision on it."""
-        self._creations_unsent = False
-        """Whether pod creations are paused: the last one did not reach the API server."""
         self._failed_at_intake: set[Any] = set()
         """Airflow keys of tasks execute_async failed (refused at submit): not running."""
         self._taken_reports: list[WorkloadKey] = []
@@ -177,6 +172,14 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             + config.max_concurrent_cleanups
             + len(namespaces),
         )
+        self._creations = _CreationLog(
+            create=self._calls.perform,
+            metrics=self._metrics,
+            log=self.log,
+            server=server_address(self.kube_client),
+        )
+        core.on_decision = self._creations.decision
+        core.on_pod = self._creations.pod_changed
         self._driver = PoolDriver(
             core, self._perform, failures=_failures(), screen=self._screen, inline=_inline
         )
@@ -470,7 +473,7 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         if isinstance(request, ListPods):
             return self._pod_lists.relist(request)
         if isinstance(request, CreatePod):
-            return self._create(request)
+            return self._creations.create(request)
         return self._calls.perform(request)
 
     def _screen(self, request: CreatePod) -> str | None:
@@ -486,99 +489,6 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
             ):
                 self.event_buffer.pop(airflow_key, None)
         return stale
-
-    # --- what the core decided, in the log ---------------------------------------------
-
-    def _create(self, request: CreatePod) -> object:
-        """A pod's creation (on the pool's threads); its error is kept for the line of
-        the core's decision on it (:meth:`_log_decision`)."""
-        try:
-            answer = self._calls.perform(request)
-        except BaseException as error:
-            self._failed_creations[request.key] = describe_failure(error)
-            self._metrics.creation_failed(error)
-            raise
-        self._metrics.pod_created(request.key)
-        if self._creations_unsent:
-            self._creations_unsent = False
-            self.log.info(
-                "Pod creations reach the API server at %s again",
-                server_address(self.kube_client),
-            )
-        return answer
-
-    def _log_pod(self, changed: PodChanged) -> None:
-        """One info line a pod created, adopted or deleted (:attr:`ExecutorCore.on_pod`),
-        naming the pod and its workload: ``Created pod airflow/etl-load-x1 of task etl.load
-        run=manual__1 try=1``. Only calls the API server took: a creation that failed is
-        :meth:`_log_decision`'s line, and an outage adds none."""
-        workload = "an unknown workload" if changed.key is None else changed.key.to_text()
-        self.log.info(
-            "%s pod %s/%s of %s",
-            changed.change.capitalize(),
-            changed.namespace,
-            changed.pod_name,
-            workload,
-        )
-
-    def _log_decision(self, handled: Handled) -> None:
-        """The core's decisions an operator reads (:attr:`ExecutorCore.on_decision`).
-
-        Each pod creation that failed is one warning naming the pod, the workload, the
-        error and what follows; one that got no clear answer is an info line (the pod is
-        read back), and so is the read back finding it; not finding it is the warning. A
-        creation that never reached the API server pauses them all: the first of a pause
-        is a warning, the others of it debug lines, so an outage is a few lines. A pod
-        that could not be built fails its workload (a warning); a result whose handling
-        failed is a debug line while it is retried, a warning when given up. Stale
-        workloads are logged by :meth:`_screen`.
-        """
-        cause = handled.cause
-        if cause in {"result", "stale"}:
-            return
-        key, decision, log = handled.key, handled.decision, self.log
-        if cause == "handling failed":
-            pod = handled.result.pod_name if handled.result is not None else "?"
-            level = log.debug if decision.retry is not None else log.warning
-            level("Handling the result of pod %s of %s failed: %s", pod, key, decision.reason)
-            return
-        if cause == "build error":
-            log.warning("No pod could be built for %s: %s", key, _outcome(decision))
-            return
-        pod = handled.pod_name or "?"
-        if cause == "create confirmed":
-            self._creations_unsent = False
-            self._failed_creations.pop(key, None)
-            self._metrics.pod_created(key)
-            log.info("Pod %s of %s was created after all (read back)", pod, key)
-            return
-        outcome = _outcome(decision)
-        # Kept past a "create unknown": the decision after the read back quotes it.
-        error = self._failed_creations.get(key, "no error seen")
-        if cause != "create unknown":
-            self._failed_creations.pop(key, None)
-        if error.partition(": ")[2] in outcome:  # the outcome quotes it already
-            error = error.partition(": ")[0]
-        if cause == "create unsent":
-            host = server_address(self.kube_client)
-            if self._creations_unsent:
-                log.debug(
-                    "Creating pod %s of %s did not reach %s: %s; %s",
-                    *(pod, key, host, error, outcome),
-                )
-                return
-            self._creations_unsent = True
-            log.warning(
-                "Creating pod %s of %s did not reach the API server at %s: %s; %s. Pod "
-                "creations pause until it answers (what fails meanwhile: debug lines)",
-                *(pod, key, host, error, outcome),
-            )
-            return
-        self._creations_unsent = False  # it was reached (and answered, or may have)
-        if cause == "create unknown":  # one warning a creation: the decision after it
-            log.info("Creating pod %s of %s got no clear answer: %s; %s", pod, key, error, outcome)
-            return
-        log.warning("Creating pod %s of %s failed: %s; %s", pod, key, error, outcome)
 
     def _fail_callback(self, key: CallbackKey, info: str) -> None:
         """Report a callback failed (one adoption cannot run again)."""
@@ -600,19 +510,6 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         pods = self._pod_lists.list_watched(label_selector=selector.label_selector)
         self.core.revoke(key, pods)
         self._pass(seconds=self._sync_bound)
-
-
-def _outcome(decision: Decision) -> str:
-    """What follows for the workload, in words: queued again (why, after how long),
-    failed (the event's reason), why nothing is done yet, or the decision's summary."""
-    for action in decision.actions:
-        if isinstance(action, RequeueJob):
-            after = "" if action.delay is None else f" after {action.delay:g} s"
-            return f"queued again{after} ({action.reason})"
-        if isinstance(action, EmitEvent) and action.info:
-            return f"the workload fails: {action.info}"
-    ignored = decision.ignored
-    return ignored.reason if ignored is not None else decision.reason
 
 
 def _command_args(command: Any) -> list[str]:  # noqa: ANN401 - [ExecuteTask] or an argv
