@@ -46,6 +46,29 @@ def test_a_patch_conditional_on_a_version_that_moved_on_is_a_409() -> None:
     assert stored["metadata"]["labels"]["airflow-worker"] == "2"
 
 
+def test_the_status_subresource_changes_only_status_and_is_its_own_call() -> None:
+    cluster = FakeCluster(namespaces=[NS])
+    cluster.create_pod(NS, pod("p", {"airflow-worker": "1"}))
+    change = {"metadata": {"labels": {"airflow-worker": "2"}}, "status": {"phase": "Running"}}
+    cluster.patch_pod(NS, "p", change, subresource="status", patch_type="merge")
+    stored = cluster.pod(NS, "p")
+    assert stored is not None
+    assert (stored["metadata"]["labels"]["airflow-worker"], stored["status"]["phase"]) == (
+        "1",
+        "Running",
+    )
+    cluster.patch_pod(NS, "p", change, patch_type="merge")  # the pod: all but status
+    stored = cluster.pod(NS, "p")
+    assert stored is not None
+    assert stored["metadata"]["labels"]["airflow-worker"] == "2"
+    assert [call for call, _, name in cluster.calls if name == "p"][-2:] == [
+        "patch_pod_status",
+        "patch_pod",
+    ]
+    with pytest.raises(ValueError, match="subresource must be None or 'status'"):
+        cluster.patch_pod(NS, "p", change, subresource="log")
+
+
 class _Seeing(FakeCluster):
     """Keeps every pod the ``pod_created`` hook was called with."""
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING, Any
 
-from k8s_workloads.testing import _admission, _defaults
+from k8s_workloads.testing import _admission, _defaults, _patch
 from k8s_workloads.testing._cluster_secrets import ClusterSecrets
 from k8s_workloads.testing._cluster_store import (
     STALE,
@@ -43,7 +43,7 @@ from k8s_workloads.testing._cluster_store import (
     same_namespace,
 )
 from k8s_workloads.testing._cluster_watch import ClusterWatches
-from k8s_workloads.testing._patch import PatchError, apply_patch, patch_type
+from k8s_workloads.testing._patch import PatchError, apply_patch
 from k8s_workloads.testing.errors import ApiError, invalid
 from k8s_workloads.testing.watch import _copy
 
@@ -198,6 +198,7 @@ class FakeCluster(ClusterWatches, ClusterSecrets):
         name: str,
         patch: object,
         *,
+        subresource: str | None = None,
         patch_type: str = "application/strategic-merge-patch+json",
         dry_run: bool = False,
         field_validation: str | None = None,
@@ -210,48 +211,25 @@ class FakeCluster(ClusterWatches, ClusterSecrets):
         (RFC 6902, what they send for a list; a failed ``test`` is a 422), or the short
         names ``merge``, ``strategic``, ``json``; another type is a 415. The result is
         validated as an update (an immutable field changed: 422); a ``resourceVersion``
-        in the patch other than the pod's is a 409; ``status`` is not changed here (see
-        :meth:`patch_pod_status`). A patch that changes nothing bumps nothing.
-        ``field_validation="Strict"``: an unknown field in the result is a 400 (otherwise
-        it is dropped).
+        in the patch other than the pod's is a 409. A patch that changes nothing bumps
+        nothing. ``field_validation="Strict"``: an unknown field in the result is a 400
+        (otherwise it is dropped).
+
+        ``status`` is not changed here; ``subresource="status"`` is
+        ``patch_namespaced_pod_status``, the ``pods/status`` subresource, where only
+        ``status`` changes (what a kubelet writes): recorded in :attr:`calls`, and failed
+        by :meth:`fail_next`, as ``patch_pod_status``.
         """
-        return self._patch(
-            "patch_pod", namespace, name, patch, patch_type, dry_run, field_validation
-        )
-
-    @locked
-    def patch_pod_status(
-        self,
-        namespace: str,
-        name: str,
-        patch: object,
-        *,
-        patch_type: str = "application/strategic-merge-patch+json",
-        dry_run: bool = False,
-        field_validation: str | None = None,
-    ) -> Manifest:
-        """``patch_namespaced_pod_status``: as :meth:`patch_pod`, on the ``pods/status``
-        subresource: only ``status`` changes (what a kubelet writes)."""
-        return self._patch(
-            "patch_pod_status", namespace, name, patch, patch_type, dry_run, field_validation
-        )
-
-    def _patch(  # noqa: PLR0917 - a patch call's arguments, as both calls take them
-        self,
-        call: str,
-        namespace: str,
-        name: str,
-        patch: object,
-        kind: str,
-        dry_run: bool,
-        fields: str | None,
-    ) -> Manifest:
-        # The pods/status subresource (patch_pod_status) changes only status; the pod
-        # itself everything but status.
+        if subresource not in {None, "status"}:
+            raise ValueError(f"subresource must be None or 'status', got {subresource!r}")
+        call = "patch_pod" if subresource is None else "patch_pod_status"
+        fields = field_validation
+        # The pods/status subresource changes only status; the pod itself everything but
+        # status.
         self._call(call, namespace, name)
-        status = call == "patch_pod_status"
+        status = subresource == "status"
         try:
-            kind = patch_type(kind)
+            kind = _patch.patch_type(patch_type)
         except PatchError as error:
             raise ApiError(415, "UnsupportedMediaType", str(error)) from None
         old = self._stored(namespace, name)

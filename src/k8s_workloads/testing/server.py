@@ -212,11 +212,11 @@ class _Handler(JsonHandler):
             self._send_json(200, cluster.read_pod(namespace, name))
         elif method == "PATCH" and subresource in {None, "status"}:
             # The pod, or its status subresource (what a kubelet patches): one rule each.
-            patch = cluster.patch_pod if subresource is None else cluster.patch_pod_status
-            patched = patch(
+            patched = cluster.patch_pod(
                 namespace,
                 name,
                 self._body(),
+                subresource=subresource,
                 patch_type=content_type,
                 dry_run=dry_run,
                 field_validation=first(query).get("fieldValidation"),
