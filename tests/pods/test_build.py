@@ -209,7 +209,7 @@ def test_a_long_pod_id_warns_at_the_caller() -> None:
     # The general builder and a prepared template's, with the same arguments.
     builds: tuple[Callable[[], dict[str, Any]], ...] = (
         lambda: construct_task_pod(**arguments),
-        lambda: PodTemplate().task_pod(**arguments),
+        lambda: construct_task_pod(base_worker_pod=PodTemplate(), **arguments),
     )
     for build in builds:
         with pytest.warns(UserWarning, match="truncating") as caught:

@@ -31,6 +31,7 @@ from k8s_workloads.pods import (
     FastPathUse,
     PodMutationHookError,
     PodTemplate,
+    construct_callback_pod,
     construct_task_pod,
     fast_path,
 )
@@ -174,7 +175,7 @@ def _compare(template: PodTemplate, override: Manifest | None, values: dict[str,
 
     def build() -> Manifest:
         seeded = {**values, "rng": random.Random(rng_seed)}
-        return template.task_pod(pod_override=override, **seeded)
+        return construct_task_pod(base_worker_pod=template, pod_override=override, **seeded)
 
     with fast_path(enabled=False) as off:
         expected = _outcome(build)
@@ -193,7 +194,9 @@ def _warmed(template: Manifest | None, override: Manifest | None) -> PodTemplate
     try:
         prepared = PodTemplate(template)
         for image in ("img:1", "img:1", None, None):  # both plans: with and without an image
-            prepared.task_pod(pod_override=override, **_values(kube_image=image))
+            construct_task_pod(
+                base_worker_pod=prepared, pod_override=override, **_values(kube_image=image)
+            )
     except (PodReconciliationError, ValueError, TypeError):
         return None
     return prepared
@@ -299,7 +302,7 @@ def test_the_fast_path_leaves_bad_keys_to_the_key(field: str, value: object) -> 
     prepared = _warmed(None, None)
     assert prepared is not None
     with pytest.raises(InvalidKey) as raised:
-        prepared.task_pod(**_values(**{field: value}))
+        construct_task_pod(base_worker_pod=prepared, **_values(**{field: value}))
     assert raised.value.field == field
 
 
@@ -370,7 +373,7 @@ def _task_pod(
         "rng": random.Random(number),
     }
     arguments.update(values)
-    return template.task_pod(**arguments)
+    return construct_task_pod(base_worker_pod=template, **arguments)
 
 
 def _planned(use: FastPathUse) -> int:
@@ -480,7 +483,8 @@ def test_prepared_callback_pods_are_the_general_builds(
     prepared = PodTemplate(template)
 
     def build(source: PodTemplate) -> Manifest:
-        return source.callback_pod(
+        return construct_callback_pod(
+            base_worker_pod=source,
             callback_id=CALLBACK_ID,
             namespace=namespace,
             scheduler_job_id=3,
@@ -532,52 +536,25 @@ def test_construct_task_pod_keeps_templates_by_content_not_by_type() -> None:
         {"spec": {"hostNetwork": True, "terminationGracePeriodSeconds": 600.0, "containers": []}},
         {"spec": {"hostNetwork": True, "terminationGracePeriodSeconds": 600, "containers": []}},
     ]
-    for variant in variants * 3:
 
-        def build(template: Manifest = variant) -> Manifest:
-            return construct_task_pod(
-                namespace="airflow",
-                scheduler_job_id=1,
-                pod_id="etl-load-1",
-                dag_id="etl",
-                task_id="load",
-                kube_image="img:1",
-                try_number=1,
-                args=["run"],
-                airflow_version=AIRFLOW_VERSION,
-                base_worker_pod=template,
-            )
-
-        expected = _quiet_outcome(
-            lambda: PodTemplate(variant).task_pod(  # noqa: B023
-                namespace="airflow",
-                scheduler_job_id=1,
-                pod_id="etl-load-1",
-                dag_id="etl",
-                task_id="load",
-                kube_image="img:1",
-                try_number=1,
-                args=["run"],
-                airflow_version=AIRFLOW_VERSION,
-            )
+    def build(template: Manifest, *, prepared: bool) -> Manifest:
+        return construct_task_pod(
+            namespace="airflow",
+            scheduler_job_id=1,
+            pod_id="etl-load-1",
+            dag_id="etl",
+            task_id="load",
+            kube_image="img:1",
+            try_number=1,
+            args=["run"],
+            airflow_version=AIRFLOW_VERSION,
+            base_worker_pod=PodTemplate(template) if prepared else template,
         )
-        assert _quiet_outcome(build) == expected
-    assert (
-        _quiet_outcome(
-            lambda: PodTemplate(variants[1]).task_pod(
-                namespace="airflow",
-                scheduler_job_id=1,
-                pod_id="etl-load-1",
-                dag_id="etl",
-                task_id="load",
-                kube_image="img:1",
-                try_number=1,
-                args=["run"],
-                airflow_version=AIRFLOW_VERSION,
-            )
-        )[0]
-        == "error"
-    )
+
+    for variant in variants * 3:
+        expected = _quiet_outcome(functools.partial(build, variant, prepared=True))
+        assert _quiet_outcome(functools.partial(build, variant, prepared=False)) == expected
+    assert _quiet_outcome(functools.partial(build, variants[1], prepared=True))[0] == "error"
 
 
 @pytest.mark.parametrize(
@@ -636,7 +613,8 @@ def test_switched_off_no_pod_is_planned_however_many_are_built() -> None:
     with fast_path(enabled=False) as off:
         for number in range(4):
             _task_pod(template, OVERRIDE, number=number)
-            template.callback_pod(
+            construct_callback_pod(
+                base_worker_pod=template,
                 callback_id=CALLBACK_ID,
                 namespace="airflow",
                 scheduler_job_id=3,

@@ -159,7 +159,7 @@ def test_every_task_pod_never_restarts_and_both_paths_agree(
     # The first pod of a pair is merged, the second planned, the later ones fast.
     for _ in range(3):
         with fast_path() as one:
-            pod = prepared.task_pod(**values)
+            pod = construct_task_pod(base_worker_pod=prepared, **values)
         use.planned_pods += one.planned_pods
         use.fast_task_pods += one.fast_task_pods
         assert json.dumps(pod) == json.dumps(general)
@@ -178,7 +178,7 @@ def test_every_callback_pod_never_restarts_and_both_paths_agree(
         general = construct_callback_pod(base_worker_pod=asked, rng=random.Random(0), **values)
     prepared = PodTemplate(asked)
     for _ in range(3):
-        pod = prepared.callback_pod(rng=random.Random(0), **values)
+        pod = construct_callback_pod(base_worker_pod=prepared, rng=random.Random(0), **values)
         assert json.dumps(pod) == json.dumps(general)
     assert _policy(general) == WORKER_RESTART_POLICY
     assert_valid_pod(general)

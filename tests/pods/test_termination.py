@@ -162,7 +162,9 @@ def test_every_task_pod_has_the_policy_asked_or_the_default_and_both_paths_agree
     prepared = PodTemplate(template)
     # The first pod of a pair is merged, the second planned, the later ones fast.
     for _ in range(3):
-        assert json.dumps(prepared.task_pod(**values)) == json.dumps(general)
+        assert json.dumps(construct_task_pod(base_worker_pod=prepared, **values)) == json.dumps(
+            general
+        )
     expected = _expected(template, override, hook)
     event(f"policy: {expected}")
     assert _base(general).get(_FIELD) == expected
@@ -186,7 +188,7 @@ def test_every_callback_pod_has_the_policy_asked_or_the_default_and_both_paths_a
         general = construct_callback_pod(base_worker_pod=asked, rng=random.Random(0), **values)
     prepared = PodTemplate(asked)
     for _ in range(3):
-        pod = prepared.callback_pod(rng=random.Random(0), **values)
+        pod = construct_callback_pod(base_worker_pod=prepared, rng=random.Random(0), **values)
         assert json.dumps(pod) == json.dumps(general)
     assert _base(general).get(_FIELD) == _expected(asked, None, None)
 

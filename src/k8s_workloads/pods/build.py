@@ -80,11 +80,12 @@ class PodTemplate:
     ``pod_template_file``, loaded; None: no template). It is copied, cleaned and checked
     against the Kubernetes 1.37 Pod schema here, once (raising :class:`InvalidPod` naming
     the field, as :func:`construct_task_pod` does); later changes to the mapping passed
-    do not reach it. :meth:`task_pod` and :meth:`callback_pod` then build exactly the pods
-    :func:`construct_task_pod` and :func:`construct_callback_pod` build over the same
-    template, raising the same errors, in a fraction of the time: the merge is worked out
-    once per template and ``pod_override`` (overrides are kept by content, a few dozen at
-    most), and each pod only fills in its own values.
+    do not reach it. Passed as ``base_worker_pod`` to :func:`construct_task_pod`,
+    :func:`construct_callback_pod`, :func:`construct_generic_pod` or
+    :func:`construct_pod`, it gives exactly the pods (and errors) the same template as a
+    mapping gives, without even the lookup by content: the merge is worked out once per
+    template and ``pod_override`` (overrides are kept by content, a few dozen at most),
+    and each pod only fills in its own values.
 
     Every pod returned is a new tree of dicts and lists that shares nothing with another
     pod, the template or the arguments: it may be mutated freely. Safe to share between
@@ -114,78 +115,6 @@ class PodTemplate:
         return self._overrides.get(
             pod_override,
             lambda: _Prepared(template, _layer(pod_override, "pod_override", secrets)),
-        )
-
-    def task_pod(
-        self,
-        *,
-        namespace: str,
-        scheduler_job_id: str | int,
-        pod_id: str,
-        dag_id: str,
-        task_id: str,
-        kube_image: str | None,
-        try_number: int,
-        args: Sequence[str],
-        airflow_version: VersionLike,
-        run_id: str | None = None,
-        map_index: int = -1,
-        date: datetime.datetime | None = None,
-        pod_override: Mapping[str, Any] | None = None,
-        mutation_hook: MutationHook | None = None,
-        logical_date_key: str = LOGICAL_DATE_KEY,
-        rng: random.Random | None = None,
-    ) -> Manifest:
-        """:func:`construct_task_pod` over this template (the same pod, the same errors)."""
-        return construct_task_pod(
-            namespace=namespace,
-            scheduler_job_id=scheduler_job_id,
-            pod_id=pod_id,
-            dag_id=dag_id,
-            task_id=task_id,
-            kube_image=kube_image,
-            try_number=try_number,
-            args=args,
-            airflow_version=airflow_version,
-            run_id=run_id,
-            map_index=map_index,
-            date=date,
-            pod_override=pod_override,
-            base_worker_pod=self,
-            mutation_hook=mutation_hook,
-            logical_date_key=logical_date_key,
-            rng=rng,
-        )
-
-    def callback_pod(
-        self,
-        *,
-        callback_id: str,
-        namespace: str,
-        scheduler_job_id: str | int,
-        kube_image: str | None,
-        args: Sequence[str],
-        airflow_version: VersionLike,
-        dag_id: str | None = None,
-        run_id: str | None = None,
-        pod_id: str | None = None,
-        mutation_hook: MutationHook | None = None,
-        rng: random.Random | None = None,
-    ) -> Manifest:
-        """:func:`construct_callback_pod` over this template (the same pod and errors)."""
-        return construct_callback_pod(
-            callback_id=callback_id,
-            namespace=namespace,
-            scheduler_job_id=scheduler_job_id,
-            kube_image=kube_image,
-            args=args,
-            airflow_version=airflow_version,
-            dag_id=dag_id,
-            run_id=run_id,
-            pod_id=pod_id,
-            base_worker_pod=self,
-            mutation_hook=mutation_hook,
-            rng=rng,
         )
 
 

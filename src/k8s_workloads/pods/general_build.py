@@ -132,7 +132,7 @@ def _fit_pod_name(name: str, rng: random.Random | None) -> str:
 def _callers_level() -> int:
     """The ``stacklevel`` of the first caller outside the pod builders, for a warning
     raised by this function's caller: the line that asked for the pod, whichever
-    entrance it took (``construct_task_pod``, ``PodTemplate.task_pod`` ...)."""
+    entrance it took (``construct_task_pod``, ``construct_pod`` ...)."""
     frame = inspect.currentframe()
     frame = None if frame is None else frame.f_back  # the warning's own function: level 1
     level = 1
