@@ -216,9 +216,8 @@ def test_create_error_unlimited_retries() -> None:
 
 def test_requeue_after_a_retryable_create_error() -> None:
     attempts = launched(TASK_JOB)
-    decision = decide_create_error(
-        TASK_JOB, 429, "", {"Retry-After": "5"}, config=RETRYING, attempts=attempts
-    )
+    verdict = classify_create_error(429, "", {"Retry-After": "5"}, config=RETRYING)
+    decision = decide_create_error(TASK_JOB, verdict, attempts)
     assert decision.actions == (RequeueJob(TASK_JOB, "HTTP 429 is transient: retry", 5.0),)
     assert decision.attempts == attempts  # the record stays: the workload goes on
 
@@ -231,9 +230,8 @@ def test_requeue_after_a_fatal_create_error_fails_the_workload(
     job: KubernetesJob[Any], state: TaskInstanceState | CallbackState
 ) -> None:
     attempts = launched(job, OTHER_JOB)
-    decision = decide_create_error(
-        job, 422, status_body("Pod is invalid"), config=RETRYING, attempts=attempts
-    )
+    verdict = classify_create_error(422, status_body("Pod is invalid"), config=RETRYING)
+    decision = decide_create_error(job, verdict, attempts)
     assert decision.actions == (
         FreeSlot(job.key),
         EmitEvent(
@@ -242,7 +240,7 @@ def test_requeue_after_a_fatal_create_error_fails_the_workload(
     )
     # The workload is finished: its attempt record goes, the others stay.
     assert decision.attempts == launched(OTHER_JOB)
-    (_, failed) = decide_create_error(job, 400, "", config=RETRYING).actions
+    (_, failed) = decide_create_error(job, classify_create_error(400, "", config=RETRYING)).actions
     assert isinstance(failed, EmitEvent)
     assert failed.info == "pod creation failed: HTTP 400 is not transient: fail"
 

@@ -18,7 +18,7 @@ from k8s_workloads.decisions.actions import (
     RequeueJob,
 )
 from k8s_workloads.decisions.attempts import Attempts
-from k8s_workloads.decisions.creation_errors import decide_create_error
+from k8s_workloads.decisions.creation_errors import classify_create_error, decide_create_error
 from k8s_workloads.decisions.guards import (
     LEFTOVER_STATES,
     creation_paused_until,
@@ -147,7 +147,9 @@ def test_the_pod_of_a_requeued_launch_is_no_leftover() -> None:
 
 def test_a_429_pauses_all_creation_for_its_delay() -> None:
     config = DecisionConfig(task_publish_max_retries=3)
-    decision = decide_create_error(TASK_JOB, 429, "", {"Retry-After": "30"}, config=config)
+    decision = decide_create_error(
+        TASK_JOB, classify_create_error(429, "", {"Retry-After": "30"}, config=config)
+    )
     until = creation_paused_until(decision, now=NOW, paused_until=None)
     assert until == NOW + datetime.timedelta(seconds=30)
     longer = NOW + datetime.timedelta(minutes=5)
@@ -156,10 +158,10 @@ def test_a_429_pauses_all_creation_for_its_delay() -> None:
 
 def test_a_failure_without_a_delay_asks_for_no_pause() -> None:
     config = DecisionConfig(task_publish_max_retries=3)
-    retried = decide_create_error(TASK_JOB, 500, "", config=config)
+    retried = decide_create_error(TASK_JOB, classify_create_error(500, "", config=config))
     assert any(isinstance(action, RequeueJob) for action in retried.actions)
     assert creation_paused_until(retried, now=NOW, paused_until=None) is None
-    failed = decide_create_error(TASK_JOB, 422, "", config=config)
+    failed = decide_create_error(TASK_JOB, classify_create_error(422, "", config=config))
     assert creation_paused_until(failed, now=NOW, paused_until=NOW) is None
 
 

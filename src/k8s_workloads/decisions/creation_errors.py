@@ -16,7 +16,7 @@ timeout, disconnect
 HTTP 5xx                           maybe       ``READ_BACK``: the server may have stored it
 HTTP 409 ``AlreadyExists`` to a    yes         ``READ_BACK``: the first send may have made it
 resend
-any other HTTP answer (429,        no          ``DECIDE``: :func:`decide_create_error`, the
+any other HTTP answer (429,        no          ``DECIDE``: :func:`classify_create_error`, the
 quota, 409 to a first send, 400,               provider's rules (retries counted; a name in
 422 ...)                                       use fails the workload, as the provider's)
 =================================  ==========  ===========================================
@@ -40,11 +40,11 @@ no pod                          HTTP 5xx            ``DECIDE``: the provider's r
 A read back that fails is tried again (backing off); until it answers, nothing about the
 workload is decided, so a pod that exists is never reported failed nor created twice.
 
-:func:`decide_create_error` answers with a :class:`~k8s_workloads.decisions.actions.Decision`, as
-every planner does: requeue the job (after a pause, for a 429 or a ``Retry-After``
-header) while the error is transient and retries remain, else fail the workload.
-:func:`classify_create_error` is the verdict alone, for a caller that only asks whether
-an error is transient.
+:func:`classify_create_error` gives the verdict on an error: retry (after a pause, for a
+429 or a ``Retry-After`` header) while it is transient and retries remain, else fail.
+:func:`decide_create_error` turns a verdict into a
+:class:`~k8s_workloads.decisions.actions.Decision`, as every planner answers: requeue the
+job, or fail the workload.
 """
 
 from __future__ import annotations
@@ -372,35 +372,18 @@ def _default_config() -> DecisionConfig:
     return DecisionConfig()
 
 
-def _verdict_decision(
-    job: KubernetesJob[Any], verdict: CreateErrorVerdict, attempts: Attempts
+def decide_create_error(
+    job: KubernetesJob[Any], verdict: CreateErrorVerdict, attempts: Attempts = Attempts()
 ) -> Decision:
+    """The decision after ``create_namespaced_pod`` failed for ``job``, as ``verdict``
+    (:func:`classify_create_error`'s, for the failure) says.
+
+    A retry is one :class:`RequeueJob` action (its ``delay``, when set, is the pause a 429
+    or a ``Retry-After`` header asks of all pod creation); a failure frees the slot,
+    reports the workload FAILED and drops its attempt record.
+    """
     if verdict.retry:
         return Decision((RequeueJob(job, verdict.reason, verdict.delay),), attempts)
     info = f"pod creation failed: {verdict.reason}: {verdict.message}".rstrip(": ")
     failed = EmitEvent(job.key, state_class_for_key(job.key).FAILED, info)
     return Decision((FreeSlot(job.key), failed), attempts.without(job.key))
-
-
-def decide_create_error(
-    job: KubernetesJob[Any],
-    status: int | None,
-    body: object = None,
-    headers: Mapping[str, str] | None = None,
-    *,
-    reason: str | None = None,
-    retries: int = 0,
-    config: DecisionConfig | None = None,
-    attempts: Attempts = Attempts(),
-) -> Decision:
-    """The decision after ``create_namespaced_pod`` failed for ``job``.
-
-    The rules are :func:`classify_create_error`'s. A retry is one :class:`RequeueJob`
-    action (its ``delay``, when set, is the pause a 429 or a ``Retry-After`` header asks
-    of all pod creation); a failure frees the slot, reports the workload FAILED and drops
-    its attempt record.
-    """
-    verdict = classify_create_error(
-        status, body, headers, reason=reason, retries=retries, config=config
-    )
-    return _verdict_decision(job, verdict, attempts)

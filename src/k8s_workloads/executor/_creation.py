@@ -54,6 +54,7 @@ from k8s_workloads.decisions.creation_errors import (
     Delivery,
     after_create_failure,
     after_read_back,
+    classify_create_error,
     decide_create_error,
 )
 from k8s_workloads.decisions.guards import creation_paused_until
@@ -499,16 +500,10 @@ class _Creation(_CoreBase):
             self._ready[-1].actions.extendleft(cleanup)
             return
         retries = self._create_retries.get(key, 0)
-        decision = decide_create_error(
-            job,
-            status,
-            body,
-            headers,
-            reason=reason,
-            retries=retries,
-            config=self.config.decisions,
-            attempts=self._attempts,
+        verdict = classify_create_error(
+            status, body, headers, reason=reason, retries=retries, config=self.config.decisions
         )
+        decision = decide_create_error(job, verdict, self._attempts)
         requeue = next((a for a in decision.actions if isinstance(a, RequeueJob)), None)
         if requeue is not None:
             self._create_retries[key] = retries + 1
