@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from k8s_workloads.keys import CallbackKey, TaskInstanceKey
+from k8s_workloads.keys import CallbackKey, GenericKey, TaskInstanceKey
 from k8s_workloads.states import (
     CALLBACK_ACTIVE_STATES,
     CALLBACK_TERMINAL_STATES,
@@ -16,6 +16,7 @@ from k8s_workloads.states import (
     KubernetesResult,
     TaskInstanceState,
     TaskResult,
+    result_for,
     state_class_for_key,
 )
 
@@ -64,3 +65,19 @@ def test_records_hold_typed_values() -> None:
     assert task_result != result  # type: ignore[comparison-overlap]
     assert isinstance(task_result, KubernetesResult)
     assert isinstance(result, KubernetesResult)
+
+
+def test_result_for_makes_the_result_class_of_the_keys_kind() -> None:
+    task = TaskInstanceKey("d", "t", "r", 1)
+    callback = CallbackKey("00000000-0000-0000-0000-000000000001")
+    generic = GenericKey("job-1")
+    assert result_for(task, TaskInstanceState.FAILED, "p", "ns", "7") == TaskResult(
+        task, TaskInstanceState.FAILED, "p", "ns", "7"
+    )
+    gone = result_for(callback, ExecutorPseudoState.VANISHED, "", "", launch=2)
+    assert gone == CallbackResult(callback, ExecutorPseudoState.VANISHED, "", "", "", launch=2)
+    assert type(result_for(generic, CallbackState.FAILED, "p", "ns")).__name__ == "GenericResult"
+    with pytest.raises(TypeError, match="a task's result cannot be in"):
+        result_for(task, CallbackState.FAILED, "p", "ns")
+    with pytest.raises(TypeError, match="result cannot be in"):
+        result_for(callback, TaskInstanceState.FAILED, "p", "ns")

@@ -40,7 +40,7 @@ __all__ = [
     "TaskResult",
     "WorkloadResult",
     "WorkloadState",
-    "pseudo_result",
+    "result_for",
     "state_class_for_key",
 ]
 
@@ -295,19 +295,25 @@ def state_class_for_key(key: WorkloadKey) -> type[TaskInstanceState | CallbackSt
     raise TypeError(f"Unknown workload key type: {type(key).__name__}")
 
 
-def pseudo_result(
+def result_for(
     key: WorkloadKey,
-    state: ExecutorPseudoState,
+    state: TaskInstanceState | CallbackState | ExecutorPseudoState,
     pod_name: str,
     namespace: str,
     resource_version: str = "",
     *,
     launch: int | None = None,
 ) -> WorkloadResult:
-    """A result of a pseudo-state (``COMPLETED``, ``VANISHED`` …) for ``key``, of the
-    result class of its kind (what adoption and a re-list make for the decisions)."""
+    """A result for ``key`` in ``state``, of the result class of its kind (what adoption
+    and a re-list make for the decisions): a pseudo-state (``COMPLETED``, ``VANISHED``
+    …) or a state of the key's kind (:func:`state_class_for_key`; another kind's is a
+    ``TypeError``)."""
+    if isinstance(key, TaskInstanceKey):
+        if isinstance(state, CallbackState):
+            raise TypeError(f"a task's result cannot be in {state!r}")
+        return TaskResult(key, state, pod_name, namespace, resource_version, launch=launch)
+    if isinstance(state, TaskInstanceState):
+        raise TypeError(f"{key!r}'s result cannot be in {state!r}")
     if isinstance(key, CallbackKey):
         return CallbackResult(key, state, pod_name, namespace, resource_version, launch=launch)
-    if isinstance(key, GenericKey):
-        return GenericResult(key, state, pod_name, namespace, resource_version, launch=launch)
-    return TaskResult(key, state, pod_name, namespace, resource_version, launch=launch)
+    return GenericResult(key, state, pod_name, namespace, resource_version, launch=launch)

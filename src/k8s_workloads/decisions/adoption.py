@@ -56,14 +56,10 @@ from k8s_workloads.pods.labels import (
 )
 from k8s_workloads.pods.validation import is_label_value
 from k8s_workloads.states import (
-    CallbackResult,
-    CallbackState,
     ExecutorPseudoState,
-    GenericResult,
-    TaskInstanceState,
-    TaskResult,
     WorkloadResult,
-    pseudo_result,
+    result_for,
+    state_class_for_key,
 )
 from k8s_workloads.watch.failures import DEFAULT_FATAL_PENDING_REASONS
 
@@ -477,7 +473,7 @@ def plan_adoption(
             )
         )
         if succeeded:
-            result = pseudo_result(key, _COMPLETED, name, namespace, pod.resource_version)
+            result = result_for(key, _COMPLETED, name, namespace, pod.resource_version)
             if unexpected and isinstance(key, RUN_ONCE_KEYS):
                 actions.extend(cleanup_actions(result, config))
                 what = "callback" if isinstance(key, CallbackKey) else "generic workload"
@@ -527,11 +523,8 @@ def _unexpected(
 
 
 def _failed(key: WorkloadKey, name: str, namespace: str, pod: _Listed) -> WorkloadResult:
-    if isinstance(key, CallbackKey):
-        return CallbackResult(key, CallbackState.FAILED, name, namespace, pod.resource_version)
-    if isinstance(key, GenericKey):
-        return GenericResult(key, CallbackState.FAILED, name, namespace, pod.resource_version)
-    return TaskResult(key, TaskInstanceState.FAILED, name, namespace, pod.resource_version)
+    failed = state_class_for_key(key).FAILED
+    return result_for(key, failed, name, namespace, pod.resource_version)
 
 
 def plan_revocation(
@@ -614,5 +607,5 @@ def plan_relist(
         attempt = attempts.get(key)
         launch = None if attempt is None else attempt.attempts
         gone = ExecutorPseudoState.VANISHED
-        vanished.append(pseudo_result(key, gone, "", "", "", launch=launch))
+        vanished.append(result_for(key, gone, "", "", "", launch=launch))
     return tuple(vanished)
