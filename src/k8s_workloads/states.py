@@ -316,4 +316,6 @@ def result_for(
         raise TypeError(f"{key!r}'s result cannot be in {state!r}")
     if isinstance(key, CallbackKey):
         return CallbackResult(key, state, pod_name, namespace, resource_version, launch=launch)
-    return GenericResult(key, state, pod_name, namespace, resource_version, launch=launch)
+    if isinstance(key, GenericKey):
+        return GenericResult(key, state, pod_name, namespace, resource_version, launch=launch)
+    raise TypeError(f"Unknown workload key type: {type(key).__name__}")

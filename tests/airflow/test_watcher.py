@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.exceptions import ApiException
 
-from k8s_workloads.airflow._watcher import _Resume, _Watcher, _WatchFeed
+from k8s_workloads.airflow._watcher import RELIST_WAIT_SECONDS, _Resume, _Watcher, _WatchFeed
 from k8s_workloads.executor.config import ExecutorConfig
 from k8s_workloads.executor.core import ExecutorCore
 from k8s_workloads.executor.requests import ListPods
@@ -174,11 +174,11 @@ def test_the_next_stream_asks_where_from_and_starts_there() -> None:
         assert ask.namespace == NS
         assert api.asked.acquire(timeout=10)
         assert not api.asked.acquire(timeout=0.3)  # no stream until it is answered
-        watcher.restart.set()  # a re-list ended before the answer: the answer is after it
+        watcher.newest_relists = 2  # as sync() sets it: a re-list ended, then the answer
         ask.answer("39", 2)
         assert events.get(timeout=10) == (NS, 2, _line("ADDED", "b", "40").rstrip())
         assert api.calls[1][1]["resource_version"] == "39"
-        assert not watcher.restart.is_set()  # the answered stream is not ended at once
+        assert not watcher.outdated  # the answered stream is not ended
     finally:
         watcher.stop(timeout=5)
     assert not watcher.is_alive()
@@ -335,12 +335,101 @@ def test_after_a_relist_the_streams_end_and_their_older_lines_are_dropped() -> N
     feed.feed(NOW)
     assert core.resource_version("b") == "21"  # dropped: the list is newer
     feed.resume()
-    assert all(watcher.restart.is_set() for watcher in watchers)  # every stream ends
+    assert all(watcher.outdated for watcher in watchers)  # every stream ends
     assert ask.wait(_stopped())
     assert (ask.version, ask.relists) == ("20", 1)  # a's own list, and the count
     events.put(("a", 1, _mark("22")))  # the new stream's lines go on
     feed.feed(NOW)
     assert core.resource_version("a") == "22"
+
+
+def test_a_relist_ended_between_the_answer_and_its_stream_ends_that_stream() -> None:
+    # sync() answers the ask (re-lists 0); before the watcher thread goes on, the next
+    # sync() ends a re-list (1). The stream it then opens is older than that list: it
+    # ends before it is read, and the watcher asks again (nothing lost in between).
+    api = _Api(_Response([]), _Response([_mark("5") + b"\n"], hold=True), _Response([]))
+    answers = iter([("4", 0), ("9", 1)])
+
+    class Racing(queue.SimpleQueue[object]):
+        def put(self, item: object, block: bool = True, timeout: float | None = None) -> None:
+            if isinstance(item, _Resume):
+                version, relists = next(answers, ("9", 1))
+                item.answer(version, relists)
+                watcher.newest_relists = 1  # the next sync(): the re-list ended
+            super().put(item, block, timeout)
+
+    watcher, events = _watcher(api, events=Racing())
+    watcher.start()
+    try:
+        for _ in range(3):  # the first stream, the stale one, then anew
+            assert api.asked.acquire(timeout=10)
+    finally:
+        watcher.stop(timeout=5)
+    assert [kwargs.get("resource_version") for _, kwargs in api.calls][:3] == [None, "4", "9"]
+    lines = [item for item in _drain(events) if not isinstance(item, _Resume)]
+    assert lines == []  # the stale stream's bookmark was not put on the queue
+
+
+def test_a_relist_shuts_an_idle_stale_stream_down_at_once() -> None:
+    feed, core, watchers, _ = _feed_of_two()
+    idle = _Response([], hold=True)
+    watchers[0].response = idle  # a's stream, open and silent
+    core.feed_event(json.dumps({"type": "ERROR", "object": {"code": 410}}), namespace="a")
+    for version in ("20", "21"):
+        listing = core.start_request(NOW)
+        assert isinstance(listing, ListPods)
+        core.pods_listed(listing, [], version)
+    feed.resume()
+    assert idle.shut.is_set()  # not left until its next line (a minute of bookmarks)
+
+
+def test_a_watcher_waits_for_a_relist_at_most_its_bound_then_watches_from_now() -> None:
+    feed, core, _, events = _feed_of_two()
+    core.feed_event(_mark("5"), namespace="b")
+    core.feed_event(json.dumps({"type": "ERROR", "object": {"code": 410}}), namespace="a")
+    patient, waited = _Resume("b"), _Resume("b")
+    waited.asked -= RELIST_WAIT_SECONDS + 1  # its lists keep failing: no watch for ever
+    events.put(patient)
+    events.put(waited)
+    feed.feed(NOW)
+    feed.resume()
+    assert not patient.wait(_stopped())
+    assert waited.wait(_stopped())
+    assert (waited.version, waited.relists) == (None, 0)  # from now, until the re-list
+    assert feed.asks == [patient]
+
+
+def test_a_410_answer_to_the_watch_call_is_an_error_line_for_the_core() -> None:
+    gone = ApiException(status=410, reason="Gone")
+    gone.body = json.dumps({"kind": "Status", "code": 410, "message": "too old"})
+    api = _Api(gone)
+
+    class Stopping(queue.SimpleQueue[object]):
+        def put(self, item: object, block: bool = True, timeout: float | None = None) -> None:
+            if isinstance(item, _Resume):  # asked where from: the test ends here
+                watcher.stopping.set()
+                item.answer(None, 0)
+            else:
+                super().put(item, block, timeout)
+
+    events = Stopping()
+    watcher, _ = _watcher(api, events=events, resource_version="3")
+    waits: list[float | None] = []
+    real_wait = watcher.stopping.wait
+
+    def wait(timeout: float | None = None) -> bool:
+        waits.append(timeout)
+        return real_wait(0)
+
+    watcher.stopping.wait = wait  # type: ignore[method-assign]
+    watcher.run()
+    (line,) = _drain(events)
+    expected = json.dumps({"type": "ERROR", "object": json.loads(gone.body)}).encode()
+    assert line == (NS, 0, expected)
+    core = ExecutorCore(ExecutorConfig.generic("7", NS))
+    core.feed_event(expected, namespace=NS)
+    assert core.is_relisting  # not the same version again and again
+    assert waits == []  # no backoff: the re-list is what it waits for
 
 
 def _stopped() -> threading.Event:

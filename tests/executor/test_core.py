@@ -466,3 +466,34 @@ def test_the_adoption_lists_cover_each_watched_namespace() -> None:
     assert [(listing.namespace, listing.selector) for listing in lists] == [
         (namespace, selector) for selector in selectors for namespace in ("a", "b")
     ]
+
+
+def test_a_line_fed_between_two_lists_of_a_relist_is_not_undone_by_the_older_list() -> None:
+    # The Airflow executor feeds lines at each sync(): a re-list whose pass ended between
+    # its lists (the sync's bound) meets lines of namespaces already listed.
+    core = _two_watches()
+    key = GenericKey("job-1")
+    core.submit(KubernetesJob(key, ("run",), pod_override={"metadata": {"namespace": "a"}}))
+    create = core.start_request(T0)
+    assert isinstance(create, CreatePod)
+    core.request_done(create)
+    pod = {**create.pod, "metadata": {**create.pod["metadata"], "namespace": "a"}}
+    running = {**pod, "status": {"phase": "Running"}}
+    running["metadata"] = {**pod["metadata"], "resourceVersion": "19", "uid": "u1"}
+    core.feed_event(json.dumps({"type": "ADDED", "object": running}), namespace="a")
+    assert [r.state for r in _drive(core) if isinstance(r, EmitEvent)] == [GenericState.RUNNING]
+    core.feed_event(_expired(), namespace="b")
+    listing = core.start_request(T0)
+    assert isinstance(listing, ListPods)
+    core.pods_listed(listing, [running], "20")  # a, listed: Running
+    done = {**running, "status": {"phase": "Succeeded"}}
+    done["metadata"] = {**running["metadata"], "resourceVersion": "22"}
+    line = json.dumps({"type": "MODIFIED", "object": done})
+    core.feed_event(line, namespace="a")  # the next sync(): a's pod succeeded since
+    listing = core.start_request(T0)
+    assert isinstance(listing, ListPods)
+    core.pods_listed(listing, [], "21")
+    emitted = [(r.key, r.state) for r in _drive(core) if isinstance(r, EmitEvent)]
+    core.feed_event(line, namespace="a")  # a's watch, again from "20", sends it again
+    emitted += [(r.key, r.state) for r in _drive(core) if isinstance(r, EmitEvent)]
+    assert emitted == [(key, GenericState.SUCCESS)]

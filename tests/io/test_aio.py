@@ -500,3 +500,51 @@ def test_each_watched_namespace_has_its_watch_resuming_from_its_own_list() -> No
     asyncio.run(scenario())
     with pytest.raises(ValueError, match="'c' is not watched"):
         AsyncWatch(AsyncDriver(core, perform), Api(), namespace="c")
+
+
+_GONE = {"type": "ERROR", "object": {"kind": "Status", "code": 410}}
+
+
+def test_a_stream_whose_call_was_answered_after_a_relist_is_not_fed() -> None:
+    from k8s_workloads.io.aio import AsyncDriver, AsyncWatch  # noqa: PLC0415 - the extra
+
+    core = ExecutorCore(ExecutorConfig.generic("1", "a", watch_namespaces=["a", "b"]))
+    streams: dict[str, list[_Streamed]] = {"a": [], "b": []}
+    asked: list[tuple[str, str | None]] = []
+    gate = asyncio.Event()
+
+    class Api:
+        async def list_namespaced_pod(self, namespace: str, **kwargs: Any) -> _Streamed:
+            asked.append((namespace, kwargs.get("resource_version")))
+            if namespace == "b" and len(streams["b"]) == 1:
+                await gate.wait()  # a slow watch call: a re-list ends meanwhile
+            streams[namespace].append(_Streamed())
+            return streams[namespace][-1]
+
+    async def perform(request: Request) -> object:
+        assert isinstance(request, ListPods)
+        return [], f"{request.namespace}{core.relists + 1}"
+
+    async def scenario() -> None:
+        driver = AsyncDriver(core, perform)
+        watches = [AsyncWatch(driver, Api(), namespace=name) for name in ("a", "b")]
+        for watch in watches:
+            watch.first_backoff = watch.most_backoff = 0.01
+        running = asyncio.gather(*(watch.run() for watch in watches), driver.run_forever())
+        await until(lambda: len(asked) == 2)
+        streams["a"][0].send(_GONE)
+        await until(lambda: core.relists == 1)
+        streams["b"][0].send(_mark("7"))  # ends b's first stream, unread
+        await until(lambda: ("b", "b1") in asked and len(streams["a"]) == 2)
+        streams["a"][1].send(_GONE)  # while b's call from "b1" is not answered
+        await until(lambda: core.relists == 2)
+        gate.set()
+        await until(lambda: len(streams["b"]) == 2)
+        streams["b"][1].send(_mark("8"))  # b's stream from "b1": older than the list "b2"
+        await asyncio.sleep(0.1)
+        fed = (watches[1].lines, core.resource_version("b"))
+        driver.stop()
+        await running
+        assert fed == (0, "b2")
+
+    asyncio.run(scenario())

@@ -14,8 +14,10 @@ A watch never waits for ever, and an outage is a few lines: the rules are
 from __future__ import annotations
 
 import contextlib
+import json
 import queue
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from k8s_workloads.io.watching import PodWatch
@@ -32,6 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = ["_Resume", "_WatchFeed", "_Watcher"]
 
+RELIST_WAIT_SECONDS = 30.0
+"""The longest a watcher waits for a re-list under way before it watches from now."""
+
 _ANSWER_POLL_SECONDS = 0.2
 """How often a watcher waiting for its resume answer looks whether it is stopping."""
 
@@ -40,13 +45,15 @@ class _Resume:
     """A watcher's question, put on the queue when it is to watch again: where from.
 
     ``sync()`` answers it (:meth:`answer`) with the core's resource version of the
-    watcher's namespace and the core's re-list count, once no re-list is under way. The
+    watcher's namespace and the core's re-list count, once no re-list is under way (or
+    after :data:`RELIST_WAIT_SECONDS`). The
     lines of a stream carry the count it started with: those of a stream from before
     the last re-list are older than the list, and ``sync()`` drops them.
     """
 
     def __init__(self, namespace: str | None) -> None:
         self.namespace = namespace
+        self.asked = time.monotonic()
         self.version: str | None = None
         self.relists = 0
         self._answered = threading.Event()
@@ -102,8 +109,10 @@ class _Watcher(threading.Thread, PodWatch):
         """Where the current stream started (the core's answer)."""
         self.relists = relists
         """The core's re-list count the current stream started with."""
-        self.restart = threading.Event()
-        """Set by ``sync()`` after a re-list: end the stream and ask where to start again."""
+        self.newest_relists = relists
+        """The core's re-list count as ``sync()`` last saw it: a stream started with an
+        older one is older than the lists, and ends (a count, not a flag: no signal is
+        lost between an answer and the stream it starts)."""
         self.response: Any = None
         self.delivered = False
         """Whether the current stream delivered a line (a bookmark counts)."""
@@ -118,11 +127,19 @@ class _Watcher(threading.Thread, PodWatch):
     def shut_down(self) -> None:
         """Ask the thread to stop and shut its open stream down (see :meth:`stop`)."""
         self.stopping.set()
-        response = self.response
-        shutdown = getattr(response, "shutdown", None)  # urllib3 2.3+
+        self.interrupt()
+
+    def interrupt(self) -> None:
+        """Shut the open stream down, if any (an idle one ends at once)."""
+        shutdown = getattr(self.response, "shutdown", None)  # urllib3 2.3+
         if shutdown is not None:
             with contextlib.suppress(Exception):
                 shutdown()
+
+    @property
+    def outdated(self) -> bool:
+        """Whether the stream started before the core's last re-list ended."""
+        return self.newest_relists != self.relists
 
     def run(self) -> None:
         while not self.stopping.is_set():
@@ -134,6 +151,11 @@ class _Watcher(threading.Thread, PodWatch):
                 if self.stopping.is_set():
                     return  # the stream was shut down by stop()
                 error = caught
+            if self.outdated:  # ended for a re-list (shut down, or at its next line)
+                error, self.delivered = None, True  # not a failure: watch again at once
+            elif getattr(error, "status", None) == 410:
+                self._expired(error)
+                error, self.delivered = None, True
             delay = self.ended(delivered=self.delivered, error=error)
             if self.stopping.is_set():
                 return
@@ -144,6 +166,18 @@ class _Watcher(threading.Thread, PodWatch):
             if not self._resume():
                 return
 
+    def _expired(self, error: Exception | None) -> None:
+        """The watch call itself was answered 410 (the version is gone): the ``ERROR``
+        event a stream would carry, put on the queue for the core to re-list."""
+        try:
+            status = json.loads(getattr(error, "body", None) or "")
+        except (ValueError, TypeError):
+            status = None
+        if not isinstance(status, dict):
+            status = {"kind": "Status", "code": 410, "reason": "Expired"}
+        line = json.dumps({"type": "ERROR", "object": status}).encode()
+        self.events.put((self.namespace, self.relists, line))
+
     def _resume(self) -> bool:
         """Ask ``sync()`` where to start again and wait for its answer (False: stopped)."""
         ask = _Resume(self.namespace)
@@ -151,7 +185,6 @@ class _Watcher(threading.Thread, PodWatch):
         if not ask.wait(self.stopping):
             return False
         self.resource_version, self.relists = ask.version, ask.relists
-        self.restart.clear()  # a re-list before the answer is in it
         return True
 
     def _stream(self) -> None:
@@ -161,12 +194,14 @@ class _Watcher(threading.Thread, PodWatch):
             response = api.list_pod_for_all_namespaces(**kwargs)
         else:
             response = api.list_namespaced_pod(self.namespace, **kwargs)
-        self.response = response
+        self.response = response  # before the look below: sync() interrupts what it sees
         self.established()
         try:
             buffer = b""
+            if self.outdated:  # a re-list ended since the answer: watch again from it
+                return
             for chunk in response.stream(amt=None, decode_content=True):
-                if self.stopping.is_set() or self.restart.is_set():
+                if self.stopping.is_set() or self.outdated:
                     break
                 buffer += chunk
                 *lines, buffer = buffer.split(b"\n")
@@ -198,10 +233,11 @@ class _WatchFeed:
     with the namespace of its watch: the core decodes it (its one path to decisions) and
     keeps each watch's resource version. A line of a stream started before the core's
     last re-list is older than the list and is dropped. :meth:`resume`, after the pass,
-    ends every stream once a re-list has ended, and answers the watchers that asked
-    where to watch again (:class:`_Resume`) with the core's version of their namespace,
-    once no re-list is under way. ``measure`` is told of each Running pod while it
-    times any.
+    ends every stream once a re-list has ended (an idle one is shut down at once), and
+    answers the watchers that asked where to watch again (:class:`_Resume`) with the
+    core's version of their namespace, once no re-list is under way, or after
+    :data:`RELIST_WAIT_SECONDS` (then from now). ``measure`` is told of each Running pod
+    while it times any.
     """
 
     def __init__(
@@ -240,11 +276,23 @@ class _WatchFeed:
     def resume(self) -> None:
         """End the streams older than the core's last re-list; answer the asks."""
         core = self.core
-        if core.relists != self.relists:
-            self.relists = core.relists
+        relists = core.relists
+        if relists != self.relists:
+            self.relists = relists
             for watcher in self.watchers:
-                watcher.restart.set()
-        if self.asks and not core.is_relisting:
-            for ask in self.asks:
-                ask.answer(core.resource_version(ask.namespace), core.relists)
-            self.asks = []
+                watcher.newest_relists = relists  # first: a stream it starts next is stale
+                watcher.interrupt()
+        if not self.asks:
+            return
+        # A watch waits for a re-list under way, so that it starts from the list; not
+        # for ever: one whose lists keep failing does not blind every watch. After the
+        # wait it watches from now (the core's version is gone with the ERROR), and
+        # from the list's version once the re-list ends.
+        waited = time.monotonic() - RELIST_WAIT_SECONDS
+        waiting: list[_Resume] = []
+        for ask in self.asks:
+            if core.is_relisting and ask.asked > waited:
+                waiting.append(ask)
+            else:
+                ask.answer(core.resource_version(ask.namespace), relists)
+        self.asks = waiting

@@ -262,7 +262,8 @@ class KubernetesExecutor(_ProviderKubernetesExecutor):  # type: ignore[misc] # A
         Returns within :data:`END_SECONDS` (20 s), whatever the API server does: the
         watchers' open streams are shut down at once; the last pass performs what the
         core still asks for for at most 10 s (plus at most one inline request: a state
-        read, or a re-list whose calls are bounded by ``api_request_timeout``); an orphan
+        read, or one namespace's list of a re-list, its calls bounded by
+        ``api_request_timeout``); an orphan
         scan still running is waited for at most 5 s; the watcher threads are joined for
         at most 5 s in all. Calls still in flight then end on their own threads within
         their timeouts (``api_request_timeout``: 70 s at most by default, a call of each

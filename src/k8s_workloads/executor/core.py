@@ -204,9 +204,10 @@ class ExecutorCore(_Handling, _Creation, _Adopting):
             return namespace
         if namespace is None and len(watched) == 1:
             return watched[0]
+        names = ", ".join("every namespace" if name is None else name for name in watched)
         if namespace is None:
-            raise ValueError(f"name the watch: the core watches {', '.join(map(str, watched))}")
-        raise ValueError(f"namespace {namespace!r} is not watched (watched: {watched})")
+            raise ValueError(f"name the watch: the core watches {names}")
+        raise ValueError(f"namespace {namespace!r} is not watched (watched: {names})")
 
     @property
     def is_relisting(self) -> bool:

@@ -447,7 +447,9 @@ class AsyncWatch(PodWatch):
 
     async def _stream(self) -> None:
         selector = watcher_selector(self.core.config.scheduler_id)
-        version = self.core.resource_version(self.namespace)
+        # Taken with the version, before the call: a re-list that ends while the call is
+        # answered makes this stream older than its list.
+        version, relists = self.core.resource_version(self.namespace), self.core.relists
         kwargs = self.watch_arguments(selector.label_selector, selector.field_selector, version)
         namespace = self.namespace
         if namespace is None:
@@ -461,14 +463,14 @@ class AsyncWatch(PodWatch):
                 self._refused(response, await response.read())
                 return
             self.established()
-            finished = await self._read(response)
+            finished = await self._read(response, relists)
         finally:
             if finished:
                 response.release()
             else:
                 response.close()  # not read to its end: the connection is not reused
 
-    async def _read(self, response: Any) -> bool:  # noqa: ANN401 - aiohttp's ClientResponse
+    async def _read(self, response: Any, relists: int) -> bool:  # noqa: ANN401 - aiohttp's
         """Feed every line of the stream; True once it ended, False when a re-list ended
         it early or the watch was stopped."""
         core, wake, clock, namespace = (
@@ -477,7 +479,6 @@ class AsyncWatch(PodWatch):
             self.driver.clock,
             self.namespace,
         )
-        relists = core.relists  # a re-list after this: the stream is older than its list
         buffer = bytearray()
         async for chunk in response.content.iter_any():
             buffer += chunk

@@ -59,7 +59,10 @@ class CoreDriver(PlansAdoption):
         self.watch: FakeWatch = self._start_watch()
 
     def _start_watch(self) -> FakeWatch:
-        (namespace,) = self.core.watched_namespaces
+        watched = self.core.watched_namespaces
+        if len(watched) != 1:
+            raise ValueError(f"a CoreDriver runs one watch; the core watches {len(watched)}")
+        (namespace,) = watched
         selector = watcher_selector(self.core.config.scheduler_id)
         return self.cluster.watch(
             namespace,
