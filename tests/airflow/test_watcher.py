@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.exceptions import ApiException
 
-from k8s_workloads.airflow._watcher import RELIST_WAIT_SECONDS, _Resume, _Watcher, _WatchFeed
+from k8s_workloads.airflow._watcher import _Resume, _Watcher, _WatchFeed
 from k8s_workloads.executor.config import ExecutorConfig
 from k8s_workloads.executor.core import ExecutorCore
 from k8s_workloads.executor.requests import ListPods
-from k8s_workloads.io.watching import describe_failure, watch_backoff
+from k8s_workloads.io.watching import RELIST_WAIT_SECONDS, describe_failure, watch_backoff
 from k8s_workloads.pods.labels import watcher_selector
 from k8s_workloads.testing import FakeApiServer, FakeCluster
 

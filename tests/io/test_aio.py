@@ -548,3 +548,47 @@ def test_a_stream_whose_call_was_answered_after_a_relist_is_not_fed() -> None:
         assert fed == (0, "b2")
 
     asyncio.run(scenario())
+
+
+def test_a_watch_waits_for_a_failing_relist_at_most_its_bound_then_watches_from_now() -> None:
+    from k8s_workloads.io.aio import AsyncDriver, AsyncWatch  # noqa: PLC0415 - the extra
+
+    core = ExecutorCore(ExecutorConfig.generic("1", "a"))
+    streams: list[_Streamed] = []
+    asked: list[str | None] = []
+    failing = [True]
+
+    class Api:
+        async def list_namespaced_pod(self, _namespace: str, **kwargs: Any) -> _Streamed:
+            asked.append(kwargs.get("resource_version"))
+            streams.append(_Streamed())
+            return streams[-1]
+
+    async def perform(request: Request) -> object:
+        assert isinstance(request, ListPods)
+        if failing[0]:
+            raise OSError("the list timed out")
+        return [], "50"
+
+    async def scenario() -> None:
+        driver = AsyncDriver(core, perform)
+        watch = AsyncWatch(driver, Api())
+        watch.relist_wait = 0.2
+        running = asyncio.gather(watch.run(), driver.run_forever())
+        await until(lambda: len(asked) == 1)
+        streams[0].send(_mark("5"))
+        streams[0].send(_GONE)  # the version is gone; the lists keep failing
+        await until(lambda: len(asked) == 2, seconds=5)  # not blind for ever: from now
+        assert (asked[1], core.is_relisting) == (None, True)
+        streams[1].send(_mark("7"))
+        await until(lambda: watch.lines == 3)  # fed while the re-list is under way
+        failing[0] = False
+        driver.wake()
+        await until(lambda: core.relists == 1)
+        streams[1].send(_mark("8"))  # older than the list: ends unread
+        await until(lambda: len(asked) == 3)
+        assert (asked[2], watch.lines) == ("50", 3)  # from the list's version
+        driver.stop()
+        await running
+
+    asyncio.run(scenario())

@@ -20,7 +20,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from k8s_workloads.io.watching import PodWatch
+from k8s_workloads.io.watching import RELIST_WAIT_SECONDS, PodWatch
 from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:
@@ -33,9 +33,6 @@ if TYPE_CHECKING:
     from k8s_workloads.keys import WorkloadKey
 
 __all__ = ["_Resume", "_WatchFeed", "_Watcher"]
-
-RELIST_WAIT_SECONDS = 30.0
-"""The longest a watcher waits for a re-list under way before it watches from now."""
 
 _ANSWER_POLL_SECONDS = 0.2
 """How often a watcher waiting for its resume answer looks whether it is stopping."""

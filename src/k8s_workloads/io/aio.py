@@ -440,9 +440,16 @@ class AsyncWatch(PodWatch):
                 await asyncio.wait({stopped}, timeout=delay)
 
     async def _wait_out_relist(self, stopped: asyncio.Future[None]) -> None:
+        """Wait for a re-list under way, at most :attr:`relist_wait` seconds (then the
+        stream starts from now, and ends once the re-list does)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.relist_wait
         while self.core.is_relisting and not self._stopping:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
             report = self.driver._next_report()  # noqa: SLF001 - the re-list's completion
-            await asyncio.wait({report, stopped}, return_when=FIRST_COMPLETED)
+            await asyncio.wait({report, stopped}, timeout=remaining, return_when=FIRST_COMPLETED)
             report.cancel()
 
     async def _stream(self) -> None:
@@ -450,6 +457,7 @@ class AsyncWatch(PodWatch):
         # Taken with the version, before the call: a re-list that ends while the call is
         # answered makes this stream older than its list.
         version, relists = self.core.resource_version(self.namespace), self.core.relists
+        relisting = self.core.is_relisting  # started during a re-list, after the wait
         kwargs = self.watch_arguments(selector.label_selector, selector.field_selector, version)
         namespace = self.namespace
         if namespace is None:
@@ -463,16 +471,17 @@ class AsyncWatch(PodWatch):
                 self._refused(response, await response.read())
                 return
             self.established()
-            finished = await self._read(response, relists)
+            finished = await self._read(response, relists, relisting=relisting)
         finally:
             if finished:
                 response.release()
             else:
                 response.close()  # not read to its end: the connection is not reused
 
-    async def _read(self, response: Any, relists: int) -> bool:  # noqa: ANN401 - aiohttp's
+    async def _read(self, response: Any, relists: int, *, relisting: bool) -> bool:  # noqa: ANN401
         """Feed every line of the stream; True once it ended, False when a re-list ended
-        it early or the watch was stopped."""
+        it early or the watch was stopped. ``relisting``: the stream started while a
+        re-list was under way (after :attr:`relist_wait`): it goes on until that ends."""
         core, wake, clock, namespace = (
             self.core,
             self.driver.wake,
@@ -488,21 +497,23 @@ class AsyncWatch(PodWatch):
                 start = end + 1
                 if not line.strip():
                     continue
-                if self._stopping or self._outdated(relists):
+                if self._stopping or self._outdated(relists, relisting=relisting):
                     return False
                 self._delivered = True
                 self.lines += 1
                 core.feed_event(line, now=clock(), namespace=namespace)
                 wake()
-                if core.is_relisting:  # an ERROR: the stream ends; watch after the re-list
+                if core.is_relisting and not relisting:  # an ERROR: watch after the re-list
                     return False
             del buffer[:start]
         return True
 
-    def _outdated(self, relists: int) -> bool:
+    def _outdated(self, relists: int, *, relisting: bool) -> bool:
         """Whether a stream started at the core's ``relists`` is to end unread: a re-list
-        is under way (watch after it) or ended since (the stream is older than its list)."""
-        return self.core.is_relisting or self.core.relists != relists
+        ended since (the stream is older than its list), or one is under way that the
+        stream did not start in (watch after it)."""
+        core = self.core
+        return core.relists != relists or (core.is_relisting and not relisting)
 
     def _refused(self, response: Any, body: bytes) -> None:  # noqa: ANN401 - ClientResponse
         """The watch call was answered with an error: a 410 (the version is gone) is the

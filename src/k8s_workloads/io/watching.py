@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BACKOFF_FIRST_SECONDS",
     "BACKOFF_MOST_SECONDS",
+    "RELIST_WAIT_SECONDS",
     "WATCH_READ_TIMEOUT_SECONDS",
     "WATCH_SECONDS_LEAST",
     "PodWatch",
@@ -53,6 +54,10 @@ two minutes."""
 
 BACKOFF_FIRST_SECONDS = 1.0
 BACKOFF_MOST_SECONDS = 30.0
+RELIST_WAIT_SECONDS = 30.0
+"""The longest a watch waits for the core's re-list under way before it watches from now
+(then from its list's version once the re-list ends): one namespace whose lists keep
+failing does not blind every watch."""
 _JITTER = 0.25
 """A restart waits up to this share more, at random: schedulers that lost one API
 server at once do not come back to it at once."""
@@ -152,14 +157,16 @@ class PodWatch:
     (None: every namespace), the log, the timeouts, the randomness and the restarts; the
     arguments of each watch call, and what a stream's end or start logs.
 
-    ``read_timeout``, ``first_backoff`` and ``most_backoff`` are class attributes: set
-    them lower on an instance in tests.
+    ``read_timeout``, ``first_backoff``, ``most_backoff`` and ``relist_wait`` are class
+    attributes: set them lower on an instance in tests.
     """
 
     read_timeout: float = WATCH_READ_TIMEOUT_SECONDS
     """Seconds without a byte before the connection is replaced."""
     first_backoff: float = BACKOFF_FIRST_SECONDS
     most_backoff: float = BACKOFF_MOST_SECONDS
+    relist_wait: float = RELIST_WAIT_SECONDS
+    """Seconds a watch waits for a re-list under way before it watches from now."""
 
     def __init__(
         self,
