@@ -50,7 +50,7 @@ class _Response:
     def __init__(self, chunks: list[bytes], *, hold: bool = False) -> None:
         self.chunks = chunks
         self.hold = hold
-        self.released = False
+        self.released = self.closed = False
         self.shut = threading.Event()
 
     def stream(self, amt: Any = None, decode_content: bool = True) -> Iterator[bytes]:  # noqa: ARG002
@@ -63,6 +63,9 @@ class _Response:
 
     def release_conn(self) -> None:
         self.released = True
+
+    def close(self) -> None:
+        self.closed = True
 
 
 class _Api:
@@ -221,7 +224,7 @@ def test_the_thread_restarts_a_failed_watch_and_stop_ends_an_idle_one(
             watcher.stop(timeout=5)
     assert not watcher.is_alive()
     assert idle.shut.is_set()  # the open stream was shut down, not waited out
-    assert idle.released
+    assert (idle.closed, idle.released) == (True, False)  # shut down: not pooled again
     assert len(api.calls) == 2  # stopped: no watch after the idle one
     (warning,) = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert warning.getMessage().startswith(
@@ -539,3 +542,51 @@ def test_a_healthy_idle_watch_with_bookmarks_is_never_torn_down() -> None:
             assert server.stats.count("WATCH", "pods") == 1
         finally:
             kit.watcher.stop(timeout=5)
+
+
+def test_an_unread_stale_stream_does_not_go_back_to_the_shared_pool() -> None:
+    # The early return of an outdated stream left its connection unread; released,
+    # urllib3 pooled it (the socket is not readable yet) and the next call of the pool
+    # was written on a connection whose watch response was still going.
+    import http.server  # noqa: PLC0415
+
+    import urllib3  # noqa: PLC0415
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            if self.path.startswith("/watch"):
+                self.send_response(200)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.wfile.flush()
+                time.sleep(3)  # an idle watch
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    pool = urllib3.HTTPConnectionPool("127.0.0.1", server.server_address[1], maxsize=1)
+
+    class Api(_Api):
+        def list_namespaced_pod(self, namespace: str, **kwargs: Any) -> Any:  # noqa: ARG002
+            return pool.request("GET", "/watch", preload_content=False)
+
+    watcher, _ = _watcher(Api())
+    watcher.newest_relists = 1  # a re-list ended between the answer and the call
+    try:
+        watcher._stream()
+        answer = pool.request("GET", "/ok", timeout=1.0, retries=False)
+        assert answer.data == b"ok"
+    finally:
+        server.shutdown()
+        server.server_close()
+        pool.close()

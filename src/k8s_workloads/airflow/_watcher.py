@@ -111,6 +111,7 @@ class _Watcher(threading.Thread, PodWatch):
         older one is older than the lists, and ends (a count, not a flag: no signal is
         lost between an answer and the stream it starts)."""
         self.response: Any = None
+        self._response_lock = threading.Lock()
         self.delivered = False
         """Whether the current stream delivered a line (a bookmark counts)."""
         self.on_restart = on_restart
@@ -127,11 +128,13 @@ class _Watcher(threading.Thread, PodWatch):
         self.interrupt()
 
     def interrupt(self) -> None:
-        """Shut the open stream down, if any (an idle one ends at once)."""
-        shutdown = getattr(self.response, "shutdown", None)  # urllib3 2.3+
-        if shutdown is not None:
-            with contextlib.suppress(Exception):
-                shutdown()
+        """Shut the open stream down, if any (an idle one ends at once). Under the lock
+        the stream is let go under: never the socket of a connection given back."""
+        with self._response_lock:
+            shutdown = getattr(self.response, "shutdown", None)  # urllib3 2.3+
+            if shutdown is not None:
+                with contextlib.suppress(Exception):
+                    shutdown()
 
     @property
     def outdated(self) -> bool:
@@ -193,6 +196,7 @@ class _Watcher(threading.Thread, PodWatch):
             response = api.list_namespaced_pod(self.namespace, **kwargs)
         self.response = response  # before the look below: sync() interrupts what it sees
         self.established()
+        ended = False  # read to its end: its connection may serve another call
         try:
             buffer = b""
             if self.outdated:  # a re-list ended since the answer: watch again from it
@@ -209,9 +213,15 @@ class _Watcher(threading.Thread, PodWatch):
                         # The line as it came: the core decodes it (the one path) and
                         # keeps its version; an ERROR ends the stream server-side.
                         events.put((namespace, relists, line))
+            else:  # the server ended it, not a shutdown of ours (its socket is gone)
+                ended = not (self.stopping.is_set() or self.outdated)
         finally:
-            self.response = None
-            response.release_conn()
+            with self._response_lock:
+                self.response = None
+                if ended:
+                    response.release_conn()
+                else:  # still open on the server: never back to the pool the calls share
+                    response.close()
 
 
 class _RunningMeasure(Protocol):
@@ -283,8 +293,8 @@ class _WatchFeed:
             return
         # A watch waits for a re-list under way, so that it starts from the list; not
         # for ever: one whose lists keep failing does not blind every watch. After the
-        # wait it watches from now (the core's version is gone with the ERROR), and
-        # from the list's version once the re-list ends.
+        # wait it watches from the core's version of its namespace (gone with the ERROR:
+        # from now; or the last line fed since), and from its list's once it ends.
         waited = time.monotonic() - RELIST_WAIT_SECONDS
         waiting: list[_Resume] = []
         for ask in self.asks:

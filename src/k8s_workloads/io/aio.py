@@ -498,6 +498,7 @@ class AsyncWatch(PodWatch):
                 if not line.strip():
                     continue
                 if self._stopping or self._outdated(relists, relisting=relisting):
+                    self._delivered = True  # ended for a re-list: watch again at once
                     return False
                 self._delivered = True
                 self.lines += 1
