@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from k8s_workloads.io.watching import (
     WatchRestarts,
     describe_failure,
+    expired_event,
     server_address,
     watch_backoff,
     watch_seconds,
@@ -77,3 +78,11 @@ def test_an_outage_is_a_warning_per_failure_then_one_line_when_it_is_over(
     assert all(r.exc_info is None for r in caplog.records if r.levelno == logging.WARNING)
     infos = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
     assert infos == [f"{WHERE} is established again after 3 failed attempts"]
+
+
+def test_a_410_answer_is_the_error_event_it_stands_for() -> None:
+    status = {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"}
+    assert json.loads(expired_event(json.dumps(status))) == {"type": "ERROR", "object": status}
+    for body in (None, b"", b"<html>gone</html>", b"[1]"):  # no Status: a plain Expired one
+        event = json.loads(expired_event(body))
+        assert event["object"] == {"kind": "Status", "code": 410, "reason": "Expired"}

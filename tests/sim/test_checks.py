@@ -120,24 +120,23 @@ def test_a_false_adoption_names_the_done_label_and_a_real_one_passes() -> None:
     assert len(sim.journal.anomalies) == 1  # another scheduler owns it: a real adoption
 
 
+def _resync(sim: Simulation) -> None:
+    """Hold the world against its cluster as after a re-list, as the world does."""
+    _checks.check_resync(
+        sim.scheduler.core,
+        cluster=sim.cluster,
+        runs=sim.runs,
+        by_key=sim.by_key,
+        journal=sim.journal,
+    )
+
+
 def test_a_running_key_whose_pod_is_gone_after_a_relist_is_lost() -> None:
     sim = started()
-    _checks.check_resync(
-        sim.scheduler.core,
-        cluster=sim.cluster,
-        runs=sim.runs,
-        by_key=sim.by_key,
-        journal=sim.journal,
-    )
+    _resync(sim)
     assert _kinds(sim) == []
     sim.cluster.delete_pod(sim.config.namespace, _pod_name(sim), grace_period_seconds=0)
-    _checks.check_resync(
-        sim.scheduler.core,
-        cluster=sim.cluster,
-        runs=sim.runs,
-        by_key=sim.by_key,
-        journal=sim.journal,
-    )
+    _resync(sim)
     assert _kinds(sim) == ["lost_in_resync"]
     assert sim.journal.anomalies[0].workload == "t"
 

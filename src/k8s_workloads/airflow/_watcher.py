@@ -14,13 +14,12 @@ A watch never waits for ever, and an outage is a few lines: the rules are
 from __future__ import annotations
 
 import contextlib
-import json
 import queue
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from k8s_workloads.io.watching import RELIST_WAIT_SECONDS, PodWatch
+from k8s_workloads.io.watching import RELIST_WAIT_SECONDS, PodWatch, expired_event
 from k8s_workloads.watch.resolution import Outcome
 
 if TYPE_CHECKING:
@@ -169,13 +168,7 @@ class _Watcher(threading.Thread, PodWatch):
     def _expired(self, error: Exception | None) -> None:
         """The watch call itself was answered 410 (the version is gone): the ``ERROR``
         event a stream would carry, put on the queue for the core to re-list."""
-        try:
-            status = json.loads(getattr(error, "body", None) or "")
-        except (ValueError, TypeError):
-            status = None
-        if not isinstance(status, dict):
-            status = {"kind": "Status", "code": 410, "reason": "Expired"}
-        line = json.dumps({"type": "ERROR", "object": status}).encode()
+        line = expired_event(getattr(error, "body", None))
         self.events.put((self.namespace, self.relists, line))
 
     def _resume(self) -> bool:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import json
 import logging
 from asyncio import FIRST_COMPLETED
 from typing import TYPE_CHECKING, Any, cast
@@ -45,7 +44,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from k8s_workloads.executor.requests import NothingToDo, Waiting
 from k8s_workloads.io._inflight import InFlight, Wait, inline_by_default
 from k8s_workloads.io.calls import CallPlan, CoreV1Client, Listing, list_request, on_core_v1
-from k8s_workloads.io.watching import PodWatch
+from k8s_workloads.io.watching import PodWatch, expired_event
 from k8s_workloads.pods.labels import watcher_selector
 
 if TYPE_CHECKING:
@@ -522,13 +521,7 @@ class AsyncWatch(PodWatch):
         the watch (backing off)."""
         status = response.status
         if status == 410:
-            try:
-                document = json.loads(body)
-            except ValueError:
-                document = None
-            if not isinstance(document, dict):
-                document = {"kind": "Status", "code": 410, "reason": "Expired"}
-            event = json.dumps({"type": "ERROR", "object": document})
+            event = expired_event(body)
             self.core.feed_event(event, now=self.driver.clock(), namespace=self.namespace)
             self._delivered = True
             self.driver.wake()

@@ -37,6 +37,7 @@ __all__ = [
     "PodWatch",
     "WatchRestarts",
     "describe_failure",
+    "expired_event",
     "server_address",
     "watch_backoff",
     "watch_seconds",
@@ -96,6 +97,19 @@ def describe_failure(error: BaseException) -> str:
         text = str(error)
     first_line = " ".join(text.split())
     return f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__
+
+
+def expired_event(body: str | bytes | None) -> bytes:
+    """The ``ERROR`` event a 410 answer to the watch call itself stands for (the version
+    is gone), as a watch line, for the core to re-list: the answer's ``Status`` if
+    ``body`` holds one, else a plain ``Expired`` one."""
+    try:
+        status = json.loads(body or "")
+    except (ValueError, TypeError):
+        status = None
+    if not isinstance(status, dict):
+        status = {"kind": "Status", "code": 410, "reason": "Expired"}
+    return json.dumps({"type": "ERROR", "object": status}).encode()
 
 
 def server_address(api: Any) -> str:  # noqa: ANN401 - a CoreV1Api of either client
